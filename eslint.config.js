@@ -1,0 +1,51 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Imports point one way (see ../shared/DESIGN.md "Layers"): each rule lists what a folder must not reach into. */
+const boundaries = [
+  {
+    files: ['src/engine/**'],
+    patterns: ['**/api/**', '**/engines/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**'],
+    why: 'src/engine is the engine interface: plain types, importing no layer.',
+  },
+  {
+    files: ['src/api/**'],
+    patterns: ['**/engines/**', '**/worker/**', '**/client/**', '**/sw/**', '@huggingface/*', '@mlc-ai/*'],
+    why: 'src/api knows the engine interface (src/engine), never an engine, a worker or a browser page.',
+  },
+  {
+    files: ['src/engines/**'],
+    patterns: ['**/api/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**', 'hono', 'hono/*'],
+    why: 'src/engines run models and know nothing of HTTP.',
+  },
+  {
+    files: ['src/keys/**'],
+    patterns: ['**/api/**', '**/engine/**', '**/engines/**', '**/worker/**', '**/client/**', '**/sw/**'],
+    why: 'src/keys is a leaf: key storage and checking only.',
+  },
+];
+
+export default tseslint.config(
+  { ignores: ['dist/', 'coverage/', 'public/models/', 'node_modules/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-console': ['error', { allow: ['error', 'warn'] }],
+    },
+  },
+  {
+    files: ['scripts/**', 'test/**', 'bench/**'],
+    rules: { 'no-console': 'off' },
+  },
+  ...boundaries.map(({ files, patterns, why }) => ({
+    files,
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: patterns, message: why }] }],
+    },
+  })),
+);
