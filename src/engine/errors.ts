@@ -1,0 +1,49 @@
+/**
+ * The one error type that leaves an engine. `kind` says what went wrong in terms the API layer can map to a status
+ * (in `src/api/errors.ts`); engines never know about HTTP.
+ */
+export type EngineErrorKind =
+  /** No such model, or not for this task. */
+  | 'model_not_found'
+  /** The prompt plus the requested tokens do not fit the model's context window. */
+  | 'context_length_exceeded'
+  /** The engine understood the request but cannot serve it as asked (e.g. an input it does not support). */
+  | 'invalid_request'
+  /** The caller aborted; nobody is waiting for an answer. */
+  | 'aborted'
+  /** The engine is not reachable right now (worker restarting, host tab gone); trying again can succeed. */
+  | 'unavailable'
+  /** A model could not be loaded (missing files, unsupported device); trying again will not help until fixed. */
+  | 'load_failed'
+  /** The engine failed while running. */
+  | 'internal';
+
+export interface EngineErrorOptions {
+  /** The request field the error is about, when there is one (e.g. `messages`, `input`). */
+  param?: string;
+  cause?: unknown;
+}
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  readonly kind: EngineErrorKind;
+  readonly param: string | undefined;
+
+  constructor(kind: EngineErrorKind, message: string, options: EngineErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = kind;
+    this.param = options.param;
+  }
+
+  /** Wraps anything thrown inside an engine so that only EngineErrors leave it. */
+  static from(error: unknown, kind: EngineErrorKind = 'internal'): EngineError {
+    if (error instanceof EngineError) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    return new EngineError(kind, message, { cause: error });
+  }
+}
+
+/** Throws the `aborted` EngineError when the signal has fired. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new EngineError('aborted', 'The request was cancelled by the client.');
+}

@@ -1,0 +1,111 @@
+/**
+ * The engine interface: what `src/api` asks of whatever runs the models, and what every engine in `src/engines`
+ * provides. Plain data in and out (camelCase; the wire's snake_case stays in `src/api`), so it can cross a worker
+ * boundary unchanged.
+ */
+
+/** A conversation turn as the engine sees it: text only. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** One chat generation request, already validated by the caller. */
+export interface ChatRequest {
+  messages: ChatMessage[];
+  /** Most tokens to generate for each choice; undefined means up to the end of the context window. */
+  maxTokens?: number;
+  /** 0 means greedy decoding; otherwise the softmax temperature (at most 2). */
+  temperature: number;
+  /** Nucleus sampling: sample from the smallest set of tokens whose probability reaches `topP`. */
+  topP: number;
+  /** Penalties of the OpenAI API (-2 to 2): subtracted from a token's logit once it appears / per appearance. */
+  presencePenalty: number;
+  frequencyPenalty: number;
+  /** Added to the logits of the given token ids (-100 to 100), as the OpenAI API's `logit_bias`. */
+  logitBias?: Record<number, number>;
+  /** Strings that end a choice when generated; never part of the returned text. */
+  stop: string[];
+  /** Number of choices to generate. */
+  n: number;
+  /** Makes sampling reproducible: the same seed, request and model give the same tokens. */
+  seed?: number;
+}
+
+/** Why a choice ended: its model ended it or a stop sequence matched (`stop`), or it hit a token limit (`length`). */
+export type FinishReason = 'stop' | 'length';
+
+/** What a running chat generation reports: text as each token is decoded, then the end of each choice. */
+export type ChatEvent =
+  { type: 'delta'; choice: number; text: string } | { type: 'finish'; choice: number; reason: FinishReason };
+
+export interface ChatChoice {
+  text: string;
+  finishReason: FinishReason;
+}
+
+export interface TokenUsage {
+  /** Tokens of the prompt, counted once however many choices were generated. */
+  promptTokens: number;
+  /** Tokens generated, summed over all choices. */
+  completionTokens: number;
+}
+
+export interface ChatResult {
+  choices: ChatChoice[];
+  usage: TokenUsage;
+}
+
+export interface ChatOptions {
+  /** Aborting stops generation within a token and rejects with an `aborted` EngineError. */
+  signal?: AbortSignal;
+  /** Called synchronously for every event, in order, as tokens are generated. */
+  onEvent?: (event: ChatEvent) => void;
+}
+
+export interface EmbedRequest {
+  input: string[];
+}
+
+export interface EmbedResult {
+  /** One L2-normalised vector per input, in input order. */
+  embeddings: Float32Array[];
+  usage: { promptTokens: number };
+}
+
+export interface EmbedOptions {
+  signal?: AbortSignal;
+}
+
+export type ModelTask = 'chat' | 'embeddings';
+
+/**
+ * Progress of loading a model, one union for every engine (the statuses of transformers.js' `ProgressInfo`), named by
+ * the public model ID that asked for it. `progress` is a percentage.
+ */
+export type LoadProgress =
+  | { status: 'initiate' | 'download' | 'done'; model: string; file: string }
+  | { status: 'progress'; model: string; file: string; loaded: number; total: number; progress: number }
+  | { status: 'progress_total'; model: string; loaded: number; total: number; progress: number }
+  | { status: 'ready'; model: string };
+
+/** A model the engine can serve, under its public ID. */
+export interface ModelCard {
+  id: string;
+  task: ModelTask;
+  /** When the model was published, in Unix seconds. */
+  created: number;
+}
+
+/**
+ * Everything that runs models, behind one door. Implementations throw or reject with {@link EngineError} only.
+ *
+ * @example
+ * const result = await engine.chat('crimson-falcon-4', request, { onEvent: (e) => console.log(e) });
+ */
+export interface Engine {
+  /** The models this engine can serve on this device. */
+  models(): Promise<ModelCard[]>;
+  chat(model: string, request: ChatRequest, options?: ChatOptions): Promise<ChatResult>;
+  embed(model: string, request: EmbedRequest, options?: EmbedOptions): Promise<EmbedResult>;
+}

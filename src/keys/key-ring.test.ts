@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { KeyRing, memoryKeyStorage, type KeyRecord } from './key-ring.ts';
+
+describe('KeyRing', () => {
+  it('issues lt_ keys with at least 128 random bits, shown once and stored only as a hash', async () => {
+    const storage = memoryKeyStorage();
+    const ring = new KeyRing({ storage, now: () => 1_700_000_000_000 });
+    const { key, info } = await ring.issue('my app');
+    expect(key).toMatch(/^lt_[A-Za-z0-9_-]{43}$/); // 256 bits of base64url
+    expect(info).toMatchObject({ name: 'my app', createdAt: 1_700_000_000 });
+    expect(info.prefix).toBe(key.slice(0, 9) + '…');
+
+    const stored: KeyRecord[] = await storage.all();
+    expect(stored).toHaveLength(1);
+    expect(JSON.stringify(stored)).not.toContain(key.slice(3));
+    expect(stored[0]!.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(await ring.list()).toEqual([info]);
+  });
+
+  it('never issues the same key twice', async () => {
+    const ring = new KeyRing();
+    const keys = await Promise.all(Array.from({ length: 50 }, () => ring.issue()));
+    expect(new Set(keys.map((k) => k.key)).size).toBe(50);
+    expect(new Set(keys.map((k) => k.info.id)).size).toBe(50);
+  });
+
+  it('verifies known keys, refuses unknown ones, and refuses revoked ones from then on', async () => {
+    const ring = new KeyRing();
+    const a = await ring.issue('a');
+    const b = await ring.issue('b');
+    expect(await ring.verify(a.key)).toEqual({ ok: true, info: a.info });
+    expect(await ring.verify(a.key.slice(0, -1) + (a.key.endsWith('A') ? 'B' : 'A'))).toEqual({
+      ok: false,
+      reason: 'unknown',
+    });
+
+    expect(await ring.revoke(a.info.id)).toBe(true);
+    expect(await ring.revoke(a.info.id)).toBe(true);
+    expect(await ring.revoke('key_nope')).toBe(false);
+    expect(await ring.verify(a.key)).toEqual({ ok: false, reason: 'revoked' });
+    expect((await ring.verify(b.key)).ok).toBe(true);
+    expect((await ring.list()).find((k) => k.id === a.info.id)?.revokedAt).toBeTypeOf('number');
+  });
+});
