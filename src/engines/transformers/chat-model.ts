@@ -1,0 +1,244 @@
+import {
+  AutoModelForCausalLM,
+  AutoTokenizer,
+  BaseStreamer,
+  LogitsProcessor,
+  LogitsProcessorList,
+  StoppingCriteria,
+  StoppingCriteriaList,
+  Tensor,
+  type TextStreamer,
+  type PreTrainedModel,
+  type PreTrainedTokenizer,
+} from '@huggingface/transformers';
+import {
+  EngineError,
+  throwIfAborted,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResult,
+  type FinishReason,
+} from '../../engine/index.ts';
+import { IncrementalDecoder } from '../generation/incremental-decoder.ts';
+import { adjustLogits, sampleToken, type SamplingParams } from '../generation/sampling.ts';
+import { seededRandom, type Random } from '../generation/seeded-random.ts';
+import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
+import { progressCallback, type TransformersLoadOptions } from './load-options.ts';
+
+/**
+ * A causal language model on transformers.js, generating chat replies token by token.
+ *
+ * transformers.js' own `generate()` runs the model and its KV cache; Lantern adds what it lacks, through its hooks:
+ * sampling (temperature, top_p, penalties, logit_bias) with a seeded generator as a logits processor that leaves a
+ * single candidate for the built-in greedy step; stop sequences and aborts as a stopping criterion; and a streamer that
+ * decodes each token as it is generated. With temperature 0 the processor leaves the logits alone, so greedy output is
+ * exactly transformers.js' own. `n` choices run as one batch of `n` identical prompts.
+ */
+export class TransformersChatModel {
+  readonly #tokenizer: PreTrainedTokenizer;
+  readonly #model: PreTrainedModel;
+  readonly #eos: ReadonlySet<number>;
+  /** The context window: prompt and completion together, in tokens. */
+  readonly contextLength: number;
+
+  private constructor(tokenizer: PreTrainedTokenizer, model: PreTrainedModel) {
+    this.#tokenizer = tokenizer;
+    this.#model = model;
+    const config = model.config as { max_position_embeddings?: number };
+    this.contextLength = config.max_position_embeddings ?? tokenizer.model_max_length;
+    const generationEos = (model as { generation_config?: { eos_token_id?: number | number[] | null } })
+      .generation_config?.eos_token_id;
+    const eos = [generationEos ?? [], tokenizer.eos_token_id ?? []].flat();
+    this.#eos = new Set(eos.map(Number));
+  }
+
+  /** Loads tokenizer and model (from a hub ID, a folder path or a URL) in parallel. */
+  static async load(source: string, options: TransformersLoadOptions): Promise<TransformersChatModel> {
+    const progress_callback = progressCallback(options);
+    const [tokenizer, model] = await Promise.all([
+      AutoTokenizer.from_pretrained(source, { progress_callback }),
+      AutoModelForCausalLM.from_pretrained(source, {
+        progress_callback,
+        ...(options.device && { device: options.device }),
+        ...(options.dtype && { dtype: options.dtype }),
+      }),
+    ]);
+    return new TransformersChatModel(tokenizer, model);
+  }
+
+  /** The prompt as the model sees it: the chat template applied, then tokenized (the template adds special tokens). */
+  encodePrompt(messages: ChatRequest['messages']): { input_ids: Tensor; attention_mask: Tensor } {
+    const text = this.#tokenizer.apply_chat_template(messages, { tokenize: false, add_generation_prompt: true });
+    return this.#tokenizer(text as string, { add_special_tokens: false }) as {
+      input_ids: Tensor;
+      attention_mask: Tensor;
+    };
+  }
+
+  async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+    const { signal, onEvent } = options;
+    throwIfAborted(signal);
+    const prompt = this.encodePrompt(request.messages);
+    const promptTokens = prompt.input_ids.dims.at(-1)!;
+    const room = this.contextLength - promptTokens;
+    if (room < 1 || (request.maxTokens ?? 1) > room) {
+      const asked = request.maxTokens ?? 1;
+      throw new EngineError(
+        'context_length_exceeded',
+        `This model's maximum context length is ${this.contextLength} tokens. However, you requested ` +
+          `${promptTokens + asked} tokens (${promptTokens} in the messages, ${asked} in the completion). ` +
+          'Please reduce the length of the messages or completion.',
+        { param: 'messages' },
+      );
+    }
+    const maxNewTokens = request.maxTokens ?? room;
+
+    const decode = (ids: number[]) => (ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true }) : '');
+    const choices = Array.from({ length: request.n }, () => ({
+      decoder: new IncrementalDecoder(decode),
+      stops: new StopSequenceMatcher(request.stop),
+      text: '',
+      tokens: 0,
+      counts: new Map<number, number>(),
+      finish: null as FinishReason | null,
+    }));
+
+    const emit = (index: number, text: string) => {
+      if (!text) return;
+      choices[index]!.text += text;
+      onEvent?.({ type: 'delta', choice: index, text });
+    };
+    const finish = (index: number, reason: FinishReason) => {
+      const choice = choices[index]!;
+      // Release what was held back: an unfinished character, then text that might have begun a stop sequence.
+      const tail = choice.stops.push(choice.decoder.flush());
+      emit(index, tail.text);
+      if (tail.stopped) reason = 'stop';
+      else emit(index, choice.stops.flush());
+      choice.finish = reason;
+      onEvent?.({ type: 'finish', choice: index, reason });
+    };
+    const accept = (index: number, token: number) => {
+      const choice = choices[index]!;
+      if (choice.finish) return; // the batch runs until every choice is done; later tokens of this one are ignored
+      choice.tokens += 1;
+      choice.counts.set(token, (choice.counts.get(token) ?? 0) + 1);
+      if (this.#eos.has(token)) return finish(index, 'stop');
+      const { text, stopped } = choice.stops.push(choice.decoder.push(token));
+      if (stopped) {
+        emit(index, text);
+        choice.finish = 'stop';
+        return onEvent?.({ type: 'finish', choice: index, reason: 'stop' });
+      }
+      emit(index, text);
+      if (choice.tokens >= maxNewTokens) finish(index, 'length');
+    };
+
+    const logitsProcessor = new LogitsProcessorList();
+    logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices));
+    const stoppingCriteria = new StoppingCriteriaList();
+    stoppingCriteria.push(new StopWhen(() => choices.map((c) => c.finish !== null || signal?.aborted === true)));
+    try {
+      await this.#model.generate({
+        ...batchOf(prompt, request.n),
+        max_new_tokens: maxNewTokens,
+        do_sample: false,
+        logits_processor: logitsProcessor,
+        stopping_criteria: stoppingCriteria,
+        // generate() calls only put() and end(), which BaseStreamer declares; its typing asks for a TextStreamer.
+        streamer: new TokenStreamer(accept) as BaseStreamer as TextStreamer,
+      });
+    } catch (error) {
+      throw EngineError.from(error);
+    }
+    throwIfAborted(signal);
+    // transformers.js also stops at the model's max_position_embeddings: that is a length limit too.
+    choices.forEach((choice, index) => choice.finish ?? finish(index, 'length'));
+
+    return {
+      choices: choices.map((c) => ({ text: c.text, finishReason: c.finish! })),
+      usage: { promptTokens, completionTokens: choices.reduce((sum, c) => sum + c.tokens, 0) },
+    };
+  }
+}
+
+/** The prompt repeated `n` times, one row per choice. */
+function batchOf(prompt: { input_ids: Tensor; attention_mask: Tensor }, n: number) {
+  if (n === 1) return prompt;
+  const repeat = (t: Tensor) => {
+    const row = t.data as BigInt64Array;
+    const data = new BigInt64Array(row.length * n);
+    for (let i = 0; i < n; i++) data.set(row, i * row.length);
+    return new Tensor('int64', data, [n, row.length]);
+  };
+  return { input_ids: repeat(prompt.input_ids), attention_mask: repeat(prompt.attention_mask) };
+}
+
+/**
+ * Lantern's sampling as a transformers.js logits processor. Greedy (temperature 0) leaves the logits to the built-in
+ * argmax, after any penalties. Otherwise it draws the token itself and masks every other one, so the built-in greedy
+ * step can only pick the drawn token.
+ */
+class SamplingProcessor extends LogitsProcessor {
+  readonly #params: SamplingParams;
+  readonly #random: Random;
+  readonly #choices: { counts: ReadonlyMap<number, number> }[];
+  #scratch: Float32Array | undefined;
+
+  constructor(params: SamplingParams, random: Random, choices: { counts: ReadonlyMap<number, number> }[]) {
+    super();
+    this.#params = params;
+    this.#random = random;
+    this.#choices = choices;
+  }
+
+  override _call(_inputIds: bigint[][], logits: Tensor): Tensor {
+    const vocab = logits.dims.at(-1)!;
+    const data = logits.data as Float32Array;
+    this.#scratch ??= new Float32Array(vocab);
+    for (let row = 0; row < this.#choices.length; row++) {
+      const rowLogits = data.subarray(row * vocab, (row + 1) * vocab);
+      adjustLogits(rowLogits, this.#params, this.#choices[row]!.counts);
+      if (this.#params.temperature === 0) continue;
+      const token = sampleToken(rowLogits, this.#params, this.#random, this.#scratch);
+      rowLogits.fill(-Infinity);
+      rowLogits[token] = 0;
+    }
+    return logits;
+  }
+}
+
+/** A stopping criterion from a function giving, per batch row, whether that row is done. */
+class StopWhen extends StoppingCriteria {
+  readonly #done: () => boolean[];
+
+  constructor(done: () => boolean[]) {
+    super();
+    this.#done = done;
+  }
+
+  override _call(): boolean[] {
+    return this.#done();
+  }
+}
+
+/** Receives each step's new token of every row; the first call carries the prompt, which is skipped. */
+class TokenStreamer extends BaseStreamer {
+  readonly #accept: (row: number, token: number) => void;
+  #promptSeen = false;
+
+  constructor(accept: (row: number, token: number) => void) {
+    super();
+    this.#accept = accept;
+  }
+
+  override put(value: bigint[][]): void {
+    if (!this.#promptSeen) {
+      this.#promptSeen = true;
+      return;
+    }
+    value.forEach((row, index) => this.#accept(index, Number(row[0])));
+  }
+
+  override end(): void {}
+}

@@ -1,0 +1,81 @@
+import {
+  AutoModel,
+  AutoTokenizer,
+  mean_pooling,
+  type PreTrainedModel,
+  type PreTrainedTokenizer,
+  type Tensor,
+} from '@huggingface/transformers';
+import { EngineError, throwIfAborted, type EmbedOptions, type EmbedResult } from '../../engine/index.ts';
+import { progressCallback, type TransformersLoadOptions } from './load-options.ts';
+
+/**
+ * Inputs per forward pass. Batching amortises the per-call overhead of the runtime; past a few dozen short texts the
+ * padded batch stops getting cheaper per input, and memory grows with batch × longest input.
+ */
+const BATCH_SIZE = 32;
+
+/**
+ * A sentence-embedding model on transformers.js: mean pooling over the last hidden state, then L2 normalisation,
+ * exactly as its `feature-extraction` pipeline with `{ pooling: 'mean', normalize: true }` computes them.
+ */
+export class TransformersEmbeddingModel {
+  readonly #tokenizer: PreTrainedTokenizer;
+  readonly #model: PreTrainedModel;
+  /** Longest input, in tokens (special tokens included). */
+  readonly maxInputTokens: number;
+
+  private constructor(tokenizer: PreTrainedTokenizer, model: PreTrainedModel) {
+    this.#tokenizer = tokenizer;
+    this.#model = model;
+    const config = model.config as { max_position_embeddings?: number };
+    this.maxInputTokens = Math.min(tokenizer.model_max_length ?? Infinity, config.max_position_embeddings ?? Infinity);
+  }
+
+  static async load(source: string, options: TransformersLoadOptions): Promise<TransformersEmbeddingModel> {
+    const progress_callback = progressCallback(options);
+    const [tokenizer, model] = await Promise.all([
+      AutoTokenizer.from_pretrained(source, { progress_callback }),
+      AutoModel.from_pretrained(source, {
+        progress_callback,
+        ...(options.device && { device: options.device }),
+        ...(options.dtype && { dtype: options.dtype }),
+      }),
+    ]);
+    return new TransformersEmbeddingModel(tokenizer, model);
+  }
+
+  async embed(input: string[], options: EmbedOptions = {}): Promise<EmbedResult> {
+    // Count every input's tokens first: an input over the limit is refused, not silently truncated.
+    let promptTokens = 0;
+    input.forEach((text, index) => {
+      const tokens = this.#tokenizer.encode(text).length;
+      if (tokens > this.maxInputTokens) {
+        throw new EngineError(
+          'context_length_exceeded',
+          `This model's maximum input length is ${this.maxInputTokens} tokens, but input[${index}] has ${tokens} tokens. ` +
+            'Please shorten or split it.',
+          { param: 'input' },
+        );
+      }
+      promptTokens += tokens;
+    });
+
+    const embeddings: Float32Array[] = [];
+    for (let start = 0; start < input.length; start += BATCH_SIZE) {
+      throwIfAborted(options.signal);
+      const batch = input.slice(start, start + BATCH_SIZE);
+      try {
+        const inputs = this.#tokenizer(batch, { padding: true, truncation: true }) as { attention_mask: Tensor };
+        const outputs = (await this.#model(inputs)) as { last_hidden_state: Tensor };
+        const pooled = mean_pooling(outputs.last_hidden_state, inputs.attention_mask).normalize(2, -1);
+        const [rows, dims] = pooled.dims as [number, number];
+        const data = pooled.data as Float32Array;
+        for (let row = 0; row < rows; row++) embeddings.push(data.slice(row * dims, (row + 1) * dims));
+      } catch (error) {
+        throw EngineError.from(error);
+      }
+    }
+    return { embeddings, usage: { promptTokens } };
+  }
+}
