@@ -1,0 +1,86 @@
+import { Hono } from 'hono/tiny';
+import type { KeyInfo } from '../keys/index.ts';
+import { ApiError, toApiError } from './errors.ts';
+import { newRequestId } from './ids.ts';
+import { auth } from './middleware/auth.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
+import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type HandlerOptions } from './options.ts';
+import { RateLimiter } from './rate-limiter.ts';
+import { requestParsers } from './request-schemas.ts';
+import { createChatCompletion } from './routes/chat-completions.ts';
+import { createEmbeddings } from './routes/embeddings.ts';
+import { listModels, retrieveModel } from './routes/models.ts';
+import type { RouteDeps } from './routes/route-deps.ts';
+
+/** A web-standard request handler: the same function serves Node, tests and the service worker. */
+export type Handler = (request: Request) => Promise<Response>;
+
+type Env = { Variables: { key: KeyInfo; requestId: string } };
+
+/**
+ * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions` and
+ * `POST /v1/embeddings`, every route behind `Authorization: Bearer lt_…`, chat completions under a per-key rate
+ * limit, and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
+ *
+ * @example
+ * const handler = createHandler({ engine, keys: new KeyRing() });
+ * const client = new OpenAI({ apiKey, baseURL: 'http://localhost/v1', fetch: (url, init) => handler(new Request(url, init)) });
+ *
+ * @see ../../README.md for the options and limits.
+ */
+export function createHandler(options: HandlerOptions): Handler {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const now = options.now ?? Date.now;
+  const limiter = new RateLimiter({ ...DEFAULT_RATE_LIMITS, ...options.rateLimits }, now);
+
+  const report = (error: unknown, requestId: string): ApiError => {
+    const apiError = toApiError(error);
+    // Client errors are the client's business; anything else is logged once, with the id the client also sees.
+    if (apiError.status === 500 && apiError.code !== 'request_cancelled') {
+      console.error(`[lantern] ${requestId}: ${apiError.message}`, apiError.cause ?? '');
+    }
+    return apiError;
+  };
+
+  const app = new Hono<Env>({ strict: false });
+  app.onError((error, c) => {
+    const apiError = report(error, c.get('requestId'));
+    return c.json(apiError.body(), apiError.status, apiError.headers);
+  });
+  app.notFound((c) => {
+    throw new ApiError(404, `Unknown request URL: ${c.req.method} ${new URL(c.req.url).pathname}.`, {
+      code: 'unknown_url',
+    });
+  });
+
+  app.use(async (c, next) => {
+    const requestId = newRequestId();
+    c.set('requestId', requestId);
+    await next();
+    c.res.headers.set('x-request-id', requestId);
+  });
+  app.use('/v1/*', auth(options.keys));
+
+  const deps: RouteDeps = {
+    engine: options.engine,
+    limits,
+    parsers: requestParsers(limits),
+    now,
+    ownedBy: options.ownedBy ?? 'lantern',
+    errorBody: (error) => toApiError(error).body(),
+  };
+  app.get('/v1/models', listModels(deps));
+  app.get('/v1/models/:id{.+}', retrieveModel(deps));
+  app.post('/v1/chat/completions', rateLimit(limiter), createChatCompletion(deps));
+  app.post('/v1/embeddings', createEmbeddings(deps));
+
+  return async (request) => {
+    try {
+      return await app.fetch(request);
+    } catch (error) {
+      // Hono routes every thrown error to onError; this is the last guard, so the handler itself never rejects.
+      const apiError = report(error, 'req_unknown');
+      return Response.json(apiError.body(), { status: apiError.status, headers: apiError.headers });
+    }
+  };
+}

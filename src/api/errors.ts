@@ -1,0 +1,95 @@
+import { EngineError, type EngineErrorKind } from '../engine/index.ts';
+import type { ErrorBody } from './wire.ts';
+
+/** The statuses this API answers with (the spec's table). */
+export type ErrorStatus = 400 | 401 | 404 | 429 | 500;
+
+export interface ApiErrorOptions {
+  type?: string;
+  param?: string | null;
+  code?: string | null;
+  /** Extra response headers (`retry-after-ms`, `x-should-retry`, ...). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+const DEFAULT_TYPE: Record<ErrorStatus, string> = {
+  400: 'invalid_request_error',
+  401: 'invalid_request_error',
+  404: 'invalid_request_error',
+  429: 'requests',
+  500: 'server_error',
+};
+
+/**
+ * An error that becomes one OpenAI-shaped error response. Code anywhere in `src/api` throws it; the single error
+ * handler in `create-handler.ts` writes the response.
+ */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: ErrorStatus;
+  readonly type: string;
+  readonly param: string | null;
+  readonly code: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(status: ErrorStatus, message: string, options: ApiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = status;
+    this.type = options.type ?? DEFAULT_TYPE[status];
+    this.param = options.param ?? null;
+    this.code = options.code ?? null;
+    this.headers = options.headers ?? {};
+  }
+
+  body(): ErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) =>
+  new ApiError(400, message, { param, code });
+
+export const modelNotFound = (model: string) =>
+  new ApiError(404, `The model \`${model}\` does not exist or you do not have access to it.`, {
+    param: 'model',
+    code: 'model_not_found',
+  });
+
+/**
+ * How each engine error kind is answered. `retry: false` sends `x-should-retry: false`, which stops the openai SDK's
+ * automatic retries of 5xx answers where retrying cannot help.
+ */
+const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string | null; retry?: boolean }> = {
+  model_not_found: { status: 404, code: 'model_not_found' },
+  context_length_exceeded: { status: 400, code: 'context_length_exceeded' },
+  invalid_request: { status: 400, code: null },
+  // Nobody reads this answer: the client went away. It exists so that the handler still returns a Response.
+  aborted: { status: 500, code: 'request_cancelled', retry: false },
+  unavailable: { status: 500, code: 'engine_unavailable', retry: true },
+  load_failed: { status: 500, code: 'model_load_failed', retry: false },
+  internal: { status: 500, code: 'engine_error', retry: false },
+};
+
+/** The one place where typed engine errors become HTTP errors. */
+export function fromEngineError(error: EngineError): ApiError {
+  const rule = ENGINE_ERRORS[error.kind];
+  const headers: Record<string, string> = rule.retry === undefined ? {} : { 'x-should-retry': String(rule.retry) };
+  return new ApiError(rule.status, error.message, {
+    param: error.param ?? null,
+    code: rule.code,
+    headers,
+    cause: error,
+  });
+}
+
+/** Anything thrown while serving a request, as an ApiError; unknown errors are 500s that retrying will not fix. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof EngineError) return fromEngineError(error);
+  return new ApiError(500, 'The server had an error while processing your request. Sorry about that!', {
+    code: 'internal_error',
+    headers: { 'x-should-retry': 'false' },
+    cause: error,
+  });
+}

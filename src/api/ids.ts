@@ -1,0 +1,9 @@
+/** Identifiers this API mints: `req_…` for requests (the `x-request-id` header), `chatcmpl-…` for completions. */
+
+export function newRequestId(): string {
+  return 'req_' + crypto.randomUUID().replace(/-/g, '');
+}
+
+export function newCompletionId(): string {
+  return 'chatcmpl-' + crypto.randomUUID().replace(/-/g, '');
+}

@@ -1,0 +1,65 @@
+import type { Engine } from '../engine/index.ts';
+import type { KeyStore } from '../keys/index.ts';
+
+/**
+ * Every explicit limit of the API. A request over any of them is answered 400 before any work is queued, with the
+ * parameter named in `error.param`.
+ */
+export interface Limits {
+  /** Largest request body, in bytes. 4 MiB holds 2,048 embedding inputs of 2,000 characters each. */
+  maxBodyBytes: number;
+  /** Most messages in one chat request. */
+  maxMessages: number;
+  /** Highest `max_tokens` / `max_completion_tokens`: a bound on how long one request can hold the device. */
+  maxTokens: number;
+  /** Highest `n`. Every choice costs a full generation's memory for its KV cache. */
+  maxChoices: number;
+  /** Most stop sequences; 4, as in the OpenAI API. */
+  maxStopSequences: number;
+  /** Most inputs in one embeddings request; 2,048, as in the OpenAI API. */
+  maxInputs: number;
+  /** Longest single embeddings input, in characters; the model's own token limit applies as well. */
+  maxInputChars: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxMessages: 256,
+  maxTokens: 4096,
+  maxChoices: 8,
+  maxStopSequences: 4,
+  maxInputs: 2048,
+  maxInputChars: 32_768,
+});
+
+/** The per-key rate limit of chat completions. */
+export interface RateLimits {
+  /** Requests a key may start per minute, refilled continuously (a token bucket of this size). */
+  requestsPerMinute: number;
+  /** Generations a key may have running or queued at once. */
+  concurrentGenerations: number;
+}
+
+/**
+ * Defaults sized for one person's apps on one device: a chat UI sends a few requests a minute, an agent loop perhaps
+ * one a second; more than 4 generations at once only queue behind each other on a single device.
+ */
+export const DEFAULT_RATE_LIMITS: Readonly<RateLimits> = Object.freeze({
+  requestsPerMinute: 120,
+  concurrentGenerations: 4,
+});
+
+export interface HandlerOptions {
+  /** What runs the models. */
+  engine: Engine;
+  /** Where API keys are checked. */
+  keys: KeyStore;
+  /** Overrides of {@link DEFAULT_LIMITS}. */
+  limits?: Partial<Limits>;
+  /** Overrides of {@link DEFAULT_RATE_LIMITS}. */
+  rateLimits?: Partial<RateLimits>;
+  /** The clock, in milliseconds since the epoch (default `Date.now`): timestamps and rate limits use it. */
+  now?: () => number;
+  /** `owned_by` of every model (default `"lantern"`). */
+  ownedBy?: string;
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from './errors.ts';
+import { formatDuration, RateLimiter } from './rate-limiter.ts';
+
+function refused(fn: () => unknown): ApiError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error('expected a 429');
+}
+
+describe('RateLimiter', () => {
+  it('allows a burst of requestsPerMinute, then refills one request every 60/rpm seconds', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ requestsPerMinute: 3, concurrentGenerations: 10 }, () => now);
+    for (let i = 0; i < 3; i++) limiter.admit('k').release();
+    const error = refused(() => limiter.admit('k'));
+    expect(error.status).toBe(429);
+    expect(error.code).toBe('rate_limit_exceeded');
+    expect(error.headers).toMatchObject({
+      'retry-after-ms': '20000',
+      'retry-after': '20',
+      'x-ratelimit-limit-requests': '3',
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': '1m0s',
+    });
+    now += 19_999;
+    expect(refused(() => limiter.admit('k')).headers['retry-after-ms']).toBe('1');
+    now += 1;
+    const lease = limiter.admit('k');
+    expect(lease.headers['x-ratelimit-remaining-requests']).toBe('0');
+  });
+
+  it('keeps keys apart', () => {
+    const limiter = new RateLimiter({ requestsPerMinute: 1, concurrentGenerations: 10 }, () => 0);
+    limiter.admit('a');
+    expect(() => limiter.admit('b')).not.toThrow();
+    expect(() => limiter.admit('a')).toThrow(ApiError);
+  });
+
+  it('caps generations in flight until a lease is released, without spending a request on a refusal', () => {
+    const limiter = new RateLimiter({ requestsPerMinute: 100, concurrentGenerations: 2 }, () => 0);
+    const first = limiter.admit('k');
+    limiter.admit('k');
+    const error = refused(() => limiter.admit('k'));
+    expect(error.message).toMatch(/concurrent generations/);
+    expect(error.headers['retry-after-ms']).toBe('1000');
+    expect(error.headers['x-ratelimit-remaining-requests']).toBe('98');
+    first.release();
+    first.release(); // idempotent: a second release must not free a slot it does not hold
+    limiter.admit('k');
+    expect(() => limiter.admit('k')).toThrow(ApiError);
+  });
+});
+
+describe('formatDuration', () => {
+  it('writes durations as the OpenAI API does', () => {
+    expect(formatDuration(20)).toBe('20ms');
+    expect(formatDuration(1500)).toBe('1.5s');
+    expect(formatDuration(360_000)).toBe('6m0s');
+  });
+});

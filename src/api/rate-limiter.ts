@@ -1,0 +1,104 @@
+import { ApiError } from './errors.ts';
+import type { RateLimits } from './options.ts';
+
+/**
+ * How long a client refused for concurrency should wait: no clock says when a running generation ends, and one
+ * second lets the openai SDK's two automatic retries span a short generation without hammering the device.
+ */
+const CONCURRENCY_RETRY_AFTER_MS = 1000;
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+  running: number;
+}
+
+/** A held generation slot; `release` is idempotent. */
+export interface Lease {
+  release(): void;
+  /** The `x-ratelimit-*` headers that describe the key's state after this request was admitted. */
+  headers: Record<string, string>;
+}
+
+/**
+ * Per-key admission for chat completions: a token bucket of `requestsPerMinute` (refilled continuously, so a burst
+ * of a full minute's requests is allowed and then one every 60/rpm seconds) and a cap on generations in flight.
+ */
+export class RateLimiter {
+  readonly #limits: RateLimits;
+  readonly #now: () => number;
+  readonly #buckets = new Map<string, Bucket>();
+
+  constructor(limits: RateLimits, now: () => number) {
+    this.#limits = limits;
+    this.#now = now;
+  }
+
+  /** Admits one generation for `key`, or throws a 429 ApiError with retry headers. */
+  admit(key: string): Lease {
+    const { requestsPerMinute: rpm, concurrentGenerations } = this.#limits;
+    const now = this.#now();
+    const bucket = this.#buckets.get(key) ?? { tokens: rpm, updatedAt: now, running: 0 };
+    this.#buckets.set(key, bucket);
+    const msPerToken = 60_000 / rpm;
+    bucket.tokens = Math.min(rpm, bucket.tokens + (now - bucket.updatedAt) / msPerToken);
+    bucket.updatedAt = now;
+
+    if (bucket.running >= concurrentGenerations) {
+      throw rateLimited(
+        `Too many concurrent generations for this API key: the limit is ${concurrentGenerations}. ` +
+          'Wait for one to finish, then try again.',
+        CONCURRENCY_RETRY_AFTER_MS,
+        this.#headers(bucket, msPerToken),
+      );
+    }
+    if (bucket.tokens < 1) {
+      const wait = Math.ceil((1 - bucket.tokens) * msPerToken);
+      throw rateLimited(
+        `Rate limit reached for requests per minute (RPM): limit ${rpm}. Please try again in ${formatDuration(wait)}.`,
+        wait,
+        this.#headers(bucket, msPerToken),
+      );
+    }
+    bucket.tokens -= 1;
+    bucket.running += 1;
+    let released = false;
+    return {
+      headers: this.#headers(bucket, msPerToken),
+      release: () => {
+        if (released) return;
+        released = true;
+        bucket.running -= 1;
+      },
+    };
+  }
+
+  #headers(bucket: Bucket, msPerToken: number): Record<string, string> {
+    const rpm = this.#limits.requestsPerMinute;
+    return {
+      'x-ratelimit-limit-requests': String(rpm),
+      'x-ratelimit-remaining-requests': String(Math.floor(bucket.tokens)),
+      'x-ratelimit-reset-requests': formatDuration(Math.ceil((rpm - bucket.tokens) * msPerToken)),
+    };
+  }
+}
+
+function rateLimited(message: string, retryAfterMs: number, headers: Record<string, string>): ApiError {
+  return new ApiError(429, message, {
+    code: 'rate_limit_exceeded',
+    headers: {
+      ...headers,
+      'retry-after-ms': String(retryAfterMs),
+      'retry-after': String(Math.ceil(retryAfterMs / 1000)),
+    },
+  });
+}
+
+/** Durations as the OpenAI API writes them in `x-ratelimit-reset-*`: `20ms`, `1.5s`, `6m0s`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.ceil(ms))}ms`;
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${Number(seconds.toFixed(3))}s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes}m${Math.round(seconds - minutes * 60)}s`;
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from './errors.ts';
+import { readJsonObject } from './read-json.ts';
+
+const post = (body: BodyInit | null, headers: Record<string, string> = {}) =>
+  new Request('http://x/v1/embeddings', { method: 'POST', body, headers, duplex: 'half' } as RequestInit);
+
+async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ApiError);
+  return error as ApiError;
+}
+
+describe('readJsonObject', () => {
+  it('reads a JSON object', async () => {
+    expect(await readJsonObject(post('{"a": [1, "ü"]}'), 100)).toEqual({ a: [1, 'ü'] });
+  });
+
+  it.each([
+    ['an empty body', null, /empty/],
+    ['invalid JSON', '{"a": ', /could not parse/],
+    ['a JSON array', '[1, 2]', /must be a JSON object/],
+    ['JSON null', 'null', /must be a JSON object/],
+    ['a JSON string', '"hi"', /must be a JSON object/],
+  ])('refuses %s with a 400', async (_name, body, message) => {
+    const error = await rejection(readJsonObject(post(body), 100));
+    expect(error.status).toBe(400);
+    expect(error.message).toMatch(message);
+  });
+
+  it('refuses bytes that are not UTF-8', async () => {
+    const error = await rejection(readJsonObject(post(new Uint8Array([0x7b, 0xff, 0x7d])), 100));
+    expect(error.message).toMatch(/UTF-8/);
+  });
+
+  it('refuses a declared Content-Length over the limit without reading the body', async () => {
+    const body = new ReadableStream({
+      pull: () => {
+        throw new Error('the body must not be read');
+      },
+    });
+    const error = await rejection(readJsonObject(post(body, { 'content-length': '101' }), 100));
+    expect(error.code).toBe('request_too_large');
+  });
+
+  it('stops reading a streamed body as soon as it passes the limit', async () => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        pulled += 1;
+        controller.enqueue(new Uint8Array(64).fill(0x20));
+      },
+    });
+    const error = await rejection(readJsonObject(post(body), 100));
+    expect(error.code).toBe('request_too_large');
+    expect(pulled).toBeLessThan(5);
+  });
+});

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from './errors.ts';
+import { DEFAULT_LIMITS } from './options.ts';
+import { requestParsers } from './request-schemas.ts';
+
+const parsers = requestParsers({ ...DEFAULT_LIMITS, maxMessages: 3, maxChoices: 4, maxInputs: 3, maxInputChars: 10 });
+const chat = (body: Record<string, unknown>) =>
+  parsers.chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...body });
+
+function error(fn: () => unknown): ApiError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ApiError) return e;
+    throw e;
+  }
+  throw new Error('expected a 400');
+}
+
+describe('chat request parsing', () => {
+  it('fills the defaults of the spec', () => {
+    expect(chat({})).toEqual({
+      model: 'm',
+      stream: false,
+      includeUsage: false,
+      request: {
+        messages: [{ role: 'user', content: 'hi' }],
+        temperature: 1,
+        topP: 1,
+        presencePenalty: 0,
+        frequencyPenalty: 0,
+        stop: [],
+        n: 1,
+      },
+    });
+  });
+
+  it('treats null as not given, as the OpenAI API does', () => {
+    const nulls = { temperature: null, top_p: null, max_tokens: null, n: null, stop: null, seed: null, stream: null };
+    expect(chat(nulls)).toEqual(chat({}));
+  });
+
+  it('converts to the engine request: developer role, text parts, stop string, newer max_completion_tokens', () => {
+    const p = parsers.chat({
+      model: 'm',
+      messages: [
+        { role: 'developer', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }], name: 'ann' },
+      ],
+      stop: 'END',
+      max_tokens: 5,
+      max_completion_tokens: 7,
+      seed: -3,
+      stream: true,
+      stream_options: { include_usage: true },
+      logit_bias: { '42': -100 },
+      user: 'ignored',
+      metadata: { ignored: true },
+    });
+    expect(p.stream).toBe(true);
+    expect(p.includeUsage).toBe(true);
+    expect(p.request).toMatchObject({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'a\nb' },
+      ],
+      stop: ['END'],
+      maxTokens: 7,
+      seed: -3,
+      logitBias: { 42: -100 },
+    });
+  });
+
+  it.each([
+    [{ model: undefined }, 'model', /Missing required parameter: 'model'/],
+    [{ model: 5 }, 'model', /Invalid type for 'model': expected a string, but got 5/],
+    [{ messages: [] }, 'messages', /at least 1 item/],
+    [{ messages: 'hi' }, 'messages', /expected an array, but got "hi"/],
+    [{ messages: Array(4).fill({ role: 'user', content: 'x' }) }, 'messages', /at most 3 items/],
+    [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role', /expected "system", "developer", "user", "assistant"/],
+    [{ messages: [{ role: 'user' }] }, 'messages[0].content', /Missing required parameter/],
+    [{ messages: [{ role: 'user', content: [{ type: 'image_url' }] }] }, 'messages[0].content[0].type', /expected "text"/],
+    [{ messages: [{ role: 'user', content: 7 }] }, 'messages[0].content', /expected a string or an array/],
+    [{ temperature: 2.5 }, 'temperature', /<= 2, but got the number 2.5/],
+    [{ temperature: -1 }, 'temperature', />= 0/],
+    [{ temperature: '1' }, 'temperature', /expected a number, but got "1"/],
+    [{ top_p: 1.5 }, 'top_p', /<= 1/],
+    [{ max_tokens: 0 }, 'max_tokens', />= 1/],
+    [{ max_tokens: 1.5 }, 'max_tokens', /expected an integer/],
+    [{ max_tokens: 4097 }, 'max_tokens', /<= 4096/],
+    [{ max_completion_tokens: 10_000 }, 'max_completion_tokens', /<= 4096/],
+    [{ n: 5 }, 'n', /<= 4/],
+    [{ n: 0 }, 'n', />= 1/],
+    [{ stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop', /at most 4 items/],
+    [{ stop: [''] }, 'stop[0]', /at least 1 character/],
+    [{ stop: 3 }, 'stop', /expected a string or an array/],
+    [{ stream: 'yes' }, 'stream', /expected a boolean/],
+    [{ stream_options: { include_usage: true } }, 'stream_options', /only allowed when `stream` is true/],
+    [{ seed: 1.5 }, 'seed', /expected an integer/],
+    [{ presence_penalty: 3 }, 'presence_penalty', /<= 2/],
+    [{ tools: [{ type: 'function' }] }, 'tools', /not supported/],
+    [{ response_format: { type: 'json_object' } }, 'response_format.type', /no JSON or schema mode/],
+    [{ logprobs: true }, 'logprobs', /not supported/],
+    [{ logit_bias: { x: 1 } }, 'logit_bias.x', /must be token ids/],
+    [{ logit_bias: { 5: 101 } }, 'logit_bias.5', /<= 100/],
+  ])('refuses %j naming %s', (body, param, message) => {
+    const e = error(() => chat(body));
+    expect(e.status).toBe(400);
+    expect(e.param).toBe(param);
+    expect(e.message).toMatch(message);
+  });
+
+  it('accepts what clients commonly send and ignores it deliberately', () => {
+    expect(() =>
+      chat({ user: 'u', store: false, tools: [], response_format: { type: 'text' }, logprobs: false, parallel_tool_calls: true }),
+    ).not.toThrow();
+  });
+});
+
+describe('embeddings request parsing', () => {
+  it('takes a string or an array of strings; float is the default format', () => {
+    expect(parsers.embeddings({ model: 'e', input: 'hi' })).toEqual({ model: 'e', input: ['hi'], encodingFormat: 'float' });
+    expect(parsers.embeddings({ model: 'e', input: ['a', 'b'], encoding_format: 'base64', user: 'u' })).toEqual({
+      model: 'e',
+      input: ['a', 'b'],
+      encodingFormat: 'base64',
+    });
+  });
+
+  it.each([
+    [{ input: undefined }, 'input', /Missing required parameter/],
+    [{ input: '' }, 'input', /at least 1 character/],
+    [{ input: [] }, 'input', /at least 1 item/],
+    [{ input: ['a', 'b', 'c', 'd'] }, 'input', /at most 3 items/],
+    [{ input: 'x'.repeat(11) }, 'input', /at most 10 characters/],
+    [{ input: ['ok', 'x'.repeat(11)] }, 'input[1]', /at most 10 characters/],
+    [{ input: ['ok', 5] }, 'input', /Token-array input is not supported/],
+    [{ input: [1, 2, 3] }, 'input', /Token-array input is not supported/],
+    [{ input: {} }, 'input', /expected a string or an array/],
+    [{ encoding_format: 'binary' }, 'encoding_format', /expected "float", "base64"/],
+    [{ dimensions: 8 }, 'dimensions', /not supported/],
+  ])('refuses %j naming %s', (body, param, message) => {
+    const e = error(() => parsers.embeddings({ model: 'e', input: 'hi', ...body }));
+    expect(e.status).toBe(400);
+    expect(e.param).toBe(param);
+    expect(e.message).toMatch(message);
+  });
+});

@@ -1,0 +1,237 @@
+import * as z from 'zod';
+import type { ChatMessage, ChatRequest } from '../engine/index.ts';
+import { invalidRequest, type ApiError } from './errors.ts';
+import type { Limits } from './options.ts';
+
+/*
+ * The request bodies of the /v1 API as zod schemas, and their conversion to engine requests in one place.
+ * Optional parameters accept `null` as "not given", as the OpenAI API does. Fields that are not listed are ignored
+ * (clients send `user`, `metadata`, `store`, ...); fields that would silently change the meaning of a request when
+ * ignored (tools, JSON mode, logprobs, token-array input) are refused with a 400 that names them.
+ */
+
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
+
+const textPart = z.object({ type: z.literal('text'), text: z.string() });
+
+const message = z.object({
+  // `developer` is the newer name of `system` in the OpenAI API; both reach the model as a system message.
+  role: z.enum(['system', 'developer', 'user', 'assistant']),
+  content: z.union([z.string(), z.array(textPart)]),
+});
+
+function chatSchema(limits: Limits) {
+  const maxTokens = optional(z.int().min(1).max(limits.maxTokens));
+  return z.object({
+    model: z.string().min(1),
+    messages: z.array(message).min(1).max(limits.maxMessages),
+    temperature: optional(z.number().min(0).max(2)),
+    top_p: optional(z.number().min(0).max(1)),
+    presence_penalty: optional(z.number().min(-2).max(2)),
+    frequency_penalty: optional(z.number().min(-2).max(2)),
+    logit_bias: optional(
+      z.record(
+        z.string().regex(/^\d+$/, 'The keys of `logit_bias` must be token ids: integers, written as strings.'),
+        z.number().min(-100).max(100),
+      ),
+    ),
+    max_tokens: maxTokens,
+    max_completion_tokens: maxTokens,
+    n: optional(z.int().min(1).max(limits.maxChoices)),
+    stream: optional(z.boolean()),
+    stream_options: optional(z.object({ include_usage: optional(z.boolean()) })),
+    stop: optional(z.union([z.string().min(1), z.array(z.string().min(1)).max(limits.maxStopSequences)])),
+    seed: optional(z.int()),
+    tools: optional(z.array(z.unknown()).max(0, 'Tools (function calling) are not supported by these models.')),
+    functions: optional(z.array(z.unknown()).max(0, 'Function calling is not supported by these models.')),
+    response_format: optional(
+      z.object({
+        type: z.literal('text', 'Only `{"type": "text"}` is supported: these models have no JSON or schema mode.'),
+      }),
+    ),
+    logprobs: optional(z.literal(false, 'Log probabilities are not supported by these models.')),
+  });
+}
+
+function embeddingsSchema(limits: Limits) {
+  const text = z.string().min(1).max(limits.maxInputChars);
+  return z.object({
+    model: z.string().min(1),
+    input: z.union([text, z.array(text).min(1).max(limits.maxInputs)], {
+      error: (issue) =>
+        Array.isArray(issue.input) && issue.input.some((x) => typeof x === 'number' || Array.isArray(x))
+          ? 'Token-array input is not supported: send the text, a string or an array of strings.'
+          : undefined,
+    }),
+    encoding_format: optional(z.enum(['float', 'base64'])),
+    dimensions: optional(z.never('`dimensions` is not supported: this model has a fixed embedding size.')),
+  });
+}
+
+/** A validated chat completions request: the engine request and what the answer's shape depends on. */
+export interface ChatParams {
+  model: string;
+  stream: boolean;
+  includeUsage: boolean;
+  request: ChatRequest;
+}
+
+export interface EmbeddingsParams {
+  model: string;
+  input: string[];
+  encodingFormat: 'float' | 'base64';
+}
+
+/** Compiled once per handler, as the limits are fixed for its lifetime. */
+export function requestParsers(limits: Limits) {
+  const chat = chatSchema(limits);
+  const embeddings = embeddingsSchema(limits);
+  return {
+    chat(body: unknown): ChatParams {
+      const p = parse(chat, body);
+      if (p.stream_options != null && p.stream !== true) {
+        throw invalidRequest('`stream_options` is only allowed when `stream` is true.', 'stream_options');
+      }
+      const stop = p.stop == null ? [] : typeof p.stop === 'string' ? [p.stop] : p.stop;
+      const request: ChatRequest = {
+        messages: p.messages.map((m): ChatMessage => ({
+          role: m.role === 'developer' ? 'system' : m.role,
+          content: typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join('\n'),
+        })),
+        temperature: p.temperature ?? 1,
+        topP: p.top_p ?? 1,
+        presencePenalty: p.presence_penalty ?? 0,
+        frequencyPenalty: p.frequency_penalty ?? 0,
+        stop,
+        n: p.n ?? 1,
+      };
+      // `max_completion_tokens` is the newer name of `max_tokens`; when both are sent, the newer one wins.
+      const maxTokens = p.max_completion_tokens ?? p.max_tokens;
+      if (maxTokens != null) request.maxTokens = maxTokens;
+      if (p.seed != null) request.seed = p.seed;
+      if (p.logit_bias != null) {
+        request.logitBias = Object.fromEntries(Object.entries(p.logit_bias).map(([id, bias]) => [Number(id), bias]));
+      }
+      return {
+        model: p.model,
+        stream: p.stream === true,
+        includeUsage: p.stream_options?.include_usage === true,
+        request,
+      };
+    },
+
+    embeddings(body: unknown): EmbeddingsParams {
+      const p = parse(embeddings, body);
+      return {
+        model: p.model,
+        input: typeof p.input === 'string' ? [p.input] : p.input,
+        encodingFormat: p.encoding_format ?? 'float',
+      };
+    },
+  };
+}
+
+/** What zod reports for an issue without a message of our own, so that ours can be told apart from its defaults. */
+const DEFAULT_MESSAGE = '\u0000';
+
+function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  const result = schema.safeParse(body, { reportInput: true, error: () => DEFAULT_MESSAGE });
+  if (result.success) return result.data;
+  throw issueToError(result.error.issues[0]!, []);
+}
+
+/** Turns the first zod issue into a 400 in the OpenAI API's words, naming the parameter (`messages[0].role`). */
+function issueToError(issue: z.core.$ZodIssue, outerPath: PropertyKey[]): ApiError {
+  const path = [...outerPath, ...issue.path];
+  const param = formatPath(path);
+  const input = (issue as { input?: unknown }).input;
+  if (issue.message !== DEFAULT_MESSAGE) return invalidRequest(issue.message, param);
+  if (input === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_union')) {
+    return invalidRequest(`Missing required parameter: '${param}'.`, param);
+  }
+  switch (issue.code) {
+    case 'invalid_type':
+      return invalidRequest(
+        `Invalid type for '${param}': expected ${describeType(issue.expected)}, but got ${describeValue(input)} instead.`,
+        param,
+        'invalid_type',
+      );
+    case 'too_big':
+    case 'too_small':
+      return invalidRequest(`Invalid '${param}': ${describeBound(issue)}`, param, 'invalid_value');
+    case 'invalid_value':
+      return invalidRequest(
+        `Invalid value for '${param}': expected ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, ` +
+          `but got ${describeValue(input)}.`,
+        param,
+        'invalid_value',
+      );
+    case 'invalid_union': {
+      // Report from the alternative that got furthest: a string array with a bad element is about that element.
+      const deepest = issue.errors
+        .flat()
+        .reduce<z.core.$ZodIssue | undefined>(
+          (best, candidate) => (candidate.path.length > (best?.path.length ?? 0) ? candidate : best),
+          undefined,
+        );
+      if (deepest) return issueToError(deepest, path);
+      const expected = issue.errors.flat().map((e) => (e.code === 'invalid_type' ? describeType(e.expected) : null));
+      const shapes = [...new Set(expected.filter((x) => x !== null))].join(' or ');
+      const bound = issue.errors.flat().find((e) => e.code === 'too_big' || e.code === 'too_small');
+      if (bound) return issueToError(bound, path);
+      return invalidRequest(
+        `Invalid type for '${param}': expected ${shapes}, but got ${describeValue(input)} instead.`,
+        param,
+        'invalid_type',
+      );
+    }
+    case 'invalid_key':
+    case 'invalid_element':
+      // A record's key or a map's element: the nested issue says what is wrong with it.
+      return issue.issues[0] ? issueToError(issue.issues[0], path) : invalidRequest(`Invalid '${param}'.`, param);
+    default:
+      return invalidRequest(`Invalid value for '${param}'.`, param, 'invalid_value');
+  }
+}
+
+function describeBound(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): string {
+  const limit = issue.code === 'too_big' ? issue.maximum : issue.minimum;
+  const op = issue.code === 'too_big' ? (issue.inclusive ? '<=' : '<') : issue.inclusive ? '>=' : '>';
+  const input = (issue as { input?: unknown }).input;
+  switch (issue.origin) {
+    case 'array':
+      return `expected an array with ${issue.code === 'too_big' ? 'at most' : 'at least'} ${String(limit)} items, but got ${(input as unknown[]).length}.`;
+    case 'string':
+      return `expected a string of ${issue.code === 'too_big' ? 'at most' : 'at least'} ${String(limit)} characters, but got ${(input as string).length}.`;
+    default:
+      return `expected a value ${op} ${String(limit)}, but got ${describeValue(input)}.`;
+  }
+}
+
+function formatPath(path: PropertyKey[]): string {
+  return path.reduce<string>(
+    (out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)),
+    '',
+  );
+}
+
+function describeType(expected: string): string {
+  switch (expected) {
+    case 'int':
+      return 'an integer';
+    case 'array':
+    case 'object':
+      return `an ${expected}`;
+    default:
+      return `a ${expected}`;
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return Number.isInteger(value) ? `${value}` : `the number ${value}`;
+  if (typeof value === 'string') return value.length > 40 ? 'a string' : JSON.stringify(value);
+  if (typeof value === 'object') return 'an object';
+  return `a ${typeof value}`;
+}

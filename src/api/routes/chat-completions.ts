@@ -1,0 +1,71 @@
+import type { Context } from 'hono';
+import type { ChatEvent, TokenUsage } from '../../engine/index.ts';
+import { newCompletionId } from '../ids.ts';
+import { readJsonObject } from '../read-json.ts';
+import { eventStream } from '../sse.ts';
+import type { ChatCompletion, ChatCompletionChunk, CompletionUsage } from '../wire.ts';
+import { requireModel, type RouteDeps } from './route-deps.ts';
+
+const toUsage = (usage: TokenUsage): CompletionUsage => ({
+  prompt_tokens: usage.promptTokens,
+  completion_tokens: usage.completionTokens,
+  total_tokens: usage.promptTokens + usage.completionTokens,
+});
+
+/** `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. */
+export function createChatCompletion({ engine, limits, parsers, now, errorBody }: RouteDeps) {
+  return async (c: Context) => {
+    const { model, stream, includeUsage, request } = parsers.chat(await readJsonObject(c.req.raw, limits.maxBodyBytes));
+    await requireModel(engine, model, 'chat');
+    const id = newCompletionId();
+    const created = Math.floor(now() / 1000);
+
+    if (!stream) {
+      const result = await engine.chat(model, request, { signal: c.req.raw.signal });
+      return c.json<ChatCompletion>({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: result.choices.map((choice, index) => ({
+          index,
+          message: { role: 'assistant', content: choice.text, refusal: null },
+          logprobs: null,
+          finish_reason: choice.finishReason,
+        })),
+        usage: toUsage(result.usage),
+      });
+    }
+
+    const chunk = (choices: ChatCompletionChunk['choices'], usage: CompletionUsage | null = null) => {
+      const out: ChatCompletionChunk = { id, object: 'chat.completion.chunk', created, model, choices };
+      if (includeUsage) out.usage = usage;
+      return out;
+    };
+    return eventStream(
+      async (send, signal) => {
+        let begun = false;
+        const onEvent = (event: ChatEvent) => {
+          // Each choice opens with its role. Sent with the first token rather than up front, so that a request the
+          // engine refuses (a prompt over the context window) still gets its own status code instead of a stream.
+          if (!begun) {
+            begun = true;
+            for (let index = 0; index < request.n; index++) {
+              send(chunk([{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]));
+            }
+          }
+          send(
+            chunk([
+              event.type === 'delta'
+                ? { index: event.choice, delta: { content: event.text }, logprobs: null, finish_reason: null }
+                : { index: event.choice, delta: {}, logprobs: null, finish_reason: event.reason },
+            ]),
+          );
+        };
+        const result = await engine.chat(model, request, { signal, onEvent });
+        if (includeUsage) send(chunk([], toUsage(result.usage)));
+      },
+      { signal: c.req.raw.signal, errorBody },
+    );
+  };
+}

@@ -1,0 +1,25 @@
+import type { Engine, ModelTask } from '../../engine/index.ts';
+import { modelNotFound } from '../errors.ts';
+import type { Limits } from '../options.ts';
+import type { requestParsers } from '../request-schemas.ts';
+import type { ErrorBody } from '../wire.ts';
+
+/** What the route handlers share, built once per handler by `createHandler`. */
+export interface RouteDeps {
+  engine: Engine;
+  limits: Limits;
+  parsers: ReturnType<typeof requestParsers>;
+  now: () => number;
+  ownedBy: string;
+  /** The error body of a failure reported inside a started event stream (logged like any other). */
+  errorBody: (error: unknown) => ErrorBody;
+}
+
+/**
+ * 404s a model that does not exist or serves another task (a chat model on /v1/embeddings), as OpenAI does, before
+ * any work is queued.
+ */
+export async function requireModel(engine: Engine, model: string, task: ModelTask): Promise<void> {
+  const card = (await engine.models()).find((m) => m.id === model);
+  if (!card || card.task !== task) throw modelNotFound(model);
+}

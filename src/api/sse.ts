@@ -1,0 +1,80 @@
+import type { ErrorBody } from './wire.ts';
+
+/** Emits one server-sent event: a `data:` line holding the JSON of the value. */
+export type SendEvent = (data: unknown) => void;
+
+export interface EventStreamOptions {
+  /** The request's signal: the client going away stops the producer. */
+  signal?: AbortSignal | undefined;
+  headers?: Record<string, string>;
+  /** How a failure after the first event is written into the stream (the status line is already sent). */
+  errorBody: (error: unknown) => ErrorBody;
+}
+
+/**
+ * Runs `produce` and streams what it sends as server-sent events in the form openai-node reads: data-only frames,
+ * then `data: [DONE]`, then the body closes. An error after the first event becomes a `data: {"error": ...}` frame
+ * and the body closes.
+ *
+ * The Response is returned once the first event is sent (or the producer finishes): a failure before any output,
+ * such as a prompt over the context window, is thrown instead so that it is answered with its own status code.
+ * Aborting the request or cancelling the body aborts the signal handed to `produce`.
+ */
+export async function eventStream(
+  produce: (send: SendEvent, signal: AbortSignal) => Promise<void>,
+  options: EventStreamOptions,
+): Promise<Response> {
+  const abort = new AbortController();
+  const onAbort = () => abort.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const encoder = new TextEncoder();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let open = true;
+  const body = new ReadableStream<Uint8Array>({
+    start: (c) => void (controller = c),
+    cancel: () => {
+      open = false;
+      abort.abort();
+    },
+  });
+  const write = (text: string) => {
+    if (open) controller.enqueue(encoder.encode(text));
+  };
+
+  let started = false;
+  let markStarted!: () => void;
+  const firstEvent = new Promise<void>((resolve) => (markStarted = resolve));
+  const send: SendEvent = (data) => {
+    write(`data: ${JSON.stringify(data)}\n\n`);
+    if (!started) {
+      started = true;
+      markStarted();
+    }
+  };
+
+  const finished = produce(send, abort.signal)
+    .then(
+      () => write('data: [DONE]\n\n'),
+      (error: unknown) => {
+        if (!started) throw error;
+        write(`data: ${JSON.stringify(options.errorBody(error))}\n\n`);
+      },
+    )
+    .finally(() => {
+      options.signal?.removeEventListener('abort', onAbort);
+      if (open) {
+        open = false;
+        controller.close();
+      }
+    });
+
+  await Promise.race([firstEvent, finished]);
+  return new Response(body, {
+    headers: {
+      ...options.headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+    },
+  });
+}

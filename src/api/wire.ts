@@ -1,0 +1,77 @@
+/**
+ * The wire format of the /v1 API, field for field: snake_case names, literal `object` values and nullable unions,
+ * as the OpenAI API and its clients (openai-node's `ChatCompletion`, `ChatCompletionChunk`, `CreateEmbeddingResponse`,
+ * `Model`) have them. Request bodies are described by the schemas in `request-schemas.ts`.
+ */
+
+export type FinishReason = 'stop' | 'length';
+
+export interface CompletionUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    message: { role: 'assistant'; content: string; refusal: null };
+    logprobs: null;
+    finish_reason: FinishReason;
+  }[];
+  usage: CompletionUsage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    delta: { role?: 'assistant'; content?: string };
+    logprobs: null;
+    finish_reason: FinishReason | null;
+  }[];
+  /** Present on every chunk when `stream_options.include_usage` is set: null, except on the last chunk. */
+  usage?: CompletionUsage | null;
+}
+
+export interface Embedding {
+  object: 'embedding';
+  index: number;
+  /** Numbers with `encoding_format: "float"`; little-endian float32 in standard base64 with `"base64"`. */
+  embedding: number[] | string;
+}
+
+export interface EmbeddingList {
+  object: 'list';
+  data: Embedding[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+export interface Model {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+}
+
+export interface ModelList {
+  object: 'list';
+  data: Model[];
+}
+
+export interface ErrorBody {
+  error: {
+    message: string;
+    type: string;
+    param: string | null;
+    code: string | null;
+  };
+}
