@@ -1,5 +1,4 @@
 import { Hono } from 'hono/tiny';
-import type { KeyInfo } from '../keys/index.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { newRequestId } from './ids.ts';
 import { auth } from './middleware/auth.ts';
@@ -10,12 +9,10 @@ import { requestParsers } from './request-schemas.ts';
 import { createChatCompletion } from './routes/chat-completions.ts';
 import { createEmbeddings } from './routes/embeddings.ts';
 import { listModels, retrieveModel } from './routes/models.ts';
-import type { RouteDeps } from './routes/route-deps.ts';
+import type { Env, RouteDeps } from './routes/route-deps.ts';
 
 /** A web-standard request handler: the same function serves Node, tests and the service worker. */
 export type Handler = (request: Request) => Promise<Response>;
-
-type Env = { Variables: { key: KeyInfo; requestId: string } };
 
 /**
  * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions` and
@@ -33,12 +30,12 @@ export function createHandler(options: HandlerOptions): Handler {
   const now = options.now ?? Date.now;
   const limiter = new RateLimiter({ ...DEFAULT_RATE_LIMITS, ...options.rateLimits }, now);
 
+  const onServerError =
+    options.onServerError ?? ((error, requestId) => console.error(`[lantern] ${requestId}:`, error));
   const report = (error: unknown, requestId: string): ApiError => {
     const apiError = toApiError(error);
-    // Client errors are the client's business; anything else is logged once, with the id the client also sees.
-    if (apiError.status === 500 && apiError.code !== 'request_cancelled') {
-      console.error(`[lantern] ${requestId}: ${apiError.message}`, apiError.cause ?? '');
-    }
+    if (apiError.status === 500 && apiError.code !== 'request_cancelled')
+      onServerError(apiError.cause ?? error, requestId);
     return apiError;
   };
 
@@ -67,7 +64,7 @@ export function createHandler(options: HandlerOptions): Handler {
     parsers: requestParsers(limits),
     now,
     ownedBy: options.ownedBy ?? 'lantern',
-    errorBody: (error) => toApiError(error).body(),
+    errorBody: (error, requestId) => report(error, requestId).body(),
   };
   app.get('/v1/models', listModels(deps));
   app.get('/v1/models/:id{.+}', retrieveModel(deps));

@@ -62,4 +62,9 @@ export interface HandlerOptions {
   now?: () => number;
   /** `owned_by` of every model (default `"lantern"`). */
   ownedBy?: string;
+  /**
+   * Told of every 500 with the request id the client also sees (default: `console.error`). Client errors (4xx) are
+   * the client's business and are not reported.
+   */
+  onServerError?: (error: unknown, requestId: string) => void;
 }

@@ -45,7 +45,14 @@ describe('chat request parsing', () => {
       model: 'm',
       messages: [
         { role: 'developer', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }], name: 'ann' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+          name: 'ann',
+        },
       ],
       stop: 'END',
       max_tokens: 5,
@@ -77,9 +84,17 @@ describe('chat request parsing', () => {
     [{ messages: [] }, 'messages', /at least 1 item/],
     [{ messages: 'hi' }, 'messages', /expected an array, but got "hi"/],
     [{ messages: Array(4).fill({ role: 'user', content: 'x' }) }, 'messages', /at most 3 items/],
-    [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role', /expected "system", "developer", "user", "assistant"/],
+    [
+      { messages: [{ role: 'tool', content: 'x' }] },
+      'messages[0].role',
+      /expected "system", "developer", "user", "assistant"/,
+    ],
     [{ messages: [{ role: 'user' }] }, 'messages[0].content', /Missing required parameter/],
-    [{ messages: [{ role: 'user', content: [{ type: 'image_url' }] }] }, 'messages[0].content[0].type', /expected "text"/],
+    [
+      { messages: [{ role: 'user', content: [{ type: 'image_url' }] }] },
+      'messages[0].content[0].type',
+      /expected "text"/,
+    ],
     [{ messages: [{ role: 'user', content: 7 }] }, 'messages[0].content', /expected a string or an array/],
     [{ temperature: 2.5 }, 'temperature', /<= 2, but got the number 2.5/],
     [{ temperature: -1 }, 'temperature', />= 0/],
@@ -112,14 +127,25 @@ describe('chat request parsing', () => {
 
   it('accepts what clients commonly send and ignores it deliberately', () => {
     expect(() =>
-      chat({ user: 'u', store: false, tools: [], response_format: { type: 'text' }, logprobs: false, parallel_tool_calls: true }),
+      chat({
+        user: 'u',
+        store: false,
+        tools: [],
+        response_format: { type: 'text' },
+        logprobs: false,
+        parallel_tool_calls: true,
+      }),
     ).not.toThrow();
   });
 });
 
 describe('embeddings request parsing', () => {
   it('takes a string or an array of strings; float is the default format', () => {
-    expect(parsers.embeddings({ model: 'e', input: 'hi' })).toEqual({ model: 'e', input: ['hi'], encodingFormat: 'float' });
+    expect(parsers.embeddings({ model: 'e', input: 'hi' })).toEqual({
+      model: 'e',
+      input: ['hi'],
+      encodingFormat: 'float',
+    });
     expect(parsers.embeddings({ model: 'e', input: ['a', 'b'], encoding_format: 'base64', user: 'u' })).toEqual({
       model: 'e',
       input: ['a', 'b'],

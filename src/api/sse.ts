@@ -14,7 +14,7 @@ export interface EventStreamOptions {
 /**
  * Runs `produce` and streams what it sends as server-sent events in the form openai-node reads: data-only frames,
  * then `data: [DONE]`, then the body closes. An error after the first event becomes a `data: {"error": ...}` frame
- * and the body closes.
+ * and the body closes. When the request is aborted, the body fails with the abort's reason instead.
  *
  * The Response is returned once the first event is sent (or the producer finishes): a failure before any output,
  * such as a prompt over the context window, is thrown instead so that it is answered with its own status code.
@@ -58,15 +58,16 @@ export async function eventStream(
       () => write('data: [DONE]\n\n'),
       (error: unknown) => {
         if (!started) throw error;
-        write(`data: ${JSON.stringify(options.errorBody(error))}\n\n`);
+        if (!abort.signal.aborted) write(`data: ${JSON.stringify(options.errorBody(error))}\n\n`);
       },
     )
     .finally(() => {
       options.signal?.removeEventListener('abort', onAbort);
-      if (open) {
-        open = false;
-        controller.close();
-      }
+      if (!open) return;
+      open = false;
+      // After a client abort the body fails with the abort reason, as a fetch body does when its request is aborted.
+      if (abort.signal.aborted) controller.error(abort.signal.reason);
+      else controller.close();
     });
 
   await Promise.race([firstEvent, finished]);

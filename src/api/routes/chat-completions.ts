@@ -4,7 +4,7 @@ import { newCompletionId } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { eventStream } from '../sse.ts';
 import type { ChatCompletion, ChatCompletionChunk, CompletionUsage } from '../wire.ts';
-import { requireModel, type RouteDeps } from './route-deps.ts';
+import { requireModel, type Env, type RouteDeps } from './route-deps.ts';
 
 const toUsage = (usage: TokenUsage): CompletionUsage => ({
   prompt_tokens: usage.promptTokens,
@@ -14,7 +14,7 @@ const toUsage = (usage: TokenUsage): CompletionUsage => ({
 
 /** `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. */
 export function createChatCompletion({ engine, limits, parsers, now, errorBody }: RouteDeps) {
-  return async (c: Context) => {
+  return async (c: Context<Env>) => {
     const { model, stream, includeUsage, request } = parsers.chat(await readJsonObject(c.req.raw, limits.maxBodyBytes));
     await requireModel(engine, model, 'chat');
     const id = newCompletionId();
@@ -65,7 +65,7 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
         const result = await engine.chat(model, request, { signal, onEvent });
         if (includeUsage) send(chunk([], toUsage(result.usage)));
       },
-      { signal: c.req.raw.signal, errorBody },
+      { signal: c.req.raw.signal, errorBody: (error) => errorBody(error, c.get('requestId')) },
     );
   };
 }

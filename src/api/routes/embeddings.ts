@@ -2,11 +2,11 @@ import type { Context } from 'hono';
 import { float32ToBase64 } from '../base64.ts';
 import { readJsonObject } from '../read-json.ts';
 import type { EmbeddingList } from '../wire.ts';
-import { requireModel, type RouteDeps } from './route-deps.ts';
+import { requireModel, type Env, type RouteDeps } from './route-deps.ts';
 
 /** `POST /v1/embeddings`. */
 export function createEmbeddings({ engine, limits, parsers }: RouteDeps) {
-  return async (c: Context) => {
+  return async (c: Context<Env>) => {
     const params = parsers.embeddings(await readJsonObject(c.req.raw, limits.maxBodyBytes));
     await requireModel(engine, params.model, 'embeddings');
     const result = await engine.embed(params.model, { input: params.input }, { signal: c.req.raw.signal });

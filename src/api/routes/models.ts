@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { ModelCard } from '../../engine/index.ts';
 import { modelNotFound } from '../errors.ts';
 import type { Model, ModelList } from '../wire.ts';
-import type { RouteDeps } from './route-deps.ts';
+import type { Env, RouteDeps } from './route-deps.ts';
 
 const toModel = (card: ModelCard, ownedBy: string): Model => ({
   id: card.id,
@@ -13,7 +13,7 @@ const toModel = (card: ModelCard, ownedBy: string): Model => ({
 
 /** `GET /v1/models`: the models this device can serve now. */
 export function listModels({ engine, ownedBy }: RouteDeps) {
-  return async (c: Context) => {
+  return async (c: Context<Env>) => {
     const cards = await engine.models();
     return c.json<ModelList>({ object: 'list', data: cards.map((card) => toModel(card, ownedBy)) });
   };
@@ -21,7 +21,7 @@ export function listModels({ engine, ownedBy }: RouteDeps) {
 
 /** `GET /v1/models/{id}`: one model, or 404. */
 export function retrieveModel({ engine, ownedBy }: RouteDeps) {
-  return async (c: Context) => {
+  return async (c: Context<Env>) => {
     const id = c.req.param('id') ?? '';
     const card = (await engine.models()).find((m) => m.id === id);
     if (!card) throw modelNotFound(id);

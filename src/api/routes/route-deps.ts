@@ -1,8 +1,12 @@
 import type { Engine, ModelTask } from '../../engine/index.ts';
+import type { KeyInfo } from '../../keys/index.ts';
 import { modelNotFound } from '../errors.ts';
 import type { Limits } from '../options.ts';
 import type { requestParsers } from '../request-schemas.ts';
 import type { ErrorBody } from '../wire.ts';
+
+/** What middleware hands to routes: the caller's key and the request id. */
+export type Env = { Variables: { key: KeyInfo; requestId: string } };
 
 /** What the route handlers share, built once per handler by `createHandler`. */
 export interface RouteDeps {
@@ -11,8 +15,8 @@ export interface RouteDeps {
   parsers: ReturnType<typeof requestParsers>;
   now: () => number;
   ownedBy: string;
-  /** The error body of a failure reported inside a started event stream (logged like any other). */
-  errorBody: (error: unknown) => ErrorBody;
+  /** The error body of a failure inside a started event stream, reported like any other failure. */
+  errorBody: (error: unknown, requestId: string) => ErrorBody;
 }
 
 /**

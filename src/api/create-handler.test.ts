@@ -1,0 +1,343 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { aborted, FakeEngine } from '../../test/support/fake-engine.ts';
+import { EngineError, type EngineErrorKind } from '../engine/index.ts';
+import { KeyRing } from '../keys/index.ts';
+import { createHandler, type Handler } from './create-handler.ts';
+import type { HandlerOptions } from './options.ts';
+import type { ChatCompletion, ChatCompletionChunk, EmbeddingList, ErrorBody } from './wire.ts';
+
+let engine: FakeEngine;
+let keys: KeyRing;
+let key: string;
+let handler: Handler;
+let serverErrors: { error: unknown; requestId: string }[];
+
+async function setUp(options: Partial<HandlerOptions> = {}) {
+  engine = new FakeEngine();
+  keys = new KeyRing();
+  key = (await keys.issue('test')).key;
+  serverErrors = [];
+  const onServerError = (error: unknown, requestId: string) => serverErrors.push({ error, requestId });
+  handler = createHandler({ engine, keys, onServerError, ...options });
+}
+beforeEach(() => setUp());
+
+function request(path: string, body?: unknown, init: RequestInit & { auth?: string | null } = {}) {
+  const headers = new Headers(init.headers);
+  const auth = init.auth === undefined ? `Bearer ${key}` : init.auth;
+  if (auth !== null) headers.set('authorization', auth);
+  if (body !== undefined) headers.set('content-type', 'application/json');
+  return handler(
+    new Request(`http://lantern.test${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      ...init,
+      headers,
+      ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    }),
+  );
+}
+
+const chatBody = (extra: Record<string, unknown> = {}) => ({
+  model: 'chat-model',
+  messages: [{ role: 'user', content: 'hello' }],
+  ...extra,
+});
+
+async function expectError(response: Response, status: number, code: string | null = null): Promise<ErrorBody> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(response.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
+  const body = (await response.json()) as ErrorBody;
+  expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+  expect(body.error.code).toBe(code);
+  expect(body.error.message.length).toBeGreaterThan(10);
+  return body;
+}
+
+/** Reads an event stream into its JSON chunks; asserts the framing on the way. */
+async function readEvents(response: Response): Promise<unknown[]> {
+  const text = await response.text();
+  expect(text.endsWith('\n\n')).toBe(true);
+  return text
+    .slice(0, -2)
+    .split('\n\n')
+    .map((frame) => {
+      expect(frame.startsWith('data: ')).toBe(true);
+      return frame === 'data: [DONE]' ? '[DONE]' : JSON.parse(frame.slice(6));
+    });
+}
+
+describe('authentication', () => {
+  it.each([
+    ['no Authorization header', null, null, /didn't provide an API key/],
+    ['another scheme', 'Basic abc', 'invalid_api_key', /form `Bearer lt_…`/],
+    ['a key without the lt_ prefix', 'Bearer sk-0123456789abcdef0123', 'invalid_api_key', /begin with `lt_`/],
+    ['an unknown lt_ key', 'Bearer lt_0123456789abcdefABCDEF', 'invalid_api_key', /Incorrect API key/],
+  ])('refuses %s with 401 on every route', async (_name, auth, code, message) => {
+    for (const [path, body] of [
+      ['/v1/models', undefined],
+      ['/v1/models/chat-model', undefined],
+      ['/v1/chat/completions', chatBody()],
+      ['/v1/embeddings', { model: 'embed-model', input: 'x' }],
+      ['/v1/nowhere', undefined],
+    ] as const) {
+      const error = await expectError(await request(path, body, { auth }), 401, code);
+      expect(error.error.message).toMatch(message);
+      expect(JSON.stringify(error)).not.toContain('0123456789abcdef');
+    }
+    expect(engine.chats).toHaveLength(0);
+  });
+
+  it('refuses a revoked key from the next request on', async () => {
+    expect((await request('/v1/models')).status).toBe(200);
+    const [info] = await keys.list();
+    await keys.revoke(info!.id);
+    const error = await expectError(await request('/v1/models'), 401, 'invalid_api_key');
+    expect(error.error.message).toMatch(/revoked/);
+  });
+
+  it('accepts the scheme in any case and extra headers clients send', async () => {
+    const response = await request('/v1/models', undefined, {
+      auth: `bearer ${key}`,
+      headers: { 'x-stainless-lang': 'js', 'OpenAI-Organization': 'org', 'OpenAI-Project': 'p' },
+    });
+    expect(response.status).toBe(200);
+  });
+});
+
+describe('routing', () => {
+  it('lists models and retrieves one, with one owned_by for all', async () => {
+    const list = await (await request('/v1/models')).json();
+    expect(list).toEqual({
+      object: 'list',
+      data: [
+        { id: 'chat-model', object: 'model', created: 1, owned_by: 'lantern' },
+        { id: 'embed-model', object: 'model', created: 2, owned_by: 'lantern' },
+      ],
+    });
+    expect(await (await request('/v1/models/embed-model')).json()).toEqual(list.data[1]);
+    await expectError(await request('/v1/models/nope'), 404, 'model_not_found');
+  });
+
+  it('answers unknown URLs and wrong methods with an OpenAI 404', async () => {
+    await expectError(await request('/v1/completions', chatBody()), 404, 'unknown_url');
+    await expectError(await request('/v1/chat/completions'), 404, 'unknown_url');
+  });
+
+  it('404s unknown models and models on the wrong endpoint before any work', async () => {
+    await expectError(await request('/v1/chat/completions', chatBody({ model: 'gpt-4o' })), 404, 'model_not_found');
+    await expectError(
+      await request('/v1/chat/completions', chatBody({ model: 'embed-model' })),
+      404,
+      'model_not_found',
+    );
+    await expectError(await request('/v1/embeddings', { model: 'chat-model', input: 'x' }), 404, 'model_not_found');
+    expect(engine.chats).toHaveLength(0);
+    expect(engine.embeds).toHaveLength(0);
+  });
+});
+
+describe('chat completions', () => {
+  it('answers with a chat.completion and hands the engine the converted request', async () => {
+    const response = await request('/v1/chat/completions', chatBody({ n: 2, temperature: 0, stop: 'x', seed: 5 }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-ratelimit-limit-requests')).toBe('120');
+    const body = (await response.json()) as ChatCompletion;
+    expect(body).toMatchObject({ object: 'chat.completion', model: 'chat-model' });
+    expect(body.id).toMatch(/^chatcmpl-/);
+    expect(body.choices).toEqual(
+      [0, 1].map((index) => ({
+        index,
+        message: { role: 'assistant', content: 'hi there', refusal: null },
+        logprobs: null,
+        finish_reason: 'stop',
+      })),
+    );
+    expect(body.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
+    expect(engine.chats[0]!.request).toMatchObject({ n: 2, temperature: 0, stop: ['x'], seed: 5 });
+  });
+
+  it('streams chunks: role first for each choice, one id, finish reasons, usage last, then [DONE]', async () => {
+    const response = await request(
+      '/v1/chat/completions',
+      chatBody({ stream: true, n: 2, stream_options: { include_usage: true } }),
+    );
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+    const events = await readEvents(response);
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1) as ChatCompletionChunk[];
+    expect(new Set(chunks.map((c) => `${c.id} ${c.created} ${c.model} ${c.object}`)).size).toBe(1);
+    expect(chunks.slice(0, 2).map((c) => c.choices[0])).toEqual([
+      { index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null },
+      { index: 1, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null },
+    ]);
+    for (const index of [0, 1]) {
+      const mine = chunks.flatMap((c) => c.choices).filter((c) => c.index === index);
+      expect(mine.map((c) => c.delta.content ?? '').join('')).toBe('hi there');
+      expect(mine.at(-1)!.finish_reason).toBe('stop');
+    }
+    expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+    });
+  });
+
+  it('sends no usage field without include_usage', async () => {
+    const events = await readEvents(await request('/v1/chat/completions', chatBody({ stream: true })));
+    expect(events.slice(0, -1).every((c) => !('usage' in (c as object)))).toBe(true);
+  });
+
+  it('answers an engine refusal before the first token with its own status, even when streaming', async () => {
+    engine.onChat = async () => {
+      throw new EngineError('context_length_exceeded', 'This model has 8 tokens of context.', { param: 'messages' });
+    };
+    const body = await expectError(
+      await request('/v1/chat/completions', chatBody({ stream: true })),
+      400,
+      'context_length_exceeded',
+    );
+    expect(body.error.param).toBe('messages');
+  });
+
+  it('ends a stream that fails after its first token with an error frame', async () => {
+    engine.onChat = async (_request, { onEvent }) => {
+      onEvent?.({ type: 'delta', choice: 0, text: 'par' });
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      throw new EngineError('unavailable', 'The engine worker stopped.');
+    };
+    const events = await readEvents(await request('/v1/chat/completions', chatBody({ stream: true })));
+    expect(events.at(-1)).toEqual({
+      error: { message: 'The engine worker stopped.', type: 'server_error', param: null, code: 'engine_unavailable' },
+    });
+    expect(events).not.toContain('[DONE]');
+  });
+
+  it.each([false, true])('passes the client abort to the engine (stream: %s)', async (stream) => {
+    const client = new AbortController();
+    let engineSignal: AbortSignal | undefined;
+    engine.onChat = async (_request, { signal, onEvent }) => {
+      engineSignal = signal;
+      onEvent?.({ type: 'delta', choice: 0, text: 'x' });
+      await aborted(signal);
+      throw new EngineError('aborted', 'cancelled');
+    };
+    const pending = request('/v1/chat/completions', chatBody({ stream }), { signal: client.signal });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    client.abort();
+    await pending.then((r) => r.text()).catch(() => undefined);
+    expect(engineSignal?.aborted).toBe(true);
+  });
+});
+
+describe('engine errors', () => {
+  const table: [EngineErrorKind, number, string, string | null][] = [
+    ['model_not_found', 404, 'model_not_found', null],
+    ['context_length_exceeded', 400, 'context_length_exceeded', null],
+    ['invalid_request', 400, 'null', null],
+    ['unavailable', 500, 'engine_unavailable', 'true'],
+    ['load_failed', 500, 'model_load_failed', 'false'],
+    ['internal', 500, 'engine_error', 'false'],
+  ];
+  it.each(table)('maps %s to %i', async (kind, status, code, retry) => {
+    engine.onChat = async () => {
+      throw new EngineError(kind, `failure of kind ${kind}`);
+    };
+    const response = await request('/v1/chat/completions', chatBody());
+    expect(response.headers.get('x-should-retry')).toBe(retry);
+    const body = await expectError(response, status, code === 'null' ? null : code);
+    expect(body.error.message).toBe(`failure of kind ${kind}`);
+  });
+
+  it('answers an unexpected failure with a 500 that is not retried, and serves the next request', async () => {
+    engine.onEmbed = async () => {
+      throw new TypeError('undefined is not a function');
+    };
+    const response = await request('/v1/embeddings', { model: 'embed-model', input: 'x' });
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    const requestId = response.headers.get('x-request-id');
+    const body = await expectError(response, 500, 'internal_error');
+    expect(body.error.message).not.toMatch(/undefined is not a function/);
+    expect(serverErrors).toEqual([{ error: expect.any(TypeError), requestId }]);
+    expect((await request('/v1/chat/completions', chatBody())).status).toBe(200);
+  });
+});
+
+describe('limits', () => {
+  it('refuses a body over the limit before the engine sees it', async () => {
+    await setUp({ limits: { maxBodyBytes: 200 } });
+    const body = chatBody({ messages: [{ role: 'user', content: 'x'.repeat(300) }] });
+    const error = await expectError(await request('/v1/chat/completions', body), 400, 'request_too_large');
+    expect(error.error.message).toMatch(/200 bytes/);
+    expect(engine.chats).toHaveLength(0);
+  });
+
+  it('refuses malformed JSON with a 400 and keeps serving', async () => {
+    await expectError(await request('/v1/chat/completions', '{"model": "chat-model", '), 400, 'invalid_json');
+    expect((await request('/v1/chat/completions', chatBody())).status).toBe(200);
+  });
+});
+
+describe('rate limits', () => {
+  it('answers 429 with retry headers once a key spends its requests per minute', async () => {
+    let now = 1_000_000;
+    await setUp({ rateLimits: { requestsPerMinute: 2 }, now: () => now });
+    expect((await request('/v1/chat/completions', chatBody())).status).toBe(200);
+    expect((await request('/v1/chat/completions', chatBody())).status).toBe(200);
+    const response = await request('/v1/chat/completions', chatBody());
+    expect(response.headers.get('retry-after-ms')).toBe('30000');
+    expect(response.headers.get('retry-after')).toBe('30');
+    expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    await expectError(response, 429, 'rate_limit_exceeded');
+    expect((await request('/v1/embeddings', { model: 'embed-model', input: 'x' })).status).toBe(200);
+    now += 30_000;
+    expect((await request('/v1/chat/completions', chatBody())).status).toBe(200);
+  });
+
+  it('holds a generation slot until the stream ends or is cancelled', async () => {
+    await setUp({ rateLimits: { concurrentGenerations: 1 } });
+    let release!: () => void;
+    engine.onChat = async (_request, { onEvent }) => {
+      onEvent?.({ type: 'delta', choice: 0, text: 'a' });
+      await new Promise<void>((resolve) => (release = resolve));
+      onEvent?.({ type: 'finish', choice: 0, reason: 'stop' });
+      return { choices: [{ text: 'a', finishReason: 'stop' }], usage: { promptTokens: 1, completionTokens: 1 } };
+    };
+    const first = await request('/v1/chat/completions', chatBody({ stream: true }));
+    await expectError(await request('/v1/chat/completions', chatBody({ stream: true })), 429, 'rate_limit_exceeded');
+    release();
+    await first.text();
+    const second = await request('/v1/chat/completions', chatBody({ stream: true }));
+    await second.body!.cancel();
+    release();
+    const third = await request('/v1/chat/completions', chatBody({ stream: true }));
+    expect(third.status).toBe(200);
+    release();
+  });
+});
+
+describe('embeddings', () => {
+  it('answers floats or base64 in input order', async () => {
+    const floats = (await (
+      await request('/v1/embeddings', { model: 'embed-model', input: ['a', 'bcd'] })
+    ).json()) as EmbeddingList;
+    expect(floats).toEqual({
+      object: 'list',
+      model: 'embed-model',
+      data: [
+        { object: 'embedding', index: 0, embedding: [0, 1, Math.fround(0.1)] },
+        { object: 'embedding', index: 1, embedding: [1, 3, Math.fround(0.1)] },
+      ],
+      usage: { prompt_tokens: 4, total_tokens: 4 },
+    });
+    const base64 = (await (
+      await request('/v1/embeddings', { model: 'embed-model', input: ['a', 'bcd'], encoding_format: 'base64' })
+    ).json()) as EmbeddingList;
+    const decoded = base64.data.map((d) => {
+      const bytes = Buffer.from(d.embedding as string, 'base64');
+      return Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(i * 4));
+    });
+    expect(decoded).toEqual(floats.data.map((d) => d.embedding));
+  });
+});
