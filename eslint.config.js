@@ -20,6 +20,11 @@ const boundaries = [
     why: 'src/engines run models and know nothing of HTTP.',
   },
   {
+    files: ['sw/**'],
+    patterns: ['**/engines/**', '**/client/**', '@huggingface/*', '@mlc-ai/*'],
+    why: 'sw/ is thin: it wires the handler to fetch events and knows no engine internals or page code.',
+  },
+  {
     files: ['src/keys/**'],
     patterns: ['**/api/**', '**/engine/**', '**/engines/**', '**/worker/**', '**/client/**', '**/sw/**'],
     why: 'src/keys is a leaf: key storage and checking only.',

@@ -9,7 +9,7 @@ export default defineConfig({
     copyPublicDir: false,
   },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'sw/**/*.test.ts', 'test/**/*.test.ts'],
     // onnxruntime-node is a native addon: separate processes isolate it more reliably than worker threads.
     pool: 'forks',
     // Loading a model and generating on a shared CPU can take seconds; these bound hangs, they do not time anything.

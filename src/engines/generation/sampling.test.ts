@@ -67,7 +67,11 @@ describe('adjustLogits', () => {
       [1, 1],
       [2, 3],
     ]);
-    adjustLogits(logits, params({ presencePenalty: 0.5, frequencyPenalty: 0.25, logitBias: { 3: -100, 9: 5 } }), counts);
+    adjustLogits(
+      logits,
+      params({ presencePenalty: 0.5, frequencyPenalty: 0.25, logitBias: { 3: -100, 9: 5 } }),
+      counts,
+    );
     expect(Array.from(logits)).toEqual([1, 1 - 0.25 - 0.5, 1 - 0.75 - 0.5, -99]);
   });
 

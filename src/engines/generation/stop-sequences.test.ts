@@ -57,7 +57,8 @@ describe('StopSequenceMatcher', () => {
 
   it('handles stop sequences that overlap themselves and non-ASCII text', () => {
     for (const pieces of splits('aaab👋c')) expect(run(['aab'], pieces)).toEqual({ out: 'a', stopped: true });
-    for (const pieces of splits('héllo 👋 wörld')) expect(run(['👋'], pieces)).toEqual({ out: 'héllo ', stopped: true });
+    for (const pieces of splits('héllo 👋 wörld'))
+      expect(run(['👋'], pieces)).toEqual({ out: 'héllo ', stopped: true });
   });
 
   it('passes text straight through without stop sequences', () => {
