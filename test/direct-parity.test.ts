@@ -1,0 +1,90 @@
+import { AutoModelForCausalLM, AutoTokenizer, type PreTrainedTokenizer, type Tensor } from '@huggingface/transformers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, createHandler, KeyRing } from '../src/index.ts';
+import { BUNDLED_MODELS, HAS_STORIES_260K, openaiClient, STORIES_260K } from './support/lantern.ts';
+
+/**
+ * Greedy output through the whole /v1 path (openai SDK → handler → engine) must be exactly what transformers.js
+ * generates when called directly: the same tokens, so the same text and the same count.
+ */
+const prompts = [
+  'Once upon a time',
+  'Tell me a story about a dog and a ball.',
+  'What is 7 + 8?',
+  'Something never seen before: 🦓 quantum marmalade, ça va?',
+];
+
+async function directGreedy(folder: string, content: string, maxNewTokens: number) {
+  const tokenizer: PreTrainedTokenizer = await AutoTokenizer.from_pretrained(folder);
+  const model = await AutoModelForCausalLM.from_pretrained(folder, { dtype: 'fp32' });
+  const text = tokenizer.apply_chat_template([{ role: 'user', content }], {
+    tokenize: false,
+    add_generation_prompt: true,
+  });
+  const inputs = tokenizer(text as string, { add_special_tokens: false }) as { input_ids: Tensor };
+  const output = (await model.generate({ ...inputs, max_new_tokens: maxNewTokens, do_sample: false })) as Tensor;
+  const promptLength = inputs.input_ids.dims.at(-1)!;
+  const generated = (output.tolist() as bigint[][])[0]!.slice(promptLength).map(Number);
+  const eos = [(model.generation_config as { eos_token_id: number | number[] }).eos_token_id].flat();
+  const ended = eos.includes(generated.at(-1)!);
+  return {
+    promptTokens: promptLength,
+    tokens: generated.length,
+    text: tokenizer.decode(ended ? generated.slice(0, -1) : generated, { skip_special_tokens: true }),
+    finish: ended ? 'stop' : 'length',
+  };
+}
+
+const cases = [
+  { name: 'the bundled tiny chat model', folder: `${BUNDLED_MODELS}/tiny-chat`, run: true },
+  { name: 'stories260K (../shared/models)', folder: STORIES_260K, run: HAS_STORIES_260K },
+];
+
+describe.each(cases)('greedy parity with direct transformers.js on $name', ({ folder, run }) => {
+  let client: ReturnType<typeof openaiClient>;
+  beforeAll(async () => {
+    if (!run) return;
+    const keys = new KeyRing();
+    const engine = createEngine({
+      profile: { 'indigo-owl-4': { task: 'chat', model: folder, dtype: 'fp32', created: 0 } },
+    });
+    client = openaiClient(createHandler({ engine, keys }), (await keys.issue('parity')).key);
+  });
+
+  it.skipIf(!run).each(prompts)('%j', async (content) => {
+    const expected = await directGreedy(folder, content, 96);
+    const messages = [{ role: 'user' as const, content }];
+    const completion = await client.chat.completions.create({
+      model: 'indigo-owl-4',
+      messages,
+      temperature: 0,
+      max_tokens: 96,
+    });
+    expect(completion.choices[0]!.message.content).toBe(expected.text);
+    expect(completion.choices[0]!.finish_reason).toBe(expected.finish);
+    expect(completion.usage).toMatchObject({
+      prompt_tokens: expected.promptTokens,
+      completion_tokens: expected.tokens,
+    });
+
+    const streamed = await client.chat.completions
+      .stream({ model: 'indigo-owl-4', messages, temperature: 0, max_tokens: 96 })
+      .finalChatCompletion();
+    expect(streamed.choices[0]!.message.content).toBe(expected.text);
+  });
+
+  it.skipIf(!run)('samples reproducibly with a seed, and differently with another', async () => {
+    const sample = (seed: number) =>
+      client.chat.completions.create({
+        model: 'indigo-owl-4',
+        messages: [{ role: 'user', content: 'Once upon a time' }],
+        temperature: 1,
+        top_p: 0.9,
+        seed,
+        max_tokens: 40,
+      });
+    const [a, b, c] = await Promise.all([sample(2026), sample(2026), sample(7)]);
+    expect(a.choices[0]!.message.content).toBe(b.choices[0]!.message.content);
+    expect(a.choices[0]!.message.content).not.toBe(c.choices[0]!.message.content);
+  });
+});

@@ -1,0 +1,75 @@
+import { pipeline, type FeatureExtractionPipeline } from '@huggingface/transformers';
+import OpenAI from 'openai';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bundledProfile, createEngine, createHandler, KeyRing } from '../src/index.ts';
+import { BUNDLED_MODELS, openaiClient, reference, type EmbedReference } from './support/lantern.ts';
+
+const model = 'jade-mole-4';
+const refs = reference<EmbedReference[]>('tiny-embed');
+const texts = refs.map((r) => r.text);
+
+let client: ReturnType<typeof openaiClient>;
+let direct: FeatureExtractionPipeline;
+
+beforeAll(async () => {
+  const keys = new KeyRing();
+  const handler = createHandler({ engine: createEngine({ profile: bundledProfile(BUNDLED_MODELS) }), keys });
+  client = openaiClient(handler, (await keys.issue('embedding tests')).key);
+  direct = await pipeline('feature-extraction', `${BUNDLED_MODELS}/tiny-embed`, { dtype: 'fp32' });
+});
+
+const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+
+describe('embeddings', () => {
+  it('answers the SDK default (base64) with the same vectors as encoding_format "float"', async () => {
+    const asBase64 = await client.embeddings.create({ model, input: texts });
+    const asFloat = await client.embeddings.create({ model, input: texts, encoding_format: 'float' });
+    expect(asBase64.data.map((d) => d.embedding)).toEqual(asFloat.data.map((d) => d.embedding));
+    expect(asFloat.data.map((d) => [d.object, d.index])).toEqual(texts.map((_, i) => ['embedding', i]));
+    expect(asFloat).toMatchObject({ object: 'list', model });
+  });
+
+  it('is identical to the transformers.js feature-extraction pipeline, and to PyTorch within float error', async () => {
+    const response = await client.embeddings.create({ model, input: texts, encoding_format: 'float' });
+    const expected = (await direct(texts, { pooling: 'mean', normalize: true })).tolist() as number[][];
+    expect(response.data.map((d) => d.embedding)).toEqual(expected.map((row) => row.map(Math.fround)));
+    response.data.forEach((d, i) => {
+      expect(norm(d.embedding)).toBeCloseTo(1, 5);
+      d.embedding.forEach((x, j) => expect(Math.abs(x - refs[i]!.embedding[j]!)).toBeLessThan(1e-5));
+    });
+  });
+
+  it('keeps input order and counts every input token', async () => {
+    const shuffled = [texts[3]!, texts[0]!, texts[4]!];
+    const response = await client.embeddings.create({ model, input: shuffled, encoding_format: 'float' });
+    const alone = await Promise.all(
+      shuffled.map(
+        async (text) => (await client.embeddings.create({ model, input: text, encoding_format: 'float' })).data,
+      ),
+    );
+    alone.forEach((data, i) => {
+      expect(data).toHaveLength(1);
+      expect(data[0]!.index).toBe(0);
+      data[0]!.embedding.forEach((x, j) => expect(x).toBeCloseTo(response.data[i]!.embedding[j]!, 6));
+    });
+    const tokens = [3, 0, 4].reduce((sum, i) => sum + refs[i]!.input_ids.length, 0);
+    expect(response.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
+  });
+
+  it('batches many inputs and returns each at its index', async () => {
+    const many = Array.from({ length: 70 }, (_, i) => `${texts[i % texts.length]} ${i}`);
+    const response = await client.embeddings.create({ model, input: many, encoding_format: 'float' });
+    expect(response.data.map((d) => d.index)).toEqual(many.map((_, i) => i));
+    const one = await client.embeddings.create({ model, input: many[65]!, encoding_format: 'float' });
+    one.data[0]!.embedding.forEach((x, j) => expect(x).toBeCloseTo(response.data[65]!.embedding[j]!, 6));
+  });
+
+  it('refuses an input longer than the model takes, instead of truncating it', async () => {
+    const error = await client.embeddings
+      .create({ model, input: ['short', 'cat '.repeat(600)] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'input' });
+    expect((error as Error).message).toMatch(/input\[1\] has 602 tokens/);
+  });
+});
