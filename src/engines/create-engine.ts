@@ -15,7 +15,7 @@ import type { ModelProfile, ModelSource } from './model-profile.ts';
 import { TaskQueue } from './task-queue.ts';
 import { TransformersChatModel } from './transformers/chat-model.ts';
 import { TransformersEmbeddingModel } from './transformers/embedding-model.ts';
-import type { TransformersDevice } from './transformers/load-options.ts';
+import type { TransformersDevice } from './transformers/load-pretrained.ts';
 
 export interface EngineOptions {
   /** Public model IDs and what each runs, e.g. `bundledProfile(...)`. */

@@ -7,4 +7,4 @@ export {
   type ModelSource,
   type PublicModelId,
 } from './model-profile.ts';
-export type { TransformersDevice, TransformersDtype } from './transformers/load-options.ts';
+export type { TransformersDevice, TransformersDtype } from './transformers/load-pretrained.ts';

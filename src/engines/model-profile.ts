@@ -1,5 +1,5 @@
 import type { ModelTask } from '../engine/index.ts';
-import type { TransformersDtype } from './transformers/load-options.ts';
+import type { TransformersDtype } from './transformers/load-pretrained.ts';
 
 /** The public model IDs of the API (spec §1): three chat models and one embedding model. */
 export const PUBLIC_MODELS = Object.freeze({

@@ -1,6 +1,5 @@
 import {
   AutoModelForCausalLM,
-  AutoTokenizer,
   BaseStreamer,
   LogitsProcessor,
   LogitsProcessorList,
@@ -23,7 +22,7 @@ import { IncrementalDecoder } from '../generation/incremental-decoder.ts';
 import { adjustLogits, sampleToken, type SamplingParams } from '../generation/sampling.ts';
 import { seededRandom, type Random } from '../generation/seeded-random.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
-import { progressCallback, type TransformersLoadOptions } from './load-options.ts';
+import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
 
 /**
  * A causal language model on transformers.js, generating chat replies token by token.
@@ -54,15 +53,7 @@ export class TransformersChatModel {
 
   /** Loads tokenizer and model (from a hub ID, a folder path or a URL) in parallel. */
   static async load(source: string, options: TransformersLoadOptions): Promise<TransformersChatModel> {
-    const progress_callback = progressCallback(options);
-    const [tokenizer, model] = await Promise.all([
-      AutoTokenizer.from_pretrained(source, { progress_callback }),
-      AutoModelForCausalLM.from_pretrained(source, {
-        progress_callback,
-        ...(options.device && { device: options.device }),
-        ...(options.dtype && { dtype: options.dtype }),
-      }),
-    ]);
+    const [tokenizer, model] = await loadPretrained(source, AutoModelForCausalLM, options);
     return new TransformersChatModel(tokenizer, model);
   }
 

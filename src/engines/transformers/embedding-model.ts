@@ -1,13 +1,12 @@
 import {
   AutoModel,
-  AutoTokenizer,
   mean_pooling,
   type PreTrainedModel,
   type PreTrainedTokenizer,
   type Tensor,
 } from '@huggingface/transformers';
 import { EngineError, throwIfAborted, type EmbedOptions, type EmbedResult } from '../../engine/index.ts';
-import { progressCallback, type TransformersLoadOptions } from './load-options.ts';
+import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
 
 /**
  * Inputs per forward pass. Batching amortises the per-call overhead of the runtime; past a few dozen short texts the
@@ -33,15 +32,7 @@ export class TransformersEmbeddingModel {
   }
 
   static async load(source: string, options: TransformersLoadOptions): Promise<TransformersEmbeddingModel> {
-    const progress_callback = progressCallback(options);
-    const [tokenizer, model] = await Promise.all([
-      AutoTokenizer.from_pretrained(source, { progress_callback }),
-      AutoModel.from_pretrained(source, {
-        progress_callback,
-        ...(options.device && { device: options.device }),
-        ...(options.dtype && { dtype: options.dtype }),
-      }),
-    ]);
+    const [tokenizer, model] = await loadPretrained(source, AutoModel, options);
     return new TransformersEmbeddingModel(tokenizer, model);
   }
 

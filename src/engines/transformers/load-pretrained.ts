@@ -1,4 +1,10 @@
-import type { ProgressInfo } from '@huggingface/transformers';
+import {
+  AutoTokenizer,
+  type PreTrainedModel,
+  type PreTrainedTokenizer,
+  type PretrainedModelOptions,
+  type ProgressInfo,
+} from '@huggingface/transformers';
 import type { LoadProgress } from '../../engine/index.ts';
 
 /** Where transformers.js runs a model: `cpu` in Node, `wasm` or `webgpu` in a browser. */
@@ -16,8 +22,30 @@ export interface TransformersLoadOptions {
   onProgress?: ((progress: LoadProgress) => void) | undefined;
 }
 
+/** An Auto* model class of transformers.js (`AutoModel`, `AutoModelForCausalLM`, ...). */
+interface AutoModelClass {
+  from_pretrained(source: string, options: PretrainedModelOptions): Promise<PreTrainedModel>;
+}
+
+/** Loads a model folder's tokenizer and weights in parallel, reporting progress under the public model ID. */
+export async function loadPretrained(
+  source: string,
+  Model: AutoModelClass,
+  options: TransformersLoadOptions,
+): Promise<[PreTrainedTokenizer, PreTrainedModel]> {
+  const progress_callback = progressCallback(options);
+  return Promise.all([
+    AutoTokenizer.from_pretrained(source, { progress_callback }),
+    Model.from_pretrained(source, {
+      progress_callback,
+      ...(options.device && { device: options.device }),
+      ...(options.dtype && { dtype: options.dtype }),
+    }),
+  ]);
+}
+
 /** transformers.js' progress callback, translated to the engine interface's LoadProgress. */
-export function progressCallback(options: TransformersLoadOptions): ((info: ProgressInfo) => void) | undefined {
+function progressCallback(options: TransformersLoadOptions): ((info: ProgressInfo) => void) | undefined {
   const { onProgress, id: model } = options;
   if (!onProgress) return undefined;
   return (info) => {
