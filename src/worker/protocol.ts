@@ -1,0 +1,137 @@
+/**
+ * Everything that crosses the engine worker's boundary: the API the worker exposes over Comlink, the messages of a
+ * call's own port, the port hand-off between page and service worker, and the Comlink handler that carries typed
+ * engine errors across intact. Imported by the worker, the service worker and the page alike.
+ */
+import * as Comlink from 'comlink';
+import {
+  EngineError,
+  type ChatEvent,
+  type ChatRequest,
+  type ChatResult,
+  type EmbedRequest,
+  type EmbedResult,
+  type EngineErrorKind,
+  type LoadProgress,
+  type ModelCard,
+  type ModelTask,
+} from '../engine/index.ts';
+import type { ModelProfile } from '../engines/model-profile.ts';
+
+/** What runs the models in the worker: WebGPU when an adapter exists (or is asked for), otherwise WebAssembly. */
+export type DevicePreference = 'auto' | 'webgpu' | 'wasm';
+
+export interface DeviceInfo {
+  device: 'webgpu' | 'wasm';
+  /** The WebGPU adapter, when there is one (even if wasm was chosen). */
+  adapter: { vendor: string; architecture: string; description: string } | null;
+  /** Whether the adapter can run half-precision shaders (web-llm's q4f16 models need it). */
+  shaderF16: boolean;
+}
+
+/** How the host page configures a fresh engine worker. */
+export interface EngineWorkerConfig {
+  profile: ModelProfile;
+  device: DevicePreference;
+}
+
+/** One finished model run, reported to the host page (progress UIs, tokens per second, tests). */
+export interface RunReport {
+  model: string;
+  task: ModelTask;
+  outcome: 'completed' | EngineErrorKind;
+  /** Token counts of a completed run; 0 for a run that failed or was aborted. */
+  promptTokens: number;
+  completionTokens: number;
+  /** Chat events the run emitted, and how many of them came after its caller aborted (at most the token in flight). */
+  events: number;
+  eventsAfterAbort: number;
+  milliseconds: number;
+}
+
+/** The host page's side of the worker: start it, and connect a port on which the engine API is exposed. */
+export interface EngineWorkerControl {
+  /**
+   * Configures the worker. `onProgress` and `onReport` are Comlink proxies; `onFatal` is called when the engine can
+   * no longer be trusted (a failed load or run leaves transformers.js' promise chain rejected), so the host replaces
+   * the worker.
+   */
+  start(
+    config: EngineWorkerConfig,
+    onProgress: (progress: LoadProgress) => void,
+    onReport: (report: RunReport) => void,
+    onFatal: (reason: string) => void,
+  ): Promise<DeviceInfo>;
+  /** Exposes the engine API on `port` (for a service worker). */
+  connect(port: MessagePort): void;
+}
+
+/**
+ * The engine API on a connected port. Each chat or embed call carries its own MessagePort: the worker pushes every
+ * chat event on it as it happens (one message a token, no reply awaited), then `end`; the caller sends `abort` on it.
+ */
+export interface EngineWorkerApi {
+  models(): Promise<ModelCard[]>;
+  chat(model: string, request: ChatRequest, port: MessagePort): Promise<ChatResult>;
+  embed(model: string, request: EmbedRequest, port: MessagePort): Promise<EmbedResult>;
+}
+
+/** Messages on a call's port. Events and `end` go worker → caller; `abort` goes caller → worker. */
+export type CallMessage = { type: 'event'; event: ChatEvent } | { type: 'end' } | { type: 'abort' };
+
+/** Service worker → every window: "send me a port to the engine". */
+export const PORT_REQUEST = 'lantern:port-request';
+
+/** Host page → service worker, with a MessagePort to the engine worker as the message's one transferred port. */
+export interface PortOffer {
+  type: 'lantern:port-offer';
+  /** Which host and which of its workers the port leads to; a service worker keeps the first port of each. */
+  host: string;
+  generation: number;
+}
+
+export function isPortOffer(data: unknown): data is PortOffer {
+  return typeof data === 'object' && data !== null && (data as PortOffer).type === 'lantern:port-offer';
+}
+
+interface SerializedEngineError {
+  engineError: true;
+  kind: EngineErrorKind;
+  message: string;
+  param: string | undefined;
+}
+
+let registered = false;
+
+/**
+ * Makes Comlink carry EngineErrors across intact: its built-in `throw` handler keeps only an error's message and
+ * name, so `kind` and `param`, which decide the HTTP status, would be lost. Call on both sides of the boundary.
+ */
+export function registerEngineErrorTransfer(): void {
+  if (registered) return;
+  registered = true;
+  const builtIn = Comlink.transferHandlers.get('throw')!;
+  Comlink.transferHandlers.set('throw', {
+    canHandle: builtIn.canHandle,
+    serialize(thrown: unknown) {
+      const { value } = thrown as { value: unknown };
+      if (value instanceof EngineError) {
+        const serialized: SerializedEngineError = {
+          engineError: true,
+          kind: value.kind,
+          message: value.message,
+          param: value.param,
+        };
+        return [serialized, []];
+      }
+      return builtIn.serialize(thrown);
+    },
+    deserialize(serialized: unknown) {
+      if ((serialized as SerializedEngineError).engineError) {
+        const { kind, message, param } = serialized as SerializedEngineError;
+        throw new EngineError(kind, message, param === undefined ? {} : { param });
+      }
+      return builtIn.deserialize(serialized);
+    },
+  });
+}
