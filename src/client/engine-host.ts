@@ -1,0 +1,94 @@
+import * as Comlink from 'comlink';
+import type { LoadProgress } from '../engine/index.ts';
+import {
+  registerEngineErrorTransfer,
+  type DeviceInfo,
+  type EngineWorkerConfig,
+  type EngineWorkerControl,
+  type PortOffer,
+  type RunReport,
+} from '../worker/protocol.ts';
+
+export interface EngineHostEvents {
+  progress(progress: LoadProgress): void;
+  report(report: RunReport): void;
+  device(device: DeviceInfo): void;
+  /** The engine worker was replaced, for the reason given. */
+  restarted(reason: string): void;
+}
+
+/**
+ * The page side of the engine worker, in the one tab elected to host it: spawns the worker, hands service workers
+ * ports to it, and replaces it when it breaks (a crash, or a failure that leaves transformers.js unusable), after which
+ * the next request runs on the fresh worker.
+ */
+export class EngineHost {
+  /** Identifies this host in port offers, so a service worker can tell a new host from a repeated offer. */
+  readonly id = crypto.randomUUID();
+  readonly #config: EngineWorkerConfig;
+  readonly #events: EngineHostEvents;
+  #worker: Worker | undefined;
+  #control: Comlink.Remote<EngineWorkerControl> | undefined;
+  #started: Promise<DeviceInfo> | undefined;
+  /** Counts workers; a port offer names its worker's generation. */
+  #generation = 0;
+
+  constructor(config: EngineWorkerConfig, events: EngineHostEvents) {
+    registerEngineErrorTransfer();
+    this.#config = config;
+    this.#events = events;
+  }
+
+  /** Spawns and configures the engine worker; resolves with the device it runs on. */
+  start(): Promise<DeviceInfo> {
+    this.#generation += 1;
+    const generation = this.#generation;
+    const worker = new Worker(new URL('../worker/engine-worker.ts', import.meta.url), {
+      type: 'module',
+      name: 'lantern-engine',
+    });
+    worker.addEventListener('error', (event) =>
+      this.#replace(generation, `the engine worker crashed: ${event.message}`),
+    );
+    this.#worker = worker;
+    this.#control = Comlink.wrap<EngineWorkerControl>(worker);
+    this.#started = this.#control
+      .start(
+        this.#config,
+        Comlink.proxy((progress: LoadProgress) => this.#events.progress(progress)),
+        Comlink.proxy((report: RunReport) => this.#events.report(report)),
+        Comlink.proxy((reason: string) => this.#replace(generation, reason)),
+      )
+      .then((device) => {
+        this.#events.device(device);
+        return device;
+      });
+    return this.#started;
+  }
+
+  /** Gives `serviceWorker` a new port to the engine worker. */
+  async offerPort(serviceWorker: ServiceWorker): Promise<void> {
+    if (!this.#control || !this.#started) throw new Error('The engine host has not been started.');
+    await this.#started;
+    const { port1, port2 } = new MessageChannel();
+    await this.#control.connect(Comlink.transfer(port1, [port1]));
+    const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation: this.#generation };
+    serviceWorker.postMessage(offer, [port2]);
+  }
+
+  /** Terminates the worker; the models it held are freed. */
+  close(): void {
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    this.#control?.[Comlink.releaseProxy]();
+    this.#control = undefined;
+    this.#started = undefined;
+  }
+
+  #replace(generation: number, reason: string): void {
+    if (generation !== this.#generation) return; // an older worker's last words
+    this.close();
+    void this.start().catch(() => {});
+    this.#events.restarted(reason);
+  }
+}

@@ -1,0 +1,198 @@
+import { Workbox } from 'workbox-window';
+import type { LoadProgress } from '../engine/index.ts';
+import { bundledProfile, type ModelProfile } from '../engines/model-profile.ts';
+import { indexedDbKeyStorage, KeyRing, type KeyStore } from '../keys/index.ts';
+import { PORT_REQUEST, type DeviceInfo, type DevicePreference, type RunReport } from '../worker/protocol.ts';
+import { EngineHost } from './engine-host.ts';
+
+export interface LocalAPIOptions {
+  /** URL of the service worker script that mounts Lantern (default `/service-worker.js`, as `npm run build` emits). */
+  serviceWorker?: string;
+  /** Public model IDs and what each runs (default: the bundled fixture models under `/models`). */
+  profile?: ModelProfile;
+  /** Where models run (default `auto`: WebGPU when the browser has an adapter, otherwise WebAssembly). */
+  device?: DevicePreference;
+}
+
+/** The events of a LocalAPI; every tab receives them, whichever tab hosts the engine. */
+export interface LocalAPIEventMap {
+  /** Model download and load progress. */
+  progress: CustomEvent<LoadProgress>;
+  /** The device the engine runs on, once known. */
+  device: CustomEvent<DeviceInfo>;
+  /** One finished model run: tokens, time, outcome. */
+  run: CustomEvent<RunReport>;
+  /** This tab became the engine host (the previous one closed, or it is the first). */
+  host: CustomEvent<{ isHost: true }>;
+  /** The engine worker was replaced after a failure; the detail says why. */
+  restart: CustomEvent<{ reason: string }>;
+  /** A new version of the service worker took control of this page. */
+  update: Event;
+}
+
+/** Messages between the tabs of an origin, so that every tab hears the host's events. */
+type TabMessage =
+  | { type: 'progress'; detail: LoadProgress }
+  | { type: 'device'; detail: DeviceInfo }
+  | { type: 'run'; detail: RunReport }
+  | { type: 'restart'; detail: { reason: string } }
+  | { type: 'hello' };
+
+const HOST_LOCK = 'lantern:engine-host';
+const TAB_CHANNEL = 'lantern:tabs';
+
+/**
+ * Lantern, started in this page: `/v1` on this origin answers the OpenAI-shaped API. Point the openai SDK at
+ * `baseURL` with a key from `keys.issue()`.
+ */
+export class LocalAPI extends EventTarget {
+  /** `${location.origin}/v1`: absolute, as the openai SDK requires. */
+  readonly baseURL = `${location.origin}/v1`;
+  /** Issue, list and revoke API keys (IndexedDB, hashes only; shared by every tab and the service worker). */
+  readonly keys: KeyStore = new KeyRing({ storage: indexedDbKeyStorage() });
+  #device: DeviceInfo | undefined;
+  #host: EngineHost | undefined;
+  readonly #closed = new AbortController();
+  readonly #tabs = new BroadcastChannel(TAB_CHANNEL);
+
+  /** The device the engine runs on, once the host has started it. */
+  get device(): DeviceInfo | undefined {
+    return this.#device;
+  }
+
+  /** Whether this tab hosts the engine worker. */
+  get isHost(): boolean {
+    return this.#host !== undefined;
+  }
+
+  override addEventListener<K extends keyof LocalAPIEventMap>(
+    type: K,
+    listener: (event: LocalAPIEventMap[K]) => void,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  override addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void {
+    super.addEventListener(type, listener, options);
+  }
+
+  override removeEventListener<K extends keyof LocalAPIEventMap>(
+    type: K,
+    listener: (event: LocalAPIEventMap[K]) => void,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  override removeEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | EventListenerOptions,
+  ): void {
+    super.removeEventListener(type, listener, options);
+  }
+
+  /** Leaves: stops hosting (another tab takes over) and stops listening. `/v1` keeps working from other tabs. */
+  close(): void {
+    this.#closed.abort();
+    this.#tabs.close();
+  }
+
+  /** @internal Wires this page up; called once by startLocalAPI. */
+  async _start(options: LocalAPIOptions): Promise<void> {
+    const container = navigator.serviceWorker;
+    // Listen before registering: a restarted service worker may ask for a port at any moment.
+    container.addEventListener('message', (event) => {
+      if (event.data?.type === PORT_REQUEST && this.#host && event.source instanceof ServiceWorker) {
+        void this.#host.offerPort(event.source);
+      }
+    });
+    container.startMessages();
+    this.#tabs.onmessage = (event: MessageEvent<TabMessage>) => this.#onTabMessage(event.data);
+
+    const workbox = new Workbox(options.serviceWorker ?? '/service-worker.js');
+    workbox.addEventListener('controlling', (event) => {
+      if (event.isUpdate) this.dispatchEvent(new Event('update'));
+      if (this.#host && container.controller) void this.#host.offerPort(container.controller);
+    });
+    await workbox.register();
+    // The service worker claims open pages when it activates, so even the first load is controlled.
+    if (!container.controller) {
+      await new Promise<void>((resolve) =>
+        container.addEventListener('controllerchange', () => resolve(), { once: true }),
+      );
+    }
+
+    this.#elect({ profile: options.profile ?? bundledProfile('/models'), device: options.device ?? 'auto' });
+    this.#tabs.postMessage({ type: 'hello' } satisfies TabMessage);
+  }
+
+  /**
+   * Queues for the origin's engine-host lock. The first tab gets it at once; the others wait, and the next in line
+   * takes over when the host tab closes (the browser releases a closed tab's locks), so there is always one host and
+   * one copy of each model.
+   */
+  #elect(config: { profile: ModelProfile; device: DevicePreference }): void {
+    navigator.locks
+      .request(HOST_LOCK, { signal: this.#closed.signal }, async () => {
+        const host = new EngineHost(config, {
+          progress: (detail) => this.#broadcast({ type: 'progress', detail }),
+          report: (detail) => this.#broadcast({ type: 'run', detail }),
+          device: (detail) => this.#broadcast({ type: 'device', detail }),
+          restarted: (reason) => {
+            this.#broadcast({ type: 'restart', detail: { reason } });
+            const controller = navigator.serviceWorker.controller;
+            if (controller) void host.offerPort(controller);
+          },
+        });
+        this.#host = host;
+        await host.start();
+        this.dispatchEvent(new CustomEvent('host', { detail: { isHost: true } }));
+        const controller = navigator.serviceWorker.controller;
+        if (controller) await host.offerPort(controller);
+        // Hold the lock for as long as this page keeps the API open.
+        await new Promise((resolve) => this.#closed.signal.addEventListener('abort', resolve, { once: true }));
+        host.close();
+        this.#host = undefined;
+      })
+      .catch((error: unknown) => {
+        if (!this.#closed.signal.aborted) console.error('[lantern] engine host failed:', error);
+      });
+  }
+
+  /** Sends a message to every other tab and dispatches it here too. */
+  #broadcast(message: Exclude<TabMessage, { type: 'hello' }>): void {
+    this.#tabs.postMessage(message);
+    this.#onTabMessage(message);
+  }
+
+  #onTabMessage(message: TabMessage): void {
+    if (message.type === 'hello') {
+      // A tab just opened: tell it the device, if this tab knows it.
+      if (this.#host && this.#device)
+        this.#tabs.postMessage({ type: 'device', detail: this.#device } satisfies TabMessage);
+      return;
+    }
+    if (message.type === 'device') this.#device = message.detail;
+    this.dispatchEvent(new CustomEvent(message.type, { detail: message.detail }));
+  }
+}
+
+/**
+ * Starts Lantern in this page: registers the service worker that answers `/v1`, waits until it controls the page, and
+ * joins the election of the tab that hosts the engine. Resolves once `fetch('/v1/...')` is answered by Lantern.
+ *
+ * @example
+ * const lantern = await startLocalAPI();
+ * const { key } = await lantern.keys.issue('my app');
+ * const client = new OpenAI({ baseURL: lantern.baseURL, apiKey: key, dangerouslyAllowBrowser: true });
+ */
+export async function startLocalAPI(options: LocalAPIOptions = {}): Promise<LocalAPI> {
+  if (!('serviceWorker' in navigator)) {
+    throw new Error(
+      'Lantern needs service workers: serve the page over https or from localhost, in a browser that has them.',
+    );
+  }
+  const api = new LocalAPI();
+  await api._start(options);
+  return api;
+}
