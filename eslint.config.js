@@ -20,6 +20,16 @@ const boundaries = [
     why: 'src/engines run models and know nothing of HTTP.',
   },
   {
+    files: ['src/worker/**'],
+    patterns: ['**/api/**', '**/keys/**', '**/client/**', '**/sw/**'],
+    why: 'src/worker runs engines behind the engine interface and knows nothing of HTTP, keys or the page.',
+  },
+  {
+    files: ['src/client/**', 'src/demo/**'],
+    patterns: ['**/api/**', '**/sw/**', '**/engines/**', '!**/engines/model-profile.ts', '@huggingface/*', '@mlc-ai/*'],
+    why: 'src/client is the page side: it talks to the service worker and the engine worker, and never loads an engine.',
+  },
+  {
     files: ['sw/**'],
     patterns: ['**/engines/**', '**/client/**', '@huggingface/*', '@mlc-ai/*'],
     why: 'sw/ is thin: it wires the handler to fetch events and knows no engine internals or page code.',
@@ -32,7 +42,7 @@ const boundaries = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'public/models/', 'node_modules/'] },
+  { ignores: ['dist/', 'dist-e2e/', 'dev-dist/', 'test-results/', 'coverage/', 'public/models/', 'node_modules/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,19 +1,44 @@
+import { VitePWA } from 'vite-plugin-pwa';
 import { defineConfig } from 'vitest/config';
 
-export default defineConfig({
+/**
+ * One build for the browser: the page (index.html), the engine worker it spawns, and the service worker
+ * (sw/service-worker.ts, built by vite-plugin-pwa with the list of files to precache for offline use).
+ * `--mode e2e` adds the end-to-end test harness page and writes to dist-e2e/.
+ */
+export default defineConfig(({ mode }) => ({
   build: {
-    // The package entry as an ES module library; runtime dependencies stay imports for the app's bundler to resolve.
-    lib: { entry: 'src/index.ts', formats: ['es'], fileName: 'lantern' },
-    rollupOptions: { external: [/^@huggingface\//, /^hono/, /^zod/, /^node:/] },
     target: 'es2022',
-    copyPublicDir: false,
+    outDir: mode === 'e2e' ? 'dist-e2e' : 'dist',
+    rollupOptions: {
+      input: { main: 'index.html', ...(mode === 'e2e' && { harness: 'test/e2e/harness.html' }) },
+    },
   },
+  worker: { format: 'es' },
+  plugins: [
+    VitePWA({
+      strategies: 'injectManifest',
+      srcDir: 'sw',
+      filename: 'service-worker.ts',
+      injectRegister: false, // startLocalAPI() registers it, with workbox-window
+      manifest: false,
+      injectManifest: {
+        // Everything a page needs offline: the app shell, the engine worker, onnxruntime-web and the bundled models.
+        globPatterns: ['**/*.{html,js,mjs,css,wasm,onnx,json,svg}'],
+        globIgnores: ['**/reference.json'],
+        // onnxruntime-web's WebAssembly binary alone is 26 MB.
+        maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
+        rollupFormat: 'iife',
+      },
+    }),
+  ],
   test: {
     include: ['src/**/*.test.ts', 'sw/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['test/e2e/**'],
     // onnxruntime-node is a native addon: separate processes isolate it more reliably than worker threads.
     pool: 'forks',
     // Loading a model and generating on a shared CPU can take seconds; these bound hangs, they do not time anything.
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
-});
+}));

@@ -1,0 +1,145 @@
+import { expect, test } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { engineDevice, issueKey, openHarness } from './harness-page.ts';
+
+/** The official openai SDK, bundled into a page, against the real service worker and engine worker. */
+interface ChatReference {
+  messages: { role: 'user'; content: string }[];
+  input_ids: number[];
+  greedy_ids: number[];
+  greedy_text: string;
+}
+const refs: ChatReference[] = JSON.parse(readFileSync('public/models/tiny-chat/reference.json', 'utf8'));
+const count = refs.find((r) => r.messages.at(-1)!.content === 'Count to 10.')!;
+
+let key: string;
+
+test.beforeEach(async ({ page }) => {
+  await openHarness(page);
+  key = await issueKey(page);
+});
+
+test('runs on the device the browser offers: WebGPU with an adapter, WebAssembly without', async ({ page }, info) => {
+  expect(await engineDevice(page)).toBe(info.project.name);
+});
+
+test('models.list returns the four public models', async ({ page }) => {
+  const ids = await page.evaluate(async (k) => {
+    const models = [];
+    for await (const model of window.harness.client(k).models.list()) models.push(model.id);
+    return models;
+  }, key);
+  expect(ids).toEqual(['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4']);
+});
+
+test('chat, non-streamed: the greedy reply of the PyTorch reference', async ({ page }) => {
+  const completion = await page.evaluate(
+    async ({ k, messages }) =>
+      window.harness.client(k).chat.completions.create({ model: 'crimson-falcon-4', messages, temperature: 0 }),
+    { k: key, messages: count.messages },
+  );
+  expect(completion.choices[0]!.message.content).toBe(count.greedy_text);
+  expect(completion.choices[0]!.finish_reason).toBe('stop');
+  expect(completion.usage).toEqual({
+    prompt_tokens: count.input_ids.length,
+    completion_tokens: count.greedy_ids.length,
+    total_tokens: count.input_ids.length + count.greedy_ids.length,
+  });
+});
+
+test('chat, streamed with include_usage: token by token, usage at the end', async ({ page }) => {
+  const result = await page.evaluate(
+    async ({ k, messages }) => {
+      const stream = window.harness.client(k).chat.completions.stream({
+        model: 'indigo-owl-4',
+        messages,
+        temperature: 0,
+        stream_options: { include_usage: true },
+      });
+      const deltas: string[] = [];
+      stream.on('content', (delta) => deltas.push(delta));
+      const final = await stream.finalChatCompletion();
+      return { deltas, content: final.choices[0]!.message.content, usage: final.usage };
+    },
+    { k: key, messages: count.messages },
+  );
+  expect(result.content).toBe(count.greedy_text);
+  expect(result.deltas).toHaveLength(count.greedy_ids.length - 1);
+  expect(result.usage?.completion_tokens).toBe(count.greedy_ids.length);
+});
+
+test('chat with n = 2 and a stop sequence', async ({ page }) => {
+  const choices = await page.evaluate(
+    async ({ k, messages }) => {
+      const completion = await window.harness.client(k).chat.completions.create({
+        model: 'amber-phoenix-4',
+        messages,
+        temperature: 0,
+        n: 2,
+        stop: [', 5'],
+      });
+      return completion.choices.map((c) => [c.index, c.message.content, c.finish_reason]);
+    },
+    { k: key, messages: count.messages },
+  );
+  expect(choices).toEqual([
+    [0, '1, 2, 3, 4', 'stop'],
+    [1, '1, 2, 3, 4', 'stop'],
+  ]);
+});
+
+test('embeddings: the SDK default (base64) decodes to the float vectors', async ({ page }) => {
+  const result = await page.evaluate(async (k) => {
+    const client = window.harness.client(k);
+    const input = ['The cat sat on the mat.', 'hello world'];
+    const base64 = await client.embeddings.create({ model: 'jade-mole-4', input });
+    const float = await client.embeddings.create({ model: 'jade-mole-4', input, encoding_format: 'float' });
+    return { base64: base64.data.map((d) => d.embedding), float: float.data.map((d) => d.embedding) };
+  }, key);
+  expect(result.float).toHaveLength(2);
+  expect(result.float[0]).toHaveLength(64);
+  expect(result.base64).toEqual(result.float);
+});
+
+test('errors arrive as the SDK error classes', async ({ page }) => {
+  const errors = await page.evaluate(async (k) => {
+    const { client, OpenAI } = window.harness;
+    const name = async (promise: Promise<unknown>) => {
+      try {
+        await promise;
+        return 'no error';
+      } catch (error) {
+        for (const cls of ['AuthenticationError', 'NotFoundError', 'BadRequestError', 'RateLimitError'] as const) {
+          if (error instanceof OpenAI[cls]) return `${cls} ${(error as InstanceType<typeof OpenAI.APIError>).status}`;
+        }
+        return `unexpected ${String(error)}`;
+      }
+    };
+    const hello = [{ role: 'user' as const, content: 'Hello' }];
+    return {
+      auth: await name(client('lt_not-a-key-of-this-origin-000').models.list()),
+      notFound: await name(client(k).chat.completions.create({ model: 'gpt-4o', messages: hello })),
+      badRequest: await name(
+        client(k).chat.completions.create({ model: 'crimson-falcon-4', messages: hello, temperature: 3 }),
+      ),
+      // Five at once against the default limit of four concurrent generations per key: one is refused.
+      rateLimit: await Promise.all(
+        Array.from({ length: 5 }, () =>
+          name(
+            client(k).chat.completions.create({
+              model: 'crimson-falcon-4',
+              messages: hello,
+              max_tokens: 8,
+              logit_bias: { 0: -100, 2: -100 },
+            }),
+          ),
+        ),
+      ),
+    };
+  }, key);
+  expect(errors.auth).toBe('AuthenticationError 401');
+  expect(errors.notFound).toBe('NotFoundError 404');
+  expect(errors.badRequest).toBe('BadRequestError 400');
+  expect(errors.rateLimit.filter((e) => e === 'RateLimitError 429')).toHaveLength(1);
+  expect(errors.rateLimit.filter((e) => e === 'no error')).toHaveLength(4);
+});
