@@ -1,5 +1,26 @@
+import { readFileSync } from 'node:fs';
+import type { Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * For the end-to-end tests: a chat model folder whose tokenizer and config are fine but whose weights are not an ONNX
+ * file, so loading it fails inside onnxruntime, as a corrupt download would (it poisons transformers.js' session
+ * chain, which the engine host must recover from).
+ */
+function corruptModelFixture(): Plugin {
+  const files = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'];
+  return {
+    name: 'lantern-e2e-corrupt-model',
+    generateBundle() {
+      for (const file of files) {
+        const source = readFileSync(`public/models/tiny-chat/${file}`);
+        this.emitFile({ type: 'asset', fileName: `e2e/corrupt-chat/${file}`, source });
+      }
+      this.emitFile({ type: 'asset', fileName: 'e2e/corrupt-chat/onnx/model.onnx', source: 'not an ONNX model' });
+    },
+  };
+}
 
 /**
  * One build for the browser: the page (index.html), the engine worker it spawns, and the service worker
@@ -16,6 +37,7 @@ export default defineConfig(({ mode }) => ({
   },
   worker: { format: 'es' },
   plugins: [
+    mode === 'e2e' && corruptModelFixture(),
     VitePWA({
       strategies: 'injectManifest',
       srcDir: 'sw',

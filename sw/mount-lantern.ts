@@ -1,7 +1,7 @@
 /// <reference lib="webworker" />
 import { createHandler, type Handler, type HandlerOptions } from '../src/api/index.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
-import { isPortOffer, PORT_REQUEST } from '../src/worker/protocol.ts';
+import { isHostGone, isPortOffer, PORT_REQUEST } from '../src/worker/protocol.ts';
 import { RemoteEngine } from '../src/worker/remote-engine.ts';
 import { routeFetch } from './route-fetch.ts';
 
@@ -36,6 +36,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     if (isPortOffer(event.data) && port) engine.connect(port, `${event.data.host}#${event.data.generation}`);
+    else if (isHostGone(event.data)) engine.disconnect(event.data.host);
   });
 
   const handler = createHandler({ keys: new KeyRing({ storage: indexedDbKeyStorage() }), ...options, engine });

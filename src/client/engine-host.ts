@@ -5,6 +5,7 @@ import {
   type DeviceInfo,
   type EngineWorkerConfig,
   type EngineWorkerControl,
+  type HostGone,
   type PortOffer,
   type RunReport,
 } from '../worker/protocol.ts';
@@ -74,6 +75,11 @@ export class EngineHost {
     await this.#control.connect(Comlink.transfer(port1, [port1]));
     const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation: this.#generation };
     serviceWorker.postMessage(offer, [port2]);
+  }
+
+  /** Tells `serviceWorker` that this host's worker is going away, so it waits for the next host instead. */
+  retire(serviceWorker: ServiceWorker): void {
+    serviceWorker.postMessage({ type: 'lantern:host-gone', host: this.id } satisfies HostGone);
   }
 
   /** Terminates the worker; the models it held are freed. */

@@ -145,12 +145,20 @@ export class LocalAPI extends EventTarget {
           },
         });
         this.#host = host;
+        // On pagehide (closing, reloading or navigating away) the worker dies with this page: say so first.
+        const retire = () => {
+          const controller = navigator.serviceWorker.controller;
+          if (controller) host.retire(controller);
+        };
+        addEventListener('pagehide', retire);
+        this.#closed.signal.addEventListener('abort', retire, { once: true });
         await host.start();
         this.dispatchEvent(new CustomEvent('host', { detail: { isHost: true } }));
         const controller = navigator.serviceWorker.controller;
         if (controller) await host.offerPort(controller);
         // Hold the lock for as long as this page keeps the API open.
         await new Promise((resolve) => this.#closed.signal.addEventListener('abort', resolve, { once: true }));
+        removeEventListener('pagehide', retire);
         host.close();
         this.#host = undefined;
       })

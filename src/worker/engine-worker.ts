@@ -75,7 +75,8 @@ async function withCallPort<T>(
   } catch (thrown) {
     const error = EngineError.from(thrown);
     finish(error.kind);
-    if (POISONING.has(error.kind)) fatal(error.message);
+    // Ask for a replacement only once this call's answer is on its way: the host terminates the worker at once.
+    if (POISONING.has(error.kind)) setTimeout(() => fatal(error.message), 0);
     throw error;
   } finally {
     port.postMessage({ type: 'end' } satisfies CallMessage);

@@ -94,6 +94,19 @@ export function isPortOffer(data: unknown): data is PortOffer {
   return typeof data === 'object' && data !== null && (data as PortOffer).type === 'lantern:port-offer';
 }
 
+/**
+ * Host page → service worker, as the page goes away (`pagehide`): its engine worker goes with it, so the service
+ * worker stops sending requests to it and waits for the next host's port instead.
+ */
+export interface HostGone {
+  type: 'lantern:host-gone';
+  host: string;
+}
+
+export function isHostGone(data: unknown): data is HostGone {
+  return typeof data === 'object' && data !== null && (data as HostGone).type === 'lantern:host-gone';
+}
+
 interface SerializedEngineError {
   engineError: true;
   kind: EngineErrorKind;

@@ -19,13 +19,20 @@ import { registerEngineErrorTransfer, type CallMessage, type EngineWorkerApi } f
  */
 export const PORT_WAIT_MS = 10_000;
 
+/** How many times a call that lost its engine before producing any output is sent again, to the next one. */
+const MAX_RESENDS = 3;
+
 interface Connection {
   api: Comlink.Remote<EngineWorkerApi>;
   port: MessagePort;
+  /** `host#generation`: the worker behind the port. */
   key: string;
-  /** Fails the calls still running on this connection. */
-  calls: Set<(error: EngineError) => void>;
+  /** Tells the calls still running on this connection that it is gone. */
+  calls: Set<() => void>;
 }
+
+/** A call's connection went away before the call settled. */
+class ConnectionLost extends Error {}
 
 export interface RemoteEngineOptions {
   /** Asks for a port when there is none (the service worker asks its window clients). */
@@ -35,9 +42,10 @@ export interface RemoteEngineOptions {
 
 /**
  * The engine interface, served by an engine worker at the other end of a MessagePort: what the service worker's
- * handler talks to. The port can be replaced at any time (a new host tab, a restarted worker); calls still running on
- * the old one then fail as `unavailable` at once instead of waiting for answers that will never come, and a caller's
- * abort is answered at once too, whether or not the worker is still there to hear it.
+ * handler talks to. The port can be replaced at any time (a new host tab, a restarted worker) or dropped (the host tab
+ * went away). A call that had produced nothing yet is then sent again to the next worker; one that had already
+ * streamed output fails as `unavailable` at once, rather than waiting for answers that will never come. A caller's
+ * abort is answered at once too, whether or not a worker is still there to hear it.
  */
 export class RemoteEngine implements Engine {
   readonly #requestPort: () => void;
@@ -51,57 +59,92 @@ export class RemoteEngine implements Engine {
     this.#portWaitMs = options.portWaitMs ?? PORT_WAIT_MS;
   }
 
-  /** Whether a port to an engine worker is connected. */
-  get connected(): boolean {
-    return this.#connection !== undefined;
-  }
-
   /**
-   * Uses `port` from now on. `key` names the worker behind it: a second port to the same worker is closed unused, so
-   * a duplicate offer does not cut off running calls.
+   * Uses `port` from now on. `key` names the worker behind it (`host#generation`): a second port to the same worker is
+   * closed unused, so a repeated offer does not cut off running calls.
    */
   connect(port: MessagePort, key: string): void {
     if (this.#connection?.key === key) {
       port.close();
       return;
     }
-    const previous = this.#connection;
+    this.#drop();
     const connection: Connection = { api: Comlink.wrap<EngineWorkerApi>(port), port, key, calls: new Set() };
     this.#connection = connection;
-    if (previous) {
-      const error = new EngineError(
-        'unavailable',
-        'The engine host changed while this request was running (the tab hosting the models closed, or its engine ' +
-          'worker was restarted). Retry the request.',
-      );
-      previous.calls.forEach((fail) => fail(error));
-      previous.port.close();
-    }
     this.#waiting.forEach((resolve) => resolve(connection));
     this.#waiting.clear();
   }
 
+  /** Forgets the port of `host`'s worker, if that is the current one: the host page is going away. */
+  disconnect(host: string): void {
+    if (this.#connection?.key.startsWith(`${host}#`)) this.#drop();
+  }
+
   async models(): Promise<ModelCard[]> {
-    const connection = await this.#connect();
-    return this.#call(connection, undefined, () => connection.api.models());
+    return this.#send(
+      undefined,
+      () => true,
+      (connection) => connection.api.models(),
+    );
   }
 
   async chat(model: string, request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
-    const connection = await this.#connect(options.signal);
-    return this.#withCallPort(connection, options, (port) => connection.api.chat(model, request, port));
+    let events = 0;
+    const counted: ChatOptions = {
+      ...options,
+      onEvent: (event) => {
+        events += 1;
+        options.onEvent?.(event);
+      },
+    };
+    return this.#send(
+      options.signal,
+      () => events === 0,
+      (connection) => this.#withCallPort(counted, (port) => connection.api.chat(model, request, port)),
+    );
   }
 
   async embed(model: string, request: EmbedRequest, options: EmbedOptions = {}): Promise<EmbedResult> {
-    const connection = await this.#connect(options.signal);
-    return this.#withCallPort(connection, options, (port) => connection.api.embed(model, request, port));
+    return this.#send(
+      options.signal,
+      () => true,
+      (connection) => this.#withCallPort(options, (port) => connection.api.embed(model, request, port)),
+    );
+  }
+
+  #drop(): void {
+    const previous = this.#connection;
+    if (!previous) return;
+    this.#connection = undefined;
+    previous.calls.forEach((lost) => lost());
+    previous.port.close();
+  }
+
+  /** Sends a call to the engine, again to the next one if its engine goes away while `resendable()`. */
+  async #send<T>(
+    signal: AbortSignal | undefined,
+    resendable: () => boolean,
+    call: (connection: Connection) => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const connection = await this.#connect(signal);
+      try {
+        return await this.#settleOnLoss(connection, signal, () => call(connection));
+      } catch (error) {
+        if (!(error instanceof ConnectionLost)) throw error;
+        if (!resendable() || attempt >= MAX_RESENDS) {
+          throw new EngineError(
+            'unavailable',
+            'The engine went away while this request was running (the tab hosting the models closed, or its ' +
+              'engine worker was restarted). Retry the request.',
+          );
+        }
+      }
+    }
   }
 
   /** A call with its own port: events arrive on it, `abort` leaves on it, and `end` marks the last event. */
-  async #withCallPort<T>(
-    connection: Connection,
-    options: ChatOptions,
-    invoke: (port: MessagePort) => Promise<T>,
-  ): Promise<T> {
+  async #withCallPort<T>(options: ChatOptions, invoke: (port: MessagePort) => Promise<T>): Promise<T> {
     const { port1: mine, port2: theirs } = new MessageChannel();
     let ended!: () => void;
     const end = new Promise<void>((resolve) => (ended = resolve));
@@ -112,33 +155,31 @@ export class RemoteEngine implements Engine {
     const onAbort = () => mine.postMessage({ type: 'abort' } satisfies CallMessage);
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await this.#call(connection, options.signal, async () => {
-        // The result comes back on Comlink's port and the events on this one; wait for `end` so that every event
-        // has been delivered before the caller sees the result or the error.
-        try {
-          return await invoke(Comlink.transfer(theirs, [theirs]));
-        } finally {
-          await end;
-        }
-      });
+      // The result comes back on Comlink's port and the events on this one: wait for `end`, so that every event has
+      // been delivered before the caller sees the result or the error.
+      try {
+        return await invoke(Comlink.transfer(theirs, [theirs]));
+      } finally {
+        await end;
+      }
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
       mine.close();
     }
   }
 
-  /** Runs a remote call that fails at once when its caller aborts or its connection is replaced. */
-  #call<T>(connection: Connection, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+  /** Runs a remote call, but settles at once when its caller aborts or its connection goes away. */
+  #settleOnLoss<T>(connection: Connection, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const fail = (error: EngineError) => reject(error);
+      const lost = () => reject(new ConnectionLost());
       const onAbort = () => reject(new EngineError('aborted', 'The request was cancelled by the client.'));
       if (signal?.aborted) return onAbort();
-      connection.calls.add(fail);
+      connection.calls.add(lost);
       signal?.addEventListener('abort', onAbort, { once: true });
       run()
         .then(resolve, (error: unknown) => reject(EngineError.from(error)))
         .finally(() => {
-          connection.calls.delete(fail);
+          connection.calls.delete(lost);
           signal?.removeEventListener('abort', onAbort);
         });
     });
@@ -149,31 +190,30 @@ export class RemoteEngine implements Engine {
     if (this.#connection) return Promise.resolve(this.#connection);
     this.#requestPort();
     return new Promise<Connection>((resolve, reject) => {
-      const done = (connection: Connection) => {
+      const settle = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        this.#waiting.delete(done);
+        this.#waiting.delete(connected);
+      };
+      const connected = (connection: Connection) => {
+        settle();
         resolve(connection);
       };
-      const giveUp = (error: EngineError) => {
-        this.#waiting.delete(done);
-        signal?.removeEventListener('abort', onAbort);
-        clearTimeout(timer);
-        reject(error);
+      const onAbort = () => {
+        settle();
+        reject(new EngineError('aborted', 'The request was cancelled by the client.'));
       };
-      const onAbort = () => giveUp(new EngineError('aborted', 'The request was cancelled by the client.'));
-      const timer = setTimeout(
-        () =>
-          giveUp(
-            new EngineError(
-              'unavailable',
-              'No page is hosting the engine. Open a page of this app that calls startLocalAPI(), then retry.',
-            ),
+      const timer = setTimeout(() => {
+        settle();
+        reject(
+          new EngineError(
+            'unavailable',
+            'No page is hosting the engine. Open a page of this app that calls startLocalAPI(), then retry.',
           ),
-        this.#portWaitMs,
-      );
+        );
+      }, this.#portWaitMs);
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiting.add(done);
+      this.#waiting.add(connected);
     });
   }
 }

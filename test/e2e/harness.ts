@@ -9,19 +9,34 @@ const params = new URLSearchParams(location.search);
 const profile = bundledProfile('/models');
 const lantern = await startLocalAPI({
   device: (params.get('device') as DevicePreference | null) ?? 'auto',
-  // ?broken=amber-phoenix-4 points that ID at a model folder that does not exist.
+  // ?broken=amber-phoenix-4 points that ID at a model whose weights are corrupt (see vite.config.ts).
   profile: params.get('broken')
-    ? { ...profile, [params.get('broken')!]: { task: 'chat', model: '/models/no-such-model', created: 0 } }
+    ? { ...profile, [params.get('broken')!]: { task: 'chat', model: '/e2e/corrupt-chat', created: 0 } }
     : profile,
 });
 
 const runs: RunReport[] = [];
 lantern.addEventListener('run', (event) => runs.push(event.detail));
 
+/** The SDK error class of `error` and its code ("AuthenticationError invalid_api_key"); class names are minified. */
+function describeError(error: unknown): string {
+  const classes = [
+    'AuthenticationError',
+    'NotFoundError',
+    'BadRequestError',
+    'RateLimitError',
+    'InternalServerError',
+  ] as const;
+  const name = classes.find((c) => error instanceof OpenAI[c]) ?? `unexpected ${String(error)}`;
+  const code = (error as { code?: string | null }).code;
+  return code ? `${name} ${code}` : name;
+}
+
 const harness = {
   lantern,
   OpenAI,
   runs,
+  describeError,
   /** An SDK client for `key`; retries off unless asked, so tests see each answer. */
   client: (key: string, options: { maxRetries?: number } = {}) =>
     new OpenAI({ baseURL: lantern.baseURL, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0, ...options }),

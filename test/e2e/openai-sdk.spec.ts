@@ -103,16 +103,13 @@ test('embeddings: the SDK default (base64) decodes to the float vectors', async 
 
 test('errors arrive as the SDK error classes', async ({ page }) => {
   const errors = await page.evaluate(async (k) => {
-    const { client, OpenAI } = window.harness;
+    const { client, describeError } = window.harness;
     const name = async (promise: Promise<unknown>) => {
       try {
         await promise;
         return 'no error';
       } catch (error) {
-        for (const cls of ['AuthenticationError', 'NotFoundError', 'BadRequestError', 'RateLimitError'] as const) {
-          if (error instanceof OpenAI[cls]) return `${cls} ${(error as InstanceType<typeof OpenAI.APIError>).status}`;
-        }
-        return `unexpected ${String(error)}`;
+        return describeError(error);
       }
     };
     const hello = [{ role: 'user' as const, content: 'Hello' }];
@@ -137,9 +134,9 @@ test('errors arrive as the SDK error classes', async ({ page }) => {
       ),
     };
   }, key);
-  expect(errors.auth).toBe('AuthenticationError 401');
-  expect(errors.notFound).toBe('NotFoundError 404');
-  expect(errors.badRequest).toBe('BadRequestError 400');
-  expect(errors.rateLimit.filter((e) => e === 'RateLimitError 429')).toHaveLength(1);
+  expect(errors.auth).toBe('AuthenticationError invalid_api_key');
+  expect(errors.notFound).toBe('NotFoundError model_not_found');
+  expect(errors.badRequest).toBe('BadRequestError invalid_value');
+  expect(errors.rateLimit.filter((e) => e === 'RateLimitError rate_limit_exceeded')).toHaveLength(1);
   expect(errors.rateLimit.filter((e) => e === 'no error')).toHaveLength(4);
 });

@@ -6,6 +6,7 @@ import {
   type ProgressInfo,
 } from '@huggingface/transformers';
 import type { LoadProgress } from '../../engine/index.ts';
+import { yieldToEventLoop } from './yield-to-event-loop.ts';
 
 /** Where transformers.js runs a model: `cpu` in Node, `wasm` or `webgpu` in a browser. */
 export type TransformersDevice = 'cpu' | 'wasm' | 'webgpu';
@@ -34,7 +35,7 @@ export async function loadPretrained(
   options: TransformersLoadOptions,
 ): Promise<[PreTrainedTokenizer, PreTrainedModel]> {
   const progress_callback = progressCallback(options);
-  return Promise.all([
+  const [tokenizer, model] = await Promise.all([
     AutoTokenizer.from_pretrained(source, { progress_callback }),
     Model.from_pretrained(source, {
       progress_callback,
@@ -42,6 +43,14 @@ export async function loadPretrained(
       ...(options.dtype && { dtype: options.dtype }),
     }),
   ]);
+  // generate() and pipelines call `this.forward()` once per step: each step starts on a fresh macrotask, so an abort
+  // message reaches the caller's AbortSignal within one token (see yieldToEventLoop).
+  const forward = model.forward.bind(model);
+  model.forward = async (inputs) => {
+    await yieldToEventLoop();
+    return forward(inputs);
+  };
+  return [tokenizer, model];
 }
 
 /** transformers.js' progress callback, translated to the engine interface's LoadProgress. */

@@ -1,0 +1,178 @@
+import { expect, test, type Page } from '@playwright/test';
+import { preview } from 'vite';
+import { issueKey, openHarness } from './harness-page.ts';
+
+/**
+ * The shape of Lantern in a browser: abort, several tabs sharing one engine, a service worker stopped and restarted,
+ * keys shared by every tab, offline reloads, and an engine worker replaced after it broke.
+ */
+const hello = [{ role: 'user' as const, content: 'Hello' }];
+const HELLO_REPLY = 'Hello! How can I help you today?';
+
+/** Sends one greedy "Hello" through the SDK in `page`; resolves with the reply, or the SDK error's class and code. */
+function sayHello(page: Page, key: string, model = 'crimson-falcon-4') {
+  return page.evaluate(
+    async ({ k, m, messages }) => {
+      try {
+        const completion = await window.harness
+          .client(k)
+          .chat.completions.create({ model: m, messages, temperature: 0 });
+        return completion.choices[0]!.message.content;
+      } catch (error) {
+        return window.harness.describeError(error);
+      }
+    },
+    { k: key, m: model, messages: hello },
+  );
+}
+
+test('aborting a stream stops the generation within a token', async ({ page }) => {
+  await openHarness(page);
+  const key = await issueKey(page);
+  const report = await page.evaluate(async (k) => {
+    const abort = new AbortController();
+    const stream = await window.harness.client(k).chat.completions.create(
+      {
+        model: 'crimson-falcon-4',
+        messages: [{ role: 'user', content: 'Tell me a story.' }],
+        stream: true,
+        max_tokens: 500,
+        logit_bias: { 0: -100, 2: -100 }, // the model cannot end by itself: only the abort can stop it
+      },
+      { signal: abort.signal },
+    );
+    let received = 0;
+    try {
+      for await (const _chunk of stream) if (++received === 3) abort.abort();
+    } catch {
+      // the SDK may end the iteration with an abort error; either way the request is gone
+    }
+    while (!window.harness.runs.some((r) => r.outcome !== 'completed')) await new Promise((r) => setTimeout(r, 20));
+    return window.harness.runs.at(-1)!;
+  }, key);
+  expect(report.outcome).toBe('aborted');
+  expect(report.eventsAfterAbort).toBeLessThanOrEqual(1);
+  expect(report.events).toBeLessThan(100); // of the 500 it would have generated
+  expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+});
+
+test('tabs share one engine, and the next tab takes over when the host closes', async ({ context }) => {
+  const first = await context.newPage();
+  await openHarness(first);
+  await expect.poll(() => first.evaluate(() => window.harness.lantern.isHost)).toBe(true);
+  const second = await context.newPage();
+  await openHarness(second);
+  const key = await issueKey(second);
+
+  expect(await sayHello(second, key)).toBe(HELLO_REPLY);
+  expect(await second.evaluate(() => window.harness.lantern.isHost)).toBe(false);
+  // One engine worker in the whole browser context: the first tab's.
+  expect(first.workers()).toHaveLength(1);
+  expect(second.workers()).toHaveLength(0);
+  // Every tab hears the host's events.
+  expect(await second.evaluate(() => window.harness.runs.length)).toBe(1);
+
+  await first.close();
+  await expect.poll(() => second.evaluate(() => window.harness.lantern.isHost)).toBe(true);
+  await expect.poll(() => second.workers().length).toBe(1);
+  expect(await sayHello(second, key)).toBe(HELLO_REPLY);
+});
+
+test('a service worker stopped by the browser answers the next request after it restarts', async ({
+  page,
+  context,
+}) => {
+  await openHarness(page);
+  const key = await issueKey(page);
+  expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+
+  const cdp = await context.newCDPSession(page);
+  const statuses: string[] = [];
+  cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) =>
+    versions.forEach((v: { runningStatus: string }) => statuses.push(v.runningStatus)),
+  );
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  await expect.poll(() => statuses.at(-1)).toBe('stopped');
+
+  expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+  expect(statuses.at(-1)).toBe('running');
+});
+
+test('a key revoked in one tab is refused in another, and IndexedDB holds no plaintext key', async ({ context }) => {
+  const admin = await context.newPage();
+  await openHarness(admin);
+  const app = await context.newPage();
+  await openHarness(app);
+  const { key, id } = await admin.evaluate(async () => {
+    const issued = await window.harness.lantern.keys.issue('shared');
+    return { key: issued.key, id: issued.info.id };
+  });
+  expect(await sayHello(app, key)).toBe(HELLO_REPLY);
+
+  const stored = await admin.evaluate(
+    () =>
+      new Promise<string>((resolve, reject) => {
+        const open = indexedDB.open('lantern-keys');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const all = open.result.transaction('keys').objectStore('keys').getAll();
+          all.onsuccess = () => resolve(JSON.stringify(all.result));
+        };
+      }),
+  );
+  expect(stored).toContain(id);
+  expect(stored).not.toContain(key.slice(3));
+
+  await admin.evaluate((keyId) => window.harness.lantern.keys.revoke(keyId), id);
+  expect(await sayHello(app, key)).toBe('AuthenticationError invalid_api_key');
+});
+
+test('after a first visit, a reload with the server gone still answers /v1', async ({ page }) => {
+  const port = 4174;
+  const server = await preview({
+    mode: 'e2e',
+    build: { outDir: 'dist-e2e' },
+    preview: { host: '127.0.0.1', port, strictPort: true },
+    logLevel: 'silent',
+  });
+  try {
+    const origin = `http://127.0.0.1:${port}`;
+    await page.goto(`${origin}/test/e2e/harness.html`);
+    await page.waitForFunction(() => window.harness !== undefined);
+    const key = await issueKey(page);
+    expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+    const embedded = () =>
+      page.evaluate(
+        async (k) =>
+          (await window.harness.client(k).embeddings.create({ model: 'jade-mole-4', input: 'offline' })).data.length,
+        key,
+      );
+    expect(await embedded()).toBe(1);
+
+    await server.close();
+    await expect(page.request.get(`${origin}/`)).rejects.toThrow(); // the network really is gone
+
+    await page.reload();
+    await page.waitForFunction(() => window.harness !== undefined);
+    expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+    expect(await embedded()).toBe(1);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a broken engine worker is replaced, and the next request succeeds', async ({ page }) => {
+  await openHarness(page, 'broken=amber-phoenix-4');
+  const key = await issueKey(page);
+  const restarts = page.evaluate(
+    () =>
+      new Promise<string>((resolve) =>
+        window.harness.lantern.addEventListener('restart', (event) => resolve(event.detail.reason)),
+      ),
+  );
+  // The corrupt model fails inside onnxruntime, which leaves transformers.js unable to load any model in that worker.
+  expect(await sayHello(page, key, 'amber-phoenix-4')).toBe('InternalServerError model_load_failed');
+  expect(await restarts).toMatch(/could not be loaded/);
+  expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+});
