@@ -5,7 +5,7 @@ import { defineConfig } from '@playwright/test';
  * service worker and engine worker, served from the `--mode e2e` build. Every test runs twice: on the WebAssembly
  * path (no WebGPU adapter) and on the WebGPU path (`--enable-unsafe-webgpu`: SwiftShader's adapter, on the CPU).
  */
-const PORT = 4173;
+const PORT = 4183;
 export const E2E_ORIGIN = `http://127.0.0.1:${PORT}`;
 
 const chromiumArgs = [

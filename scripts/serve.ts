@@ -1,6 +1,6 @@
 /**
- * `npm start`: the /v1 handler served from Node on 127.0.0.1 with the bundled models, and a fresh API key.
- * (The browser playground replaces this as the run command once the service worker lands.)
+ * `npm run serve:node`: the /v1 handler served from Node on 127.0.0.1 with the bundled models, and a fresh API key.
+ * (`npm start` serves the browser app; this is the same handler without a browser.)
  */
 import { serve } from '@hono/node-server';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type BrowserContext, type Page } from '@playwright/test';
 import { preview } from 'vite';
 import { issueKey, openHarness } from './harness-page.ts';
 
@@ -8,6 +8,12 @@ import { issueKey, openHarness } from './harness-page.ts';
  */
 const hello = [{ role: 'user' as const, content: 'Hello' }];
 const HELLO_REPLY = 'Hello! How can I help you today?';
+
+async function openPage(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  await openHarness(page);
+  return page;
+}
 
 /** Sends one greedy "Hello" through the SDK in `page`; resolves with the reply, or the SDK error's class and code. */
 function sayHello(page: Page, key: string, model = 'crimson-falcon-4') {
@@ -56,12 +62,30 @@ test('aborting a stream stops the generation within a token', async ({ page }) =
   expect(await sayHello(page, key)).toBe(HELLO_REPLY);
 });
 
+test('closing a tab stops the generation it asked for', async ({ context }) => {
+  const host = await openPage(context);
+  const reader = await openPage(context);
+  const key = await issueKey(reader);
+  await reader.evaluate(async (k) => {
+    const stream = await window.harness.client(k).chat.completions.create({
+      model: 'crimson-falcon-4',
+      messages: [{ role: 'user', content: 'Tell me a story.' }],
+      stream: true,
+      max_tokens: 500,
+      logit_bias: { 0: -100, 2: -100 },
+    });
+    const iterator = stream[Symbol.asyncIterator]();
+    await iterator.next(); // streaming; the tab closes while it reads
+  }, key);
+  await reader.close();
+  await expect.poll(() => host.evaluate(() => window.harness.runs.map((r) => r.outcome))).toEqual(['aborted']);
+  expect(await host.evaluate(() => window.harness.runs[0]!.events)).toBeLessThan(100);
+});
+
 test('tabs share one engine, and the next tab takes over when the host closes', async ({ context }) => {
-  const first = await context.newPage();
-  await openHarness(first);
+  const first = await openPage(context);
   await expect.poll(() => first.evaluate(() => window.harness.lantern.isHost)).toBe(true);
-  const second = await context.newPage();
-  await openHarness(second);
+  const second = await openPage(context);
   const key = await issueKey(second);
 
   expect(await sayHello(second, key)).toBe(HELLO_REPLY);
@@ -100,10 +124,8 @@ test('a service worker stopped by the browser answers the next request after it 
 });
 
 test('a key revoked in one tab is refused in another, and IndexedDB holds no plaintext key', async ({ context }) => {
-  const admin = await context.newPage();
-  await openHarness(admin);
-  const app = await context.newPage();
-  await openHarness(app);
+  const admin = await openPage(context);
+  const app = await openPage(context);
   const { key, id } = await admin.evaluate(async () => {
     const issued = await window.harness.lantern.keys.issue('shared');
     return { key: issued.key, id: issued.info.id };
@@ -129,7 +151,7 @@ test('a key revoked in one tab is refused in another, and IndexedDB holds no pla
 });
 
 test('after a first visit, a reload with the server gone still answers /v1', async ({ page }) => {
-  const port = 4174;
+  const port = 4184;
   const server = await preview({
     mode: 'e2e',
     build: { outDir: 'dist-e2e' },

@@ -1,0 +1,163 @@
+import * as Comlink from 'comlink';
+import { afterEach, describe, expect, it } from 'vitest';
+import { aborted, FakeEngine } from '../../test/support/fake-engine.ts';
+import { EngineError, type ChatEvent, type ChatRequest } from '../engine/index.ts';
+import { registerEngineErrorTransfer, type RunReport } from './protocol.ts';
+import { RemoteEngine } from './remote-engine.ts';
+import { createWorkerApi } from './worker-api.ts';
+
+/**
+ * The engine worker protocol end to end in Node: a RemoteEngine (the service worker's side) talking over real
+ * MessageChannels and Comlink to the worker API around an engine (a fake one here; the browser tests run the real one).
+ */
+registerEngineErrorTransfer();
+
+const request: ChatRequest = {
+  messages: [{ role: 'user', content: 'hi' }],
+  temperature: 0,
+  topP: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  stop: [],
+  n: 1,
+};
+
+const ports: MessagePort[] = [];
+afterEach(() => ports.splice(0).forEach((p) => p.close()));
+
+/** A worker around `engine`, reachable through the port this returns. */
+function worker(engine: FakeEngine, reports: RunReport[] = [], fatal: string[] = []): MessagePort {
+  const { port1, port2 } = new MessageChannel();
+  ports.push(port1, port2);
+  Comlink.expose(createWorkerApi(() => engine, { report: (r) => reports.push(r), fatal: (f) => fatal.push(f) }), port1);
+  return port2;
+}
+
+function remote(portWaitMs = 2000) {
+  let requests = 0;
+  const engine = new RemoteEngine({ requestPort: () => (requests += 1), portWaitMs });
+  return { engine, requests: () => requests };
+}
+
+describe('RemoteEngine over Comlink', () => {
+  it('relays models, chat events in order before the result, and embeddings', async () => {
+    const fake = new FakeEngine();
+    const reports: RunReport[] = [];
+    const { engine } = remote();
+    engine.connect(worker(fake, reports), 'host#1');
+
+    expect(await engine.models()).toEqual(fake.cards);
+    const events: ChatEvent[] = [];
+    const result = await engine.chat('chat-model', { ...request, n: 2 }, { onEvent: (e) => events.push(e) });
+    // Every event has arrived by the time the result does, though they travel on different ports.
+    expect(events).toHaveLength(6);
+    expect(events.filter((e) => e.type === 'finish')).toHaveLength(2);
+    expect(result.usage).toEqual({ promptTokens: 3, completionTokens: 4 });
+    const embedded = await engine.embed('embed-model', { input: ['a', 'bb'] });
+    expect(embedded.embeddings.map((v) => Array.from(v))).toEqual([
+      [0, 1, Math.fround(0.1)],
+      [1, 2, Math.fround(0.1)],
+    ]);
+    expect(reports.map((r) => [r.task, r.outcome, r.events])).toEqual([
+      ['chat', 'completed', 6],
+      ['embeddings', 'completed', 0],
+    ]);
+  });
+
+  it('carries EngineErrors across with their kind and param, and asks for a new worker after a poisoning one', async () => {
+    const fake = new FakeEngine();
+    const fatal: string[] = [];
+    const { engine } = remote();
+    engine.connect(worker(fake, [], fatal), 'host#1');
+    fake.onChat = async () => {
+      throw new EngineError('context_length_exceeded', 'too long', { param: 'messages' });
+    };
+    const refused = await engine.chat('chat-model', request).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(EngineError);
+    expect(refused).toMatchObject({ kind: 'context_length_exceeded', param: 'messages', message: 'too long' });
+
+    fake.onChat = async () => {
+      throw new TypeError('wasm trap');
+    };
+    expect(await engine.chat('chat-model', request).catch((e: unknown) => e)).toMatchObject({
+      kind: 'internal',
+      message: 'wasm trap',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(fatal).toEqual(['wasm trap']);
+  });
+
+  it('aborts the worker-side generation, and answers the caller at once', async () => {
+    const fake = new FakeEngine();
+    const reports: RunReport[] = [];
+    const { engine } = remote();
+    engine.connect(worker(fake, reports), 'host#1');
+    let stopped!: () => void;
+    const workerStopped = new Promise<void>((resolve) => (stopped = resolve));
+    fake.onChat = async (_request, { signal, onEvent }) => {
+      onEvent?.({ type: 'delta', choice: 0, text: 'a' });
+      await aborted(signal);
+      stopped();
+      throw new EngineError('aborted', 'cancelled');
+    };
+    const abort = new AbortController();
+    const pending = engine.chat('chat-model', request, { signal: abort.signal, onEvent: () => abort.abort() });
+    await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
+    await workerStopped;
+    await expect.poll(() => reports.map((r) => r.outcome)).toEqual(['aborted']);
+  });
+
+  it('waits for a port, asking for one, and says so when none comes', async () => {
+    const { engine, requests } = remote(50);
+    const error = await engine.models().catch((e: unknown) => e);
+    expect(requests()).toBe(1);
+    expect(error).toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/No page is hosting/) });
+
+    const pending = engine.models();
+    engine.connect(worker(new FakeEngine()), 'host#1');
+    expect(await pending).toHaveLength(2);
+  });
+
+  it('sends a call that lost its engine before any output to the next one', async () => {
+    const stuck = new FakeEngine();
+    stuck.onChat = () => new Promise(() => {}); // a worker that died mid-call
+    const { engine } = remote();
+    engine.connect(worker(stuck), 'host-a#1');
+    const pending = engine.chat('chat-model', request);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    engine.disconnect('host-a');
+    engine.connect(worker(new FakeEngine()), 'host-b#1');
+    expect((await pending).choices[0]!.text).toBe('hi there');
+  });
+
+  it('fails a stream that lost its engine after output began, as unavailable', async () => {
+    const stuck = new FakeEngine();
+    stuck.onChat = async (_request, { onEvent }) => {
+      onEvent?.({ type: 'delta', choice: 0, text: 'half' });
+      return new Promise(() => {});
+    };
+    const { engine } = remote();
+    engine.connect(worker(stuck), 'host#1');
+    const seen: ChatEvent[] = [];
+    const pending = engine.chat('chat-model', request, { onEvent: (e) => seen.push(e) });
+    await expect.poll(() => seen.length).toBe(1);
+    engine.connect(worker(new FakeEngine()), 'host#2');
+    await expect(pending).rejects.toMatchObject({ kind: 'unavailable' });
+  });
+
+  it('keeps its port when the same worker is offered twice', async () => {
+    const fake = new FakeEngine();
+    let release!: () => void;
+    fake.onChat = async (req, options) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return new FakeEngine().onChat(req, options);
+    };
+    const { engine } = remote();
+    engine.connect(worker(fake), 'host#1');
+    const pending = engine.chat('chat-model', request);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    engine.connect(worker(new FakeEngine()), 'host#1');
+    release();
+    expect((await pending).choices[0]!.text).toBe('hi there');
+  });
+});

@@ -1,0 +1,91 @@
+import * as Comlink from 'comlink';
+import { EngineError, type ChatEvent, type Engine, type EngineErrorKind, type ModelTask } from '../engine/index.ts';
+import type { CallMessage, EngineWorkerApi, RunReport } from './protocol.ts';
+
+/**
+ * Errors after which an engine worker's transformers.js cannot be trusted: one failed load or run leaves its shared
+ * promise chain rejected, failing every later call (transformers.js#1635, #1767). The host replaces the worker.
+ */
+const POISONING: ReadonlySet<EngineErrorKind> = new Set(['internal', 'load_failed']);
+
+export interface WorkerApiHooks {
+  /** Every finished run. */
+  report(report: RunReport): void;
+  /** The engine can no longer be trusted; called after the failing call's answer is on its way. */
+  fatal(reason: string): void;
+}
+
+/**
+ * The engine API that an engine worker exposes on each connected port: the engine's calls, each with its own port
+ * for pushed events and abort, a report of every run, and a call for help when the engine breaks.
+ */
+export function createWorkerApi(engine: () => Engine, hooks: WorkerApiHooks): EngineWorkerApi {
+  /**
+   * Runs one call with its own port: `abort` on the port aborts it; `end` is sent when it is over, after every event,
+   * so that the caller can wait for the last event before it answers.
+   */
+  async function withCallPort<T>(
+    port: MessagePort,
+    model: string,
+    task: ModelTask,
+    run: (signal: AbortSignal, send: (event: ChatEvent) => void) => Promise<T>,
+    usage: (result: T) => { promptTokens: number; completionTokens: number },
+  ): Promise<T> {
+    const abort = new AbortController();
+    port.onmessage = (message: MessageEvent<CallMessage>) => {
+      if (message.data.type === 'abort') abort.abort();
+    };
+    const started = performance.now();
+    let events = 0;
+    let eventsAfterAbort = 0;
+    const send = (event: ChatEvent) => {
+      events += 1;
+      if (abort.signal.aborted) eventsAfterAbort += 1;
+      port.postMessage({ type: 'event', event } satisfies CallMessage);
+    };
+    const finish = (outcome: RunReport['outcome'], tokens = { promptTokens: 0, completionTokens: 0 }) =>
+      hooks.report({ model, task, outcome, ...tokens, events, eventsAfterAbort, milliseconds: performance.now() - started });
+    try {
+      const result = await run(abort.signal, send);
+      finish('completed', usage(result));
+      return result;
+    } catch (thrown) {
+      const error = EngineError.from(thrown);
+      finish(error.kind);
+      // Ask for a replacement only once this call's answer is on its way: the host terminates the worker at once.
+      if (POISONING.has(error.kind)) setTimeout(() => hooks.fatal(error.message), 0);
+      throw error;
+    } finally {
+      port.postMessage({ type: 'end' } satisfies CallMessage);
+      port.close();
+    }
+  }
+
+  return {
+    models: async () => engine().models(),
+
+    chat: (model, request, port) =>
+      withCallPort(
+        port,
+        model,
+        'chat',
+        (signal, send) => engine().chat(model, request, { signal, onEvent: send }),
+        (result) => result.usage,
+      ),
+
+    embed: async (model, request, port) => {
+      const result = await withCallPort(
+        port,
+        model,
+        'embeddings',
+        (signal) => engine().embed(model, request, { signal }),
+        (r) => ({ promptTokens: r.usage.promptTokens, completionTokens: 0 }),
+      );
+      // Move the vectors' memory to the caller instead of copying it.
+      return Comlink.transfer(
+        result,
+        result.embeddings.map((v) => v.buffer as ArrayBuffer),
+      );
+    },
+  };
+}
