@@ -51,5 +51,7 @@ const control: EngineWorkerControl = {
 };
 
 self.addEventListener('error', (event) => fatal(`Uncaught error in the engine worker: ${event.message}`));
-self.addEventListener('unhandledrejection', (event) => fatal(`Unhandled rejection in the engine worker: ${event.reason}`));
+self.addEventListener('unhandledrejection', (event) =>
+  fatal(`Unhandled rejection in the engine worker: ${event.reason}`),
+);
 Comlink.expose(control);

@@ -29,7 +29,10 @@ afterEach(() => ports.splice(0).forEach((p) => p.close()));
 function worker(engine: FakeEngine, reports: RunReport[] = [], fatal: string[] = []): MessagePort {
   const { port1, port2 } = new MessageChannel();
   ports.push(port1, port2);
-  Comlink.expose(createWorkerApi(() => engine, { report: (r) => reports.push(r), fatal: (f) => fatal.push(f) }), port1);
+  Comlink.expose(
+    createWorkerApi(() => engine, { report: (r) => reports.push(r), fatal: (f) => fatal.push(f) }),
+    port1,
+  );
   return port2;
 }
 

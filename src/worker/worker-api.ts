@@ -44,7 +44,15 @@ export function createWorkerApi(engine: () => Engine, hooks: WorkerApiHooks): En
       port.postMessage({ type: 'event', event } satisfies CallMessage);
     };
     const finish = (outcome: RunReport['outcome'], tokens = { promptTokens: 0, completionTokens: 0 }) =>
-      hooks.report({ model, task, outcome, ...tokens, events, eventsAfterAbort, milliseconds: performance.now() - started });
+      hooks.report({
+        model,
+        task,
+        outcome,
+        ...tokens,
+        events,
+        eventsAfterAbort,
+        milliseconds: performance.now() - started,
+      });
     try {
       const result = await run(abort.signal, send);
       finish('completed', usage(result));
