@@ -67,14 +67,23 @@ export class EngineHost {
     return this.#started;
   }
 
-  /** Gives `serviceWorker` a new port to the engine worker. */
+  /**
+   * Gives `serviceWorker` a new port to the engine worker, once the worker has started. Never rejects: if the worker
+   * fails meanwhile, it is being replaced, and the replacement offers its own port.
+   */
   async offerPort(serviceWorker: ServiceWorker): Promise<void> {
-    if (!this.#control || !this.#started) throw new Error('The engine host has not been started.');
-    await this.#started;
-    const { port1, port2 } = new MessageChannel();
-    await this.#control.connect(Comlink.transfer(port1, [port1]));
-    const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation: this.#generation };
-    serviceWorker.postMessage(offer, [port2]);
+    const control = this.#control;
+    const generation = this.#generation;
+    try {
+      await this.#started;
+      if (!control || generation !== this.#generation) return;
+      const { port1, port2 } = new MessageChannel();
+      await control.connect(Comlink.transfer(port1, [port1]));
+      const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation };
+      serviceWorker.postMessage(offer, [port2]);
+    } catch (error) {
+      console.warn('[lantern] could not hand the engine worker to the service worker:', error);
+    }
   }
 
   /** Tells `serviceWorker` that this host's worker is going away, so it waits for the next host instead. */

@@ -144,6 +144,7 @@ export class LocalAPI extends EventTarget {
             if (controller) void host.offerPort(controller);
           },
         });
+        const started = host.start();
         this.#host = host;
         // On pagehide (closing, reloading or navigating away) the worker dies with this page: say so first.
         const retire = () => {
@@ -152,7 +153,7 @@ export class LocalAPI extends EventTarget {
         };
         addEventListener('pagehide', retire);
         this.#closed.signal.addEventListener('abort', retire, { once: true });
-        await host.start();
+        await started;
         this.dispatchEvent(new CustomEvent('host', { detail: { isHost: true } }));
         const controller = navigator.serviceWorker.controller;
         if (controller) await host.offerPort(controller);
