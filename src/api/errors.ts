@@ -68,6 +68,7 @@ const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string
   aborted: { status: 500, code: 'request_cancelled', retry: false },
   unavailable: { status: 500, code: 'engine_unavailable', retry: true },
   load_failed: { status: 500, code: 'model_load_failed', retry: false },
+  insufficient_storage: { status: 500, code: 'insufficient_storage', retry: false },
   internal: { status: 500, code: 'engine_error', retry: false },
 };
 

@@ -15,6 +15,8 @@ export type EngineErrorKind =
   | 'unavailable'
   /** A model could not be loaded (missing files, unsupported device); trying again will not help until fixed. */
   | 'load_failed'
+  /** A model's download would not fit in the storage quota. */
+  | 'insufficient_storage'
   /** The engine failed while running. */
   | 'internal';
 

@@ -87,7 +87,8 @@ export type LoadProgress =
   | { status: 'initiate' | 'download' | 'done'; model: string; file: string }
   | { status: 'progress'; model: string; file: string; loaded: number; total: number; progress: number }
   | { status: 'progress_total'; model: string; loaded: number; total: number; progress: number }
-  | { status: 'ready'; model: string };
+  /** The model is loaded; `resolved` names what runs it (e.g. `web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC`). */
+  | { status: 'ready'; model: string; resolved: string };
 
 /** A model the engine can serve, under its public ID. */
 export interface ModelCard {
