@@ -7,98 +7,124 @@ import {
   type EmbedRequest,
   type EmbedResult,
   type Engine,
+  type EngineErrorKind,
   type LoadProgress,
   type ModelCard,
   type ModelTask,
 } from '../engine/index.ts';
-import type { ModelProfile, ModelSource } from './model-profile.ts';
+import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders } from './model-loaders.ts';
+import {
+  candidateKey,
+  CPU_ONLY,
+  usableCandidates,
+  type DeviceCapabilities,
+  type ModelCandidate,
+  type ModelEntry,
+  type ModelProfile,
+} from './model-profile.ts';
 import { TaskQueue } from './task-queue.ts';
-import { TransformersChatModel } from './transformers/chat-model.ts';
-import { TransformersEmbeddingModel } from './transformers/embedding-model.ts';
-import type { TransformersDevice } from './transformers/load-pretrained.ts';
 
 export interface EngineOptions {
-  /** Public model IDs and what each runs, e.g. `bundledProfile(...)`. */
+  /** Public model IDs and what each runs: `DEFAULT_PROFILE`, `bundledProfile(...)`, or the app's own. */
   profile: ModelProfile;
-  /** Where transformers.js runs (default: `cpu` in Node, `wasm` in a browser). */
-  device?: TransformersDevice;
+  /** What the device offers (default: the CPU only, as in Node). Decides which candidates are tried. */
+  device?: DeviceCapabilities;
   /** Model download and load progress. */
   onProgress?: (progress: LoadProgress) => void;
+  /** How candidates are loaded (default: transformers.js and web-llm). */
+  loaders?: ModelLoaders;
 }
 
-type LoadedModel = TransformersChatModel | TransformersEmbeddingModel;
+type LoadedModel = ChatModel | EmbeddingModel;
 
 /**
- * The engine for a model profile: each model is loaded on first use (and once, however many IDs share it), runs one
- * request at a time, and reports progress while it loads. A model that failed to load is tried again on the next
- * request, so fixing the cause (a missing file, a full disk) heals the engine without a restart.
+ * The engine for a model profile. Each public ID is resolved on first use to the first of its candidates that this
+ * device can run and that loads: a candidate that fails to load (unsupported, missing, too big for the storage quota)
+ * hands over to the next. A model is loaded once, however many IDs share it; models run one request at a time; and an
+ * ID that failed to load is tried again on its next request, so fixing the cause heals the engine without a restart.
  *
  * @example
- * const engine = createEngine({ profile: bundledProfile('public/models') });
- * await engine.chat('crimson-falcon-4', { messages: [{ role: 'user', content: 'Hello' }], ...defaults });
+ * const engine = createEngine({ profile: bundledProfile('/abs/path/public/models') });
+ * await engine.chat('crimson-falcon-4', request);
  */
 export function createEngine(options: EngineOptions): Engine {
-  const { profile, device, onProgress } = options;
-  const loads = new Map<string, Promise<LoadedModel>>();
+  const { profile, onProgress } = options;
+  const device = options.device ?? CPU_ONLY;
+  const loaders = options.loaders ?? DEFAULT_LOADERS;
+  const byId = new Map<string, Promise<LoadedModel>>();
+  const byCandidate = new Map<string, Promise<LoadedModel>>();
   const queue = new TaskQueue();
 
-  const source = (id: string, task: ModelTask): ModelSource => {
+  const entryFor = (id: string, task: ModelTask): ModelEntry => {
     const entry = profile[id];
-    if (!entry || entry.task !== task) {
-      const valid = Object.keys(profile).filter((k) => profile[k]!.task === task);
-      throw new EngineError(
-        'model_not_found',
-        `The model \`${id}\` does not exist. Models for ${task}: ${valid.join(', ')}.`,
-        {
-          param: 'model',
-        },
-      );
-    }
-    return entry;
+    if (entry && entry.task === task && usableCandidates(entry, device).length > 0) return entry;
+    const valid = Object.keys(profile).filter((k) => profile[k]!.task === task);
+    throw new EngineError(
+      'model_not_found',
+      entry?.task === task
+        ? `The model \`${id}\` cannot run on this device.`
+        : `The model \`${id}\` does not exist. Models for ${task}: ${valid.join(', ')}.`,
+      { param: 'model' },
+    );
   };
 
-  const load = (id: string, entry: ModelSource): Promise<LoadedModel> => {
-    const key = `${entry.task}\n${entry.model}\n${entry.dtype ?? ''}`;
-    let loading = loads.get(key);
+  const loadCandidate = (id: string, task: ModelTask, candidate: ModelCandidate): Promise<LoadedModel> => {
+    const key = candidateKey(candidate);
+    let loading = byCandidate.get(key);
     if (!loading) {
-      const loadOptions = { id, onProgress, ...(device && { device }), ...(entry.dtype && { dtype: entry.dtype }) };
-      const Model = entry.task === 'chat' ? TransformersChatModel : TransformersEmbeddingModel;
-      loading = Model.load(entry.model, loadOptions).then(
-        (model) => {
-          onProgress?.({ status: 'ready', model: id });
-          return model;
-        },
-        (error: unknown) => {
-          loads.delete(key);
-          throw new EngineError(
-            'load_failed',
-            `Model \`${id}\` (${entry.model}) could not be loaded: ${message(error)}`,
-            {
-              cause: error,
-            },
-          );
-        },
-      );
-      loads.set(key, loading);
+      const context = { id, onProgress };
+      loading = task === 'chat' ? loaders.chat(candidate, context) : loaders.embeddings(candidate, context);
+      byCandidate.set(key, loading);
+      loading.catch(() => byCandidate.delete(key));
+    }
+    return loading;
+  };
+
+  const resolve = (id: string, entry: ModelEntry): Promise<LoadedModel> => {
+    let loading = byId.get(id);
+    if (!loading) {
+      loading = (async () => {
+        const failures: EngineError[] = [];
+        const tried: string[] = [];
+        for (const candidate of usableCandidates(entry, device)) {
+          try {
+            const model = await loadCandidate(id, entry.task, candidate);
+            onProgress?.({ status: 'ready', model: id, resolved: candidateKey(candidate) });
+            return model;
+          } catch (error) {
+            const failure = EngineError.from(error, 'load_failed');
+            failures.push(failure);
+            tried.push(`${candidateKey(candidate)}: ${failure.message}`);
+          }
+        }
+        const kind: EngineErrorKind = failures.every((f) => f.kind === 'insufficient_storage')
+          ? 'insufficient_storage'
+          : 'load_failed';
+        throw new EngineError(kind, `Model \`${id}\` could not be loaded on this device. Tried ${tried.join('; ')}`, {
+          cause: failures,
+        });
+      })();
+      byId.set(id, loading);
+      loading.catch(() => byId.delete(id));
     }
     return loading;
   };
 
   return {
     async models(): Promise<ModelCard[]> {
-      return Object.entries(profile).map(([id, entry]) => ({ id, task: entry.task, created: entry.created }));
+      return Object.entries(profile)
+        .filter(([, entry]) => usableCandidates(entry, device).length > 0)
+        .map(([id, entry]) => ({ id, task: entry.task, created: entry.created }));
     },
 
     async chat(id: string, request: ChatRequest, chatOptions: ChatOptions = {}): Promise<ChatResult> {
-      const model = (await load(id, source(id, 'chat'))) as TransformersChatModel;
+      const model = (await resolve(id, entryFor(id, 'chat'))) as ChatModel;
       return queue.run(() => model.generate(request, chatOptions), chatOptions.signal);
     },
 
     async embed(id: string, request: EmbedRequest, embedOptions: EmbedOptions = {}): Promise<EmbedResult> {
-      const model = (await load(id, source(id, 'embeddings'))) as TransformersEmbeddingModel;
+      const model = (await resolve(id, entryFor(id, 'embeddings'))) as EmbeddingModel;
       return queue.run(() => model.embed(request.input, embedOptions), embedOptions.signal);
     },
   };
 }
-
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));

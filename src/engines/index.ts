@@ -1,10 +1,26 @@
 /** Engines that run models behind the engine interface, and the model profiles they serve. */
 export { createEngine, type EngineOptions } from './create-engine.ts';
 export {
+  DEFAULT_LOADERS,
+  type ChatModel,
+  type EmbeddingModel,
+  type LoadContext,
+  type ModelLoaders,
+} from './model-loaders.ts';
+export {
   bundledProfile,
+  canRun,
+  candidateKey,
+  CPU_ONLY,
   PUBLIC_MODELS,
+  usableCandidates,
+  type DeviceCapabilities,
+  type ModelCandidate,
+  type ModelEntry,
   type ModelProfile,
-  type ModelSource,
   type PublicModelId,
+  type TransformersCandidate,
+  type WebLLMCandidate,
 } from './model-profile.ts';
+export { DEFAULT_PROFILE } from './model-registry.ts';
 export type { TransformersDevice, TransformersDtype } from './transformers/load-pretrained.ts';

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { fakeCreate, webLLMError } from '../../test/support/fake-web-llm.ts';
+import { EngineError, type ChatRequest, type LoadProgress } from '../engine/index.ts';
+import { createEngine } from './create-engine.ts';
+import type { ChatModel, EmbeddingModel, ModelLoaders } from './model-loaders.ts';
+import { candidateKey, type ModelCandidate, type ModelProfile } from './model-profile.ts';
+import { WebLLMChatModel } from './web-llm/web-llm-chat-model.ts';
+
+const request: ChatRequest = {
+  messages: [{ role: 'user', content: 'hi' }],
+  temperature: 0,
+  topP: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  stop: [],
+  n: 1,
+};
+
+const f16: ModelCandidate = { engine: 'web-llm', model: 'Tiny-q4f16_1-MLC' };
+const f32: ModelCandidate = { engine: 'web-llm', model: 'Tiny-q4f32_1-MLC' };
+const gpu: ModelCandidate = { engine: 'transformers', model: 'org/tiny', dtype: 'q4', device: 'webgpu' };
+const cpu: ModelCandidate = { engine: 'transformers', model: 'org/tiny', dtype: 'q4', device: 'cpu' };
+
+const profile: ModelProfile = {
+  chat: { task: 'chat', created: 1, candidates: [f16, f32, gpu, cpu] },
+  'gpu-only': { task: 'chat', created: 2, candidates: [f32] },
+  vectors: { task: 'embeddings', created: 3, candidates: [cpu] },
+};
+
+/**
+ * Loaders whose models answer with the key of the candidate that was loaded; `failing` candidates fail to load with
+ * the given error. Web-llm candidates go through the real adapter, over a fake web-llm engine.
+ */
+function loaders(failing: Record<string, Error> = {}) {
+  const loads: string[] = [];
+  const load = async (candidate: ModelCandidate): Promise<ChatModel & EmbeddingModel> => {
+    const key = candidateKey(candidate);
+    loads.push(key);
+    if (candidate.engine === 'web-llm') {
+      const create = fakeCreate(failing[key] ? { fail: failing[key] } : {});
+      const model = await WebLLMChatModel.load(candidate, { id: 'chat', create });
+      create.engines[0]!.reply = () => [key];
+      return Object.assign(model, { embed: async () => ({ embeddings: [], usage: { promptTokens: 0 } }) });
+    }
+    if (failing[key]) throw failing[key];
+    return {
+      generate: async () => ({
+        choices: [{ text: key, finishReason: 'stop' }],
+        usage: { promptTokens: 1, completionTokens: 1 },
+      }),
+      embed: async (input) => ({
+        embeddings: input.map(() => Float32Array.from([1])),
+        usage: { promptTokens: input.length },
+      }),
+    };
+  };
+  const result: ModelLoaders = { chat: load, embeddings: load };
+  return Object.assign(result, { loads });
+}
+
+const answer = async (engine: ReturnType<typeof createEngine>, id = 'chat') =>
+  (await engine.chat(id, request)).choices[0]!.text;
+
+describe('createEngine', () => {
+  it('runs the first candidate the device can run', async () => {
+    expect(await answer(createEngine({ profile, device: { webgpu: true, shaderF16: true }, loaders: loaders() }))).toBe(
+      'web-llm:Tiny-q4f16_1-MLC',
+    );
+    expect(
+      await answer(createEngine({ profile, device: { webgpu: true, shaderF16: false }, loaders: loaders() })),
+    ).toBe('web-llm:Tiny-q4f32_1-MLC');
+    expect(await answer(createEngine({ profile, loaders: loaders() }))).toBe('transformers:org/tiny@q4/cpu');
+  });
+
+  it('falls back along the chain when a candidate fails to load, and reports the model ready', async () => {
+    const fallback = loaders({
+      'web-llm:Tiny-q4f16_1-MLC': webLLMError('ShaderF16SupportError'),
+      'web-llm:Tiny-q4f32_1-MLC': webLLMError('WebGPUNotAvailableError'),
+    });
+    const progress: LoadProgress[] = [];
+    const engine = createEngine({
+      profile,
+      device: { webgpu: true, shaderF16: true },
+      loaders: fallback,
+      onProgress: (p) => progress.push(p),
+    });
+    expect(await answer(engine)).toBe('transformers:org/tiny@q4/webgpu');
+    expect(fallback.loads).toEqual([
+      'web-llm:Tiny-q4f16_1-MLC',
+      'web-llm:Tiny-q4f32_1-MLC',
+      'transformers:org/tiny@q4/webgpu',
+    ]);
+    expect(progress.filter((p) => p.status === 'ready')).toEqual([
+      { status: 'ready', model: 'chat', resolved: 'transformers:org/tiny@q4/webgpu' },
+    ]);
+    // Resolved once: later requests go straight to the loaded model.
+    expect(await answer(engine)).toBe('transformers:org/tiny@q4/webgpu');
+    expect(fallback.loads).toHaveLength(3);
+  });
+
+  it('names every candidate it tried when none loads, and tries again on the next request', async () => {
+    const failing: Record<string, Error> = { 'transformers:org/tiny@q4/cpu': new Error('404 config.json') };
+    const engine = createEngine({ profile, loaders: loaders(failing) });
+    const error = await engine.chat('chat', request).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineError);
+    expect(error).toMatchObject({
+      kind: 'load_failed',
+      message: expect.stringMatching(/Tried transformers:org\/tiny@q4\/cpu: 404 config.json/),
+    });
+    delete failing['transformers:org/tiny@q4/cpu'];
+    expect(await answer(engine)).toBe('transformers:org/tiny@q4/cpu');
+  });
+
+  it('says the storage is short when that is why nothing loaded', async () => {
+    const short = new EngineError('insufficient_storage', 'Not enough storage to download org/tiny');
+    const engine = createEngine({ profile, loaders: loaders({ 'transformers:org/tiny@q4/cpu': short }) });
+    await expect(engine.chat('chat', request)).rejects.toMatchObject({ kind: 'insufficient_storage' });
+  });
+
+  it('lists only the models this device can serve, and refuses the others as not found', async () => {
+    const cpuOnly = createEngine({ profile, loaders: loaders() });
+    expect((await cpuOnly.models()).map((m) => m.id)).toEqual(['chat', 'vectors']);
+    await expect(cpuOnly.chat('gpu-only', request)).rejects.toMatchObject({
+      kind: 'model_not_found',
+      message: expect.stringMatching(/cannot run on this device/),
+    });
+    const withGpu = createEngine({ profile, device: { webgpu: true, shaderF16: false }, loaders: loaders() });
+    expect((await withGpu.models()).map((m) => [m.id, m.task, m.created])).toEqual([
+      ['chat', 'chat', 1],
+      ['gpu-only', 'chat', 2],
+      ['vectors', 'embeddings', 3],
+    ]);
+    await expect(withGpu.embed('chat', { input: ['x'] })).rejects.toMatchObject({ kind: 'model_not_found' });
+  });
+
+  it('loads a model once however many IDs share it', async () => {
+    const shared = loaders();
+    const engine = createEngine({
+      profile: {
+        a: { task: 'chat', created: 0, candidates: [cpu] },
+        b: { task: 'chat', created: 0, candidates: [cpu] },
+      },
+      loaders: shared,
+    });
+    await Promise.all([answer(engine, 'a'), answer(engine, 'b'), answer(engine, 'a')]);
+    expect(shared.loads).toEqual(['transformers:org/tiny@q4/cpu']);
+  });
+});
