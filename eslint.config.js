@@ -26,7 +26,15 @@ const boundaries = [
   },
   {
     files: ['src/client/**', 'src/demo/**'],
-    patterns: ['**/api/**', '**/sw/**', '**/engines/**', '!**/engines/model-profile.ts', '@huggingface/*', '@mlc-ai/*'],
+    patterns: [
+      '**/api/**',
+      '**/sw/**',
+      '**/engines/**',
+      '!**/engines/model-profile.ts',
+      '!**/engines/model-registry.ts',
+      '@huggingface/*',
+      '@mlc-ai/*',
+    ],
     why: 'src/client is the page side: it talks to the service worker and the engine worker, and never loads an engine.',
   },
   {

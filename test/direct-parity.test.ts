@@ -46,7 +46,13 @@ describe.each(cases)('greedy parity with direct transformers.js on $name', ({ fo
     if (!run) return;
     const keys = new KeyRing();
     const engine = createEngine({
-      profile: { 'indigo-owl-4': { task: 'chat', model: folder, dtype: 'fp32', created: 0 } },
+      profile: {
+        'indigo-owl-4': {
+          task: 'chat',
+          created: 0,
+          candidates: [{ engine: 'transformers', model: folder, dtype: 'fp32', device: 'cpu' }],
+        },
+      },
     });
     client = openaiClient(createHandler({ engine, keys }), (await keys.issue('parity')).key);
   });

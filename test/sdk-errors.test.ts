@@ -150,7 +150,11 @@ describe('error classes', () => {
     const broken = createEngine({
       profile: {
         ...bundledProfile(BUNDLED_MODELS),
-        'amber-phoenix-4': { task: 'chat', model: `${BUNDLED_MODELS}/no-such-model`, created: 0 },
+        'amber-phoenix-4': {
+          task: 'chat',
+          created: 0,
+          candidates: [{ engine: 'transformers', model: `${BUNDLED_MODELS}/no-such-model`, device: 'cpu' }],
+        },
       },
     });
     const failing = openaiClient(createHandler({ engine: broken, keys, onServerError: () => {} }), key);

@@ -1,4 +1,13 @@
 /** The page side of Lantern: start it, manage keys, listen to its events. */
 export { LocalAPI, startLocalAPI, type LocalAPIEventMap, type LocalAPIOptions } from './local-api.ts';
 export type { DeviceInfo, DevicePreference, RunReport } from '../worker/protocol.ts';
-export { bundledProfile, PUBLIC_MODELS, type ModelProfile } from '../engines/model-profile.ts';
+export type { LoadProgress } from '../engine/index.ts';
+export {
+  bundledProfile,
+  candidateKey,
+  PUBLIC_MODELS,
+  type ModelCandidate,
+  type ModelEntry,
+  type ModelProfile,
+} from '../engines/model-profile.ts';
+export { DEFAULT_PROFILE } from '../engines/model-registry.ts';

@@ -1,6 +1,7 @@
 import { Workbox } from 'workbox-window';
-import type { LoadProgress } from '../engine/index.ts';
-import { bundledProfile, type ModelProfile } from '../engines/model-profile.ts';
+import type { LoadProgress, ModelTask } from '../engine/index.ts';
+import { usableCandidates, type ModelCandidate, type ModelProfile } from '../engines/model-profile.ts';
+import { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 import { indexedDbKeyStorage, KeyRing, type KeyStore } from '../keys/index.ts';
 import { PORT_REQUEST, type DeviceInfo, type DevicePreference, type RunReport } from '../worker/protocol.ts';
 import { EngineHost } from './engine-host.ts';
@@ -8,7 +9,10 @@ import { EngineHost } from './engine-host.ts';
 export interface LocalAPIOptions {
   /** URL of the service worker script that mounts Lantern (default `/service-worker.js`, as `npm run build` emits). */
   serviceWorker?: string;
-  /** Public model IDs and what each runs (default: the bundled fixture models under `/models`). */
+  /**
+   * Public model IDs and what each runs (default: `DEFAULT_PROFILE`, real models from the Hugging Face hub, cached
+   * after their first download). `bundledProfile('/models')` selects the tiny fixture models that ship with the app.
+   */
   profile?: ModelProfile;
   /** Where models run (default `auto`: WebGPU when the browser has an adapter, otherwise WebAssembly). */
   device?: DevicePreference;
@@ -51,6 +55,7 @@ export class LocalAPI extends EventTarget {
   /** Issue, list and revoke API keys (IndexedDB, hashes only; shared by every tab and the service worker). */
   readonly keys: KeyStore = new KeyRing({ storage: indexedDbKeyStorage() });
   #device: DeviceInfo | undefined;
+  #profile: ModelProfile = DEFAULT_PROFILE;
   #host: EngineHost | undefined;
   readonly #closed = new AbortController();
   readonly #tabs = new BroadcastChannel(TAB_CHANNEL);
@@ -58,6 +63,24 @@ export class LocalAPI extends EventTarget {
   /** The device the engine runs on, once the host has started it. */
   get device(): DeviceInfo | undefined {
     return this.#device;
+  }
+
+  /**
+   * Each public model ID with what this device will try for it, first to last: the fallback chain after the device's
+   * capabilities are taken into account (empty: the ID cannot run here). Waits until the device is known.
+   */
+  async models(): Promise<{ id: string; task: ModelTask; candidates: ModelCandidate[] }[]> {
+    const info =
+      this.#device ??
+      (await new Promise<DeviceInfo>((resolve) =>
+        this.addEventListener('device', (event) => resolve(event.detail), { once: true }),
+      ));
+    const device = { webgpu: info.device === 'webgpu', shaderF16: info.shaderF16 };
+    return Object.entries(this.#profile).map(([id, entry]) => ({
+      id,
+      task: entry.task,
+      candidates: usableCandidates(entry, device),
+    }));
   }
 
   /** Whether this tab hosts the engine worker. */
@@ -122,7 +145,8 @@ export class LocalAPI extends EventTarget {
       );
     }
 
-    this.#elect({ profile: options.profile ?? bundledProfile('/models'), device: options.device ?? 'auto' });
+    this.#profile = options.profile ?? DEFAULT_PROFILE;
+    this.#elect({ profile: this.#profile, device: options.device ?? 'auto' });
     this.#tabs.postMessage({ type: 'hello' } satisfies TabMessage);
   }
 

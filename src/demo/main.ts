@@ -3,11 +3,12 @@
  * official openai SDK from `/v1`. (The full playground replaces it.)
  */
 import OpenAI from 'openai';
-import { startLocalAPI } from '../client/index.ts';
+import { bundledProfile, startLocalAPI } from '../client/index.ts';
 
 const $ = (id: string) => document.getElementById(id)!;
 
-const lantern = await startLocalAPI();
+// The bundled models: this page works offline, with nothing to download.
+const lantern = await startLocalAPI({ profile: bundledProfile('/models') });
 $('base-url').textContent = lantern.baseURL;
 $('status').textContent = 'ready';
 const showHost = () => ($('host').textContent = lantern.isHost ? 'this tab' : 'another tab');

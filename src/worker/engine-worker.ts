@@ -42,7 +42,11 @@ const control: EngineWorkerControl = {
     env.allowLocalModels = true; // model folders served by the app itself (the bundled profile), by URL path
     env.backends.onnx.wasm!.wasmPaths = ONNX_WASM_PATHS;
     const device = await detectDevice(config.device);
-    engine = createEngine({ profile: config.profile, device: device.device, onProgress: (p) => void onProgress(p) });
+    engine = createEngine({
+      profile: config.profile,
+      device: { webgpu: device.device === 'webgpu', shaderF16: device.shaderF16 },
+      onProgress: (p) => void onProgress(p),
+    });
     return device;
   },
   connect(port) {
