@@ -44,10 +44,12 @@ export function createHandler(options: HandlerOptions): Handler {
     const apiError = report(error, c.get('requestId'));
     return c.json(apiError.body(), apiError.status, apiError.headers);
   });
+  // Not thrown: Hono's not-found handler runs outside the middleware chain, so a throw there would skip onError.
   app.notFound((c) => {
-    throw new ApiError(404, `Unknown request URL: ${c.req.method} ${new URL(c.req.url).pathname}.`, {
+    const apiError = new ApiError(404, `Unknown request URL: ${c.req.method} ${new URL(c.req.url).pathname}.`, {
       code: 'unknown_url',
     });
+    return c.json(apiError.body(), apiError.status, apiError.headers);
   });
 
   app.use(async (c, next) => {
@@ -76,8 +78,12 @@ export function createHandler(options: HandlerOptions): Handler {
       return await app.fetch(request);
     } catch (error) {
       // Hono routes every thrown error to onError; this is the last guard, so the handler itself never rejects.
-      const apiError = report(error, 'req_unknown');
-      return Response.json(apiError.body(), { status: apiError.status, headers: apiError.headers });
+      const requestId = newRequestId();
+      const apiError = report(error, requestId);
+      return Response.json(apiError.body(), {
+        status: apiError.status,
+        headers: { ...apiError.headers, 'x-request-id': requestId },
+      });
     }
   };
 }
