@@ -38,15 +38,22 @@ export interface RateLimits {
   requestsPerMinute: number;
   /** Generations a key may have running or queued at once. */
   concurrentGenerations: number;
+  /**
+   * Generations running or queued on the device across all keys: the bound of the engine's queue. More are refused
+   * with 429 (`engine_busy`) rather than left to wait behind a line that can only grow.
+   */
+  maxGenerations: number;
 }
 
 /**
  * Defaults sized for one person's apps on one device: a chat UI sends a few requests a minute, an agent loop perhaps
- * one a second; more than 4 generations at once only queue behind each other on a single device.
+ * one a second; more than 4 generations at once only queue behind each other on a single device, and 16 in line from
+ * all apps together is already minutes of work for a small model.
  */
 export const DEFAULT_RATE_LIMITS: Readonly<RateLimits> = Object.freeze({
   requestsPerMinute: 120,
   concurrentGenerations: 4,
+  maxGenerations: 16,
 });
 
 export interface HandlerOptions {

@@ -15,7 +15,10 @@ function refused(fn: () => unknown): ApiError {
 describe('RateLimiter', () => {
   it('allows a burst of requestsPerMinute, then refills one request every 60/rpm seconds', () => {
     let now = 0;
-    const limiter = new RateLimiter({ requestsPerMinute: 3, concurrentGenerations: 10 }, () => now);
+    const limiter = new RateLimiter(
+      { requestsPerMinute: 3, concurrentGenerations: 10, maxGenerations: 100 },
+      () => now,
+    );
     for (let i = 0; i < 3; i++) limiter.admit('k').release();
     const error = refused(() => limiter.admit('k'));
     expect(error.status).toBe(429);
@@ -35,14 +38,14 @@ describe('RateLimiter', () => {
   });
 
   it('keeps keys apart', () => {
-    const limiter = new RateLimiter({ requestsPerMinute: 1, concurrentGenerations: 10 }, () => 0);
+    const limiter = new RateLimiter({ requestsPerMinute: 1, concurrentGenerations: 10, maxGenerations: 100 }, () => 0);
     limiter.admit('a');
     expect(() => limiter.admit('b')).not.toThrow();
     expect(() => limiter.admit('a')).toThrow(ApiError);
   });
 
   it('caps generations in flight until a lease is released, without spending a request on a refusal', () => {
-    const limiter = new RateLimiter({ requestsPerMinute: 100, concurrentGenerations: 2 }, () => 0);
+    const limiter = new RateLimiter({ requestsPerMinute: 100, concurrentGenerations: 2, maxGenerations: 100 }, () => 0);
     const first = limiter.admit('k');
     limiter.admit('k');
     const error = refused(() => limiter.admit('k'));
@@ -53,6 +56,16 @@ describe('RateLimiter', () => {
     first.release(); // idempotent: a second release must not free a slot it does not hold
     limiter.admit('k');
     expect(() => limiter.admit('k')).toThrow(ApiError);
+  });
+
+  it('bounds the generations of all keys together, the engine queue', () => {
+    const limiter = new RateLimiter({ requestsPerMinute: 100, concurrentGenerations: 2, maxGenerations: 3 }, () => 0);
+    const leases = [limiter.admit('a'), limiter.admit('a'), limiter.admit('b')];
+    const error = refused(() => limiter.admit('c'));
+    expect(error.code).toBe('engine_busy');
+    expect(error.headers['retry-after-ms']).toBe('1000');
+    leases[0]!.release();
+    expect(() => limiter.admit('c')).not.toThrow();
   });
 });
 

@@ -28,6 +28,8 @@ export class RateLimiter {
   readonly #limits: RateLimits;
   readonly #now: () => number;
   readonly #buckets = new Map<string, Bucket>();
+  /** Generations admitted and not yet released, all keys together. */
+  #inFlight = 0;
 
   constructor(limits: RateLimits, now: () => number) {
     this.#limits = limits;
@@ -36,7 +38,7 @@ export class RateLimiter {
 
   /** Admits one generation for `key`, or throws a 429 ApiError with retry headers. */
   admit(key: string): Lease {
-    const { requestsPerMinute: rpm, concurrentGenerations } = this.#limits;
+    const { requestsPerMinute: rpm, concurrentGenerations, maxGenerations } = this.#limits;
     const now = this.#now();
     const bucket = this.#buckets.get(key) ?? { tokens: rpm, updatedAt: now, running: 0 };
     this.#buckets.set(key, bucket);
@@ -52,6 +54,15 @@ export class RateLimiter {
         this.#headers(bucket, msPerToken),
       );
     }
+    if (this.#inFlight >= maxGenerations) {
+      throw rateLimited(
+        `The engine is busy: ${maxGenerations} generations are already running or waiting on this device. ` +
+          'Try again shortly.',
+        CONCURRENCY_RETRY_AFTER_MS,
+        this.#headers(bucket, msPerToken),
+        'engine_busy',
+      );
+    }
     if (bucket.tokens < 1) {
       const wait = Math.ceil((1 - bucket.tokens) * msPerToken);
       throw rateLimited(
@@ -62,6 +73,7 @@ export class RateLimiter {
     }
     bucket.tokens -= 1;
     bucket.running += 1;
+    this.#inFlight += 1;
     let released = false;
     return {
       headers: this.#headers(bucket, msPerToken),
@@ -69,6 +81,7 @@ export class RateLimiter {
         if (released) return;
         released = true;
         bucket.running -= 1;
+        this.#inFlight -= 1;
       },
     };
   }
@@ -83,9 +96,14 @@ export class RateLimiter {
   }
 }
 
-function rateLimited(message: string, retryAfterMs: number, headers: Record<string, string>): ApiError {
+function rateLimited(
+  message: string,
+  retryAfterMs: number,
+  headers: Record<string, string>,
+  code = 'rate_limit_exceeded',
+): ApiError {
   return new ApiError(429, message, {
-    code: 'rate_limit_exceeded',
+    code,
     headers: {
       ...headers,
       'retry-after-ms': String(retryAfterMs),

@@ -63,6 +63,20 @@ describe('eventStream', () => {
     expect(rest).toBe('data: {"last":true}\n\ndata: [DONE]\n\n');
   });
 
+  it('hands the producer an aborted signal when the request was aborted before it started', async () => {
+    const request = new AbortController();
+    request.abort();
+    let seen: boolean | undefined;
+    await eventStream(
+      async (send, signal) => {
+        seen = signal.aborted;
+        send({});
+      },
+      { signal: request.signal, errorBody },
+    );
+    expect(seen).toBe(true);
+  });
+
   it.each(['cancelling the body', 'aborting the request'])('aborts the producer on %s', async (how) => {
     const request = new AbortController();
     let producerSignal!: AbortSignal;

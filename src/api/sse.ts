@@ -26,7 +26,9 @@ export async function eventStream(
 ): Promise<Response> {
   const abort = new AbortController();
   const onAbort = () => abort.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
+  // A request aborted before it got here never fires its abort event again: check first.
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
 
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
