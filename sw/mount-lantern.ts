@@ -1,9 +1,16 @@
 /// <reference lib="webworker" />
-import { createHandler, type Handler, type HandlerOptions } from '../src/api/index.ts';
+import { createHandler, isEventStream, onStreamEnd, type Handler, type HandlerOptions } from '../src/api/index.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
-import { isHostGone, isPortOffer, PORT_REQUEST } from '../src/worker/protocol.ts';
+import { isAbortRequest, isHostGone, isPortOffer, PORT_REQUEST, REQUEST_ID_HEADER } from '../src/worker/protocol.ts';
 import { RemoteEngine } from '../src/worker/remote-engine.ts';
-import { routeFetch } from './route-fetch.ts';
+import { routeFetch, type FetchEventLike } from './route-fetch.ts';
+
+/**
+ * How often a running request checks that the page which sent it still exists. Browsers do not abort a service
+ * worker's work when the page that asked for it closes, unless an answer is already streaming to it; a second is
+ * short next to a generation and costs one `clients.get` call.
+ */
+const CLIENT_CHECK_MS = 1000;
 
 export interface MountOptions extends Partial<Omit<HandlerOptions, 'engine'>> {
   /** How long a request waits for a host tab to hand over a port to the engine worker. */
@@ -33,13 +40,47 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     requestPort: () => void requestPort(),
     ...(options.portWaitMs !== undefined && { portWaitMs: options.portWaitMs }),
   });
+  const running = new Map<string, AbortController>();
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     if (isPortOffer(event.data) && port) engine.connect(port, `${event.data.host}#${event.data.generation}`);
     else if (isHostGone(event.data)) engine.disconnect(event.data.host);
+    else if (isAbortRequest(event.data)) running.get(event.data.id)?.abort();
   });
 
   const handler = createHandler({ keys: new KeyRing({ storage: indexedDbKeyStorage() }), ...options, engine });
-  scope.addEventListener('fetch', (event) => void routeFetch(event, handler, scope.location.origin));
+
+  /**
+   * Answers one request with a signal that fires when its page aborts it (a `lantern:abort` message) or goes away,
+   * so that the engine stops generating for nobody. The watch lasts as long as the answer: to its last byte when it
+   * streams.
+   */
+  const answer = async ({ request, clientId }: FetchEventLike): Promise<Response> => {
+    const abort = new AbortController();
+    const id = request.headers.get(REQUEST_ID_HEADER);
+    if (id) running.set(id, abort);
+    const timer = clientId
+      ? setInterval(async () => {
+          if (!(await scope.clients.get(clientId))) abort.abort();
+        }, CLIENT_CHECK_MS)
+      : undefined;
+    const done = () => {
+      clearInterval(timer);
+      if (id) running.delete(id);
+    };
+    try {
+      const response = await handler(new Request(request, { signal: abort.signal }));
+      if (!isEventStream(response)) {
+        done();
+        return response;
+      }
+      return new Response(onStreamEnd(response.body!, done), response);
+    } catch (error) {
+      done();
+      throw error;
+    }
+  };
+
+  scope.addEventListener('fetch', (event) => void routeFetch(event, answer, scope.location.origin));
   return handler;
 }

@@ -7,13 +7,14 @@ function fetchEvent(url: string) {
   const responses: Promise<Response>[] = [];
   const event: FetchEventLike = {
     request: new Request(url),
+    clientId: 'client-1',
     respondWith: (response) => void responses.push(Promise.resolve(response)),
   };
   return { event, responses };
 }
 
 describe('routeFetch', () => {
-  const handler = async (request: Request) => new Response(`handled ${new URL(request.url).pathname}`);
+  const handler = async ({ request }: FetchEventLike) => new Response(`handled ${new URL(request.url).pathname}`);
 
   it.each(['/v1/models', '/v1/chat/completions', '/v1/unknown', '/v1'])('answers %s with the handler', async (path) => {
     const { event, responses } = fetchEvent(origin + path);

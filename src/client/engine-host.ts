@@ -3,6 +3,7 @@ import type { LoadProgress } from '../engine/index.ts';
 import {
   registerEngineErrorTransfer,
   type DeviceInfo,
+  type EngineStatus,
   type EngineWorkerConfig,
   type EngineWorkerControl,
   type HostGone,
@@ -84,6 +85,17 @@ export class EngineHost {
     } catch (error) {
       console.warn('[lantern] could not hand the engine worker to the service worker:', error);
     }
+  }
+
+  /** What the engine worker is doing. */
+  async status(): Promise<EngineStatus> {
+    if (!this.#control) return { calls: 0 };
+    return this.#control.status();
+  }
+
+  /** Replaces the engine worker with a fresh one (its models are freed); see `LocalAPI.restartEngine`. */
+  restart(reason: string): void {
+    this.#replace(this.#generation, reason);
   }
 
   /** Tells `serviceWorker` that this host's worker is going away, so it waits for the next host instead. */

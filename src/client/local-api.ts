@@ -3,7 +3,15 @@ import type { LoadProgress, ModelTask } from '../engine/index.ts';
 import { usableCandidates, type ModelCandidate, type ModelProfile } from '../engines/model-profile.ts';
 import { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 import { indexedDbKeyStorage, KeyRing, type KeyStore } from '../keys/index.ts';
-import { PORT_REQUEST, type DeviceInfo, type DevicePreference, type RunReport } from '../worker/protocol.ts';
+import {
+  PORT_REQUEST,
+  REQUEST_ID_HEADER,
+  type AbortRequest,
+  type DeviceInfo,
+  type DevicePreference,
+  type EngineStatus,
+  type RunReport,
+} from '../worker/protocol.ts';
 import { EngineHost } from './engine-host.ts';
 
 export interface LocalAPIOptions {
@@ -40,7 +48,8 @@ type TabMessage =
   | { type: 'device'; detail: DeviceInfo }
   | { type: 'run'; detail: RunReport }
   | { type: 'restart'; detail: { reason: string } }
-  | { type: 'hello' };
+  | { type: 'hello' }
+  | { type: 'restart-request'; reason: string };
 
 const HOST_LOCK = 'lantern:engine-host';
 const TAB_CHANNEL = 'lantern:tabs';
@@ -81,6 +90,42 @@ export class LocalAPI extends EventTarget {
       task: entry.task,
       candidates: usableCandidates(entry, device),
     }));
+  }
+
+  /**
+   * `fetch`, for the openai SDK's `fetch` option: the same requests, but an abort of a request whose answer has not
+   * started streaming also reaches the engine (browsers do not pass those aborts on to service workers).
+   *
+   * @example new OpenAI({ baseURL: lantern.baseURL, apiKey, fetch: lantern.fetch, dangerouslyAllowBrowser: true })
+   */
+  readonly fetch = async (input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> => {
+    const request = new Request(input, init);
+    const id = crypto.randomUUID();
+    const headers = new Headers(request.headers);
+    headers.set(REQUEST_ID_HEADER, id);
+    const onAbort = () =>
+      navigator.serviceWorker.controller?.postMessage({ type: 'lantern:abort', id } satisfies AbortRequest);
+    request.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await fetch(new Request(request, { headers }));
+    } finally {
+      // Once the answer has started, aborting cancels its body, which the service worker does see.
+      request.signal.removeEventListener('abort', onAbort);
+    }
+  };
+
+  /** What the engine is doing: calls in flight. Null in a tab that does not host the engine. */
+  async engineStatus(): Promise<EngineStatus | null> {
+    return this.#host ? this.#host.status() : null;
+  }
+
+  /**
+   * Replaces the engine worker with a fresh one, freeing every loaded model; they load again on next use. Requests
+   * running on the old worker end with an error (an SSE error event when streaming). Works from any tab.
+   */
+  restartEngine(reason = 'restarted by the app'): void {
+    if (this.#host) this.#host.restart(reason);
+    else this.#tabs.postMessage({ type: 'restart-request', reason } satisfies TabMessage);
   }
 
   /** Whether this tab hosts the engine worker. */
@@ -193,12 +238,16 @@ export class LocalAPI extends EventTarget {
   }
 
   /** Sends a message to every other tab and dispatches it here too. */
-  #broadcast(message: Exclude<TabMessage, { type: 'hello' }>): void {
+  #broadcast(message: Exclude<TabMessage, { type: 'hello' | 'restart-request' }>): void {
     this.#tabs.postMessage(message);
     this.#onTabMessage(message);
   }
 
   #onTabMessage(message: TabMessage): void {
+    if (message.type === 'restart-request') {
+      this.#host?.restart(message.reason);
+      return;
+    }
     if (message.type === 'hello') {
       // A tab just opened: tell it the device, if this tab knows it.
       if (this.#host && this.#device)

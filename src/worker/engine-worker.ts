@@ -41,6 +41,9 @@ const control: EngineWorkerControl = {
     fatal = onFatal;
     env.allowLocalModels = true; // model folders served by the app itself (the bundled profile), by URL path
     env.backends.onnx.wasm!.wasmPaths = ONNX_WASM_PATHS;
+    // transformers.js would re-import onnxruntime's factory from a blob: URL, which a strict Content-Security-Policy
+    // forbids; the service worker already caches these files for offline use.
+    env.useWasmCache = false;
     const device = await detectDevice(config.device);
     engine = createEngine({
       profile: config.profile,
@@ -52,6 +55,7 @@ const control: EngineWorkerControl = {
   connect(port) {
     Comlink.expose(api, port);
   },
+  status: () => api.status(),
 };
 
 self.addEventListener('error', (event) => fatal(`Uncaught error in the engine worker: ${event.message}`));

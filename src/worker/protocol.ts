@@ -49,6 +49,12 @@ export interface RunReport {
   milliseconds: number;
 }
 
+/** What the engine worker is doing. */
+export interface EngineStatus {
+  /** Chat and embeddings calls running or waiting in the worker. */
+  calls: number;
+}
+
 /** The host page's side of the worker: start it, and connect a port on which the engine API is exposed. */
 export interface EngineWorkerControl {
   /**
@@ -64,6 +70,7 @@ export interface EngineWorkerControl {
   ): Promise<DeviceInfo>;
   /** Exposes the engine API on `port` (for a service worker). */
   connect(port: MessagePort): void;
+  status(): EngineStatus;
 }
 
 /**
@@ -76,8 +83,21 @@ export interface EngineWorkerApi {
   embed(model: string, request: EmbedRequest, port: MessagePort): Promise<EmbedResult>;
 }
 
-/** Messages on a call's port. Events and `end` go worker → caller; `abort` goes caller → worker. */
-export type CallMessage = { type: 'event'; event: ChatEvent } | { type: 'end' } | { type: 'abort' };
+/**
+ * Messages on a call's port. Events and `end` go worker → caller; `abort` and `alive` go caller → worker. The caller
+ * says `alive` every CALLER_ALIVE_MS: a service worker can be stopped by the browser at any moment, without a word to
+ * the ports it held, so a call that stops hearing from its caller is aborted rather than generating for nobody.
+ */
+export type CallMessage = { type: 'event'; event: ChatEvent } | { type: 'end' } | { type: 'abort' } | { type: 'alive' };
+
+/** How often a caller says `alive` on a running call's port: one message a second is nothing next to the tokens. */
+export const CALLER_ALIVE_MS = 1_000;
+
+/**
+ * How long a call may go without hearing from its caller before it is aborted: four missed `alive`s, so that a busy
+ * service worker is not mistaken for a stopped one, while an orphaned generation wastes at most a few seconds.
+ */
+export const CALLER_SILENCE_MS = 4_000;
 
 /** Service worker → every window: "send me a port to the engine". */
 export const PORT_REQUEST = 'lantern:port-request';
@@ -92,6 +112,22 @@ export interface PortOffer {
 
 export function isPortOffer(data: unknown): data is PortOffer {
   return typeof data === 'object' && data !== null && (data as PortOffer).type === 'lantern:port-offer';
+}
+
+/**
+ * Page → service worker: the fetch sent with this id in its `x-lantern-request` header was aborted. Browsers do not
+ * tell a service worker when a page aborts a fetch whose answer has not started (w3c/ServiceWorker#1544), so
+ * `LocalAPI.fetch` says so itself. (A streamed answer needs no help: aborting cancels its body.)
+ */
+export interface AbortRequest {
+  type: 'lantern:abort';
+  id: string;
+}
+
+export const REQUEST_ID_HEADER = 'x-lantern-request';
+
+export function isAbortRequest(data: unknown): data is AbortRequest {
+  return typeof data === 'object' && data !== null && (data as AbortRequest).type === 'lantern:abort';
 }
 
 /**

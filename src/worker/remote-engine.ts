@@ -10,7 +10,7 @@ import {
   type Engine,
   type ModelCard,
 } from '../engine/index.ts';
-import { registerEngineErrorTransfer, type CallMessage, type EngineWorkerApi } from './protocol.ts';
+import { CALLER_ALIVE_MS, registerEngineErrorTransfer, type CallMessage, type EngineWorkerApi } from './protocol.ts';
 
 /**
  * How long a request waits for a port to the engine worker before it is answered "unavailable": long enough for a
@@ -154,6 +154,7 @@ export class RemoteEngine implements Engine {
     };
     const onAbort = () => mine.postMessage({ type: 'abort' } satisfies CallMessage);
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    const alive = setInterval(() => mine.postMessage({ type: 'alive' } satisfies CallMessage), CALLER_ALIVE_MS);
     try {
       // The result comes back on Comlink's port and the events on this one: wait for `end`, so that every event has
       // been delivered before the caller sees the result or the error.
@@ -163,6 +164,7 @@ export class RemoteEngine implements Engine {
         await end;
       }
     } finally {
+      clearInterval(alive);
       options.signal?.removeEventListener('abort', onAbort);
       mine.close();
     }

@@ -1,6 +1,12 @@
 import * as Comlink from 'comlink';
 import { EngineError, type ChatEvent, type Engine, type EngineErrorKind, type ModelTask } from '../engine/index.ts';
-import type { CallMessage, EngineWorkerApi, RunReport } from './protocol.ts';
+import {
+  CALLER_SILENCE_MS,
+  type CallMessage,
+  type EngineStatus,
+  type EngineWorkerApi,
+  type RunReport,
+} from './protocol.ts';
 
 /**
  * Errors after which an engine worker's transformers.js cannot be trusted: one failed load or run leaves its shared
@@ -17,9 +23,15 @@ export interface WorkerApiHooks {
 
 /**
  * The engine API that an engine worker exposes on each connected port: the engine's calls, each with its own port
- * for pushed events and abort, a report of every run, and a call for help when the engine breaks.
+ * for pushed events and abort, a report of every run, and a call for help when the engine breaks. `status()` counts
+ * the calls in flight, whichever port they came on.
  */
-export function createWorkerApi(engine: () => Engine, hooks: WorkerApiHooks): EngineWorkerApi {
+export function createWorkerApi(
+  engine: () => Engine,
+  hooks: WorkerApiHooks,
+): EngineWorkerApi & { status(): EngineStatus } {
+  let calls = 0;
+
   /**
    * Runs one call with its own port: `abort` on the port aborts it; `end` is sent when it is over, after every event,
    * so that the caller can wait for the last event before it answers.
@@ -32,17 +44,23 @@ export function createWorkerApi(engine: () => Engine, hooks: WorkerApiHooks): En
     usage: (result: T) => { promptTokens: number; completionTokens: number },
   ): Promise<T> {
     const abort = new AbortController();
+    let heard = performance.now();
     port.onmessage = (message: MessageEvent<CallMessage>) => {
+      heard = performance.now();
       if (message.data.type === 'abort') abort.abort();
     };
     const started = performance.now();
     let events = 0;
     let eventsAfterAbort = 0;
     const send = (event: ChatEvent) => {
+      // Checked as each token goes out, after the worker has yielded and read its messages: a long prefill cannot
+      // be mistaken for a silent caller.
+      if (performance.now() - heard > CALLER_SILENCE_MS) abort.abort();
       events += 1;
       if (abort.signal.aborted) eventsAfterAbort += 1;
       port.postMessage({ type: 'event', event } satisfies CallMessage);
     };
+    calls += 1;
     const finish = (outcome: RunReport['outcome'], tokens = { promptTokens: 0, completionTokens: 0 }) =>
       hooks.report({
         model,
@@ -64,12 +82,15 @@ export function createWorkerApi(engine: () => Engine, hooks: WorkerApiHooks): En
       if (POISONING.has(error.kind)) setTimeout(() => hooks.fatal(error.message), 0);
       throw error;
     } finally {
+      calls -= 1;
       port.postMessage({ type: 'end' } satisfies CallMessage);
       port.close();
     }
   }
 
   return {
+    status: () => ({ calls }),
+
     models: async () => engine().models(),
 
     chat: (model, request, port) =>
