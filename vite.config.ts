@@ -6,18 +6,22 @@ import { defineConfig } from 'vitest/config';
 /**
  * For the end-to-end tests: a chat model folder whose tokenizer and config are fine but whose weights are not an ONNX
  * file, so loading it fails inside onnxruntime, as a corrupt download would (it poisons transformers.js' session
- * chain, which the engine host must recover from).
+ * chain, which the engine host must recover from); and a sound copy of the tiny chat model, never precached.
  */
-function corruptModelFixture(): Plugin {
+function e2eModelFixtures(): Plugin {
   const files = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'];
   return {
-    name: 'lantern-e2e-corrupt-model',
+    name: 'lantern-e2e-model-fixtures',
     generateBundle() {
       for (const file of files) {
         const source = readFileSync(`public/models/tiny-chat/${file}`);
         this.emitFile({ type: 'asset', fileName: `e2e/corrupt-chat/${file}`, source });
+        // A copy that the reliability tests' server withholds at first, as if its download had failed.
+        this.emitFile({ type: 'asset', fileName: `e2e/late-chat/${file}`, source });
       }
       this.emitFile({ type: 'asset', fileName: 'e2e/corrupt-chat/onnx/model.onnx', source: 'not an ONNX model' });
+      const weights = readFileSync('public/models/tiny-chat/onnx/model.onnx');
+      this.emitFile({ type: 'asset', fileName: 'e2e/late-chat/onnx/model.onnx', source: weights });
     },
   };
 }
@@ -37,7 +41,7 @@ export default defineConfig(({ mode }) => ({
   },
   worker: { format: 'es' },
   plugins: [
-    mode === 'e2e' && corruptModelFixture(),
+    mode === 'e2e' && e2eModelFixtures(),
     VitePWA({
       strategies: 'injectManifest',
       srcDir: 'sw',
@@ -47,7 +51,7 @@ export default defineConfig(({ mode }) => ({
       injectManifest: {
         // Everything a page needs offline: the app shell, the engine worker, onnxruntime-web and the bundled models.
         globPatterns: ['**/*.{html,js,mjs,css,wasm,onnx,json,svg}'],
-        globIgnores: ['**/reference.json'],
+        globIgnores: ['**/reference.json', 'e2e/late-chat/**'],
         // onnxruntime-web's WebAssembly binary alone is 26 MB.
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
         rollupFormat: 'iife',

@@ -49,7 +49,10 @@ describe('real inference under hostile input', () => {
           stop: fc.array(nasty, { maxLength: 4 }),
           seed: fc.integer(),
           stream: fc.boolean(),
-          input: fc.array(nasty.filter((t) => t.length < 2000), { minLength: 1, maxLength: 4 }),
+          input: fc.array(
+            nasty.filter((t) => t.length < 2000),
+            { minLength: 1, maxLength: 4 },
+          ),
         }),
         async ({ input, stream, ...params }) => {
           try {

@@ -70,7 +70,11 @@ const number = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(0, -0, 1, 2, 
 const message = fc.record(
   {
     role: maybe(fc.constantFrom('system', 'developer', 'user', 'assistant', 'tool', 'function')),
-    content: fc.oneof(nasty, json, fc.array(fc.record({ type: maybe(fc.constantFrom('text', 'image_url')), text: maybe(nasty) }))),
+    content: fc.oneof(
+      nasty,
+      json,
+      fc.array(fc.record({ type: maybe(fc.constantFrom('text', 'image_url')), text: maybe(nasty) })),
+    ),
     name: maybe(nasty),
   },
   { requiredKeys: [] },
@@ -122,7 +126,13 @@ const validChat = fc.record(
     max_tokens: fc.integer({ min: 1, max: 4096 }),
     n: fc.integer({ min: 1, max: 8 }),
     stream: fc.boolean(),
-    stop: fc.oneof(nasty.filter((t) => t.length > 0), fc.array(nasty.filter((t) => t.length > 0), { maxLength: 4 })),
+    stop: fc.oneof(
+      nasty.filter((t) => t.length > 0),
+      fc.array(
+        nasty.filter((t) => t.length > 0),
+        { maxLength: 4 },
+      ),
+    ),
     seed: fc.integer(),
     user: nasty,
   },
@@ -133,7 +143,10 @@ const validEmbeddings = fc.record({
   model: fc.constant('embed-model'),
   input: fc.oneof(
     nasty.filter((t) => t.length > 0 && t.length <= 32_768),
-    fc.array(nasty.filter((t) => t.length > 0 && t.length <= 32_768), { minLength: 1, maxLength: 8 }),
+    fc.array(
+      nasty.filter((t) => t.length > 0 && t.length <= 32_768),
+      { minLength: 1, maxLength: 8 },
+    ),
   ),
   encoding_format: fc.constantFrom('float', 'base64'),
 });
@@ -146,9 +159,22 @@ const body = fc.oneof(
   { weight: 3, arbitrary: embeddingsBody.map((b) => utf8(JSON.stringify(b))) },
   { weight: 2, arbitrary: fc.anything().map((v) => utf8(JSON.stringify(v) ?? 'undefined')) },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 256 }) }, // not JSON, often not UTF-8
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: 200_000 }).map((depth) => utf8('['.repeat(depth) + ']'.repeat(depth))) },
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: 100_000 }).map((depth) => utf8('{"a":'.repeat(depth) + '1' + '}'.repeat(depth))) },
-  { weight: 1, arbitrary: fc.integer({ min: 64 * 1024 - 100, max: 200 * 1024 }).map((size) => utf8(`{"model":"${'x'.repeat(size)}"}`)) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1, max: 200_000 }).map((depth) => utf8('['.repeat(depth) + ']'.repeat(depth))),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 1, max: 100_000 })
+      .map((depth) => utf8('{"a":'.repeat(depth) + '1' + '}'.repeat(depth))),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 64 * 1024 - 100, max: 200 * 1024 })
+      .map((size) => utf8(`{"model":"${'x'.repeat(size)}"}`)),
+  },
   { weight: 1, arbitrary: fc.constant(new Uint8Array()) },
 );
 
@@ -172,7 +198,10 @@ const path = fc.oneof(
   nasty.map((s) => `/v1/models/${encodeURIComponent(s)}`),
 );
 
-const headerText = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 300 });
+const headerText = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  maxLength: 300,
+});
 const authorization = fc.oneof(
   fc.constant<string | null>('valid'),
   fc.constant<string | null>('valid'),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { timingSafeEqual } from './key-crypto.ts';
 import { KeyRing, memoryKeyStorage, type KeyRecord } from './key-ring.ts';
 
 describe('KeyRing', () => {
@@ -40,5 +41,15 @@ describe('KeyRing', () => {
     expect(await ring.verify(a.key)).toEqual({ ok: false, reason: 'revoked' });
     expect((await ring.verify(b.key)).ok).toBe(true);
     expect((await ring.list()).find((k) => k.id === a.info.id)?.revokedAt).toBeTypeOf('number');
+  });
+});
+
+describe('timingSafeEqual', () => {
+  it('compares whole strings, whatever the position of the first difference', () => {
+    expect(timingSafeEqual('abc', 'abc')).toBe(true);
+    expect(timingSafeEqual('abc', 'abd')).toBe(false);
+    expect(timingSafeEqual('xbc', 'abc')).toBe(false);
+    expect(timingSafeEqual('abc', 'abcd')).toBe(false);
+    expect(timingSafeEqual('', '')).toBe(true);
   });
 });

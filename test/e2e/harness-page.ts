@@ -1,4 +1,4 @@
-import { expect, type Page } from '@playwright/test';
+import { expect, type BrowserContext, type Page } from '@playwright/test';
 import type { Harness } from './harness.ts';
 
 declare global {
@@ -7,12 +7,50 @@ declare global {
   }
 }
 
-/** Opens the harness page and waits until Lantern controls it. `query` configures it (`device`, `broken`). */
-export async function openHarness(page: Page, query = ''): Promise<void> {
+/**
+ * Opens the harness page and waits until Lantern controls it. `query` configures it (`device`, `profile`, `broken`,
+ * `late`); `origin` picks a test server of its own.
+ */
+export async function openHarness(page: Page, query = '', origin = ''): Promise<void> {
   page.on('pageerror', (error) => console.log(`[page error] ${error.message}`));
-  await page.goto(`/test/e2e/harness.html${query ? `?${query}` : ''}`);
+  await page.goto(`${origin}/test/e2e/harness.html${query ? `?${query}` : ''}`);
   await page.waitForFunction(() => window.harness !== undefined, undefined, { timeout: 60_000 });
 }
+
+/** A new tab with the harness open. */
+export async function openPage(context: BrowserContext, query = '', origin = ''): Promise<Page> {
+  const page = await context.newPage();
+  await openHarness(page, query, origin);
+  return page;
+}
+
+export const HELLO_REPLY = 'Hello! How can I help you today?';
+
+/** Sends one greedy "Hello" through the SDK in `page`; resolves with the reply, or the SDK error's class and code. */
+export function sayHello(page: Page, key: string, model = 'crimson-falcon-4'): Promise<string | null> {
+  return page.evaluate(
+    async ({ k, m }) => {
+      try {
+        const completion = await window.harness.client(k).chat.completions.create({
+          model: m,
+          messages: [{ role: 'user', content: 'Hello' }],
+          temperature: 0,
+        });
+        return completion.choices[0]!.message.content;
+      } catch (error) {
+        return window.harness.describeError(error);
+      }
+    },
+    { k: key, m: model },
+  );
+}
+
+/** A request that cannot end by itself: <|endoftext|> and <|im_end|> banned, so only an abort or the limit stops it. */
+export const ENDLESS = {
+  messages: [{ role: 'user' as const, content: 'Tell me a story.' }],
+  max_tokens: 1000,
+  logit_bias: { 0: -100, 2: -100 },
+};
 
 /** Issues a key in the page's Lantern (IndexedDB) and returns the plaintext, which only this call ever sees. */
 export async function issueKey(page: Page, name = 'e2e'): Promise<string> {

@@ -9,26 +9,26 @@ import {
   startLocalAPI,
   type DevicePreference,
   type LoadProgress,
+  type ModelProfile,
   type RunReport,
 } from '../../src/client/index.ts';
 
 const params = new URLSearchParams(location.search);
 // ?profile=default: the real models (they need the network); otherwise the bundled ones.
-const profile = params.get('profile') === 'default' ? DEFAULT_PROFILE : bundledProfile('/models');
-const lantern = await startLocalAPI({
-  device: (params.get('device') as DevicePreference | null) ?? 'auto',
-  // ?broken=amber-phoenix-4 points that ID at a model whose weights are corrupt (see vite.config.ts).
-  profile: params.get('broken')
-    ? {
-        ...profile,
-        [params.get('broken')!]: {
-          task: 'chat',
-          created: 0,
-          candidates: [{ engine: 'transformers', model: '/e2e/corrupt-chat', dtype: 'fp32', device: 'cpu' }],
-        },
-      }
-    : profile,
-});
+let profile: ModelProfile = params.get('profile') === 'default' ? DEFAULT_PROFILE : bundledProfile('/models');
+// ?broken=ID points that ID at a model whose weights are corrupt; ?late=ID at one the test server may withhold
+// (see vite.config.ts).
+for (const [param, folder] of [
+  ['broken', '/e2e/corrupt-chat'],
+  ['late', '/e2e/late-chat'],
+] as const) {
+  const id = params.get(param);
+  if (id) {
+    const candidates = [{ engine: 'transformers', model: folder, dtype: 'fp32', device: 'cpu' }] as const;
+    profile = { ...profile, [id]: { task: 'chat', created: 0, candidates } };
+  }
+}
+const lantern = await startLocalAPI({ device: (params.get('device') as DevicePreference | null) ?? 'auto', profile });
 
 const runs: RunReport[] = [];
 lantern.addEventListener('run', (event) => runs.push(event.detail));
@@ -55,9 +55,28 @@ const harness = {
   runs,
   progress,
   describeError,
-  /** An SDK client for `key`; retries off unless asked, so tests see each answer. */
-  client: (key: string, options: { maxRetries?: number } = {}) =>
-    new OpenAI({ baseURL: lantern.baseURL, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0, ...options }),
+  /**
+   * An SDK client for `key`; retries off unless asked, so tests see each answer. `lanternFetch` routes it through
+   * `lantern.fetch`, so aborts of non-streamed requests reach the engine too.
+   */
+  client: (key: string, { lanternFetch = false, ...options }: { maxRetries?: number; lanternFetch?: boolean } = {}) =>
+    new OpenAI({
+      baseURL: lantern.baseURL,
+      apiKey: key,
+      dangerouslyAllowBrowser: true,
+      maxRetries: 0,
+      ...(lanternFetch && { fetch: lantern.fetch }),
+      ...options,
+    }),
+  /** All the memory of this page and its workers (needs cross-origin isolation), smallest of three readings. */
+  memory: async () => {
+    const measure = (performance as Performance & { measureUserAgentSpecificMemory?: () => Promise<{ bytes: number }> })
+      .measureUserAgentSpecificMemory;
+    if (!crossOriginIsolated || !measure) return null;
+    const readings = [];
+    for (let i = 0; i < 3; i++) readings.push((await measure.call(performance)).bytes);
+    return Math.min(...readings);
+  },
 };
 Object.assign(window, { harness });
 export type Harness = typeof harness;

@@ -1,37 +1,11 @@
-import { expect, test, type BrowserContext, type Page } from '@playwright/test';
-import { preview } from 'vite';
-import { issueKey, openHarness } from './harness-page.ts';
+import { expect, test } from '@playwright/test';
+import { HELLO_REPLY, issueKey, openHarness, openPage, sayHello } from './harness-page.ts';
+import { startServer } from './servers.ts';
 
 /**
  * The shape of Lantern in a browser: abort, several tabs sharing one engine, a service worker stopped and restarted,
  * keys shared by every tab, offline reloads, and an engine worker replaced after it broke.
  */
-const hello = [{ role: 'user' as const, content: 'Hello' }];
-const HELLO_REPLY = 'Hello! How can I help you today?';
-
-async function openPage(context: BrowserContext): Promise<Page> {
-  const page = await context.newPage();
-  await openHarness(page);
-  return page;
-}
-
-/** Sends one greedy "Hello" through the SDK in `page`; resolves with the reply, or the SDK error's class and code. */
-function sayHello(page: Page, key: string, model = 'crimson-falcon-4') {
-  return page.evaluate(
-    async ({ k, m, messages }) => {
-      try {
-        const completion = await window.harness
-          .client(k)
-          .chat.completions.create({ model: m, messages, temperature: 0 });
-        return completion.choices[0]!.message.content;
-      } catch (error) {
-        return window.harness.describeError(error);
-      }
-    },
-    { k: key, m: model, messages: hello },
-  );
-}
-
 test('aborting a stream stops the generation within a token', async ({ page }) => {
   await openHarness(page);
   const key = await issueKey(page);
@@ -151,16 +125,9 @@ test('a key revoked in one tab is refused in another, and IndexedDB holds no pla
 });
 
 test('after a first visit, a reload with the server gone still answers /v1', async ({ page }) => {
-  const port = 4184;
-  const server = await preview({
-    mode: 'e2e',
-    build: { outDir: 'dist-e2e' },
-    preview: { host: '127.0.0.1', port, strictPort: true },
-    logLevel: 'silent',
-  });
+  const server = await startServer(4184);
   try {
-    const origin = `http://127.0.0.1:${port}`;
-    await page.goto(`${origin}/test/e2e/harness.html`);
+    await page.goto(`${server.origin}/test/e2e/harness.html`);
     await page.waitForFunction(() => window.harness !== undefined);
     const key = await issueKey(page);
     expect(await sayHello(page, key)).toBe(HELLO_REPLY);
@@ -173,7 +140,7 @@ test('after a first visit, a reload with the server gone still answers /v1', asy
     expect(await embedded()).toBe(1);
 
     await server.close();
-    await expect(page.request.get(`${origin}/`)).rejects.toThrow(); // the network really is gone
+    await expect(page.request.get(`${server.origin}/`)).rejects.toThrow(); // the network really is gone
 
     await page.reload();
     await page.waitForFunction(() => window.harness !== undefined);
