@@ -1,5 +1,5 @@
 /// <reference lib="webworker" />
-import { createHandler, isEventStream, onStreamEnd, type Handler, type HandlerOptions } from '../src/api/index.ts';
+import { createHandler, type Handler, type HandlerOptions } from '../src/api/index.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
 import { isAbortRequest, isHostGone, isPortOffer, PORT_REQUEST, REQUEST_ID_HEADER } from '../src/worker/protocol.ts';
 import { RemoteEngine } from '../src/worker/remote-engine.ts';
@@ -51,9 +51,9 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
   const handler = createHandler({ keys: new KeyRing({ storage: indexedDbKeyStorage() }), ...options, engine });
 
   /**
-   * Answers one request with a signal that fires when its page aborts it (a `lantern:abort` message) or goes away,
-   * so that the engine stops generating for nobody. The watch lasts as long as the answer: to its last byte when it
-   * streams.
+   * Answers one request with a signal that fires when its page aborts it (a `lantern:abort` message) or goes away, so
+   * that the engine stops generating for nobody. The watch ends when the answer starts: from then on, an abort or a
+   * closed tab cancels a streamed body, which the handler hears by itself.
    */
   const answer = async ({ request, clientId }: FetchEventLike): Promise<Response> => {
     const abort = new AbortController();
@@ -69,15 +69,9 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
       if (id) running.delete(id);
     };
     try {
-      const response = await handler(new Request(request, { signal: abort.signal }));
-      if (!isEventStream(response)) {
-        done();
-        return response;
-      }
-      return new Response(onStreamEnd(response.body!, done), response);
-    } catch (error) {
+      return await handler(new Request(request, { signal: abort.signal }));
+    } finally {
       done();
-      throw error;
     }
   };
 

@@ -2,5 +2,5 @@
 export { createHandler, type Handler } from './create-handler.ts';
 export { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type HandlerOptions, type Limits, type RateLimits } from './options.ts';
 export { ApiError } from './errors.ts';
-export { isEventStream, onStreamEnd } from './stream-end.ts';
+
 export type * from './wire.ts';

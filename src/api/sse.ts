@@ -9,6 +9,8 @@ export interface EventStreamOptions {
   headers?: Record<string, string>;
   /** How a failure after the first event is written into the stream (the status line is already sent). */
   errorBody: (error: unknown) => ErrorBody;
+  /** Called once when the producer is done, however it ended (finished, failed, or aborted by the client). */
+  onDone?: (() => void) | undefined;
 }
 
 /**
@@ -65,6 +67,7 @@ export async function eventStream(
     )
     .finally(() => {
       options.signal?.removeEventListener('abort', onAbort);
+      options.onDone?.();
       if (!open) return;
       open = false;
       // After a client abort the body fails with the abort reason, as a fetch body does when its request is aborted.

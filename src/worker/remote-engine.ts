@@ -29,6 +29,8 @@ interface Connection {
   key: string;
   /** Tells the calls still running on this connection that it is gone. */
   calls: Set<() => void>;
+  /** The worker's model list, asked once: it only changes with the worker (and so with the connection). */
+  models?: Promise<ModelCard[]>;
 }
 
 /** A call's connection went away before the call settled. */
@@ -84,7 +86,11 @@ export class RemoteEngine implements Engine {
     return this.#send(
       undefined,
       () => true,
-      (connection) => connection.api.models(),
+      (connection) => {
+        connection.models ??= connection.api.models();
+        connection.models.catch(() => (connection.models = undefined));
+        return connection.models;
+      },
     );
   }
 

@@ -65,7 +65,11 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
         const result = await engine.chat(model, request, { signal, onEvent });
         if (includeUsage) send(chunk([], toUsage(result.usage)));
       },
-      { signal: c.req.raw.signal, errorBody: (error) => errorBody(error, c.get('requestId')) },
+      {
+        signal: c.req.raw.signal,
+        errorBody: (error) => errorBody(error, c.get('requestId')),
+        onDone: c.get('generation')?.release,
+      },
     );
   };
 }

@@ -2,11 +2,12 @@ import type { Engine, ModelTask } from '../../engine/index.ts';
 import type { KeyInfo } from '../../keys/index.ts';
 import { modelNotFound } from '../errors.ts';
 import type { Limits } from '../options.ts';
+import type { Lease } from '../rate-limiter.ts';
 import type { requestParsers } from '../request-schemas.ts';
 import type { ErrorBody } from '../wire.ts';
 
-/** What middleware hands to routes: the caller's key and the request id. */
-export type Env = { Variables: { key: KeyInfo; requestId: string } };
+/** What middleware hands to routes: the caller's key, the request id, and a rate-limited route's generation slot. */
+export type Env = { Variables: { key: KeyInfo; requestId: string; generation?: Lease } };
 
 /** What the route handlers share, built once per handler by `createHandler`. */
 export interface RouteDeps {
