@@ -10,6 +10,7 @@ import {
   type DeviceInfo,
   type DevicePreference,
   type EngineStatus,
+  type EngineWorkerConfig,
   type RunReport,
 } from '../worker/protocol.ts';
 import { EngineHost } from './engine-host.ts';
@@ -24,6 +25,8 @@ export interface LocalAPIOptions {
   profile?: ModelProfile;
   /** Where models run (default `auto`: WebGPU when the browser has an adapter, otherwise WebAssembly). */
   device?: DevicePreference;
+  /** Run reports carry each token's timestamp (`tokenTimes`), for benchmarks. */
+  trace?: boolean;
 }
 
 /** The events of a LocalAPI; every tab receives them, whichever tab hosts the engine. */
@@ -191,7 +194,7 @@ export class LocalAPI extends EventTarget {
     }
 
     this.#profile = options.profile ?? DEFAULT_PROFILE;
-    this.#elect({ profile: this.#profile, device: options.device ?? 'auto' });
+    this.#elect({ profile: this.#profile, device: options.device ?? 'auto', trace: options.trace === true });
     this.#tabs.postMessage({ type: 'hello' } satisfies TabMessage);
   }
 
@@ -200,7 +203,7 @@ export class LocalAPI extends EventTarget {
    * takes over when the host tab closes (the browser releases a closed tab's locks), so there is always one host and
    * one copy of each model.
    */
-  #elect(config: { profile: ModelProfile; device: DevicePreference }): void {
+  #elect(config: EngineWorkerConfig): void {
     navigator.locks
       .request(HOST_LOCK, { signal: this.#closed.signal }, async () => {
         const host = new EngineHost(config, {

@@ -1,5 +1,11 @@
 import type { ChatOptions, ChatRequest, ChatResult, EmbedOptions, EmbedResult, LoadProgress } from '../engine/index.ts';
-import type { ModelCandidate, TransformersCandidate, WebLLMCandidate } from './model-profile.ts';
+import {
+  isHubModel,
+  ONNX_FILES,
+  type ModelCandidate,
+  type TransformersCandidate,
+  type WebLLMCandidate,
+} from './model-profile.ts';
 import { ensureStorageFor } from './storage-check.ts';
 import { TransformersChatModel } from './transformers/chat-model.ts';
 import { TransformersEmbeddingModel } from './transformers/embedding-model.ts';
@@ -71,19 +77,10 @@ const isNode = () => typeof process !== 'undefined' && process.versions?.node !=
 /** Where transformers.js stores what it downloads in a browser (its `env.cacheKey`). */
 const TRANSFORMERS_CACHE = 'transformers-cache';
 
-const ONNX_FILE: Record<string, string> = {
-  fp32: 'model.onnx',
-  fp16: 'model_fp16.onnx',
-  q8: 'model_quantized.onnx',
-  q4: 'model_q4.onnx',
-  q4f16: 'model_q4f16.onnx',
-};
-
 /** Checks the quota for a hub model that is not cached yet; models the app serves itself (paths, URLs) are exempt. */
 async function ensureStorage(candidate: TransformersCandidate): Promise<void> {
-  const fromHub = /^[\w.-]+\/[\w.-]+$/.test(candidate.model);
-  if (!fromHub || !candidate.downloadBytes || typeof caches === 'undefined') return;
-  const weights = `https://huggingface.co/${candidate.model}/resolve/main/onnx/${ONNX_FILE[candidate.dtype ?? 'fp32']}`;
+  if (!isHubModel(candidate.model) || !candidate.downloadBytes || typeof caches === 'undefined') return;
+  const weights = `https://huggingface.co/${candidate.model}/resolve/main/onnx/${ONNX_FILES[candidate.dtype ?? 'fp32']}`;
   if (await (await caches.open(TRANSFORMERS_CACHE)).match(weights)) return;
   await ensureStorageFor(`${candidate.model} (${candidate.dtype ?? 'fp32'})`, candidate.downloadBytes);
 }

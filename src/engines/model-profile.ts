@@ -72,6 +72,18 @@ export function usableCandidates(entry: ModelEntry, device: DeviceCapabilities):
   return entry.candidates.filter((candidate) => canRun(candidate, device));
 }
 
+/** The weights file of each transformers.js dtype, in a model folder's `onnx/`. */
+export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.freeze({
+  fp32: 'model.onnx',
+  fp16: 'model_fp16.onnx',
+  q8: 'model_quantized.onnx',
+  q4: 'model_q4.onnx',
+  q4f16: 'model_q4f16.onnx',
+});
+
+/** Whether a model is named by its Hugging Face hub ID (`org/name`) rather than by a path or URL the app serves. */
+export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);
+
 /** Names a candidate in messages and as a key: `web-llm:SmolLM2-…-MLC`, `transformers:onnx-community/…@q4/cpu`. */
 export function candidateKey(candidate: ModelCandidate): string {
   return candidate.engine === 'web-llm'

@@ -33,6 +33,8 @@ export interface DeviceInfo {
 export interface EngineWorkerConfig {
   profile: ModelProfile;
   device: DevicePreference;
+  /** Run reports carry each token's timestamp (`tokenTimes`): for benchmarks. */
+  trace?: boolean;
 }
 
 /** One finished model run, reported to the host page (progress UIs, tokens per second, tests). */
@@ -47,6 +49,8 @@ export interface RunReport {
   events: number;
   eventsAfterAbort: number;
   milliseconds: number;
+  /** With `trace`: when each text delta left the worker, in epoch milliseconds (`performance.timeOrigin` based). */
+  tokenTimes?: number[];
 }
 
 /** What the engine worker is doing. */

@@ -17,6 +17,8 @@ const POISONING: ReadonlySet<EngineErrorKind> = new Set(['internal', 'load_faile
 export interface WorkerApiHooks {
   /** Every finished run. */
   report(report: RunReport): void;
+  /** Whether run reports carry each event's timestamp. */
+  trace?: () => boolean;
   /** The engine can no longer be trusted; called after the failing call's answer is on its way. */
   fatal(reason: string): void;
 }
@@ -52,7 +54,9 @@ export function createWorkerApi(
     const started = performance.now();
     let events = 0;
     let eventsAfterAbort = 0;
+    const tokenTimes: number[] | undefined = hooks.trace?.() ? [] : undefined;
     const send = (event: ChatEvent) => {
+      if (event.type === 'delta') tokenTimes?.push(performance.timeOrigin + performance.now());
       // Checked as each token goes out, after the worker has yielded and read its messages: a long prefill cannot
       // be mistaken for a silent caller.
       if (performance.now() - heard > CALLER_SILENCE_MS) abort.abort();
@@ -70,6 +74,7 @@ export function createWorkerApi(
         events,
         eventsAfterAbort,
         milliseconds: performance.now() - started,
+        ...(tokenTimes && { tokenTimes }),
       });
     try {
       const result = await run(abort.signal, send);

@@ -1,0 +1,40 @@
+/// <reference types="vite/client" />
+import { env } from '@huggingface/transformers';
+import onnxWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
+import onnxMjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
+import type { Engine, LoadProgress } from '../engine/index.ts';
+import { createEngine } from '../engines/index.ts';
+import { detectDevice } from './device.ts';
+import type { DeviceInfo, EngineWorkerConfig } from './protocol.ts';
+
+let configured = false;
+
+/** transformers.js set up for a worker of this app: models by URL path, onnxruntime-web from this origin only. */
+function configureTransformers(): void {
+  if (configured) return;
+  configured = true;
+  env.allowLocalModels = true; // model folders served by the app itself (the bundled profile), by URL path
+  // Self-hosted onnxruntime-web: transformers.js would otherwise fetch these from a CDN, which breaks offline use.
+  env.backends.onnx.wasm!.wasmPaths = {
+    wasm: new URL(onnxWasmUrl, self.location.href).href,
+    mjs: new URL(onnxMjsUrl, self.location.href).href,
+  };
+  // transformers.js would re-import onnxruntime's factory from a blob: URL, which a strict Content-Security-Policy
+  // forbids; the service worker already caches these files for offline use.
+  env.useWasmCache = false;
+}
+
+/** The engine of a browser worker, on the device this browser offers (see detectDevice). */
+export async function createBrowserEngine(
+  config: EngineWorkerConfig,
+  onProgress?: (progress: LoadProgress) => void,
+): Promise<{ engine: Engine; device: DeviceInfo }> {
+  configureTransformers();
+  const device = await detectDevice(config.device);
+  const engine = createEngine({
+    profile: config.profile,
+    device: { webgpu: device.device === 'webgpu', shaderF16: device.shaderF16 },
+    ...(onProgress && { onProgress }),
+  });
+  return { engine, device };
+}
