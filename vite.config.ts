@@ -29,14 +29,17 @@ function e2eModelFixtures(): Plugin {
 /**
  * One build for the browser: the page (index.html), the engine worker it spawns, and the service worker
  * (sw/service-worker.ts, built by vite-plugin-pwa with the list of files to precache for offline use).
- * `--mode e2e` adds the end-to-end test harness page and writes to dist-e2e/.
+ * `--mode e2e` adds the end-to-end test harness and the benchmark page, and writes to dist-e2e/.
  */
 export default defineConfig(({ mode }) => ({
   build: {
     target: 'es2022',
     outDir: mode === 'e2e' ? 'dist-e2e' : 'dist',
     rollupOptions: {
-      input: { main: 'index.html', ...(mode === 'e2e' && { harness: 'test/e2e/harness.html' }) },
+      input: {
+        main: 'index.html',
+        ...(mode === 'e2e' && { harness: 'test/e2e/harness.html', bench: 'bench/browser/bench.html' }),
+      },
     },
   },
   worker: { format: 'es' },

@@ -1,0 +1,170 @@
+/**
+ * The benchmark page: Lantern started with tracing (each token's generation time), and beside it the same engine in a
+ * worker of its own, called directly. `npm run bench` drives `window.bench` with Playwright; every figure it reports is
+ * the whole /v1 path against that direct call, measured in the same page, same model, same device.
+ */
+import * as Comlink from 'comlink';
+import OpenAI from 'openai';
+import { bundledProfile, startLocalAPI, type DevicePreference, type RunReport } from '../../src/client/index.ts';
+import type { ChatRequest } from '../../src/engine/index.ts';
+import type { DirectWorker } from './direct-worker.ts';
+
+const device = (new URLSearchParams(location.search).get('device') as DevicePreference | null) ?? 'auto';
+const profile = bundledProfile('/models');
+const lantern = await startLocalAPI({ profile, device, trace: true });
+const direct = Comlink.wrap<DirectWorker>(
+  new Worker(new URL('./direct-worker.ts', import.meta.url), { type: 'module' }),
+);
+await direct.start({ profile, device });
+
+const runs: RunReport[] = [];
+lantern.addEventListener('run', (event) => runs.push(event.detail));
+/** Four keys: 16 simultaneous streams stay within the per-key limit of 4. */
+const keys: string[] = [];
+for (let i = 0; i < 4; i++) keys.push((await lantern.keys.issue(`bench ${i}`)).key);
+
+const MODEL = 'crimson-falcon-4';
+let warm = false;
+const now = () => performance.timeOrigin + performance.now();
+const client = (key = keys[0]!) =>
+  new OpenAI({ baseURL: lantern.baseURL, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0 });
+
+/** A greedy request that runs to exactly `tokens` tokens: the model's end-of-reply tokens are banned. */
+const endless = (tokens: number) => ({
+  messages: [{ role: 'user' as const, content: 'Tell me a story.' }],
+  temperature: 0,
+  max_tokens: tokens,
+  logit_bias: { 0: -100, 2: -100 },
+});
+
+const engineRequest = (tokens: number): ChatRequest => ({
+  messages: [{ role: 'user', content: 'Tell me a story.' }],
+  temperature: 0,
+  topP: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  stop: [],
+  n: 1,
+  maxTokens: tokens,
+  logitBias: { 0: -100, 2: -100 },
+});
+
+/** The next run report, once the run that is going on has finished. */
+async function nextReport(before: number): Promise<RunReport> {
+  while (runs.length <= before) await new Promise((resolve) => setTimeout(resolve, 1));
+  return runs[before]!;
+}
+
+/** One streamed chat through the whole path: when each text chunk reached the SDK, and when the worker made it. */
+async function viaPath(tokens: number, key?: string) {
+  const before = runs.length;
+  const started = now();
+  const received: number[] = [];
+  const stream = await client(key).chat.completions.create({ model: MODEL, stream: true, ...endless(tokens) });
+  for await (const chunk of stream) if (chunk.choices[0]?.delta.content) received.push(now());
+  const report = await nextReport(before);
+  return { started, received, generated: report.tokenTimes ?? [] };
+}
+
+const bench = {
+  device: () => lantern.device,
+
+  /**
+   * Where the decode cost of the path goes: the engine's pace (tokens/s) when the page reads a stream's raw bytes
+   * without the SDK (`raw`), and when it does not read it until it is over (`unread`).
+   */
+  async variant(tokens: number, mode: 'raw' | 'unread') {
+    const before = runs.length;
+    const started = now();
+    const response = await fetch('/v1/chat/completions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys[0]}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, stream: true, ...endless(tokens) }),
+    });
+    if (mode === 'unread') await nextReport(before);
+    const received: number[] = [];
+    const reader = response.body!.getReader();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) received.push(now());
+    const report = await nextReport(before);
+    return { started, received, generated: report.tokenTimes ?? [] };
+  },
+
+  /**
+   * The browser's own cost of a request answered by a service worker: a /v1 request without a key, which Lantern
+   * refuses at once. Milliseconds, one per request.
+   */
+  async roundTrip(count: number) {
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      await (await fetch('/v1/models')).text();
+      times.push(performance.now() - started);
+    }
+    return times;
+  },
+
+  /**
+   * Alternating direct and whole-path runs of `tokens` tokens each, after a warm-up of both: the browser keeps
+   * optimising onnxruntime's WebAssembly in the background for a while after it loads.
+   */
+  async chat(tokens: number, count: number) {
+    if (!warm) {
+      for (let i = 0; i < 3; i++) {
+        await direct.chat(MODEL, engineRequest(64));
+        await viaPath(64);
+      }
+      warm = true;
+    }
+    const directRuns = [];
+    const pathRuns = [];
+    for (let i = 0; i < count; i++) {
+      directRuns.push(await direct.chat(MODEL, engineRequest(tokens)));
+      pathRuns.push(await viaPath(tokens));
+    }
+    return { direct: directRuns, path: pathRuns };
+  },
+
+  /** Embeddings of `size` inputs: direct, through /v1 in one request (the SDK's base64), and one request per input. */
+  async embeddings(size: number, count: number) {
+    const input = Array.from({ length: size }, (_, i) => `Sentence ${i} is about cats, dogs and lanterns in the rain.`);
+    const timed = async (run: () => Promise<unknown>) => {
+      const started = performance.now();
+      await run();
+      return performance.now() - started;
+    };
+    const viaPath = () => client().embeddings.create({ model: 'jade-mole-4', input });
+    const oneByOne = async () => {
+      for (const text of input) await client().embeddings.create({ model: 'jade-mole-4', input: text });
+    };
+    await direct.embed('jade-mole-4', input);
+    await viaPath();
+    const result = { direct: [] as number[], path: [] as number[], oneByOne: [] as number[] };
+    for (let i = 0; i < count; i++) {
+      result.direct.push(await direct.embed('jade-mole-4', input));
+      result.path.push(await timed(viaPath));
+      if (size > 1) result.oneByOne.push(await timed(oneByOne));
+    }
+    return result;
+  },
+
+  /** `streams` simultaneous streamed chats of `tokens` tokens each, spread over four keys. */
+  async concurrent(streams: number, tokens: number) {
+    const started = now();
+    const results = await Promise.all(
+      Array.from({ length: streams }, async (_, i) => {
+        const received: number[] = [];
+        const stream = await client(keys[i % keys.length]).chat.completions.create({
+          model: MODEL,
+          stream: true,
+          ...endless(tokens),
+        });
+        for await (const chunk of stream) if (chunk.choices[0]?.delta.content) received.push(now());
+        return received;
+      }),
+    );
+    return { started, received: results };
+  },
+};
+
+Object.assign(window, { bench });
+export type Bench = typeof bench;

@@ -1,0 +1,127 @@
+import { performance } from 'node:perf_hooks';
+import OpenAI from 'openai';
+import { fileURLToPath } from 'node:url';
+import { bundledProfile, createEngine, createHandler, KeyRing, type ChatRequest, type Engine } from '../src/index.ts';
+import type { ChatSamples, ConcurrencySamples, EmbeddingSamples } from './measures.ts';
+
+/**
+ * The handler in Node: the openai SDK calling it through its `fetch` option against the same engine called directly,
+ * in one process. What this measures is the cost of the handler, SSE and the SDK; there is no worker in Node.
+ */
+const MODELS = fileURLToPath(new URL('../public/models', import.meta.url));
+const now = () => performance.timeOrigin + performance.now();
+
+export async function nodeBench(profile = bundledProfile(MODELS)) {
+  const engine = createEngine({ profile });
+  // The engine under the handler, with each token's generation time noted on the way out.
+  let generated: number[] = [];
+  const traced: Engine = {
+    models: () => engine.models(),
+    embed: (id, request, options) => engine.embed(id, request, options),
+    chat: (id, request, options = {}) =>
+      engine.chat(id, request, {
+        ...options,
+        onEvent: (event) => {
+          if (event.type === 'delta') generated.push(now());
+          options.onEvent?.(event);
+        },
+      }),
+  };
+  const keys = new KeyRing();
+  const handler = createHandler({
+    engine: traced,
+    keys,
+    rateLimits: { requestsPerMinute: 1e6, concurrentGenerations: 64, maxGenerations: 64 },
+  });
+  const client = new OpenAI({
+    apiKey: (await keys.issue('bench')).key,
+    baseURL: 'http://lantern.bench/v1',
+    fetch: (url, init) => handler(new Request(url, init)),
+    maxRetries: 0,
+  });
+  const model = 'crimson-falcon-4';
+  const request = (tokens: number): ChatRequest => ({
+    messages: [{ role: 'user', content: 'Tell me a story.' }],
+    temperature: 0,
+    topP: 1,
+    presencePenalty: 0,
+    frequencyPenalty: 0,
+    stop: [],
+    n: 1,
+    maxTokens: tokens,
+    logitBias: { 0: -100, 2: -100 },
+  });
+  const wire = (tokens: number) => ({
+    model,
+    stream: true as const,
+    messages: [{ role: 'user' as const, content: 'Tell me a story.' }],
+    temperature: 0,
+    max_tokens: tokens,
+    logit_bias: { 0: -100, 2: -100 },
+  });
+
+  const directChat = async (tokens: number) => {
+    const tokenTimes: number[] = [];
+    const started = now();
+    await engine.chat(model, request(tokens), { onEvent: (e) => e.type === 'delta' && tokenTimes.push(now()) });
+    return { started, tokenTimes };
+  };
+  const pathChat = async (tokens: number) => {
+    generated = [];
+    const started = now();
+    const received: number[] = [];
+    for await (const chunk of await client.chat.completions.create(wire(tokens))) {
+      if (chunk.choices[0]?.delta.content) received.push(now());
+    }
+    return { started, received, generated };
+  };
+  const chat = async (tokens: number, count: number): Promise<ChatSamples> => {
+    await directChat(8);
+    await pathChat(8);
+    const samples: ChatSamples = { direct: [], path: [] };
+    for (let i = 0; i < count; i++) {
+      samples.direct.push(await directChat(tokens));
+      samples.path.push(await pathChat(tokens));
+    }
+    return samples;
+  };
+
+  const embeddings = async (size: number, count: number): Promise<EmbeddingSamples> => {
+    const input = Array.from({ length: size }, (_, i) => `Sentence ${i} is about cats, dogs and lanterns in the rain.`);
+    const timed = async (run: () => Promise<unknown>) => {
+      const started = performance.now();
+      await run();
+      return performance.now() - started;
+    };
+    const direct = () => engine.embed('jade-mole-4', { input });
+    const viaPath = () => client.embeddings.create({ model: 'jade-mole-4', input });
+    const oneByOne = async () => {
+      for (const text of input) await client.embeddings.create({ model: 'jade-mole-4', input: text });
+    };
+    await direct();
+    await viaPath();
+    const samples: EmbeddingSamples = { direct: [], path: [], oneByOne: [] };
+    for (let i = 0; i < count; i++) {
+      samples.direct.push(await timed(direct));
+      samples.path.push(await timed(viaPath));
+      if (size > 1) samples.oneByOne.push(await timed(oneByOne));
+    }
+    return samples;
+  };
+
+  const concurrent = async (streams: number, tokens: number): Promise<ConcurrencySamples> => {
+    const started = now();
+    const received = await Promise.all(
+      Array.from({ length: streams }, async () => {
+        const times: number[] = [];
+        for await (const chunk of await client.chat.completions.create(wire(tokens))) {
+          if (chunk.choices[0]?.delta.content) times.push(now());
+        }
+        return times;
+      }),
+    );
+    return { started, received };
+  };
+
+  return { chat, embeddings, concurrent };
+}

@@ -1,0 +1,351 @@
+/**
+ * `npm run bench`: what the /v1 path costs over the engines it wraps. Each figure is measured against the direct
+ * engine call in the same run, same model, same device: in Node (the handler, SSE and the SDK) and in Chromium, on
+ * WebAssembly and on WebGPU (SwiftShader), through the service worker and the engine worker. Prints a table and
+ * writes bench/results/latest.json; the README's performance section quotes it.
+ */
+import { chromium, type Browser, type Page } from '@playwright/test';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { startServer } from '../test/e2e/servers.ts';
+import type { Harness } from '../test/e2e/harness.ts';
+import type { Bench } from './browser/bench-page.ts';
+import {
+  concurrency,
+  decode,
+  delivery,
+  embeddings,
+  firstToken,
+  type ChatSamples,
+  type ConcurrencySamples,
+  type EmbeddingSamples,
+} from './measures.ts';
+import { nodeBench } from './node-bench.ts';
+import { decodeRate, median, round } from './stats.ts';
+
+declare global {
+  interface Window {
+    bench: Bench;
+  }
+}
+
+/** How much work each environment gets: SwiftShader runs the same model about ten times slower than WebAssembly. */
+const PLANS = {
+  node: {
+    decode: [128, 7],
+    ttft: [2, 30],
+    embed: [
+      [1, 20],
+      [16, 10],
+      [256, 3],
+    ],
+    streams: [
+      [1, 64],
+      [4, 32],
+      [16, 16],
+    ],
+  },
+  wasm: {
+    decode: [128, 5],
+    ttft: [2, 20],
+    embed: [
+      [1, 10],
+      [16, 5],
+      [256, 2],
+    ],
+    streams: [
+      [1, 32],
+      [4, 16],
+      [16, 8],
+    ],
+  },
+  webgpu: {
+    decode: [48, 3],
+    ttft: [2, 10],
+    embed: [
+      [1, 5],
+      [16, 3],
+      [256, 1],
+    ],
+    streams: [
+      [1, 16],
+      [4, 8],
+      [16, 4],
+    ],
+  },
+} as const;
+
+type Plan = (typeof PLANS)[keyof typeof PLANS];
+type Runner = {
+  chat(tokens: number, count: number): Promise<ChatSamples>;
+  embeddings(size: number, count: number): Promise<EmbeddingSamples>;
+  concurrent(streams: number, tokens: number): Promise<ConcurrencySamples>;
+};
+
+const log = (message: string) => console.log(`[bench] ${message}`);
+
+async function measure(name: string, plan: Plan, runner: Runner) {
+  log(`${name}: decode`);
+  const chat = await runner.chat(plan.decode[0], plan.decode[1]);
+  log(`${name}: time to first token`);
+  const first = await runner.chat(plan.ttft[0], plan.ttft[1]);
+  const embed: Record<string, ReturnType<typeof embeddings>> = {};
+  for (const [size, count] of plan.embed) {
+    log(`${name}: embeddings × ${size}`);
+    embed[size] = embeddings(await runner.embeddings(size, count));
+  }
+  const streams: Record<string, ReturnType<typeof concurrency>> = {};
+  for (const [count, tokens] of plan.streams) {
+    log(`${name}: ${count} concurrent streams`);
+    streams[count] = concurrency(await runner.concurrent(count, tokens));
+  }
+  return {
+    decode: decode(chat),
+    delivery: delivery(chat),
+    firstToken: firstToken(first),
+    embeddings: embed,
+    concurrency: streams,
+  };
+}
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--enable-blink-features=ForceEagerMeasureMemory',
+];
+
+async function launch(webgpu: boolean): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: webgpu ? [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'] : CHROMIUM_ARGS,
+  });
+}
+
+async function open(page: Page, url: string, ready: string) {
+  page.on('pageerror', (error) => log(`page error: ${error.message}`));
+  await page.goto(url);
+  await page.waitForFunction(ready, undefined, { timeout: 120_000 });
+}
+
+/** Page load to the first /v1/models answer and to the first token: on a first visit, then after a reload. */
+async function coldStart(browser: Browser, origin: string) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const firstAnswers = () =>
+    page.evaluate(async () => {
+      while (!(window as { harness?: unknown }).harness) await new Promise((r) => setTimeout(r, 5));
+      const { harness } = window as unknown as {
+        harness: Harness;
+      };
+      const client = harness.client((await harness.lantern.keys.issue('cold start')).key);
+      await client.models.list();
+      const models = performance.now(); // milliseconds since this page started loading
+      const stream = await client.chat.completions.create({
+        model: 'crimson-falcon-4',
+        messages: [{ role: 'user', content: 'Hello' }],
+        stream: true,
+        max_tokens: 4,
+      });
+      let token = NaN;
+      for await (const chunk of stream) {
+        if (chunk.choices[0]?.delta.content && Number.isNaN(token)) token = performance.now();
+      }
+      return { modelsMs: round(models, 0), firstTokenMs: round(token, 0) };
+      function round(x: number, d: number) {
+        return Number(x.toFixed(d));
+      }
+    });
+  await page.goto(`${origin}/test/e2e/harness.html`);
+  const uncached = await firstAnswers();
+  await page.reload();
+  const cached = await firstAnswers();
+  await context.close();
+  return { uncached, cached };
+}
+
+/** All memory of the tabs (and the one engine worker) with one tab open, then two. */
+async function memory(browser: Browser, origin: string) {
+  const context = await browser.newContext();
+  const warm = (page: Page) =>
+    page.evaluate(async () => {
+      const { harness } = window as unknown as { harness: Harness };
+      const client = harness.client((await harness.lantern.keys.issue('memory')).key);
+      await client.chat.completions.create({
+        model: 'crimson-falcon-4',
+        messages: [{ role: 'user', content: 'Hello' }],
+      });
+      await client.embeddings.create({ model: 'jade-mole-4', input: 'warm' });
+      return harness.memory();
+    });
+  const first = await context.newPage();
+  await open(first, `${origin}/test/e2e/harness.html`, 'window.harness !== undefined');
+  const one = (await warm(first))!;
+  const second = await context.newPage();
+  await open(second, `${origin}/test/e2e/harness.html`, 'window.harness !== undefined');
+  const secondTab = (await warm(second))!;
+  const firstTab = (await first.evaluate(() =>
+    (window as unknown as { harness: { memory(): Promise<number> } }).harness.memory(),
+  ))!;
+  await context.close();
+  return {
+    oneTabMB: round(one / 1e6, 1),
+    twoTabsMB: round((firstTab + secondTab) / 1e6, 1),
+    ratio: round((firstTab + secondTab) / one, 2),
+  };
+}
+
+async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
+  const browser = await launch(path === 'webgpu');
+  try {
+    const page = await browser.newPage();
+    await open(page, `${origin}/bench/browser/bench.html?device=${path}`, 'window.bench !== undefined');
+    const device = await page.evaluate(() => window.bench.device());
+    const runner: Runner = {
+      chat: (tokens, count) => page.evaluate(([t, c]) => window.bench.chat(t!, c!), [tokens, count]),
+      embeddings: (size, count) => page.evaluate(([s, c]) => window.bench.embeddings(s!, c!), [size, count]),
+      concurrent: (streams, tokens) => page.evaluate(([s, t]) => window.bench.concurrent(s!, t!), [streams, tokens]),
+    };
+    const results = await measure(path, PLANS[path], runner);
+    const trips = await page.evaluate(() => window.bench.roundTrip(50));
+    const roundTripP50 = round(median(trips));
+    log(`${path}: where decode time goes`);
+    const paces = { raw: [] as number[], unread: [] as number[] };
+    for (let i = 0; i < PLANS[path].decode[1]; i++) {
+      for (const mode of ['raw', 'unread'] as const) {
+        const run = await page.evaluate(
+          ([t, m]) => window.bench.variant(t as number, m as 'raw' | 'unread'),
+          [PLANS[path].decode[0], mode],
+        );
+        paces[mode].push(decodeRate(run.generated));
+      }
+    }
+    const direct = results.decode.directTokensPerSecond;
+    const decodeBreakdown = {
+      unread: round(median(paces.unread) / direct, 3),
+      raw: round(median(paces.raw) / direct, 3),
+      sdk: round(results.decode.generatedTokensPerSecond / direct, 3),
+    };
+    await page.close();
+    log(`${path}: cold start`);
+    const cold = await coldStart(browser, origin);
+    log(`${path}: memory, one tab and two`);
+    const mem = await memory(browser, origin);
+    return {
+      device,
+      chromium: browser.version(),
+      ...results,
+      roundTripP50,
+      decodeBreakdown,
+      coldStart: cold,
+      memory: mem,
+    };
+  } finally {
+    await browser.close();
+  }
+}
+
+type Results = Awaited<ReturnType<typeof measure>> & {
+  roundTripP50?: number;
+  decodeBreakdown?: { unread: number; raw: number; sdk: number };
+  coldStart?: Awaited<ReturnType<typeof coldStart>>;
+  memory?: Awaited<ReturnType<typeof memory>>;
+};
+
+function table(columns: Record<string, Results>): string {
+  const names = Object.keys(columns);
+  const row = (label: string, cell: (r: Results) => string | number | null | undefined) =>
+    `| ${label} | ${names.map((n) => cell(columns[n]!) ?? '–').join(' | ')} |`;
+  const target = (ok: boolean) => (ok ? '✓' : '✗');
+  return [
+    `| Measure | ${names.join(' | ')} |`,
+    `| --- | ${names.map(() => '---').join(' | ')} |`,
+    row(
+      'Decode throughput, /v1 ÷ direct (target ≥ 0.97)',
+      (r) => `${r.decode.ratio} ${target(r.decode.ratio >= 0.97)}`,
+    ),
+    row(
+      'Decode tokens/s: direct → /v1 (the engine during /v1)',
+      (r) =>
+        `${r.decode.directTokensPerSecond} → ${r.decode.pathTokensPerSecond} (${r.decode.generatedTokensPerSecond})`,
+    ),
+    row(
+      'First token, ms added by /v1, p50 (target ≤ 5) / p95',
+      (r) => `${r.firstToken.addedP50} ${target(r.firstToken.addedP50 <= 5)} / ${r.firstToken.addedP95}`,
+    ),
+    row('First token, direct, ms p50', (r) => r.firstToken.directP50),
+    row("The browser's own service-worker round trip (a refused request), ms p50", (r) => r.roundTripP50),
+    row('First token, ms added beyond that round trip, p50', (r) =>
+      r.roundTripP50 === undefined ? null : round(r.firstToken.addedP50 - r.roundTripP50),
+    ),
+    row('Engine pace during /v1 ÷ direct: page not reading / reading raw bytes / through the SDK', (r) =>
+      r.decodeBreakdown ? `${r.decodeBreakdown.unread} / ${r.decodeBreakdown.raw} / ${r.decodeBreakdown.sdk}` : null,
+    ),
+    row('Events per token', (r) => r.delivery.eventsPerToken),
+    row(
+      'Token generated → received by the SDK, ms p50 / p95',
+      (r) => `${r.delivery.delayP50} / ${r.delivery.delayP95}`,
+    ),
+    ...['1', '16', '256'].map((size) =>
+      row(
+        `Embeddings × ${size}, /v1 ÷ direct speed`,
+        (r) => `${r.embeddings[size]!.ratio} (${r.embeddings[size]!.pathMs} ms)`,
+      ),
+    ),
+    row('Embeddings × 256, one request ÷ 256 requests', (r) => `${r.embeddings['256']!.batchedSpeedup}× faster`),
+    ...['1', '4', '16'].map((n) =>
+      row(`${n} concurrent streams: tokens/s; first token min / median / max ms`, (r) => {
+        const c = r.concurrency[n]!;
+        return `${c.tokensPerSecond}; ${c.firstTokenMinMs} / ${c.firstTokenMedianMs} / ${c.firstTokenMaxMs}`;
+      }),
+    ),
+    row('Cold start, first visit: /v1/models, first token (ms from page load)', (r) =>
+      r.coldStart ? `${r.coldStart.uncached.modelsMs}, ${r.coldStart.uncached.firstTokenMs}` : null,
+    ),
+    row('Cold start, cached: /v1/models, first token (ms from page load)', (r) =>
+      r.coldStart ? `${r.coldStart.cached.modelsMs}, ${r.coldStart.cached.firstTokenMs}` : null,
+    ),
+    row('Memory, two tabs ÷ one tab (MB)', (r) =>
+      r.memory ? `${r.memory.ratio} (${r.memory.twoTabsMB} ÷ ${r.memory.oneTabMB})` : null,
+    ),
+  ].join('\n');
+}
+
+const machine = {
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  cores: os.cpus().length,
+  memoryGB: round(os.totalmem() / 1e9, 1),
+  os: `${os.type()} ${os.release()}`,
+  node: process.version,
+};
+log(`machine: ${JSON.stringify(machine)}`);
+
+const columns: Record<string, Results> = {};
+log('node: the handler in-process');
+columns['Node (handler)'] = await measure('node', PLANS.node, await nodeBench());
+
+const server = await startServer(4191, {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+});
+const browsers: Record<string, unknown> = {};
+try {
+  for (const path of ['wasm', 'webgpu'] as const) {
+    const { device, chromium: version, ...results } = await browserBench(path, server.origin);
+    browsers[path] = { device, chromium: version };
+    columns[path === 'wasm' ? 'Chromium, wasm' : 'Chromium, WebGPU (SwiftShader)'] = results;
+  }
+} finally {
+  await server.close();
+}
+
+const markdown = table(columns);
+console.log(`\n${markdown}\n`);
+const out = fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(out, { recursive: true });
+const report = { date: new Date().toISOString(), machine, browsers, results: columns, markdown };
+writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');
+log(`wrote bench/results/latest.json`);
