@@ -25,7 +25,7 @@ const boundaries = [
     why: 'src/worker runs engines behind the engine interface and knows nothing of HTTP, keys or the page.',
   },
   {
-    files: ['src/client/**', 'src/demo/**'],
+    files: ['src/client/**'],
     patterns: [
       '**/api/**',
       '**/sw/**',
@@ -36,6 +36,19 @@ const boundaries = [
       '@mlc-ai/*',
     ],
     why: 'src/client is the page side: it talks to the service worker and the engine worker, and never loads an engine.',
+  },
+  {
+    files: ['src/playground/**'],
+    patterns: [
+      '**/api/**',
+      '**/sw/**',
+      '**/worker/**',
+      '**/engines/**',
+      '!**/engines/model-profile.ts',
+      '@huggingface/*',
+      '@mlc-ai/*',
+    ],
+    why: 'The playground is an app of Lantern: it uses lantern/client and the wire, like any other app.',
   },
   {
     files: ['sw/**'],

@@ -1,0 +1,58 @@
+import { html, LitElement, nothing } from 'lit';
+import { fetchSnippet, sdkSnippet } from './code-snippets.ts';
+import type { Exchange } from './recording-fetch.ts';
+import { panelStyles } from './styles.ts';
+
+/** The last request the playground made: the code that makes it, and the raw request and response, events included. */
+export class ApiPanel extends LitElement {
+  static override styles = [panelStyles];
+  static override properties = { exchange: { attribute: false } };
+
+  declare exchange: Exchange | undefined;
+
+  override render() {
+    const x = this.exchange;
+    if (!x)
+      return html`<h2>API</h2>
+        <p class="hint">Chat or compare embeddings: the request shows up here.</p>`;
+    const request = { method: x.method, path: x.path, body: x.body };
+    return html`
+      <h2>API: <code>${x.method} ${x.path}</code></h2>
+      <h3>With the openai SDK</h3>
+      <pre tabindex="0" aria-label="openai SDK code"><code>${sdkSnippet(request)}</code></pre>
+      <h3>With fetch</h3>
+      <pre tabindex="0" aria-label="fetch code"><code>${fetchSnippet(request)}</code></pre>
+      <h3>Request</h3>
+      <pre tabindex="0" aria-label="Raw request"><code>${x.method} ${x.path}
+${Object.entries(x.headers)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\n')}
+
+${x.body === undefined ? '' : JSON.stringify(x.body, null, 2)}</code></pre>
+      <h3>Response${x.status === undefined ? ' (waiting)' : ` ${x.status}`}</h3>
+      ${
+        x.responseHeaders
+          ? html`<pre tabindex="0" aria-label="Response headers"><code>${Object.entries(x.responseHeaders)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join('\n')}</code></pre>`
+          : nothing
+      }
+      ${
+        x.events
+          ? html`<p class="hint">${x.events.length} server-sent events</p>
+              <pre
+                tabindex="0"
+                aria-label="Server-sent events"
+              ><code>${x.events.map((e) => `data: ${e}`).join('\n\n')}</code></pre>`
+          : x.response !== undefined
+            ? html`<pre
+                tabindex="0"
+                aria-label="Response body"
+              ><code>${JSON.stringify(x.response, null, 2)}</code></pre>`
+            : nothing
+      }
+    `;
+  }
+}
+
+customElements.define('api-panel', ApiPanel);

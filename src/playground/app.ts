@@ -1,0 +1,214 @@
+import { css, html, LitElement } from 'lit';
+import type OpenAI from 'openai';
+import type { LocalAPI } from '../client/index.ts';
+import './api-panel.ts';
+import './capabilities-panel.ts';
+import './chat-panel.ts';
+import './embeddings-panel.ts';
+import './keys-panel.ts';
+import './models-panel.ts';
+import type { Exchange } from './recording-fetch.ts';
+
+const TABS = [
+  ['chat', 'Chat'],
+  ['embeddings', 'Embeddings'],
+  ['models', 'Models'],
+  ['keys', 'Keys'],
+  ['api', 'API'],
+  ['capabilities', 'Capabilities'],
+] as const;
+
+type Tab = (typeof TABS)[number][0];
+
+/** The playground: one tab per part of Lantern, over one LocalAPI and one openai client. */
+export class LanternPlayground extends LitElement {
+  static override styles = css`
+    :host {
+      display: block;
+      max-width: 68rem;
+      margin: 0 auto;
+      padding: 1rem;
+      color: var(--text);
+    }
+    header {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 0.75rem 1.5rem;
+      align-items: center;
+      justify-content: space-between;
+      margin-bottom: 1rem;
+    }
+    h1 {
+      font-size: 1.4rem;
+      margin: 0;
+    }
+    .controls {
+      display: flex;
+      gap: 0.75rem;
+      align-items: center;
+      flex-wrap: wrap;
+    }
+    select,
+    button {
+      font: inherit;
+      color: inherit;
+      background: var(--field);
+      border: 1px solid var(--border);
+      border-radius: 6px;
+      padding: 0.3rem 0.6rem;
+    }
+    [role='tablist'] {
+      display: flex;
+      gap: 0.25rem;
+      border-bottom: 1px solid var(--border);
+      overflow-x: auto;
+      margin-bottom: 1rem;
+    }
+    [role='tab'] {
+      border: none;
+      border-bottom: 3px solid transparent;
+      border-radius: 0;
+      background: transparent;
+      padding: 0.5rem 0.8rem;
+      cursor: pointer;
+      white-space: nowrap;
+    }
+    [role='tab'][aria-selected='true'] {
+      border-bottom-color: var(--accent);
+      font-weight: 700;
+    }
+    :focus-visible {
+      outline: 3px solid var(--focus);
+      outline-offset: 2px;
+    }
+    .status {
+      color: var(--muted);
+      font-size: 0.85rem;
+      margin: 0;
+    }
+  `;
+  static override properties = {
+    lantern: { attribute: false },
+    client: { attribute: false },
+    profile: { attribute: false },
+    tab: { state: true },
+    chatModels: { state: true },
+    exchange: { state: true },
+    theme: { state: true },
+  };
+
+  declare lantern: LocalAPI | undefined;
+  declare client: OpenAI | undefined;
+  declare profile: 'bundled' | 'real';
+  declare tab: Tab;
+  declare chatModels: string[];
+  declare exchange: Exchange | undefined;
+  declare theme: 'light' | 'dark';
+
+  constructor() {
+    super();
+    this.profile = 'bundled';
+    this.tab = 'chat';
+    this.chatModels = [];
+    this.theme = matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+  }
+
+  override updated(changed: Map<string, unknown>) {
+    if (changed.has('lantern') && this.lantern) {
+      void this.lantern.models().then((models) => {
+        this.chatModels = models.filter((m) => m.task === 'chat' && m.candidates.length).map((m) => m.id);
+      });
+    }
+    if (changed.has('theme')) document.documentElement.dataset.theme = this.theme;
+  }
+
+  override render() {
+    return html`
+      <header>
+        <div>
+          <h1>Lantern playground</h1>
+          <p class="status">
+            <code>${this.lantern?.baseURL ?? '/v1'}</code> answered by models in this browser
+            ${this.lantern?.device ? html` · ${this.lantern.device.device}` : ''}
+          </p>
+        </div>
+        <div class="controls">
+          <label>
+            Models
+            <select @change=${this.#switchProfile} aria-label="Model profile">
+              <option value="bundled" ?selected=${this.profile === 'bundled'}>Bundled (offline)</option>
+              <option value="real" ?selected=${this.profile === 'real'} ?disabled=${!navigator.onLine}>
+                Real models (download)
+              </option>
+            </select>
+          </label>
+          <button
+            type="button"
+            aria-pressed=${this.theme === 'dark'}
+            @click=${() => (this.theme = this.theme === 'dark' ? 'light' : 'dark')}
+          >
+            Dark theme
+          </button>
+        </div>
+      </header>
+      <nav role="tablist" aria-label="Playground sections" @keydown=${this.#onTabKey}>
+        ${TABS.map(
+          ([id, label]) =>
+            html`<button
+              role="tab"
+              id=${`tab-${id}`}
+              aria-selected=${this.tab === id}
+              aria-controls=${`panel-${id}`}
+              tabindex=${this.tab === id ? 0 : -1}
+              @click=${() => (this.tab = id)}
+            >
+              ${label}
+            </button>`,
+        )}
+      </nav>
+      ${TABS.map(
+        ([id]) =>
+          html`<section role="tabpanel" id=${`panel-${id}`} aria-labelledby=${`tab-${id}`} ?hidden=${this.tab !== id}>
+            ${this.#panel(id)}
+          </section>`,
+      )}
+    `;
+  }
+
+  #panel(tab: Tab) {
+    switch (tab) {
+      case 'chat':
+        return html`<chat-panel .client=${this.client} .models=${this.chatModels}></chat-panel>`;
+      case 'embeddings':
+        return html`<embeddings-panel .client=${this.client}></embeddings-panel>`;
+      case 'models':
+        return html`<models-panel .lantern=${this.lantern}></models-panel>`;
+      case 'keys':
+        return html`<keys-panel .keys=${this.lantern?.keys}></keys-panel>`;
+      case 'api':
+        return html`<api-panel .exchange=${this.exchange}></api-panel>`;
+      case 'capabilities':
+        return html`<capabilities-panel .lantern=${this.lantern}></capabilities-panel>`;
+    }
+  }
+
+  /** Arrow keys, Home and End move between tabs, as the WAI-ARIA tabs pattern has it. */
+  #onTabKey(event: KeyboardEvent) {
+    const index = TABS.findIndex(([id]) => id === this.tab);
+    const next = { ArrowRight: index + 1, ArrowLeft: index - 1, Home: 0, End: TABS.length - 1 }[event.key];
+    if (next === undefined) return;
+    event.preventDefault();
+    this.tab = TABS[(next + TABS.length) % TABS.length]![0];
+    void this.updateComplete.then(() => (this.renderRoot.querySelector(`#tab-${this.tab}`) as HTMLElement).focus());
+  }
+
+  #switchProfile(event: Event) {
+    const value = (event.target as HTMLSelectElement).value;
+    const url = new URL(location.href);
+    if (value === 'real') url.searchParams.set('profile', 'real');
+    else url.searchParams.delete('profile');
+    location.assign(url);
+  }
+}
+
+customElements.define('lantern-playground', LanternPlayground);

@@ -1,0 +1,322 @@
+import { css, html, LitElement, nothing } from 'lit';
+import type OpenAI from 'openai';
+import { panelStyles } from './styles.ts';
+
+interface Reply {
+  choices: string[];
+  finishReasons: (string | null)[];
+  /** Milliseconds from sending to the first token. */
+  firstTokenMs?: number;
+  tokensPerSecond?: number;
+  completionTokens?: number;
+  error?: string;
+  done: boolean;
+}
+
+type Turn = { role: 'user'; content: string } | { role: 'assistant'; reply: Reply };
+
+/**
+ * A conversation through `/v1/chat/completions`, streamed: system prompt, model, every sampling parameter of the API,
+ * stop and regenerate, and for each reply its time to first token and tokens per second.
+ */
+export class ChatPanel extends LitElement {
+  static override styles = [
+    panelStyles,
+    css`
+      details {
+        margin-bottom: 1rem;
+      }
+      summary {
+        cursor: pointer;
+        font-weight: 600;
+      }
+      .params {
+        display: grid;
+        gap: 0.75rem;
+        margin-top: 0.75rem;
+      }
+      .params .model {
+        grid-column: span 2;
+      }
+      .conversation {
+        list-style: none;
+        padding: 0;
+        margin: 0;
+        display: grid;
+        gap: 0.75rem;
+      }
+      .conversation li {
+        border: 1px solid var(--border);
+        border-radius: 8px;
+        padding: 0.6rem 0.8rem;
+        background: var(--surface);
+      }
+      .conversation li.user {
+        background: var(--user-bubble);
+      }
+      .who {
+        font-size: 0.8rem;
+        font-weight: 700;
+        color: var(--muted);
+      }
+      .conversation p {
+        margin: 0.25rem 0 0;
+        white-space: pre-wrap;
+      }
+      .choices {
+        display: grid;
+        gap: 0.5rem;
+        grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr));
+      }
+      .choice h3 {
+        margin: 0.25rem 0 0;
+        font-size: 0.85rem;
+      }
+      .stats {
+        display: flex;
+        gap: 1rem;
+        flex-wrap: wrap;
+        font-size: 0.8rem;
+        color: var(--muted);
+      }
+      .status {
+        min-height: 1.2em;
+        color: var(--muted);
+        font-size: 0.85rem;
+      }
+      .actions {
+        margin-top: 0.5rem;
+      }
+    `,
+  ];
+  static override properties = {
+    client: { attribute: false },
+    models: { attribute: false },
+    turns: { state: true },
+    busy: { state: true },
+    status: { state: true },
+  };
+
+  declare client: OpenAI | undefined;
+  declare models: string[];
+  declare turns: Turn[];
+  declare busy: boolean;
+  declare status: string;
+  #abort: AbortController | undefined;
+
+  constructor() {
+    super();
+    this.models = [];
+    this.turns = [];
+    this.busy = false;
+    this.status = '';
+  }
+
+  override render() {
+    return html`
+      <h2>Chat</h2>
+      <details>
+        <summary>System prompt and parameters</summary>
+        <div class="params">
+          <div class="wide">
+            <label for="system">System prompt</label>
+            <textarea id="system" rows="2" placeholder="You are a helpful assistant."></textarea>
+          </div>
+          <div class="grid">
+            <div class="model">
+              <label for="model">Model</label>
+              <select id="model">
+                ${this.models.map((m) => html`<option value=${m}>${m}</option>`)}
+              </select>
+            </div>
+            ${this.#number('temperature', 'Temperature', 0, 2, 0.1, '1')}
+            ${this.#number('top_p', 'top_p', 0, 1, 0.05, '1')}
+            ${this.#number('max_tokens', 'max_tokens', 1, 4096, 1, '')}
+            ${this.#number('n', 'n (choices)', 1, 8, 1, '1')} ${this.#number('seed', 'Seed', -1e9, 1e9, 1, '')}
+            <div>
+              <label for="stop">Stop sequences</label>
+              <input id="stop" placeholder="comma, separated" />
+            </div>
+          </div>
+        </div>
+      </details>
+
+      <ol class="conversation" aria-label="Conversation">
+        ${this.turns.map((turn) => this.#renderTurn(turn))}
+      </ol>
+      <p class="status" role="status" aria-live="polite">${this.status}</p>
+
+      <form @submit=${this.#send}>
+        <label for="message">Message</label>
+        <textarea
+          id="message"
+          rows="3"
+          placeholder="Count to 10."
+          @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && !e.shiftKey && (e.preventDefault(), this.#send(e))}
+        ></textarea>
+        <div class="row actions">
+          <button type="submit" ?disabled=${this.busy || !this.client}>Send</button>
+          <button type="button" class="secondary" ?disabled=${!this.busy} @click=${() => this.#abort?.abort()}>
+            Stop
+          </button>
+          <button
+            type="button"
+            class="secondary"
+            ?disabled=${this.busy || !this.#canRegenerate()}
+            @click=${this.#regenerate}
+          >
+            Regenerate
+          </button>
+          <button type="button" class="secondary" ?disabled=${this.busy || !this.turns.length} @click=${this.#clear}>
+            Clear
+          </button>
+        </div>
+      </form>
+    `;
+  }
+
+  #number(id: string, label: string, min: number, max: number, step: number, value: string) {
+    return html`<div>
+      <label for=${id}>${label}</label>
+      <input id=${id} type="number" min=${min} max=${max} step=${step} .value=${value} />
+    </div>`;
+  }
+
+  #renderTurn(turn: Turn) {
+    if (turn.role === 'user') {
+      return html`<li class="user">
+        <span class="who">You</span>
+        <p>${turn.content}</p>
+      </li>`;
+    }
+    const { reply } = turn;
+    return html`<li class="assistant" aria-busy=${!reply.done}>
+      <span class="who">Assistant</span>
+      ${
+        reply.choices.length > 1
+          ? html`<div class="choices">
+              ${reply.choices.map(
+                (text, i) =>
+                  html`<section class="choice" aria-label=${`Choice ${i + 1}`}>
+                    <h3>Choice ${i + 1}</h3>
+                    <p class="reply">${text}</p>
+                  </section>`,
+              )}
+            </div>`
+          : html`<p class="reply">${reply.choices[0] ?? ''}</p>`
+      }
+      ${reply.error ? html`<p class="error" role="alert">${reply.error}</p>` : nothing}
+      <p class="stats">
+        ${reply.firstTokenMs === undefined ? nothing : html`<span>first token ${reply.firstTokenMs} ms</span>`}
+        ${reply.tokensPerSecond === undefined ? nothing : html`<span>${reply.tokensPerSecond} tokens/s</span>`}
+        ${reply.completionTokens === undefined ? nothing : html`<span>${reply.completionTokens} tokens</span>`}
+        ${reply.done && reply.finishReasons[0] ? html`<span>finish: ${reply.finishReasons.join(', ')}</span>` : nothing}
+      </p>
+    </li>`;
+  }
+
+  #value(id: string): string {
+    return (this.renderRoot.querySelector(`#${id}`) as HTMLInputElement | HTMLTextAreaElement).value.trim();
+  }
+
+  #canRegenerate(): boolean {
+    return this.turns.at(-1)?.role === 'assistant';
+  }
+
+  #send(event: Event) {
+    event.preventDefault();
+    const box = this.renderRoot.querySelector('#message') as HTMLTextAreaElement;
+    const content = box.value.trim();
+    if (!content || this.busy) return;
+    box.value = '';
+    this.turns = [...this.turns, { role: 'user', content }];
+    void this.#reply();
+  }
+
+  #regenerate() {
+    if (!this.#canRegenerate()) return;
+    this.turns = this.turns.slice(0, -1);
+    void this.#reply();
+  }
+
+  #clear() {
+    this.turns = [];
+    this.status = 'Conversation cleared.';
+  }
+
+  /** The conversation as API messages: the system prompt, then each turn (the first choice of each reply). */
+  #messages(): OpenAI.ChatCompletionMessageParam[] {
+    const system = this.#value('system');
+    const history = this.turns.map((turn): OpenAI.ChatCompletionMessageParam =>
+      turn.role === 'user'
+        ? { role: 'user', content: turn.content }
+        : { role: 'assistant', content: turn.reply.choices[0] ?? '' },
+    );
+    return system ? [{ role: 'system', content: system }, ...history] : history;
+  }
+
+  #parameters() {
+    const number = (id: string) => (this.#value(id) === '' ? undefined : Number(this.#value(id)));
+    const stop = this.#value('stop')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    return {
+      model: this.#value('model'),
+      temperature: number('temperature'),
+      top_p: number('top_p'),
+      max_tokens: number('max_tokens'),
+      n: number('n'),
+      seed: number('seed'),
+      ...(stop.length && { stop }),
+    };
+  }
+
+  async #reply() {
+    if (!this.client) return;
+    const reply: Reply = { choices: [], finishReasons: [], done: false };
+    const messages = this.#messages();
+    this.turns = [...this.turns, { role: 'assistant', reply }];
+    this.busy = true;
+    this.status = 'The assistant is replying…';
+    this.#abort = new AbortController();
+    const sent = performance.now();
+    let firstAt: number | undefined;
+    const update = () => (this.turns = [...this.turns]);
+    try {
+      const stream = await this.client.chat.completions.create(
+        { ...this.#parameters(), messages, stream: true, stream_options: { include_usage: true } },
+        { signal: this.#abort.signal },
+      );
+      for await (const chunk of stream) {
+        for (const choice of chunk.choices) {
+          const text = choice.delta.content ?? '';
+          if (text && firstAt === undefined) {
+            firstAt = performance.now();
+            reply.firstTokenMs = Math.round(firstAt - sent);
+          }
+          reply.choices[choice.index] = (reply.choices[choice.index] ?? '') + text;
+          if (choice.finish_reason) reply.finishReasons[choice.index] = choice.finish_reason;
+        }
+        if (chunk.usage) {
+          reply.completionTokens = chunk.usage.completion_tokens;
+          const seconds = firstAt === undefined ? 0 : (performance.now() - firstAt) / 1000;
+          if (seconds > 0) reply.tokensPerSecond = Math.round(chunk.usage.completion_tokens / seconds);
+        }
+        update();
+      }
+      if (this.#abort.signal.aborted) throw new Error('Stopped.');
+      this.status = `Reply complete: ${reply.completionTokens ?? 0} tokens.`;
+    } catch (error) {
+      const aborted = this.#abort.signal.aborted;
+      reply.error = aborted ? 'Stopped.' : (error as Error).message;
+      this.status = aborted ? 'Stopped.' : 'The request failed.';
+    } finally {
+      reply.done = true;
+      this.busy = false;
+      update();
+    }
+  }
+}
+
+customElements.define('chat-panel', ChatPanel);

@@ -1,0 +1,65 @@
+/** One request the playground made and what came back, for the API view. */
+export interface Exchange {
+  method: string;
+  path: string;
+  /** The request's headers, the key shortened to its prefix. */
+  headers: Record<string, string>;
+  body: unknown;
+  status?: number;
+  responseHeaders?: Record<string, string>;
+  /** The JSON answer, or for a stream each `data:` payload as it arrived. */
+  response?: unknown;
+  events?: string[];
+}
+
+const headersOf = (headers: Headers) => Object.fromEntries(headers.entries());
+
+/** The key in an Authorization header shortened to what a person may see: `Bearer lt_AbC123…`. */
+const masked = (value: string) => value.replace(/(lt_[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+/, '$1…');
+
+/**
+ * A `fetch` that also reports each exchange as it happens, for the API view: the request, and the answer as JSON or
+ * as the server-sent events of a stream (read from a tee of the body, so the caller's reading is untouched).
+ */
+export function recordingFetch(inner: typeof fetch, report: (exchange: Exchange) => void): typeof fetch {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const text = request.body ? await request.clone().text() : '';
+    const exchange: Exchange = {
+      method: request.method,
+      path: new URL(request.url).pathname,
+      headers: Object.fromEntries([...request.headers].map(([k, v]) => [k, k === 'authorization' ? masked(v) : v])),
+      body: text ? (JSON.parse(text) as unknown) : undefined,
+    };
+    report({ ...exchange });
+    const response = await inner(request);
+    exchange.status = response.status;
+    exchange.responseHeaders = headersOf(response.headers);
+    if (!response.body) {
+      report({ ...exchange });
+      return response;
+    }
+    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      exchange.response = await response
+        .clone()
+        .json()
+        .catch(() => undefined);
+      report({ ...exchange });
+      return response;
+    }
+    const [forCaller, forView] = response.body.tee();
+    void (async () => {
+      const events: string[] = [];
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const bytes of forView as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(bytes, { stream: true });
+        const frames = buffer.split('\n\n');
+        buffer = frames.pop()!;
+        for (const frame of frames) if (frame.startsWith('data: ')) events.push(frame.slice(6));
+        report({ ...exchange, events: [...events] });
+      }
+    })().catch(() => {});
+    return new Response(forCaller, response);
+  };
+}

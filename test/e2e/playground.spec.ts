@@ -1,0 +1,163 @@
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
+
+/**
+ * The playground, driven as a person would: type and send, watch the reply stream, compare embeddings on the heatmap,
+ * issue and revoke a key; every tab checked for accessibility, and screenshots saved (test-results/screenshots).
+ */
+const shot = (page: Page, name: string, project: string) =>
+  page.screenshot({ path: `test-results/screenshots/${project}-${name}.png`, fullPage: true });
+
+async function openPlayground(page: Page) {
+  await page.goto('/');
+  await expect(page.getByRole('heading', { name: 'Lantern playground' })).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
+}
+
+async function expectAccessible(page: Page) {
+  const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21aa']).analyze();
+  expect(results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+}
+
+test('chat: type, send, watch the reply stream, with its speed; regenerate', async ({ page }, info) => {
+  await openPlayground(page);
+  await page.getByRole('group').filter({ hasText: 'System prompt' }).or(page.locator('summary')).first().click();
+  await page.getByLabel('Temperature').fill('0');
+  await page.getByLabel('Message').fill('Count to 10.');
+  // Watch the reply grow while it streams: every version of the text the page shows, recorded as it renders.
+  await page.evaluate(() => {
+    const root = document.querySelector('lantern-playground')!.shadowRoot!.querySelector('chat-panel')!.shadowRoot!;
+    const seen: string[] = [];
+    (window as unknown as { seen: string[] }).seen = seen;
+    new MutationObserver(() => {
+      const text = root.querySelector('li.assistant .reply')?.textContent ?? '';
+      if (text !== seen.at(-1)) seen.push(text);
+    }).observe(root, { subtree: true, childList: true, characterData: true });
+  });
+  await page.getByRole('button', { name: 'Send' }).click();
+  const reply = page.locator('li.assistant .reply').last();
+  await expect(reply).toHaveText('1, 2, 3, 4, 5, 6, 7, 8, 9, 10.');
+  const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
+  // Token by token: the text grew through many intermediate states, each a prefix of the next.
+  expect(seen.filter((t) => t.length > 0 && t.length < 30).length).toBeGreaterThan(5);
+  seen.slice(1).forEach((text, i) => expect(text.startsWith(seen[i]!)).toBe(true));
+  await expect(page.getByRole('status').filter({ hasText: 'Reply complete' })).toBeVisible();
+  await expect(page.locator('li.assistant .stats').last()).toContainText(/first token \d+ ms/);
+  await expect(page.locator('li.assistant .stats').last()).toContainText(/\d+ tokens\/s/);
+  await shot(page, 'chat', info.project.name);
+
+  await page.getByRole('button', { name: 'Regenerate' }).click();
+  await expect(page.locator('li.assistant')).toHaveCount(1);
+  await expect(reply).toHaveText('1, 2, 3, 4, 5, 6, 7, 8, 9, 10.');
+
+  // The API tab shows what was just done: the SDK code and every server-sent event.
+  await page.getByRole('tab', { name: 'API' }).click();
+  await expect(page.getByLabel('openai SDK code')).toContainText('client.chat.completions.create');
+  await expect(page.getByLabel('Server-sent events')).toContainText('data: [DONE]');
+  await shot(page, 'api', info.project.name);
+  await expectAccessible(page);
+});
+
+test('chat with n = 2 and a stop sequence shows both choices', async ({ page }) => {
+  await openPlayground(page);
+  await page.locator('summary').click();
+  await page.getByLabel('Temperature').fill('0');
+  await page.getByLabel('n (choices)').fill('2');
+  await page.getByLabel('Stop sequences').fill(', 5');
+  await page.getByLabel('Message').fill('Count to 10.');
+  await page.getByLabel('Message').press('Enter');
+  await expect(page.getByRole('region', { name: 'Choice 2' })).toContainText('1, 2, 3, 4');
+  await expect(page.locator('li.assistant .stats')).toContainText('finish: stop, stop');
+});
+
+test('stop ends a reply while it streams', async ({ page }, info) => {
+  test.skip(info.project.name !== 'webgpu', 'on wasm the tiny model answers before a click can stop it');
+  await openPlayground(page);
+  await page.getByLabel('Message').fill('Tell me a story.');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('li.assistant .reply')).not.toHaveText('');
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.getByRole('alert')).toHaveText('Stopped.');
+});
+
+test('embeddings: compare texts on a cosine-similarity heatmap', async ({ page }, info) => {
+  await openPlayground(page);
+  await page.getByRole('tab', { name: 'Embeddings' }).click();
+  await page.getByLabel('Texts').fill('The cat sat on the mat.\nA kitten is sitting on the sofa.\nhello world');
+  await page.getByRole('button', { name: 'Compare' }).click();
+  const heatmap = page.getByRole('table', { name: 'Cosine similarity of every pair of texts' });
+  await expect(heatmap.locator('tbody td')).toHaveCount(9);
+  await expect(heatmap.locator('tbody tr').first().locator('td').first()).toHaveText('1.00');
+  await shot(page, 'embeddings', info.project.name);
+  await expectAccessible(page);
+});
+
+test('keys: issue one (shown once, copied), see it listed, revoke it', async ({ page, context }, info) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await openPlayground(page);
+  await page.getByRole('tab', { name: 'Keys' }).click();
+  await page.getByLabel('Name').fill('my app');
+  await page.getByRole('button', { name: 'Issue a key' }).click();
+  const key = (await page.locator('#new-key').textContent())!;
+  expect(key).toMatch(/^lt_[A-Za-z0-9_-]{43}$/);
+  await page.getByRole('button', { name: 'Copy' }).click();
+  await expect(page.getByRole('button', { name: 'Copied' })).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+  await shot(page, 'keys', info.project.name);
+  await expectAccessible(page);
+  await page.getByRole('button', { name: 'Done' }).click();
+  await expect(page.locator('#new-key')).toHaveCount(0); // shown once
+
+  const row = page.getByRole('row').filter({ hasText: 'my app' });
+  await expect(row).toContainText('active');
+  await row.getByRole('button', { name: 'Revoke my app' }).click();
+  await expect(row).toContainText('revoked');
+  // The revoked key really is refused.
+  const status = await page.evaluate(
+    async (k) => (await fetch('/v1/models', { headers: { authorization: `Bearer ${k}` } })).status,
+    key,
+  );
+  expect(status).toBe(401);
+});
+
+test('models and capabilities: what each ID resolved to, and what the browser offers', async ({ page }, info) => {
+  await openPlayground(page);
+  await page.getByLabel('Message').fill('Hello');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('li.assistant .reply')).toHaveText('Hello! How can I help you today?');
+  await page.getByRole('tab', { name: 'Models' }).click();
+  const crimson = page.getByRole('region', { name: 'crimson-falcon-4' });
+  await expect(crimson.locator('li.loaded')).toContainText('/models/tiny-chat');
+  await expect(crimson).toContainText('cached');
+  // The bundled models are the app's own: precached for offline use, and not the playground's to remove.
+  await expect(page.getByRole('region', { name: 'jade-mole-4' })).not.toContainText('not cached');
+  await expect(page.getByRole('button', { name: 'Remove from cache' })).toHaveCount(0);
+  await shot(page, 'models', info.project.name);
+  await expectAccessible(page);
+
+  await page.getByRole('tab', { name: 'Capabilities' }).click();
+  const capabilities = page.getByRole('table', { name: 'Capabilities of this browser' });
+  await expect(capabilities).toContainText(
+    info.project.name === 'webgpu' ? /shader-f16\s*no/ : /WebGPU adapter\s*none/,
+  );
+  const device = info.project.name === 'webgpu' ? 'webgpu' : 'wasm';
+  await expect(capabilities).toContainText(new RegExp(`Engine\\s*${device} · hosted by this tab`));
+  await shot(page, 'capabilities', info.project.name);
+  await expectAccessible(page);
+});
+
+test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await openPlayground(page);
+  await page.getByRole('tab', { name: 'Chat' }).focus();
+  await page.keyboard.press('ArrowRight');
+  await expect(page.getByRole('tab', { name: 'Embeddings' })).toBeFocused();
+  await expect(page.getByRole('tab', { name: 'Embeddings' })).toHaveAttribute('aria-selected', 'true');
+  await page.keyboard.press('End');
+  await expect(page.getByRole('tab', { name: 'Capabilities' })).toHaveAttribute('aria-selected', 'true');
+  await page.getByRole('button', { name: 'Dark theme' }).click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.keyboard.press('Home');
+  await shot(page, 'mobile-dark', info.project.name);
+  await expectAccessible(page);
+});
