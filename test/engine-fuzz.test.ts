@@ -32,7 +32,8 @@ const nasty = fc.oneof(
 );
 
 describe('real inference under hostile input', () => {
-  it(`answers ${CASES} hostile chat and embeddings requests without a 500`, async () => {
+  // Seconds alone; a few times that while the rest of the suite shares the CPU.
+  it(`answers ${CASES} hostile chat and embeddings requests without a 500`, { timeout: 240_000 }, async () => {
     const outcomes = new Map<string, number>();
     const count = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
     await fc.assert(
@@ -62,7 +63,8 @@ describe('real inference under hostile input', () => {
               : await client.chat.completions.create(request);
             expect(completion.choices).toHaveLength(params.n);
             for (const choice of completion.choices) {
-              expect(typeof choice.message.content).toBe('string');
+              // The SDK leaves `content` null for a streamed reply with no text (a lone special token, say).
+              expect(typeof (choice.message.content ?? '')).toBe('string');
               expect(['stop', 'length']).toContain(choice.finish_reason);
             }
             count('chat 200');
