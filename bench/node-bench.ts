@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import { fileURLToPath } from 'node:url';
-import { bundledProfile, createEngine, createHandler, KeyRing, type ChatRequest, type Engine } from '../src/index.ts';
+import { bundledProfile, createEngine, createHandler, KeyRing, type Engine } from '../src/index.ts';
+import { chatRequest } from '../test/support/chat-request.ts';
 import type { ChatSamples, ConcurrencySamples, EmbeddingSamples } from './measures.ts';
 
 /**
@@ -40,17 +41,12 @@ export async function nodeBench(profile = bundledProfile(MODELS)) {
     maxRetries: 0,
   });
   const model = 'crimson-falcon-4';
-  const request = (tokens: number): ChatRequest => ({
-    messages: [{ role: 'user', content: 'Tell me a story.' }],
-    temperature: 0,
-    topP: 1,
-    presencePenalty: 0,
-    frequencyPenalty: 0,
-    stop: [],
-    n: 1,
-    maxTokens: tokens,
-    logitBias: { 0: -100, 2: -100 },
-  });
+  const request = (tokens: number) =>
+    chatRequest({
+      messages: [{ role: 'user', content: 'Tell me a story.' }],
+      maxTokens: tokens,
+      logitBias: { 0: -100, 2: -100 },
+    });
   const wire = (tokens: number) => ({
     model,
     stream: true as const,

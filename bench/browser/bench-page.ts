@@ -6,7 +6,7 @@
 import * as Comlink from 'comlink';
 import OpenAI from 'openai';
 import { bundledProfile, startLocalAPI, type DevicePreference, type RunReport } from '../../src/client/index.ts';
-import type { ChatRequest } from '../../src/engine/index.ts';
+import { chatRequest } from '../../test/support/chat-request.ts';
 import type { DirectWorker } from './direct-worker.ts';
 
 const device = (new URLSearchParams(location.search).get('device') as DevicePreference | null) ?? 'auto';
@@ -37,17 +37,12 @@ const endless = (tokens: number) => ({
   logit_bias: { 0: -100, 2: -100 },
 });
 
-const engineRequest = (tokens: number): ChatRequest => ({
-  messages: [{ role: 'user', content: 'Tell me a story.' }],
-  temperature: 0,
-  topP: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  stop: [],
-  n: 1,
-  maxTokens: tokens,
-  logitBias: { 0: -100, 2: -100 },
-});
+const engineRequest = (tokens: number) =>
+  chatRequest({
+    messages: [{ role: 'user', content: 'Tell me a story.' }],
+    maxTokens: tokens,
+    logitBias: { 0: -100, 2: -100 },
+  });
 
 /** The next run report, once the run that is going on has finished. */
 async function nextReport(before: number): Promise<RunReport> {

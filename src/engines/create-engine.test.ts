@@ -1,20 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { fakeCreate, webLLMError } from '../../test/support/fake-web-llm.ts';
-import { EngineError, type ChatRequest, type LoadProgress } from '../engine/index.ts';
+import { EngineError, type LoadProgress } from '../engine/index.ts';
 import { createEngine } from './create-engine.ts';
 import type { ChatModel, EmbeddingModel, ModelLoaders } from './model-loaders.ts';
 import { candidateKey, type ModelCandidate, type ModelProfile } from './model-profile.ts';
 import { WebLLMChatModel } from './web-llm/web-llm-chat-model.ts';
+import { chatRequest } from '../../test/support/chat-request.ts';
 
-const request: ChatRequest = {
-  messages: [{ role: 'user', content: 'hi' }],
-  temperature: 0,
-  topP: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  stop: [],
-  n: 1,
-};
+const request = chatRequest();
 
 const f16: ModelCandidate = { engine: 'web-llm', model: 'Tiny-q4f16_1-MLC' };
 const f32: ModelCandidate = { engine: 'web-llm', model: 'Tiny-q4f32_1-MLC' };

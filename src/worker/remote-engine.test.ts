@@ -1,10 +1,11 @@
 import * as Comlink from 'comlink';
 import { afterEach, describe, expect, it } from 'vitest';
 import { aborted, FakeEngine } from '../../test/support/fake-engine.ts';
-import { EngineError, type ChatEvent, type ChatRequest } from '../engine/index.ts';
+import { EngineError, type ChatEvent } from '../engine/index.ts';
 import { registerEngineErrorTransfer, type RunReport } from './protocol.ts';
 import { RemoteEngine } from './remote-engine.ts';
 import { createWorkerApi } from './worker-api.ts';
+import { chatRequest } from '../../test/support/chat-request.ts';
 
 /**
  * The engine worker protocol end to end in Node: a RemoteEngine (the service worker's side) talking over real
@@ -12,15 +13,7 @@ import { createWorkerApi } from './worker-api.ts';
  */
 registerEngineErrorTransfer();
 
-const request: ChatRequest = {
-  messages: [{ role: 'user', content: 'hi' }],
-  temperature: 0,
-  topP: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  stop: [],
-  n: 1,
-};
+const request = chatRequest();
 
 const ports: MessagePort[] = [];
 afterEach(() => ports.splice(0).forEach((p) => p.close()));
