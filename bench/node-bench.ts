@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import { fileURLToPath } from 'node:url';
-import { bundledProfile, createEngine, createHandler, KeyRing, type Engine } from '../src/index.ts';
-import { chatRequest } from '../test/support/chat-request.ts';
+import { bundledProfile, createEngine, createHandler, KeyRing, type Engine, type ModelProfile } from '../src/index.ts';
+import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
+import { endlessEngineRequest, endlessStream } from './requests.ts';
 import type { ChatSamples, ConcurrencySamples, EmbeddingSamples } from './measures.ts';
 
 /**
@@ -12,7 +13,19 @@ import type { ChatSamples, ConcurrencySamples, EmbeddingSamples } from './measur
 const MODELS = fileURLToPath(new URL('../public/models', import.meta.url));
 const now = () => performance.timeOrigin + performance.now();
 
-export async function nodeBench(profile = bundledProfile(MODELS)) {
+/** The bundled models, and stories260K as `stories-260k` when this machine has it. */
+const PROFILE: ModelProfile = {
+  ...bundledProfile(MODELS),
+  ...(HAS_STORIES_260K && {
+    'stories-260k': {
+      task: 'chat',
+      created: 0,
+      candidates: [{ engine: 'transformers', model: STORIES_260K, dtype: 'fp32', device: 'cpu' }],
+    },
+  }),
+};
+
+export async function nodeBench(profile = PROFILE) {
   const engine = createEngine({ profile });
   // The engine under the handler, with each token's generation time noted on the way out.
   let generated: number[] = [];
@@ -40,44 +53,30 @@ export async function nodeBench(profile = bundledProfile(MODELS)) {
     fetch: (url, init) => handler(new Request(url, init)),
     maxRetries: 0,
   });
-  const model = 'crimson-falcon-4';
-  const request = (tokens: number) =>
-    chatRequest({
-      messages: [{ role: 'user', content: 'Tell me a story.' }],
-      maxTokens: tokens,
-      logitBias: { 0: -100, 2: -100 },
-    });
-  const wire = (tokens: number) => ({
-    model,
-    stream: true as const,
-    messages: [{ role: 'user' as const, content: 'Tell me a story.' }],
-    temperature: 0,
-    max_tokens: tokens,
-    logit_bias: { 0: -100, 2: -100 },
-  });
-
-  const directChat = async (tokens: number) => {
+  const directChat = async (model: string, tokens: number) => {
     const tokenTimes: number[] = [];
     const started = now();
-    await engine.chat(model, request(tokens), { onEvent: (e) => e.type === 'delta' && tokenTimes.push(now()) });
+    await engine.chat(model, endlessEngineRequest(tokens), {
+      onEvent: (e) => e.type === 'delta' && tokenTimes.push(now()),
+    });
     return { started, tokenTimes };
   };
-  const pathChat = async (tokens: number) => {
+  const pathChat = async (model: string, tokens: number) => {
     generated = [];
     const started = now();
     const received: number[] = [];
-    for await (const chunk of await client.chat.completions.create(wire(tokens))) {
+    for await (const chunk of await client.chat.completions.create(endlessStream(model, tokens))) {
       if (chunk.choices[0]?.delta.content) received.push(now());
     }
     return { started, received, generated };
   };
-  const chat = async (tokens: number, count: number): Promise<ChatSamples> => {
-    await directChat(8);
-    await pathChat(8);
+  const chat = async (model: string, tokens: number, count: number): Promise<ChatSamples> => {
+    await directChat(model, 8);
+    await pathChat(model, 8);
     const samples: ChatSamples = { direct: [], path: [] };
     for (let i = 0; i < count; i++) {
-      samples.direct.push(await directChat(tokens));
-      samples.path.push(await pathChat(tokens));
+      samples.direct.push(await directChat(model, tokens));
+      samples.path.push(await pathChat(model, tokens));
     }
     return samples;
   };
@@ -105,12 +104,12 @@ export async function nodeBench(profile = bundledProfile(MODELS)) {
     return samples;
   };
 
-  const concurrent = async (streams: number, tokens: number): Promise<ConcurrencySamples> => {
+  const concurrent = async (model: string, streams: number, tokens: number): Promise<ConcurrencySamples> => {
     const started = now();
     const received = await Promise.all(
       Array.from({ length: streams }, async () => {
         const times: number[] = [];
-        for await (const chunk of await client.chat.completions.create(wire(tokens))) {
+        for await (const chunk of await client.chat.completions.create(endlessStream(model, tokens))) {
           if (chunk.choices[0]?.delta.content) times.push(now());
         }
         return times;

@@ -10,6 +10,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../test/e2e/servers.ts';
 import type { Harness } from '../test/e2e/harness.ts';
+import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
 import type { Bench } from './browser/bench-page.ts';
 import {
   concurrency,
@@ -33,7 +34,7 @@ declare global {
 /** How much work each environment gets: SwiftShader runs the same model about ten times slower than WebAssembly. */
 const PLANS = {
   node: {
-    decode: [128, 7],
+    decode: [128, 25],
     ttft: [2, 30],
     embed: [
       [1, 20],
@@ -47,7 +48,7 @@ const PLANS = {
     ],
   },
   wasm: {
-    decode: [128, 5],
+    decode: [128, 15],
     ttft: [2, 20],
     embed: [
       [1, 10],
@@ -61,7 +62,7 @@ const PLANS = {
     ],
   },
   webgpu: {
-    decode: [48, 3],
+    decode: [48, 4],
     ttft: [2, 10],
     embed: [
       [1, 5],
@@ -78,35 +79,48 @@ const PLANS = {
 
 type Plan = (typeof PLANS)[keyof typeof PLANS];
 type Runner = {
-  chat(tokens: number, count: number): Promise<ChatSamples>;
+  chat(model: string, tokens: number, count: number): Promise<ChatSamples>;
   embeddings(size: number, count: number): Promise<EmbeddingSamples>;
-  concurrent(streams: number, tokens: number): Promise<ConcurrencySamples>;
+  concurrent(model: string, streams: number, tokens: number): Promise<ConcurrencySamples>;
 };
+
+/** The bundled chat model, and the real trained stories260K (../shared/models) when this machine has it. */
+const BUNDLED = 'crimson-falcon-4';
+const STORIES = 'stories-260k';
+const STORIES_URL = '/shared-models/stories260K';
 
 const log = (message: string) => console.log(`[bench] ${message}`);
 
-async function measure(name: string, plan: Plan, runner: Runner) {
+async function measureChat(name: string, plan: Plan, runner: Runner, model: string) {
   log(`${name}: decode`);
-  const chat = await runner.chat(plan.decode[0], plan.decode[1]);
+  const chat = await runner.chat(model, plan.decode[0], plan.decode[1]);
   log(`${name}: time to first token`);
-  const first = await runner.chat(plan.ttft[0], plan.ttft[1]);
+  const first = await runner.chat(model, plan.ttft[0], plan.ttft[1]);
+  const streams: Record<string, ReturnType<typeof concurrency>> = {};
+  for (const [count, tokens] of plan.streams) {
+    log(`${name}: ${count} concurrent streams`);
+    streams[count] = concurrency(await runner.concurrent(model, count, tokens));
+  }
+  return { decode: decode(chat), delivery: delivery(chat), firstToken: firstToken(first), concurrency: streams };
+}
+
+async function measureEmbeddings(name: string, plan: Plan, runner: Runner) {
   const embed: Record<string, ReturnType<typeof embeddings>> = {};
   for (const [size, count] of plan.embed) {
     log(`${name}: embeddings × ${size}`);
     embed[size] = embeddings(await runner.embeddings(size, count));
   }
-  const streams: Record<string, ReturnType<typeof concurrency>> = {};
-  for (const [count, tokens] of plan.streams) {
-    log(`${name}: ${count} concurrent streams`);
-    streams[count] = concurrency(await runner.concurrent(count, tokens));
-  }
-  return {
-    decode: decode(chat),
-    delivery: delivery(chat),
-    firstToken: firstToken(first),
-    embeddings: embed,
-    concurrency: streams,
+  return embed;
+}
+
+/** Everything on the bundled models; the chat measures again on stories260K when this machine has it. */
+async function measure(name: string, plan: Plan, runner: Runner) {
+  const bundled = {
+    ...(await measureChat(name, plan, runner, BUNDLED)),
+    embeddings: await measureEmbeddings(name, plan, runner),
   };
+  const stories = HAS_STORIES_260K ? await measureChat(`${name}, stories260K`, plan, runner, STORIES) : undefined;
+  return { bundled, stories };
 }
 
 const CHROMIUM_ARGS = [
@@ -202,12 +216,15 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
   const browser = await launch(path === 'webgpu');
   try {
     const page = await browser.newPage();
-    await open(page, `${origin}/bench/browser/bench.html?device=${path}`, 'window.bench !== undefined');
+    const stories = HAS_STORIES_260K ? `&stories=${STORIES_URL}` : '';
+    await open(page, `${origin}/bench/browser/bench.html?device=${path}${stories}`, 'window.bench !== undefined');
     const device = await page.evaluate(() => window.bench.device());
     const runner: Runner = {
-      chat: (tokens, count) => page.evaluate(([t, c]) => window.bench.chat(t!, c!), [tokens, count]),
+      chat: (model, tokens, count) =>
+        page.evaluate((a) => window.bench.chat(a.model, a.tokens, a.count), { model, tokens, count }),
       embeddings: (size, count) => page.evaluate(([s, c]) => window.bench.embeddings(s!, c!), [size, count]),
-      concurrent: (streams, tokens) => page.evaluate(([s, t]) => window.bench.concurrent(s!, t!), [streams, tokens]),
+      concurrent: (model, streams, tokens) =>
+        page.evaluate((a) => window.bench.concurrent(a.model, a.streams, a.tokens), { model, streams, tokens }),
     };
     const results = await measure(path, PLANS[path], runner);
     const trips = await page.evaluate(() => window.bench.roundTrip(50));
@@ -223,11 +240,11 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
         paces[mode].push(decodeRate(run.generated));
       }
     }
-    const direct = results.decode.directTokensPerSecond;
+    const direct = results.bundled.decode.directTokensPerSecond;
     const decodeBreakdown = {
       unread: round(median(paces.unread) / direct, 3),
       raw: round(median(paces.raw) / direct, 3),
-      sdk: round(results.decode.generatedTokensPerSecond / direct, 3),
+      sdk: round(results.bundled.decode.generatedTokensPerSecond / direct, 3),
     };
     await page.close();
     log(`${path}: cold start`);
@@ -237,18 +254,16 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
     return {
       device,
       chromium: browser.version(),
-      ...results,
-      roundTripP50,
-      decodeBreakdown,
-      coldStart: cold,
-      memory: mem,
+      bundled: { ...results.bundled, roundTripP50, decodeBreakdown, coldStart: cold, memory: mem },
+      stories: results.stories,
     };
   } finally {
     await browser.close();
   }
 }
 
-type Results = Awaited<ReturnType<typeof measure>> & {
+type Results = Awaited<ReturnType<typeof measureChat>> & {
+  embeddings?: Awaited<ReturnType<typeof measureEmbeddings>>;
   roundTripP50?: number;
   decodeBreakdown?: { unread: number; raw: number; sdk: number };
   coldStart?: Awaited<ReturnType<typeof coldStart>>;
@@ -257,58 +272,65 @@ type Results = Awaited<ReturnType<typeof measure>> & {
 
 function table(columns: Record<string, Results>): string {
   const names = Object.keys(columns);
-  const row = (label: string, cell: (r: Results) => string | number | null | undefined) =>
-    `| ${label} | ${names.map((n) => cell(columns[n]!) ?? '–').join(' | ')} |`;
+  // A row none of the columns measured (embeddings on stories260K, say) is left out.
+  const row = (label: string, cell: (r: Results) => string | number | null | undefined) => {
+    const cells = names.map((n) => cell(columns[n]!) ?? '–');
+    return cells.every((c) => c === '–') ? [] : [`| ${label} | ${cells.join(' | ')} |`];
+  };
   const target = (ok: boolean) => (ok ? '✓' : '✗');
   return [
     `| Measure | ${names.join(' | ')} |`,
     `| --- | ${names.map(() => '---').join(' | ')} |`,
-    row(
+    ...row(
       'Decode throughput, /v1 ÷ direct (target ≥ 0.97)',
       (r) => `${r.decode.ratio} ${target(r.decode.ratio >= 0.97)}`,
     ),
-    row(
+    ...row('Decode time added by /v1, ms per token', (r) => r.decode.addedMsPerToken),
+    ...row(
       'Decode tokens/s: direct → /v1 (the engine during /v1)',
       (r) =>
         `${r.decode.directTokensPerSecond} → ${r.decode.pathTokensPerSecond} (${r.decode.generatedTokensPerSecond})`,
     ),
-    row(
+    ...row(
       'First token, ms added by /v1, p50 (target ≤ 5) / p95',
       (r) => `${r.firstToken.addedP50} ${target(r.firstToken.addedP50 <= 5)} / ${r.firstToken.addedP95}`,
     ),
-    row('First token, direct, ms p50', (r) => r.firstToken.directP50),
-    row("The browser's own service-worker round trip (a refused request), ms p50", (r) => r.roundTripP50),
-    row('First token, ms added beyond that round trip, p50', (r) =>
+    ...row('First token, direct, ms p50', (r) => r.firstToken.directP50),
+    ...row("The browser's own service-worker round trip (a refused request), ms p50", (r) => r.roundTripP50),
+    ...row('First token, ms added beyond that round trip, p50', (r) =>
       r.roundTripP50 === undefined ? null : round(r.firstToken.addedP50 - r.roundTripP50),
     ),
-    row('Engine pace during /v1 ÷ direct: page not reading / reading raw bytes / through the SDK', (r) =>
+    ...row('Engine pace during /v1 ÷ direct: page not reading / reading raw bytes / through the SDK', (r) =>
       r.decodeBreakdown ? `${r.decodeBreakdown.unread} / ${r.decodeBreakdown.raw} / ${r.decodeBreakdown.sdk}` : null,
     ),
-    row('Events per token', (r) => r.delivery.eventsPerToken),
-    row(
+    ...row('Events per token', (r) => r.delivery.eventsPerToken),
+    ...row(
       'Token generated → received by the SDK, ms p50 / p95',
       (r) => `${r.delivery.delayP50} / ${r.delivery.delayP95}`,
     ),
-    ...['1', '16', '256'].map((size) =>
+    ...['1', '16', '256'].flatMap((size) =>
       row(
         `Embeddings × ${size}, /v1 ÷ direct speed`,
-        (r) => `${r.embeddings[size]!.ratio} (${r.embeddings[size]!.pathMs} ms)`,
+        (r) => r.embeddings && `${r.embeddings[size]!.ratio} (${r.embeddings[size]!.pathMs} ms)`,
       ),
     ),
-    row('Embeddings × 256, one request ÷ 256 requests', (r) => `${r.embeddings['256']!.batchedSpeedup}× faster`),
-    ...['1', '4', '16'].map((n) =>
+    ...row(
+      'Embeddings × 256, one request ÷ 256 requests',
+      (r) => r.embeddings && `${r.embeddings['256']!.batchedSpeedup}× faster`,
+    ),
+    ...['1', '4', '16'].flatMap((n) =>
       row(`${n} concurrent streams: tokens/s; first token min / median / max ms`, (r) => {
         const c = r.concurrency[n]!;
         return `${c.tokensPerSecond}; ${c.firstTokenMinMs} / ${c.firstTokenMedianMs} / ${c.firstTokenMaxMs}`;
       }),
     ),
-    row('Cold start, first visit: /v1/models, first token (ms from page load)', (r) =>
+    ...row('Cold start, first visit: /v1/models, first token (ms from page load)', (r) =>
       r.coldStart ? `${r.coldStart.uncached.modelsMs}, ${r.coldStart.uncached.firstTokenMs}` : null,
     ),
-    row('Cold start, cached: /v1/models, first token (ms from page load)', (r) =>
+    ...row('Cold start, cached: /v1/models, first token (ms from page load)', (r) =>
       r.coldStart ? `${r.coldStart.cached.modelsMs}, ${r.coldStart.cached.firstTokenMs}` : null,
     ),
-    row('Memory, two tabs ÷ one tab (MB)', (r) =>
+    ...row('Memory, two tabs ÷ one tab (MB)', (r) =>
       r.memory ? `${r.memory.ratio} (${r.memory.twoTabsMB} ÷ ${r.memory.oneTabMB})` : null,
     ),
   ].join('\n');
@@ -323,29 +345,39 @@ const machine = {
 };
 log(`machine: ${JSON.stringify(machine)}`);
 
-const columns: Record<string, Results> = {};
+const bundled: Record<string, Results> = {};
+const stories: Record<string, Results> = {};
+const NODE = 'Node (handler)';
+const COLUMNS = { wasm: 'Chromium, wasm', webgpu: 'Chromium, WebGPU (SwiftShader)' } as const;
 log('node: the handler in-process');
-columns['Node (handler)'] = await measure('node', PLANS.node, await nodeBench());
+const node = await measure('node', PLANS.node, await nodeBench());
+bundled[NODE] = node.bundled;
+if (node.stories) stories[NODE] = node.stories;
 
-const server = await startServer(4191, {
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Embedder-Policy': 'require-corp',
-});
+const server = await startServer(
+  4191,
+  { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
+  HAS_STORIES_260K ? { [STORIES_URL]: STORIES_260K } : {},
+);
 const browsers: Record<string, unknown> = {};
 try {
   for (const path of ['wasm', 'webgpu'] as const) {
-    const { device, chromium: version, ...results } = await browserBench(path, server.origin);
-    browsers[path] = { device, chromium: version };
-    columns[path === 'wasm' ? 'Chromium, wasm' : 'Chromium, WebGPU (SwiftShader)'] = results;
+    const result = await browserBench(path, server.origin);
+    browsers[path] = { device: result.device, chromium: result.chromium };
+    bundled[COLUMNS[path]] = result.bundled;
+    if (result.stories) stories[COLUMNS[path]] = result.stories;
   }
 } finally {
   await server.close();
 }
 
-const markdown = table(columns);
+const markdown = [
+  `On the bundled models (public/models):\n\n${table(bundled)}`,
+  ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
+].join('\n\n');
 console.log(`\n${markdown}\n`);
 const out = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(out, { recursive: true });
-const report = { date: new Date().toISOString(), machine, browsers, results: columns, markdown };
+const report = { date: new Date().toISOString(), machine, browsers, results: { bundled, stories }, markdown };
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');
 log(`wrote bench/results/latest.json`);

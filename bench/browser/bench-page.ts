@@ -6,11 +6,28 @@
 import * as Comlink from 'comlink';
 import OpenAI from 'openai';
 import { bundledProfile, startLocalAPI, type DevicePreference, type RunReport } from '../../src/client/index.ts';
-import { chatRequest } from '../../test/support/chat-request.ts';
+import { endlessEngineRequest, endlessStream } from '../requests.ts';
 import type { DirectWorker } from './direct-worker.ts';
 
-const device = (new URLSearchParams(location.search).get('device') as DevicePreference | null) ?? 'auto';
-const profile = bundledProfile('/models');
+const params = new URLSearchParams(location.search);
+const device = (params.get('device') as DevicePreference | null) ?? 'auto';
+/** `?stories=URL`: the real stories260K model, served from outside the project, as `stories-260k` beside the bundled. */
+const stories = params.get('stories');
+const profile = {
+  ...bundledProfile('/models'),
+  ...(stories && {
+    'stories-260k': {
+      task: 'chat' as const,
+      created: 0,
+      candidates: (['webgpu', 'cpu'] as const).map((on) => ({
+        engine: 'transformers' as const,
+        model: stories,
+        dtype: 'fp32' as const,
+        device: on,
+      })),
+    },
+  }),
+};
 const lantern = await startLocalAPI({ profile, device, trace: true });
 const direct = Comlink.wrap<DirectWorker>(
   new Worker(new URL('./direct-worker.ts', import.meta.url), { type: 'module' }),
@@ -24,25 +41,10 @@ const keys: string[] = [];
 for (let i = 0; i < 4; i++) keys.push((await lantern.keys.issue(`bench ${i}`)).key);
 
 const MODEL = 'crimson-falcon-4';
-let warm = false;
+const warm = new Set<string>();
 const now = () => performance.timeOrigin + performance.now();
 const client = (key = keys[0]!) =>
   new OpenAI({ baseURL: lantern.baseURL, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0 });
-
-/** A greedy request that runs to exactly `tokens` tokens: the model's end-of-reply tokens are banned. */
-const endless = (tokens: number) => ({
-  messages: [{ role: 'user' as const, content: 'Tell me a story.' }],
-  temperature: 0,
-  max_tokens: tokens,
-  logit_bias: { 0: -100, 2: -100 },
-});
-
-const engineRequest = (tokens: number) =>
-  chatRequest({
-    messages: [{ role: 'user', content: 'Tell me a story.' }],
-    maxTokens: tokens,
-    logitBias: { 0: -100, 2: -100 },
-  });
 
 /** The next run report, once the run that is going on has finished. */
 async function nextReport(before: number): Promise<RunReport> {
@@ -51,11 +53,11 @@ async function nextReport(before: number): Promise<RunReport> {
 }
 
 /** One streamed chat through the whole path: when each text chunk reached the SDK, and when the worker made it. */
-async function viaPath(tokens: number, key?: string) {
+async function viaPath(model: string, tokens: number) {
   const before = runs.length;
   const started = now();
   const received: number[] = [];
-  const stream = await client(key).chat.completions.create({ model: MODEL, stream: true, ...endless(tokens) });
+  const stream = await client().chat.completions.create(endlessStream(model, tokens));
   for await (const chunk of stream) if (chunk.choices[0]?.delta.content) received.push(now());
   const report = await nextReport(before);
   return { started, received, generated: report.tokenTimes ?? [] };
@@ -74,7 +76,7 @@ const bench = {
     const response = await fetch('/v1/chat/completions', {
       method: 'POST',
       headers: { authorization: `Bearer ${keys[0]}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: MODEL, stream: true, ...endless(tokens) }),
+      body: JSON.stringify(endlessStream(MODEL, tokens)),
     });
     if (mode === 'unread') await nextReport(before);
     const received: number[] = [];
@@ -102,19 +104,19 @@ const bench = {
    * Alternating direct and whole-path runs of `tokens` tokens each, after a warm-up of both: the browser keeps
    * optimising onnxruntime's WebAssembly in the background for a while after it loads.
    */
-  async chat(tokens: number, count: number) {
-    if (!warm) {
+  async chat(model: string, tokens: number, count: number) {
+    if (!warm.has(model)) {
       for (let i = 0; i < 3; i++) {
-        await direct.chat(MODEL, engineRequest(64));
-        await viaPath(64);
+        await direct.chat(model, endlessEngineRequest(64));
+        await viaPath(model, 64);
       }
-      warm = true;
+      warm.add(model);
     }
     const directRuns = [];
     const pathRuns = [];
     for (let i = 0; i < count; i++) {
-      directRuns.push(await direct.chat(MODEL, engineRequest(tokens)));
-      pathRuns.push(await viaPath(tokens));
+      directRuns.push(await direct.chat(model, endlessEngineRequest(tokens)));
+      pathRuns.push(await viaPath(model, tokens));
     }
     return { direct: directRuns, path: pathRuns };
   },
@@ -143,16 +145,12 @@ const bench = {
   },
 
   /** `streams` simultaneous streamed chats of `tokens` tokens each, spread over four keys. */
-  async concurrent(streams: number, tokens: number) {
+  async concurrent(model: string, streams: number, tokens: number) {
     const started = now();
     const results = await Promise.all(
       Array.from({ length: streams }, async (_, i) => {
         const received: number[] = [];
-        const stream = await client(keys[i % keys.length]).chat.completions.create({
-          model: MODEL,
-          stream: true,
-          ...endless(tokens),
-        });
+        const stream = await client(keys[i % keys.length]).chat.completions.create(endlessStream(model, tokens));
         for await (const chunk of stream) if (chunk.choices[0]?.delta.content) received.push(now());
         return received;
       }),

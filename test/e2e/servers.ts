@@ -1,3 +1,5 @@
+import { createReadStream, statSync } from 'node:fs';
+import { extname, join, normalize } from 'node:path';
 import type { Connect, Plugin } from 'vite';
 import { preview } from 'vite';
 
@@ -8,11 +10,39 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+const TYPES: Record<string, string> = { '.json': 'application/json', '.onnx': 'application/octet-stream' };
+
+/** Serves the files of `folder` under the URL prefix `at` (a model kept outside the project, such as ../shared). */
+function mount(at: string, folder: string): Connect.NextHandleFunction {
+  return (req, res, next) => {
+    const path = decodeURIComponent(req.url?.split('?')[0] ?? '');
+    if (!path.startsWith(at)) return next();
+    const file = normalize(join(folder, path.slice(at.length)));
+    if (!file.startsWith(normalize(folder))) return next();
+    let size: number;
+    try {
+      const stat = statSync(file);
+      if (!stat.isFile()) return next();
+      size = stat.size;
+    } catch {
+      return next();
+    }
+    res.setHeader('content-type', TYPES[extname(file)] ?? 'application/octet-stream');
+    res.setHeader('content-length', size);
+    createReadStream(file).pipe(res);
+  };
+}
+
 /**
- * A server of its own for a test that needs one: to go offline (close it), to withhold files, or to send other
- * headers (cross-origin isolation, a Content-Security-Policy) than the shared one.
+ * A server of its own for a test that needs one: to go offline (close it), to withhold files, to send other headers
+ * (cross-origin isolation, a Content-Security-Policy) than the shared one, or to serve folders from outside the
+ * project (`mounts`: URL prefix → folder).
  */
-export async function startServer(port: number, headers: Record<string, string> = {}): Promise<TestServer> {
+export async function startServer(
+  port: number,
+  headers: Record<string, string> = {},
+  mounts: Record<string, string> = {},
+): Promise<TestServer> {
   const state = { withhold: false };
   const withholding: Connect.NextHandleFunction = (req, res, next) => {
     if (!state.withhold || !req.url?.startsWith('/e2e/late-chat/')) return next();
@@ -22,7 +52,10 @@ export async function startServer(port: number, headers: Record<string, string> 
   };
   const plugin: Plugin = {
     name: 'lantern-test-server',
-    configurePreviewServer: (server) => void server.middlewares.use(withholding),
+    configurePreviewServer: (server) => {
+      server.middlewares.use(withholding);
+      for (const [at, folder] of Object.entries(mounts)) server.middlewares.use(mount(at, folder));
+    },
   };
   const server = await preview({
     mode: 'e2e',
