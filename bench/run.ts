@@ -229,6 +229,10 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
     const results = await measure(path, PLANS[path], runner);
     const trips = await page.evaluate(() => window.bench.roundTrip(50));
     const roundTripP50 = round(median(trips));
+    const unknownKey = `lt_${'x'.repeat(43)}`;
+    const keyCheckP50 = round(
+      median(await page.evaluate((key) => window.bench.roundTrip(50, key), unknownKey)) - roundTripP50,
+    );
     log(`${path}: where decode time goes`);
     const paces = { raw: [] as number[], unread: [] as number[] };
     for (let i = 0; i < PLANS[path].decode[1]; i++) {
@@ -254,7 +258,7 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
     return {
       device,
       chromium: browser.version(),
-      bundled: { ...results.bundled, roundTripP50, decodeBreakdown, coldStart: cold, memory: mem },
+      bundled: { ...results.bundled, roundTripP50, keyCheckP50, decodeBreakdown, coldStart: cold, memory: mem },
       stories: results.stories,
     };
   } finally {
@@ -265,6 +269,7 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
 type Results = Awaited<ReturnType<typeof measureChat>> & {
   embeddings?: Awaited<ReturnType<typeof measureEmbeddings>>;
   roundTripP50?: number;
+  keyCheckP50?: number;
   decodeBreakdown?: { unread: number; raw: number; sdk: number };
   coldStart?: Awaited<ReturnType<typeof coldStart>>;
   memory?: Awaited<ReturnType<typeof memory>>;
@@ -300,6 +305,7 @@ function table(columns: Record<string, Results>): string {
     ...row('First token, ms added beyond that round trip, p50', (r) =>
       r.roundTripP50 === undefined ? null : round(r.firstToken.addedP50 - r.roundTripP50),
     ),
+    ...row('Of which the key check (SHA-256, IndexedDB read in the service worker), ms p50', (r) => r.keyCheckP50),
     ...row('Engine pace during /v1 ÷ direct: page not reading / reading raw bytes / through the SDK', (r) =>
       r.decodeBreakdown ? `${r.decodeBreakdown.unread} / ${r.decodeBreakdown.raw} / ${r.decodeBreakdown.sdk}` : null,
     ),
