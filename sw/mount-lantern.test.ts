@@ -52,6 +52,19 @@ class FakeScope {
   }
 }
 
+/** An engine whose chat runs until it is aborted; `stopped` settles when the abort reached it. */
+function engineThatWaitsForAbort() {
+  const engine = new FakeEngine();
+  const stopped = new Promise<void>((resolve) => {
+    engine.onChat = async (_request, { signal }) => {
+      await aborted(signal);
+      resolve();
+      throw new EngineError('aborted', 'cancelled');
+    };
+  });
+  return { engine, stopped };
+}
+
 async function mounted(options: { portWaitMs?: number } = {}) {
   const scope = new FakeScope();
   const keys = new KeyRing();
@@ -91,14 +104,7 @@ describe('mountLantern', () => {
 
   it('aborts a request when its page says it aborted it', async () => {
     const { scope, post, chat } = await mounted();
-    const engine = new FakeEngine();
-    const stopped = new Promise<void>((resolve) => {
-      engine.onChat = async (_request, { signal }) => {
-        await aborted(signal);
-        resolve();
-        throw new EngineError('aborted', 'cancelled');
-      };
-    });
+    const { engine, stopped } = engineThatWaitsForAbort();
     scope.offer(engine);
     scope.windows.set('page-1', { postMessage: () => {} });
     const pending = scope.fetch(post('/v1/chat/completions', chat, { [REQUEST_ID_HEADER]: 'req-42' }))!;
@@ -110,14 +116,7 @@ describe('mountLantern', () => {
 
   it('aborts a request whose page has gone away', async () => {
     const { scope, post, chat } = await mounted();
-    const engine = new FakeEngine();
-    const stopped = new Promise<void>((resolve) => {
-      engine.onChat = async (_request, { signal }) => {
-        await aborted(signal);
-        resolve();
-        throw new EngineError('aborted', 'cancelled');
-      };
-    });
+    const { engine, stopped } = engineThatWaitsForAbort();
     scope.offer(engine);
     scope.windows.set('page-1', { postMessage: () => {} });
     const pending = scope.fetch(post('/v1/chat/completions', chat), 'page-1')!;
