@@ -54,16 +54,23 @@ describe('models', () => {
 
 describe('error classes', () => {
   it('BadRequestError names the parameter', async () => {
-    const cases: [Promise<unknown>, string][] = [
-      [client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, temperature: 2.5 }), 'temperature'],
-      [client.chat.completions.create({ model: 'crimson-falcon-4', messages: [] }), 'messages'],
-      [client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, n: 99 }), 'n'],
-      [client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, max_tokens: 1e6 }), 'max_tokens'],
-      [client.embeddings.create({ model: 'jade-mole-4', input: Array(2049).fill('x') }), 'input'],
-      [client.embeddings.create({ model: 'jade-mole-4', input: 'x'.repeat(40_000) }), 'input'],
+    // Each request starts only when its turn comes: a rejection nobody awaits yet would be an unhandled one.
+    const cases: [() => Promise<unknown>, string][] = [
+      [
+        () => client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, temperature: 2.5 }),
+        'temperature',
+      ],
+      [() => client.chat.completions.create({ model: 'crimson-falcon-4', messages: [] }), 'messages'],
+      [() => client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, n: 99 }), 'n'],
+      [
+        () => client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, max_tokens: 1e6 }),
+        'max_tokens',
+      ],
+      [() => client.embeddings.create({ model: 'jade-mole-4', input: Array(2049).fill('x') }), 'input'],
+      [() => client.embeddings.create({ model: 'jade-mole-4', input: 'x'.repeat(40_000) }), 'input'],
     ];
-    for (const [promise, param] of cases) {
-      const error = await failure(promise);
+    for (const [request, param] of cases) {
+      const error = await failure(request());
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
       expect(error.param).toBe(param);
       expect(error.type).toBe('invalid_request_error');
@@ -102,12 +109,12 @@ describe('error classes', () => {
   });
 
   it('NotFoundError for an unknown model and for a model on the wrong endpoint', async () => {
-    for (const promise of <Promise<unknown>[]>[
-      client.chat.completions.create({ model: 'gpt-4o', messages: hello }),
-      client.chat.completions.create({ model: 'jade-mole-4', messages: hello }),
-      client.embeddings.create({ model: 'crimson-falcon-4', input: 'x' }),
+    for (const request of [
+      () => client.chat.completions.create({ model: 'gpt-4o', messages: hello }),
+      () => client.chat.completions.create({ model: 'jade-mole-4', messages: hello }),
+      () => client.embeddings.create({ model: 'crimson-falcon-4', input: 'x' }),
     ]) {
-      const error = await failure(promise);
+      const error = await failure(request());
       expect(error).toBeInstanceOf(OpenAI.NotFoundError);
       expect(error.code).toBe('model_not_found');
     }
