@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import { fileURLToPath } from 'node:url';
-import { bundledProfile, createEngine, createHandler, KeyRing, type Engine, type ModelProfile } from '../src/index.ts';
+import { createEngine, createHandler, KeyRing, type Engine } from '../src/index.ts';
 import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
+import { benchProfile, EMBED } from './models.ts';
 import { endlessEngineRequest, endlessStream } from './requests.ts';
 import type { ChatSamples, ConcurrencySamples, EmbeddingSamples } from './measures.ts';
 
@@ -13,17 +14,8 @@ import type { ChatSamples, ConcurrencySamples, EmbeddingSamples } from './measur
 const MODELS = fileURLToPath(new URL('../public/models', import.meta.url));
 const now = () => performance.timeOrigin + performance.now();
 
-/** The bundled models, and stories260K as `stories-260k` when this machine has it. */
-const PROFILE: ModelProfile = {
-  ...bundledProfile(MODELS),
-  ...(HAS_STORIES_260K && {
-    'stories-260k': {
-      task: 'chat',
-      created: 0,
-      candidates: [{ engine: 'transformers', model: STORIES_260K, dtype: 'fp32', device: 'cpu' }],
-    },
-  }),
-};
+/** The bundled models, and stories260K when this machine has it. */
+const PROFILE = benchProfile(MODELS, HAS_STORIES_260K ? STORIES_260K : undefined);
 
 export async function nodeBench(profile = PROFILE) {
   const engine = createEngine({ profile });
@@ -88,10 +80,10 @@ export async function nodeBench(profile = PROFILE) {
       await run();
       return performance.now() - started;
     };
-    const direct = () => engine.embed('jade-mole-4', { input });
-    const viaPath = () => client.embeddings.create({ model: 'jade-mole-4', input });
+    const direct = () => engine.embed(EMBED, { input });
+    const viaPath = () => client.embeddings.create({ model: EMBED, input });
     const oneByOne = async () => {
-      for (const text of input) await client.embeddings.create({ model: 'jade-mole-4', input: text });
+      for (const text of input) await client.embeddings.create({ model: EMBED, input: text });
     };
     await direct();
     await viaPath();

@@ -22,6 +22,7 @@ import {
   type ConcurrencySamples,
   type EmbeddingSamples,
 } from './measures.ts';
+import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
 import { decodeRate, median, round } from './stats.ts';
 
@@ -84,9 +85,7 @@ type Runner = {
   concurrent(model: string, streams: number, tokens: number): Promise<ConcurrencySamples>;
 };
 
-/** The bundled chat model, and the real trained stories260K (../shared/models) when this machine has it. */
-const BUNDLED = 'crimson-falcon-4';
-const STORIES = 'stories-260k';
+/** Where the benchmark server serves stories260K (../shared/models) to the browser, when this machine has it. */
 const STORIES_URL = '/shared-models/stories260K';
 
 const log = (message: string) => console.log(`[bench] ${message}`);
@@ -116,7 +115,7 @@ async function measureEmbeddings(name: string, plan: Plan, runner: Runner) {
 /** Everything on the bundled models; the chat measures again on stories260K when this machine has it. */
 async function measure(name: string, plan: Plan, runner: Runner) {
   const bundled = {
-    ...(await measureChat(name, plan, runner, BUNDLED)),
+    ...(await measureChat(name, plan, runner, CHAT)),
     embeddings: await measureEmbeddings(name, plan, runner),
   };
   const stories = HAS_STORIES_260K ? await measureChat(`${name}, stories260K`, plan, runner, STORIES) : undefined;

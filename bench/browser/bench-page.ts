@@ -5,29 +5,15 @@
  */
 import * as Comlink from 'comlink';
 import OpenAI from 'openai';
-import { bundledProfile, startLocalAPI, type DevicePreference, type RunReport } from '../../src/client/index.ts';
+import { startLocalAPI, type DevicePreference, type RunReport } from '../../src/client/index.ts';
+import { benchProfile, CHAT, EMBED } from '../models.ts';
 import { endlessEngineRequest, endlessStream } from '../requests.ts';
 import type { DirectWorker } from './direct-worker.ts';
 
 const params = new URLSearchParams(location.search);
 const device = (params.get('device') as DevicePreference | null) ?? 'auto';
-/** `?stories=URL`: the real stories260K model, served from outside the project, as `stories-260k` beside the bundled. */
-const stories = params.get('stories');
-const profile = {
-  ...bundledProfile('/models'),
-  ...(stories && {
-    'stories-260k': {
-      task: 'chat' as const,
-      created: 0,
-      candidates: (['webgpu', 'cpu'] as const).map((on) => ({
-        engine: 'transformers' as const,
-        model: stories,
-        dtype: 'fp32' as const,
-        device: on,
-      })),
-    },
-  }),
-};
+/** `?stories=URL`: the real stories260K model, served from outside the project, beside the bundled ones. */
+const profile = benchProfile('/models', params.get('stories'));
 const lantern = await startLocalAPI({ profile, device, trace: true });
 const direct = Comlink.wrap<DirectWorker>(
   new Worker(new URL('./direct-worker.ts', import.meta.url), { type: 'module' }),
@@ -40,7 +26,6 @@ lantern.addEventListener('run', (event) => runs.push(event.detail));
 const keys: string[] = [];
 for (let i = 0; i < 4; i++) keys.push((await lantern.keys.issue(`bench ${i}`)).key);
 
-const MODEL = 'crimson-falcon-4';
 const warm = new Set<string>();
 const now = () => performance.timeOrigin + performance.now();
 const client = (key = keys[0]!) =>
@@ -76,7 +61,7 @@ const bench = {
     const response = await fetch('/v1/chat/completions', {
       method: 'POST',
       headers: { authorization: `Bearer ${keys[0]}`, 'content-type': 'application/json' },
-      body: JSON.stringify(endlessStream(MODEL, tokens)),
+      body: JSON.stringify(endlessStream(CHAT, tokens)),
     });
     if (mode === 'unread') await nextReport(before);
     const received: number[] = [];
@@ -131,15 +116,15 @@ const bench = {
       await run();
       return performance.now() - started;
     };
-    const viaPath = () => client().embeddings.create({ model: 'jade-mole-4', input });
+    const viaPath = () => client().embeddings.create({ model: EMBED, input });
     const oneByOne = async () => {
-      for (const text of input) await client().embeddings.create({ model: 'jade-mole-4', input: text });
+      for (const text of input) await client().embeddings.create({ model: EMBED, input: text });
     };
-    await direct.embed('jade-mole-4', input);
+    await direct.embed(EMBED, input);
     await viaPath();
     const result = { direct: [] as number[], path: [] as number[], oneByOne: [] as number[] };
     for (let i = 0; i < count; i++) {
-      result.direct.push(await direct.embed('jade-mole-4', input));
+      result.direct.push(await direct.embed(EMBED, input));
       result.path.push(await timed(viaPath));
       if (size > 1) result.oneByOne.push(await timed(oneByOne));
     }

@@ -1,0 +1,17 @@
+import { bundledProfile, type ModelProfile } from '../src/engines/model-profile.ts';
+
+/** The models the benchmarks run: the bundled chat and embeddings models, and stories260K when this machine has it. */
+export const CHAT = 'crimson-falcon-4';
+export const EMBED = 'jade-mole-4';
+export const STORIES = 'stories-260k';
+
+/**
+ * The bundled profile at `base`, with stories260K beside it as `stories-260k` when `stories` (its folder in Node, its
+ * URL in a browser) is given, on the same candidates as the bundled chat model: WebGPU where there is one, else CPU.
+ */
+export function benchProfile(base: string, stories?: string | null): ModelProfile {
+  const bundled = bundledProfile(base);
+  if (!stories) return bundled;
+  const candidates = bundled[CHAT]!.candidates.map((candidate) => ({ ...candidate, model: stories }));
+  return { ...bundled, [STORIES]: { task: 'chat', created: 0, candidates } };
+}
