@@ -18,6 +18,9 @@ import {
   type ChatResult,
   type FinishReason,
 } from '../../engine/index.ts';
+import { ChoiceOutput } from '../tools/choice-output.ts';
+import { toolFormatOf, type ToolFormat } from '../tools/tool-call-syntax.ts';
+import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
 import { IncrementalDecoder } from '../generation/incremental-decoder.ts';
 import { adjustLogits, sampleToken, type SamplingParams } from '../generation/sampling.ts';
 import { seededRandom, type Random } from '../generation/seeded-random.ts';
@@ -37,6 +40,8 @@ export class TransformersChatModel {
   readonly #tokenizer: PreTrainedTokenizer;
   readonly #model: PreTrainedModel;
   readonly #eos: ReadonlySet<number>;
+  /** How tools reach this model: through its own chat template when it renders them, else the generic format. */
+  readonly #toolFormat: ToolFormat;
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
@@ -49,6 +54,7 @@ export class TransformersChatModel {
       .generation_config?.eos_token_id;
     const eos = [generationEos ?? [], tokenizer.eos_token_id ?? []].flat();
     this.#eos = new Set(eos.map(Number));
+    this.#toolFormat = toolFormatOf(templateFor(tokenizer));
   }
 
   /** Loads tokenizer and model (from a hub ID, a folder path or a URL) in parallel. */
@@ -57,9 +63,18 @@ export class TransformersChatModel {
     return new TransformersChatModel(tokenizer, model);
   }
 
-  /** The prompt as the model sees it: the chat template applied, then tokenized (the template adds special tokens). */
-  encodePrompt(messages: ChatRequest['messages']): { input_ids: Tensor; attention_mask: Tensor } {
-    const text = this.#tokenizer.apply_chat_template(messages, { tokenize: false, add_generation_prompt: true });
+  /**
+   * The prompt as the model sees it: the chat template applied (with the tools, when it renders them), then tokenized
+   * (the template adds special tokens).
+   */
+  encodePrompt(prompt: ToolPrompt): { input_ids: Tensor; attention_mask: Tensor } {
+    // Tool calls and results carry fields beyond the role and content that transformers.js' Message type declares.
+    const messages = prompt.messages as { role: string; content: string }[];
+    const text = this.#tokenizer.apply_chat_template(messages, {
+      tokenize: false,
+      add_generation_prompt: true,
+      ...(prompt.tools && { tools: prompt.tools }),
+    });
     return this.#tokenizer(text as string, { add_special_tokens: false }) as {
       input_ids: Tensor;
       attention_mask: Tensor;
@@ -69,7 +84,8 @@ export class TransformersChatModel {
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
     const { signal, onEvent } = options;
     throwIfAborted(signal);
-    const prompt = this.encodePrompt(request.messages);
+    const tools = toolPrompt(request, this.#toolFormat);
+    const prompt = this.encodePrompt(tools);
     const promptTokens = prompt.input_ids.dims.at(-1)!;
     const room = this.contextLength - promptTokens;
     if (room < 1 || (request.maxTokens ?? 1) > room) {
@@ -85,50 +101,43 @@ export class TransformersChatModel {
     const maxNewTokens = request.maxTokens ?? room;
 
     const decode = (ids: number[]) => (ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true }) : '');
-    const choices = Array.from({ length: request.n }, () => ({
+    const choices = Array.from({ length: request.n }, (_, index) => ({
       decoder: new IncrementalDecoder(decode),
       stops: new StopSequenceMatcher(request.stop),
-      text: '',
+      out: new ChoiceOutput(index, tools.calls, onEvent),
       tokens: 0,
       counts: new Map<number, number>(),
-      finish: null as FinishReason | null,
     }));
 
-    const emit = (index: number, text: string) => {
-      if (!text) return;
-      choices[index]!.text += text;
-      onEvent?.({ type: 'delta', choice: index, text });
-    };
     const finish = (index: number, reason: FinishReason) => {
       const choice = choices[index]!;
       // Release what was held back: an unfinished character, then text that might have begun a stop sequence.
       const tail = choice.stops.push(choice.decoder.flush());
-      emit(index, tail.text);
+      choice.out.write(tail.text);
       if (tail.stopped) reason = 'stop';
-      else emit(index, choice.stops.flush());
-      choice.finish = reason;
-      onEvent?.({ type: 'finish', choice: index, reason });
+      else choice.out.write(choice.stops.flush());
+      choice.out.finish(reason);
     };
     const accept = (index: number, token: number) => {
       const choice = choices[index]!;
-      if (choice.finish) return; // the batch runs until every choice is done; later tokens of this one are ignored
+      if (choice.out.finishReason) return; // the batch runs until every choice is done; later tokens are ignored
       choice.tokens += 1;
       choice.counts.set(token, (choice.counts.get(token) ?? 0) + 1);
       if (this.#eos.has(token)) return finish(index, 'stop');
       const { text, stopped } = choice.stops.push(choice.decoder.push(token));
-      if (stopped) {
-        emit(index, text);
-        choice.finish = 'stop';
-        return onEvent?.({ type: 'finish', choice: index, reason: 'stop' });
-      }
-      emit(index, text);
-      if (choice.tokens >= maxNewTokens) finish(index, 'length');
+      choice.out.write(text);
+      if (stopped) return choice.out.finish('stop');
+      // A reply that has made every call it may (one, without parallel calls) is complete.
+      if (choice.out.done) finish(index, 'stop');
+      else if (choice.tokens >= maxNewTokens) finish(index, 'length');
     };
 
     const logitsProcessor = new LogitsProcessorList();
     logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices));
     const stoppingCriteria = new StoppingCriteriaList();
-    stoppingCriteria.push(new StopWhen(() => choices.map((c) => c.finish !== null || signal?.aborted === true)));
+    stoppingCriteria.push(
+      new StopWhen(() => choices.map((c) => c.out.finishReason !== null || signal?.aborted === true)),
+    );
     try {
       await this.#model.generate({
         ...batchOf(prompt, request.n),
@@ -144,12 +153,22 @@ export class TransformersChatModel {
     }
     throwIfAborted(signal);
     // transformers.js also stops at the model's max_position_embeddings: that is a length limit too.
-    choices.forEach((choice, index) => choice.finish ?? finish(index, 'length'));
+    choices.forEach((choice, index) => choice.out.finishReason ?? finish(index, 'length'));
 
     return {
-      choices: choices.map((c) => ({ text: c.text, finishReason: c.finish! })),
+      choices: choices.map((c) => c.out.result()),
       usage: { promptTokens, completionTokens: choices.reduce((sum, c) => sum + c.tokens, 0) },
     };
+  }
+}
+
+/** The chat template used when tools are given (a tokenizer may name one `tool_use`), if it has one. */
+function templateFor(tokenizer: PreTrainedTokenizer): string | undefined {
+  try {
+    const template: unknown = tokenizer.get_chat_template({ tools: [] });
+    return typeof template === 'string' ? template : undefined;
+  } catch {
+    return undefined; // no template at all: apply_chat_template will say so
   }
 }
 

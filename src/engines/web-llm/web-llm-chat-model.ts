@@ -16,6 +16,16 @@ import {
 } from '../../engine/index.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
+import { ChoiceOutput } from '../tools/choice-output.ts';
+import { toolFormatOf } from '../tools/tool-call-syntax.ts';
+import { toolPrompt } from '../tools/tool-prompt.ts';
+
+/**
+ * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
+ * every model here gets tools in the generic format (Hermes, written into plain turns by Lantern), the format Qwen2.5
+ * was trained on.
+ */
+const TOOL_FORMAT = toolFormatOf(undefined);
 
 /** The part of web-llm's MLCEngine that this adapter uses; tests stand a fake with the same shape in its place. */
 export interface WebLLMEngine {
@@ -114,7 +124,7 @@ export class WebLLMChatModel {
     const usage = { promptTokens: 0, completionTokens: 0 };
     for (let index = 0; index < request.n; index++) {
       const choice = await this.#generateChoice(request, index, options);
-      choices.push({ text: choice.text, finishReason: choice.finishReason });
+      choices.push(choice.result);
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
     }
@@ -131,17 +141,12 @@ export class WebLLMChatModel {
     }
     const iterator = stream[Symbol.asyncIterator]();
     const stops = new StopSequenceMatcher(request.stop);
-    let text = '';
+    const out = new ChoiceOutput(index, toolPrompt(request, TOOL_FORMAT).calls, onEvent);
     let deltas = 0;
     let finishReason: FinishReason = 'stop';
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
-    const emit = (piece: string) => {
-      if (!piece) return;
-      text += piece;
-      onEvent?.({ type: 'delta', choice: index, text: piece });
-    };
     try {
       for (;;) {
         const next = await iterator.next();
@@ -159,8 +164,9 @@ export class WebLLMChatModel {
         if (content) {
           deltas += 1;
           const matched = stops.push(content);
-          emit(matched.text);
-          if (matched.stopped) {
+          out.write(matched.text);
+          // A stop sequence, or a reply that has made every call it may (one, without parallel calls), ends it.
+          if (matched.stopped || out.done) {
             stopped = true;
             break;
           }
@@ -174,11 +180,10 @@ export class WebLLMChatModel {
       if (!finished) await iterator.return?.().catch(() => {});
     }
     if (stopped) finishReason = 'stop';
-    else emit(stops.flush());
-    onEvent?.({ type: 'finish', choice: index, reason: finishReason });
+    else out.write(stops.flush());
+    out.finish(finishReason);
     return {
-      text,
-      finishReason,
+      result: out.result(),
       promptTokens: usage?.prompt_tokens ?? 0,
       // Without a usage chunk (a stop sequence ended the stream early), each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
@@ -192,7 +197,7 @@ export class WebLLMChatModel {
  */
 export function toWebLLMRequest(request: ChatRequest, index: number): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
-    messages: request.messages.map((m) => ({
+    messages: toolPrompt(request, TOOL_FORMAT).messages.map((m) => ({
       role: m.role,
       content: m.content,
     })) as ChatCompletionRequestStreaming['messages'],
