@@ -7,3 +7,8 @@ export function newRequestId(): string {
 export function newCompletionId(): string {
   return 'chatcmpl-' + crypto.randomUUID().replace(/-/g, '');
 }
+
+/** `call_…`, 24 characters after the prefix, as OpenAI's tool call ids. */
+export function newToolCallId(): string {
+  return 'call_' + crypto.randomUUID().replace(/-/g, '').slice(0, 24);
+}

@@ -1,13 +1,15 @@
 import * as z from 'zod';
-import type { ChatMessage, ChatRequest } from '../engine/index.ts';
+import type { ChatRequest } from '../engine/index.ts';
 import { invalidRequest, type ApiError } from './errors.ts';
 import type { Limits } from './options.ts';
+import { toEngineMessages, toEngineTools, toolCallSchema, toolFields } from './tool-schemas.ts';
 
 /*
  * The request bodies of the /v1 API as zod schemas, and their conversion to engine requests in one place.
  * Optional parameters accept `null` as "not given", as the OpenAI API does. Fields that are not listed are ignored
  * (clients send `user`, `metadata`, `store`, ...); fields that would silently change the meaning of a request when
- * ignored (tools, JSON mode, logprobs, token-array input) are refused with a 400 that names them.
+ * ignored (JSON mode, logprobs, token-array input) are refused with a 400 that names them. Tool calling's fields and
+ * their conversion are in `tool-schemas.ts`.
  */
 
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
@@ -16,8 +18,11 @@ const textPart = z.object({ type: z.literal('text'), text: z.string() });
 
 const message = z.object({
   // `developer` is the newer name of `system` in the OpenAI API; both reach the model as a system message.
-  role: z.enum(['system', 'developer', 'user', 'assistant']),
-  content: z.union([z.string(), z.array(textPart)]),
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  // Required, except in an assistant message with tool calls: checked in `toEngineMessages`.
+  content: z.union([z.string(), z.array(textPart)]).nullish(),
+  tool_calls: optional(z.array(toolCallSchema)),
+  tool_call_id: optional(z.string()),
 });
 
 function chatSchema(limits: Limits) {
@@ -42,8 +47,7 @@ function chatSchema(limits: Limits) {
     stream_options: optional(z.object({ include_usage: optional(z.boolean()) })),
     stop: optional(z.union([z.string().min(1), z.array(z.string().min(1)).max(limits.maxStopSequences)])),
     seed: optional(z.int()),
-    tools: optional(z.array(z.unknown()).max(0, 'Tools (function calling) are not supported by these models.')),
-    functions: optional(z.array(z.unknown()).max(0, 'Function calling is not supported by these models.')),
+    ...toolFields,
     response_format: optional(
       z.object({
         type: z.literal('text', 'Only `{"type": "text"}` is supported: these models have no JSON or schema mode.'),
@@ -94,10 +98,7 @@ export function requestParsers(limits: Limits) {
       }
       const stop = p.stop == null ? [] : typeof p.stop === 'string' ? [p.stop] : p.stop;
       const request: ChatRequest = {
-        messages: p.messages.map((m): ChatMessage => ({
-          role: m.role === 'developer' ? 'system' : m.role,
-          content: typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join('\n'),
-        })),
+        messages: toEngineMessages(p.messages),
         temperature: p.temperature ?? 1,
         topP: p.top_p ?? 1,
         presencePenalty: p.presence_penalty ?? 0,
@@ -112,6 +113,7 @@ export function requestParsers(limits: Limits) {
       if (p.logit_bias != null) {
         request.logitBias = Object.fromEntries(Object.entries(p.logit_bias).map(([id, bias]) => [Number(id), bias]));
       }
+      Object.assign(request, toEngineTools(p));
       return {
         model: p.model,
         stream: p.stream === true,

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import type { ChatEvent, TokenUsage } from '../../engine/index.ts';
-import { newCompletionId } from '../ids.ts';
+import type { ChatChoice, ChatEvent, TokenUsage } from '../../engine/index.ts';
+import { newCompletionId, newToolCallId } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { eventStream } from '../sse.ts';
 import type { ChatCompletion, ChatCompletionChunk, CompletionUsage } from '../wire.ts';
@@ -11,6 +11,18 @@ const toUsage = (usage: TokenUsage): CompletionUsage => ({
   completion_tokens: usage.completionTokens,
   total_tokens: usage.promptTokens + usage.completionTokens,
 });
+
+/** A finished choice as OpenAI's message: `content` null when it only called tools, each call with a fresh id. */
+function toMessage(choice: ChatChoice): ChatCompletion['choices'][number]['message'] {
+  const calls = choice.toolCalls ?? [];
+  if (!calls.length) return { role: 'assistant', content: choice.text, refusal: null };
+  return {
+    role: 'assistant',
+    content: choice.text || null,
+    refusal: null,
+    tool_calls: calls.map((call) => ({ id: newToolCallId(), type: 'function', function: { ...call } })),
+  };
+}
 
 /** `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. */
 export function createChatCompletion({ engine, limits, parsers, now, errorBody }: RouteDeps) {
@@ -29,7 +41,7 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
         model,
         choices: result.choices.map((choice, index) => ({
           index,
-          message: { role: 'assistant', content: choice.text, refusal: null },
+          message: toMessage(choice),
           logprobs: null,
           finish_reason: choice.finishReason,
         })),
@@ -45,22 +57,35 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
     return eventStream(
       async (send, signal) => {
         let begun = false;
+        const opened = new Set<number>();
         const onEvent = (event: ChatEvent) => {
           // Each choice opens with its role. Sent with the first token rather than up front, so that a request the
-          // engine refuses (a prompt over the context window) still gets its own status code instead of a stream.
+          // engine refuses (a prompt over the context window) still gets its own status code instead of a stream. A
+          // choice that begins with a tool call opens with it, as OpenAI's do: role, `content: null`, the call.
           if (!begun) {
             begun = true;
             for (let index = 0; index < request.n; index++) {
+              if (event.type === 'tool_call' && event.choice === index) continue;
+              opened.add(index);
               send(chunk([{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]));
             }
           }
-          send(
-            chunk([
-              event.type === 'delta'
-                ? { index: event.choice, delta: { content: event.text }, logprobs: null, finish_reason: null }
-                : { index: event.choice, delta: {}, logprobs: null, finish_reason: event.reason },
-            ]),
-          );
+          const delta = (d: ChatCompletionChunk['choices'][number]['delta']) =>
+            send(chunk([{ index: event.choice, delta: d, logprobs: null, finish_reason: null }]));
+          switch (event.type) {
+            case 'delta':
+              return delta({ content: event.text });
+            case 'tool_call': {
+              const open = opened.has(event.choice) ? {} : { role: 'assistant' as const, content: null };
+              opened.add(event.choice);
+              const call = { index: event.index, id: newToolCallId(), type: 'function' as const };
+              return delta({ ...open, tool_calls: [{ ...call, function: { name: event.name, arguments: '' } }] });
+            }
+            case 'tool_arguments':
+              return delta({ tool_calls: [{ index: event.index, function: { arguments: event.text } }] });
+            case 'finish':
+              return send(chunk([{ index: event.choice, delta: {}, logprobs: null, finish_reason: event.reason }]));
+          }
         };
         const result = await engine.chat(model, request, { signal, onEvent });
         if (includeUsage) send(chunk([], toUsage(result.usage)));
