@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { fakeCreate } from '../../../test/support/fake-web-llm.ts';
+import type { ChatEvent, ChatRequest } from '../../engine/index.ts';
+import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
+
+/** Tool calling on web-llm: tools in the generic (Hermes) format in its messages, calls read from its stream. */
+const candidate = { engine: 'web-llm', model: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC', downloadBytes: 1000 } as const;
+const weather = {
+  name: 'get_weather',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
+  messages: [{ role: 'user', content: 'Weather in Paris?' }],
+  temperature: 0,
+  topP: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  stop: [],
+  n: 1,
+  tools: [weather],
+  toolChoice: 'auto',
+  parallelToolCalls: true,
+  ...overrides,
+});
+const call = (city: string) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}"}}\n</tool_call>`;
+/** A reply as web-llm streams it: a few characters a chunk. */
+const tokens = (text: string) => text.match(/[\s\S]{1,3}/g)!;
+
+async function loaded(reply: string) {
+  const create = fakeCreate();
+  const model = await WebLLMChatModel.load(candidate, { id: 'indigo-owl-4', create });
+  const fake = create.engines[0]!;
+  fake.reply = () => tokens(reply);
+  return { model, fake };
+}
+
+describe('WebLLMChatModel with tools', () => {
+  it('writes tools, calls and results into system, assistant and user turns: web-llm sees no tool role', () => {
+    const messages = toWebLLMRequest(
+      request({
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Weather in Paris?' },
+          {
+            role: 'assistant',
+            content: '',
+            toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+          },
+          { role: 'tool', content: '{"temperature": 18}', toolCallId: 'c1' },
+        ],
+      }),
+      0,
+    ).messages;
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(messages[0]!.content).toMatch(
+      /^Be brief\.\n\n# Tools\n[\s\S]*<tools>\n\{"type": "function", "function": \{"name": "get_weather"/,
+    );
+    expect(messages[2]!.content).toBe(call('Paris'));
+    expect(messages[3]!.content).toBe('<tool_response>\n{"temperature": 18}\n</tool_response>');
+  });
+
+  it('reads the calls in its stream: events as they come, the result with tool_calls', async () => {
+    const { model } = await loaded(`${call('Paris')}\n${call('Oslo')}`);
+    const events: ChatEvent[] = [];
+    const result = await model.generate(request(), { onEvent: (e) => events.push(e) });
+    expect(result.choices).toEqual([
+      {
+        text: '',
+        toolCalls: [
+          { name: 'get_weather', arguments: '{"city": "Paris"}' },
+          { name: 'get_weather', arguments: '{"city": "Oslo"}' },
+        ],
+        finishReason: 'tool_calls',
+      },
+    ]);
+    expect(events.filter((e) => e.type === 'tool_call')).toEqual([
+      { type: 'tool_call', choice: 0, index: 0, name: 'get_weather' },
+      { type: 'tool_call', choice: 0, index: 1, name: 'get_weather' },
+    ]);
+    expect(events.filter((e) => e.type === 'delta')).toEqual([]);
+    expect(events.at(-1)).toEqual({ type: 'finish', choice: 0, reason: 'tool_calls' });
+  });
+
+  it('stops after one call without parallel calls, releasing web-llm at once', async () => {
+    const { model, fake } = await loaded(`${call('Paris')}\n${call('Oslo')}`);
+    const result = await model.generate(request({ parallelToolCalls: false }));
+    expect(result.choices[0]!.toolCalls).toEqual([{ name: 'get_weather', arguments: '{"city": "Paris"}' }]);
+    expect(result.choices[0]!.finishReason).toBe('tool_calls');
+    expect(fake.locked).toBe(false);
+  });
+
+  it('leaves the reply as text with tool_choice "none": no tools shown, nothing read as a call', async () => {
+    const { model, fake } = await loaded(call('Paris'));
+    const result = await model.generate(request({ toolChoice: 'none' }));
+    expect(fake.requests[0]!.messages).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+    expect(result.choices[0]).toEqual({ text: call('Paris'), finishReason: 'stop' });
+  });
+});
