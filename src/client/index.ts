@@ -1,11 +1,5 @@
 /** The page side of Lantern: start it, manage keys, listen to its events. */
-export {
-  LocalAPI,
-  startLocalAPI,
-  type LocalAPIEventMap,
-  type LocalAPIOptions,
-  type ModelChoice,
-} from './local-api.ts';
+export { LocalAPI, startLocalAPI, type LocalAPIEventMap, type LocalAPIOptions, type ModelChoice } from './local-api.ts';
 export type { DeviceInfo, DevicePreference, RunReport } from '../worker/protocol.ts';
 export type { LoadProgress } from '../engine/index.ts';
 export {
