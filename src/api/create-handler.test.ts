@@ -290,6 +290,13 @@ describe('rate limits', () => {
     expect(response.headers.get('retry-after')).toBe('30');
     expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     await expectError(response, 429, 'rate_limit_exceeded');
+    // Embeddings spend the same requests: they run on the same engine.
+    await expectError(
+      await request('/v1/embeddings', { model: 'embed-model', input: 'x' }),
+      429,
+      'rate_limit_exceeded',
+    );
+    now += 30_000;
     expect((await request('/v1/embeddings', { model: 'embed-model', input: 'x' })).status).toBe(200);
     now += 30_000;
     expect((await request('/v1/chat/completions', chatBody())).status).toBe(200);

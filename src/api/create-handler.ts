@@ -16,8 +16,8 @@ export type Handler = (request: Request) => Promise<Response>;
 
 /**
  * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions` and
- * `POST /v1/embeddings`, every route behind `Authorization: Bearer lt_…`, chat completions under a per-key rate
- * limit, and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
+ * `POST /v1/embeddings`, every route behind `Authorization: Bearer lt_…`, chat completions and embeddings under a
+ * per-key rate limit and a bounded engine queue, and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
  *
  * @example
  * const handler = createHandler({ engine, keys: new KeyRing() });
@@ -71,7 +71,8 @@ export function createHandler(options: HandlerOptions): Handler {
   app.get('/v1/models', listModels(deps));
   app.get('/v1/models/:id{.+}', retrieveModel(deps));
   app.post('/v1/chat/completions', rateLimit(limiter), createChatCompletion(deps));
-  app.post('/v1/embeddings', createEmbeddings(deps));
+  // Embeddings run on the same device, in the same engine queue, as generations: the same limits hold them.
+  app.post('/v1/embeddings', rateLimit(limiter), createEmbeddings(deps));
 
   return async (request) => {
     try {

@@ -32,14 +32,14 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxInputChars: 32_768,
 });
 
-/** The per-key rate limit of chat completions. */
+/** The per-key rate limit of the requests that run models: chat completions and embeddings, counted together. */
 export interface RateLimits {
   /** Requests a key may start per minute, refilled continuously (a token bucket of this size). */
   requestsPerMinute: number;
-  /** Generations a key may have running or queued at once. */
+  /** Generations and embeddings requests a key may have running or queued at once. */
   concurrentGenerations: number;
   /**
-   * Generations running or queued on the device across all keys: the bound of the engine's queue. More are refused
+   * Requests running or queued on the device across all keys: the bound of the engine's queue. More are refused
    * with 429 (`engine_busy`) rather than left to wait behind a line that can only grow.
    */
   maxGenerations: number;
