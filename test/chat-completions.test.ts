@@ -95,6 +95,26 @@ describe('non-streamed', () => {
     }
   });
 
+  it('bounds an omitted max_tokens by limits.maxTokens, and by the context window when that is smaller', async () => {
+    const keys = new KeyRing();
+    const capped = openaiClient(
+      createHandler({
+        engine: createEngine({ profile: bundledProfile(BUNDLED_MODELS) }),
+        keys,
+        limits: { maxTokens: 5 },
+      }),
+      (await keys.issue('capped')).key,
+    );
+    const short = await capped.chat.completions.create({ model, messages: story.messages, temperature: 0 });
+    expect(short.choices[0]!.finish_reason).toBe('length');
+    expect(short.usage!.completion_tokens).toBe(5);
+    expect(story.greedy_text.startsWith(short.choices[0]!.message.content!)).toBe(true);
+
+    // The default limit (4,096) is over this model's 1,024-token window: an omitted max_tokens still answers, whole.
+    const whole = await client.chat.completions.create({ model, messages: story.messages, temperature: 0 });
+    expect(whole.choices[0]!.message.content).toBe(story.greedy_text);
+  });
+
   it('cuts at a stop sequence that spans tokens, which never appears in the output', async () => {
     const completion = await client.chat.completions.create({
       model,

@@ -31,6 +31,7 @@ describe('chat request parsing', () => {
         frequencyPenalty: 0,
         stop: [],
         n: 1,
+        defaultMaxTokens: 4096,
       },
     });
   });

@@ -108,6 +108,8 @@ export function requestParsers(limits: Limits) {
       // `max_completion_tokens` is the newer name of `max_tokens`; when both are sent, the newer one wins.
       const maxTokens = p.max_completion_tokens ?? p.max_tokens;
       if (maxTokens != null) request.maxTokens = maxTokens;
+      // Without one, the limit on max_tokens bounds the answer too, not the model's context window (up to 131,072).
+      else request.defaultMaxTokens = limits.maxTokens;
       if (p.seed != null) request.seed = p.seed;
       if (p.logit_bias != null) {
         request.logitBias = Object.fromEntries(Object.entries(p.logit_bias).map(([id, bias]) => [Number(id), bias]));

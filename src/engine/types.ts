@@ -13,8 +13,16 @@ export interface ChatMessage {
 /** One chat generation request, already validated by the caller. */
 export interface ChatRequest {
   messages: ChatMessage[];
-  /** Most tokens to generate for each choice; undefined means up to the end of the context window. */
+  /**
+   * Most tokens to generate for each choice, as the client asked: the prompt and these must fit the context window,
+   * or the request is refused (`context_length_exceeded`).
+   */
   maxTokens?: number;
+  /**
+   * When `maxTokens` is not given: the most tokens to generate for each choice (a bound on how long one request holds
+   * the device), cut to the room the context window leaves after the prompt. Neither given: up to the window's end.
+   */
+  defaultMaxTokens?: number;
   /** 0 means greedy decoding; otherwise the softmax temperature (at most 2). */
   temperature: number;
   /** Nucleus sampling: sample from the smallest set of tokens whose probability reaches `topP`. */

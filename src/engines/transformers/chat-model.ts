@@ -82,7 +82,7 @@ export class TransformersChatModel {
         { param: 'messages' },
       );
     }
-    const maxNewTokens = request.maxTokens ?? room;
+    const maxNewTokens = request.maxTokens ?? Math.min(room, request.defaultMaxTokens ?? room);
 
     const decode = (ids: number[]) => (ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true }) : '');
     const choices = Array.from({ length: request.n }, () => ({

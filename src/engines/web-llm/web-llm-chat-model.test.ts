@@ -58,6 +58,9 @@ describe('WebLLMChatModel', () => {
     });
     expect(toWebLLMRequest(request(), 0)).not.toHaveProperty('seed');
     expect(toWebLLMRequest(request(), 0)).not.toHaveProperty('max_tokens');
+    // An omitted max_tokens is bounded by the handler's limit (web-llm stops at its window's end by itself).
+    expect(toWebLLMRequest(request({ defaultMaxTokens: 50 }), 0).max_tokens).toBe(50);
+    expect(toWebLLMRequest(request({ maxTokens: 7, defaultMaxTokens: 50 }), 0).max_tokens).toBe(7);
   });
 
   it('streams every token as an event and translates the answer back, usage included', async () => {

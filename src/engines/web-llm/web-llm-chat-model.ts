@@ -204,7 +204,9 @@ export function toWebLLMRequest(request: ChatRequest, index: number): ChatComple
     presence_penalty: request.presencePenalty,
     frequency_penalty: request.frequencyPenalty,
   };
-  if (request.maxTokens !== undefined) out.max_tokens = request.maxTokens;
+  // web-llm refuses only a prompt over its window, and stops at the window's end by itself: a default bound is passed as is.
+  const maxTokens = request.maxTokens ?? request.defaultMaxTokens;
+  if (maxTokens !== undefined) out.max_tokens = maxTokens;
   if (request.seed !== undefined) out.seed = request.seed + index;
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
   return out;
