@@ -238,7 +238,7 @@ describe('engine errors', () => {
     ['invalid_request', 400, 'null', null],
     ['unavailable', 500, 'engine_unavailable', 'true'],
     ['load_failed', 500, 'model_load_failed', 'false'],
-    ['internal', 500, 'engine_error', 'false'],
+    ['internal', 500, 'engine_error', null], // retried: the broken worker is replaced
   ];
   it.each(table)('maps %s to %i', async (kind, status, code, retry) => {
     engine.onChat = async () => {
