@@ -36,8 +36,13 @@ export interface ChatRequest {
   stop: string[];
   /** Number of choices to generate. */
   n: number;
-  /** Makes sampling reproducible: the same seed, request and model give the same tokens. */
+  /** Makes sampling reproducible: the same seed, request and model give the same tokens. A safe integer. */
   seed?: number;
+  /**
+   * Lets a model with a thinking mode (Qwen3's `enable_thinking`) think before it answers; off unless true. Models
+   * without one ignore it.
+   */
+  thinking?: boolean;
 }
 
 /** Why a choice ended: its model ended it or a stop sequence matched (`stop`), or it hit a token limit (`length`). */
