@@ -146,15 +146,17 @@ describe('non-streamed', () => {
     expect(texts(a)[0]).not.toEqual(texts(a)[1]);
   });
 
-  it('samples only the most likely token under a tiny top_p, even at temperature 2', async () => {
-    const completion = await client.chat.completions.create({
-      model,
-      messages: story.messages,
-      temperature: 2,
-      top_p: 1e-6,
-      seed: 1,
-    });
-    expect(completion.choices[0]!.message.content).toBe(story.greedy_text);
+  it('samples only the most likely token under a tiny top_p or top_p 0 (as OpenAI means it), even at temperature 2', async () => {
+    for (const topP of [1e-6, 0]) {
+      const completion = await client.chat.completions.create({
+        model,
+        messages: story.messages,
+        temperature: 2,
+        top_p: topP,
+        seed: 1,
+      });
+      expect(completion.choices[0]!.message.content).toBe(story.greedy_text);
+    }
   });
 
   it('refuses a prompt over the context window with context_length_exceeded', async () => {
