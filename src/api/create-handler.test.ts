@@ -105,6 +105,34 @@ describe('authentication', () => {
   });
 });
 
+describe('cors', () => {
+  it('sends no CORS headers unless asked: in a service worker /v1 is same-origin', async () => {
+    const response = await request('/v1/models', undefined, { headers: { origin: 'http://localhost:5173' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await request('/v1/models', undefined, { method: 'OPTIONS', auth: null });
+    expect(preflight.status).toBe(401);
+  });
+
+  it('answers preflights without a key and marks the answers of allowed origins only', async () => {
+    await setUp({ cors: { origins: ['https://app.example'] } });
+    const preflight = await request('/v1/chat/completions', undefined, {
+      method: 'OPTIONS',
+      auth: null,
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    const refused = await request('/v1/models', undefined, { headers: { origin: 'https://other.example' } });
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    const error = await request('/v1/chat/completions', chatBody({ temperature: 9 }), {
+      headers: { origin: 'https://app.example' },
+    });
+    expect(error.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    await expectError(error, 400, 'invalid_value');
+  });
+});
+
 describe('routing', () => {
   it('lists models and retrieves one, with one owned_by for all', async () => {
     const list = await (await request('/v1/models')).json();
