@@ -133,17 +133,12 @@ interface WireTools {
 }
 
 /**
- * The engine request's tool fields. An empty `tools` is no tools. `tool_choice` needs tools, and a named function
- * must be one of them; names must be unique, since a call is known by its name.
+ * The engine request's tool fields. An empty `tools` is no tools. A named function in `tool_choice` must be one of
+ * them; names must be unique, since a call is known by its name.
  */
 export function toEngineTools(p: WireTools): Pick<ChatRequest, 'tools' | 'toolChoice' | 'parallelToolCalls'> {
+  // `tool_choice` without tools is refused before (request-schemas.ts, DEPENDENT_PARAMETERS).
   const tools = p.tools ?? [];
-  if (p.tool_choice != null && !tools.length) {
-    throw invalidRequest(
-      "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
-      'tool_choice',
-    );
-  }
   if (!tools.length) return {};
   const definitions = tools.map(({ function: f }, i): ToolDefinition => {
     if (tools.findIndex((t) => t.function.name === f.name) !== i) {

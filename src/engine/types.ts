@@ -47,8 +47,16 @@ export interface ToolCall extends FunctionCall {
 /** One chat generation request, already validated by the caller. */
 export interface ChatRequest {
   messages: ChatMessage[];
-  /** Most tokens to generate for each choice; undefined means up to the end of the context window. */
+  /**
+   * Most tokens to generate for each choice, as the client asked: the prompt and these must fit the context window,
+   * or the request is refused (`context_length_exceeded`).
+   */
   maxTokens?: number;
+  /**
+   * When `maxTokens` is not given: the most tokens to generate for each choice (a bound on how long one request holds
+   * the device), cut to the room the context window leaves after the prompt. Neither given: up to the window's end.
+   */
+  defaultMaxTokens?: number;
   /** 0 means greedy decoding; otherwise the softmax temperature (at most 2). */
   temperature: number;
   /** Nucleus sampling: sample from the smallest set of tokens whose probability reaches `topP`. */
@@ -62,7 +70,7 @@ export interface ChatRequest {
   stop: string[];
   /** Number of choices to generate. */
   n: number;
-  /** Makes sampling reproducible: the same seed, request and model give the same tokens. */
+  /** Makes sampling reproducible: the same seed, request and model give the same tokens. A safe integer. */
   seed?: number;
   /** Functions the model may call; none when absent or empty. */
   tools?: ToolDefinition[];
@@ -70,6 +78,11 @@ export interface ChatRequest {
   toolChoice?: ToolChoice;
   /** With `tools`: whether one turn may hold several calls (default true). */
   parallelToolCalls?: boolean;
+  /**
+   * Lets a model with a thinking mode (Qwen3's `enable_thinking`) think before it answers; off unless true. Models
+   * without one ignore it.
+   */
+  thinking?: boolean;
 }
 
 /**
