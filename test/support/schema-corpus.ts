@@ -32,10 +32,10 @@ const HAND_WRITTEN: CorpusSchema[] = [
   { name: 'person', schema: obj({ name: str({ maxLength: 20 }), age: int({ minimum: 0, maximum: 120 }) }) },
   {
     name: 'address',
-    schema: obj(
-      { street: str({ maxLength: 30 }), city: str({ maxLength: 20 }), zip: str({ pattern: '^[0-9]{5}$' }) },
-      ['street', 'city'],
-    ),
+    schema: obj({ street: str({ maxLength: 30 }), city: str({ maxLength: 20 }), zip: str({ pattern: '^[0-9]{5}$' }) }, [
+      'street',
+      'city',
+    ]),
   },
   {
     name: 'order with line items',
@@ -77,14 +77,22 @@ const HAND_WRITTEN: CorpusSchema[] = [
     schema: obj({
       title: str({ maxLength: 24 }),
       servings: int({ minimum: 1, maximum: 12 }),
-      ingredients: { type: 'array', minItems: 1, maxItems: 4, items: obj({ name: str({ maxLength: 12 }), grams: int({ minimum: 1, maximum: 999 }) }) },
+      ingredients: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 4,
+        items: obj({ name: str({ maxLength: 12 }), grams: int({ minimum: 1, maximum: 999 }) }),
+      },
     }),
   },
   {
     name: 'recursive tree ($defs, $ref)',
     schema: {
       $defs: {
-        node: obj({ label: str({ maxLength: 6 }), children: { type: 'array', maxItems: 2, items: { $ref: '#/$defs/node' } } }),
+        node: obj({
+          label: str({ maxLength: 6 }),
+          children: { type: 'array', maxItems: 2, items: { $ref: '#/$defs/node' } },
+        }),
       },
       $ref: '#/$defs/node',
     },
@@ -92,7 +100,12 @@ const HAND_WRITTEN: CorpusSchema[] = [
   {
     name: 'linked list (recursive, nullable next)',
     schema: {
-      $defs: { cell: obj({ value: int({ minimum: 0, maximum: 9 }), next: { anyOf: [{ $ref: '#/$defs/cell' }, { type: 'null' }] } }) },
+      $defs: {
+        cell: obj({
+          value: int({ minimum: 0, maximum: 9 }),
+          next: { anyOf: [{ $ref: '#/$defs/cell' }, { type: 'null' }] },
+        }),
+      },
       $ref: '#/$defs/cell',
     },
   },
@@ -132,17 +145,43 @@ const HAND_WRITTEN: CorpusSchema[] = [
       ['name'],
     ),
   },
-  { name: 'json-rpc request', schema: obj({ jsonrpc: { const: '2.0' }, method: str({ maxLength: 12 }), id: int({ minimum: 1, maximum: 999 }) }) },
+  {
+    name: 'json-rpc request',
+    schema: obj({ jsonrpc: { const: '2.0' }, method: str({ maxLength: 12 }), id: int({ minimum: 1, maximum: 999 }) }),
+  },
   { name: 'top-level array', schema: { type: 'array', minItems: 1, maxItems: 3, items: str({ maxLength: 5 }) } },
   { name: 'top-level enum', schema: { enum: ['yes', 'no', 'maybe'] } },
   { name: 'top-level integer', schema: int({ minimum: 10, maximum: 99 }) },
-  { name: 'title and description annotations', schema: { title: 'Thing', description: 'A thing.', ...obj({ x: { ...int({ minimum: 0, maximum: 5 }), description: 'x' } }) } },
+  {
+    name: 'title and description annotations',
+    schema: {
+      title: 'Thing',
+      description: 'A thing.',
+      ...obj({ x: { ...int({ minimum: 0, maximum: 5 }), description: 'x' } }),
+    },
+  },
   {
     name: 'matrix (nested arrays)',
-    schema: { type: 'array', minItems: 2, maxItems: 2, items: { type: 'array', minItems: 2, maxItems: 2, items: int({ minimum: 0, maximum: 9 }) } },
+    schema: {
+      type: 'array',
+      minItems: 2,
+      maxItems: 2,
+      items: { type: 'array', minItems: 2, maxItems: 2, items: int({ minimum: 0, maximum: 9 }) },
+    },
   },
-  { name: 'open object (additionalProperties true)', schema: { type: 'object', properties: { a: int({ minimum: 0, maximum: 3 }) }, required: ['a'], additionalProperties: true } },
-  { name: 'map of integers (additionalProperties schema)', schema: { type: 'object', additionalProperties: int({ minimum: 0, maximum: 9 }), maxProperties: 3 } },
+  {
+    name: 'open object (additionalProperties true)',
+    schema: {
+      type: 'object',
+      properties: { a: int({ minimum: 0, maximum: 3 }) },
+      required: ['a'],
+      additionalProperties: true,
+    },
+  },
+  {
+    name: 'map of integers (additionalProperties schema)',
+    schema: { type: 'object', additionalProperties: int({ minimum: 0, maximum: 9 }), maxProperties: 3 },
+  },
   { name: 'json_object equivalent', schema: { type: 'object' } },
   {
     name: 'form answers',
@@ -155,7 +194,14 @@ const HAND_WRITTEN: CorpusSchema[] = [
   },
   {
     name: 'step list',
-    schema: obj({ steps: { type: 'array', minItems: 1, maxItems: 3, items: obj({ n: int({ minimum: 1, maximum: 9 }), text: str({ maxLength: 10 }) }) } }),
+    schema: obj({
+      steps: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 3,
+        items: obj({ n: int({ minimum: 1, maximum: 9 }), text: str({ maxLength: 10 }) }),
+      },
+    }),
   },
 ];
 
@@ -198,7 +244,12 @@ const FAMILIES: Family[] = [
     count: 20,
     make: (i) => {
       const min = i % 3;
-      const items = [int({ minimum: 0, maximum: 9 }), str({ maxLength: 4 }), bool, obj({ k: int({ minimum: 0, maximum: 3 }) })][i % 4]!;
+      const items = [
+        int({ minimum: 0, maximum: 9 }),
+        str({ maxLength: 4 }),
+        bool,
+        obj({ k: int({ minimum: 0, maximum: 3 }) }),
+      ][i % 4]!;
       return obj({ list: { type: 'array', minItems: min, maxItems: min + 1 + (i % 3), items } });
     },
   },
@@ -206,7 +257,8 @@ const FAMILIES: Family[] = [
     family: 'enum',
     count: 18,
     make: (i) => {
-      const values: unknown[] = i % 3 === 0 ? words(i, 2 + (i % 5)) : i % 3 === 1 ? [1, 2, 3, i + 10] : [word(i), 7, null, true];
+      const values: unknown[] =
+        i % 3 === 0 ? words(i, 2 + (i % 5)) : i % 3 === 1 ? [1, 2, 3, i + 10] : [word(i), 7, null, true];
       return i % 2 ? obj({ choice: { enum: values } }) : { enum: values };
     },
   },
@@ -252,13 +304,21 @@ const FAMILIES: Family[] = [
       if (i % 4 === 0) {
         // Recursive: a tree of bounded width.
         return {
-          $defs: { t: obj({ v: int({ minimum: 0, maximum: 9 }), kids: { type: 'array', maxItems: 1 + (i % 2), items: { $ref: '#/$defs/t' } } }) },
+          $defs: {
+            t: obj({
+              v: int({ minimum: 0, maximum: 9 }),
+              kids: { type: 'array', maxItems: 1 + (i % 2), items: { $ref: '#/$defs/t' } },
+            }),
+          },
           $ref: '#/$defs/t',
         };
       }
       if (i % 4 === 1) {
         // Recursive through an optional property.
-        return { $defs: { n: obj({ name: str({ maxLength: 4 }), child: { $ref: '#/$defs/n' } }, ['name']) }, $ref: '#/$defs/n' };
+        return {
+          $defs: { n: obj({ name: str({ maxLength: 4 }), child: { $ref: '#/$defs/n' } }, ['name']) },
+          $ref: '#/$defs/n',
+        };
       }
       const shared = obj({ [word(i)]: str({ maxLength: 5 }), n: int({ minimum: 0, maximum: i }) });
       return {
@@ -275,9 +335,14 @@ const FAMILIES: Family[] = [
     count: 18,
     make: (i) => {
       const props: Record<string, JsonSchema> = {};
-      words(i, 3 + (i % 3)).forEach((w, k) => (props[`${w}_${k}`] = k % 2 ? int({ minimum: 0, maximum: 9 }) : str({ maxLength: 4 })));
+      words(i, 3 + (i % 3)).forEach(
+        (w, k) => (props[`${w}_${k}`] = k % 2 ? int({ minimum: 0, maximum: 9 }) : str({ maxLength: 4 })),
+      );
       const keys = Object.keys(props);
-      return obj(props, keys.filter((_, k) => (k + i) % 3 === 0));
+      return obj(
+        props,
+        keys.filter((_, k) => (k + i) % 3 === 0),
+      );
     },
   },
   {
@@ -294,7 +359,9 @@ const FAMILIES: Family[] = [
     count: 20,
     make: (i) => {
       const format = FORMATS[i % FORMATS.length]!;
-      return i % 2 ? obj({ value: str({ format }) }) : obj({ values: { type: 'array', minItems: 1, maxItems: 2, items: str({ format }) } });
+      return i % 2
+        ? obj({ value: str({ format }) })
+        : obj({ values: { type: 'array', minItems: 1, maxItems: 2, items: str({ format }) } });
     },
   },
   {
@@ -302,7 +369,9 @@ const FAMILIES: Family[] = [
     count: 20,
     make: (i) => {
       const pattern = PATTERNS[i % PATTERNS.length]!;
-      return i % 2 ? obj({ code: str({ pattern }) }) : obj({ codes: { type: 'array', maxItems: 2, items: str({ pattern }) } });
+      return i % 2
+        ? obj({ code: str({ pattern }) })
+        : obj({ codes: { type: 'array', maxItems: 2, items: str({ pattern }) } });
     },
   },
   {
@@ -310,7 +379,10 @@ const FAMILIES: Family[] = [
     count: 18,
     make: (i) => {
       const min = i % 4;
-      return obj({ text: str({ minLength: min, maxLength: min + 1 + (i % 6) }), ...(i % 3 === 0 && { tag: str({ minLength: 2, maxLength: 2 }) }) });
+      return obj({
+        text: str({ minLength: min, maxLength: min + 1 + (i % 6) }),
+        ...(i % 3 === 0 && { tag: str({ minLength: 2, maxLength: 2 }) }),
+      });
     },
   },
   {

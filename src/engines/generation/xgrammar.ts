@@ -20,7 +20,11 @@ export interface XGrammarModule {
   };
   GrammarCompiler: { createGrammarCompiler(info: XTokenizerInfo, cacheEnabled?: boolean): Promise<XGrammarCompiler> };
   GrammarMatcher: {
-    createGrammarMatcher(grammar: XCompiledGrammar, stopTokens?: number[], terminateWithoutStop?: boolean): Promise<XMatcher>;
+    createGrammarMatcher(
+      grammar: XCompiledGrammar,
+      stopTokens?: number[],
+      terminateWithoutStop?: boolean,
+    ): Promise<XMatcher>;
   };
   Grammar: {
     fromJSONSchema(
