@@ -7,7 +7,7 @@ import type { Limits } from './options.ts';
  * The request bodies of the /v1 API as zod schemas, and their conversion to engine requests in one place.
  * Optional parameters accept `null` as "not given", as the OpenAI API does. Fields that are not listed are ignored
  * (clients send `user`, `metadata`, `store`, ...); fields that would silently change the meaning of a request when
- * ignored (tools, JSON mode, logprobs, token-array input) are refused with a 400 that names them.
+ * ignored (tools, token-array input) are refused with a 400 that names them.
  */
 
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
@@ -19,6 +19,21 @@ const message = z.object({
   role: z.enum(['system', 'developer', 'user', 'assistant']),
   content: z.union([z.string(), z.array(textPart)]),
 });
+
+/** `response_format`: free text, any JSON object, or JSON valid against a schema (always enforced, `strict` or not). */
+const responseFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({
+    type: z.literal('json_schema'),
+    json_schema: z.object({
+      name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'The name must be 1 to 64 letters, digits, `_` or `-`.'),
+      description: optional(z.string()),
+      schema: optional(z.record(z.string(), z.unknown())),
+      strict: optional(z.boolean()),
+    }),
+  }),
+]);
 
 function chatSchema(limits: Limits) {
   const maxTokens = optional(z.int().min(1).max(limits.maxTokens));
@@ -44,12 +59,9 @@ function chatSchema(limits: Limits) {
     seed: optional(z.int()),
     tools: optional(z.array(z.unknown()).max(0, 'Tools (function calling) are not supported by these models.')),
     functions: optional(z.array(z.unknown()).max(0, 'Function calling is not supported by these models.')),
-    response_format: optional(
-      z.object({
-        type: z.literal('text', 'Only `{"type": "text"}` is supported: these models have no JSON or schema mode.'),
-      }),
-    ),
-    logprobs: optional(z.literal(false, 'Log probabilities are not supported by these models.')),
+    response_format: optional(responseFormat),
+    logprobs: optional(z.boolean()),
+    top_logprobs: optional(z.int().min(0).max(20)),
   });
 }
 
@@ -109,6 +121,15 @@ export function requestParsers(limits: Limits) {
       const maxTokens = p.max_completion_tokens ?? p.max_tokens;
       if (maxTokens != null) request.maxTokens = maxTokens;
       if (p.seed != null) request.seed = p.seed;
+      if (p.response_format?.type === 'json_object') request.constraint = { type: 'json', schema: null };
+      if (p.response_format?.type === 'json_schema') {
+        // No schema: any JSON value (`{}` is the schema every value matches).
+        request.constraint = { type: 'json', schema: p.response_format.json_schema.schema ?? {} };
+      }
+      if (p.top_logprobs != null && p.logprobs !== true) {
+        throw invalidRequest('`top_logprobs` requires `logprobs` to be true.', 'top_logprobs');
+      }
+      if (p.logprobs === true) request.logprobs = p.top_logprobs ?? 0;
       if (p.logit_bias != null) {
         request.logitBias = Object.fromEntries(Object.entries(p.logit_bias).map(([id, bias]) => [Number(id), bias]));
       }

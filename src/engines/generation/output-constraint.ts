@@ -97,8 +97,8 @@ const EMAIL_PATTERN = '^[a-z0-9]{1,16}(\\.[a-z0-9]{1,16}){0,2}@[a-z0-9]{1,16}(\\
  * - the bounds of every `type: "number"`: XGrammar bounds a decimal by its integer part and lets any fraction follow,
  *   so `maximum: 1` admits 1.5 and `minimum: -3` admits -3.5 (and exclusive bounds are treated as inclusive), and a
  *   one-sided bound is ignored. Bounds on the integer part that keep every fraction inside the range are given instead
- *   (a value in [0, 1] is generated as 0.xxx; a missing side gets a bound a billion away). A range too narrow for
- *   that is refused.
+ *   (a value in [0, 1] is generated as 0.xxx; a missing side gets a bound a billion away); a range across zero is
+ *   split in two at zero, as XGrammar's admits a leading zero there (`09`). A range too narrow for that is refused.
  * The validator still checks the output against the schema as sent.
  */
 export function narrowSchema(schema: Record<string, unknown>): Record<string, unknown> {
@@ -126,7 +126,7 @@ export function narrowSchema(schema: Record<string, unknown>): Record<string, un
     lo ??= Math.min(hi!, 0) - 1e9;
     hi ??= Math.max(lo, 0) + 1e9;
     const { minimum: _a, maximum: _b, exclusiveMinimum: _c, exclusiveMaximum: _d, ...rest } = s;
-    const out: Record<string, unknown> = rest;
+    const out: Record<string, unknown> = { ...rest };
     const exclusiveLo = typeof s.minimum !== 'number';
     const exclusiveHi = typeof s.maximum !== 'number';
     // A fraction moves a negative integer part down and a positive one up: leave a whole unit of room on that side.
@@ -136,7 +136,17 @@ export function narrowSchema(schema: Record<string, unknown>): Record<string, un
       out.maximum =
         hi > 0 ? Math.floor(hi) - 1 : Math.min(Math.floor(hi) - (exclusiveHi && Number.isInteger(hi) ? 1 : 0), -1);
     }
-    if (typeof out.minimum === 'number' && typeof out.maximum === 'number' && out.minimum > out.maximum) {
+    const [min, max] = [out.minimum as number, out.maximum as number];
+    // XGrammar's decimal range across zero with a wide maximum admits a leading zero ("09"): split it at zero.
+    if (min < 0 && max >= 0) {
+      return {
+        anyOf: [
+          { ...rest, type: 'number', minimum: min, maximum: -1 },
+          { ...rest, type: 'number', minimum: 0, maximum: max },
+        ],
+      };
+    }
+    if (min > max) {
       throw new EngineError(
         'invalid_request',
         `The range of a \`number\` (${lo} to ${hi}) is too narrow to enforce while generating.`,

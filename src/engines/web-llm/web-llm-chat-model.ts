@@ -1,6 +1,7 @@
 import type {
   ChatCompletionChunk,
   ChatCompletionRequestStreaming,
+  ChatCompletionTokenLogprob,
   InitProgressReport,
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
@@ -12,8 +13,10 @@ import {
   type ChatResult,
   type EngineErrorKind,
   type FinishReason,
+  type GeneratedTokenLogprob,
   type LoadProgress,
 } from '../../engine/index.ts';
+import { constraintGrammar, invalidOutput, violation } from '../generation/output-constraint.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
 
@@ -81,6 +84,11 @@ export interface WebLLMLoadOptions {
  * rather than by web-llm, so a stop sequence split across tokens never leaks into the output. A request ends by
  * closing web-llm's stream, which releases its per-model lock at once; `interruptGenerate` is never called, because
  * its flag is shared by all requests and has left later generations empty (web-llm#447).
+ *
+ * A constraint reaches web-llm as the same grammar text the transformers.js engine runs
+ * (`response_format: {type: "grammar"}`, which web-llm compiles with its own XGrammar and applies as a mask), not as
+ * web-llm's schema string, whose defaults allow unbounded whitespace and skip Lantern's narrowing; each constrained
+ * choice is validated before its end is reported. Log probabilities are web-llm's own.
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
@@ -110,22 +118,34 @@ export class WebLLMChatModel {
   }
 
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+    if (request.logprobs !== undefined && request.logprobs > WEB_LLM_MAX_TOP_LOGPROBS) {
+      throw new EngineError(
+        'invalid_request',
+        `This model (web-llm) reports at most ${WEB_LLM_MAX_TOP_LOGPROBS} \`top_logprobs\`; ${request.logprobs} were asked for.`,
+        { param: 'top_logprobs' },
+      );
+    }
+    const grammar = request.constraint ? await constraintGrammar(request.constraint) : undefined;
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
     for (let index = 0; index < request.n; index++) {
-      const choice = await this.#generateChoice(request, index, options);
-      choices.push({ text: choice.text, finishReason: choice.finishReason });
+      const choice = await this.#generateChoice(request, index, options, grammar);
+      choices.push({
+        text: choice.text,
+        finishReason: choice.finishReason,
+        ...(request.logprobs !== undefined && { logprobs: choice.logprobs }),
+      });
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
     }
     return { choices, usage };
   }
 
-  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions) {
+  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions, grammar?: string) {
     throwIfAborted(signal);
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index));
+      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index, grammar));
     } catch (error) {
       throw toEngineError(error);
     }
@@ -137,10 +157,20 @@ export class WebLLMChatModel {
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
+    const logprobs: GeneratedTokenLogprob[] = [];
+    const pending: GeneratedTokenLogprob[] = [];
     const emit = (piece: string) => {
       if (!piece) return;
       text += piece;
-      onEvent?.({ type: 'delta', choice: index, text: piece });
+      // A delta carries the tokens generated since the last one (stop-sequence matching may hold text back).
+      const tokens = pending.splice(0);
+      logprobs.push(...tokens);
+      onEvent?.({
+        type: 'delta',
+        choice: index,
+        text: piece,
+        ...(request.logprobs !== undefined && { logprobs: tokens }),
+      });
     };
     try {
       for (;;) {
@@ -155,6 +185,8 @@ export class WebLLMChatModel {
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices[0];
         if (!choice) continue;
+        if (request.logprobs !== undefined)
+          pending.push(...fromWebLLMLogprobs(choice.logprobs?.content, request.logprobs));
         const content = choice.delta.content ?? '';
         if (content) {
           deltas += 1;
@@ -175,10 +207,14 @@ export class WebLLMChatModel {
     }
     if (stopped) finishReason = 'stop';
     else emit(stops.flush());
+    // A constrained choice that ended on its own must hold a valid answer: never report an invalid one as done.
+    const why = request.constraint && finishReason === 'stop' ? violation(request.constraint, text) : undefined;
+    if (why) throw invalidOutput(index, why);
     onEvent?.({ type: 'finish', choice: index, reason: finishReason });
     return {
       text,
       finishReason,
+      logprobs,
       promptTokens: usage?.prompt_tokens ?? 0,
       // Without a usage chunk (a stop sequence ended the stream early), each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
@@ -186,11 +222,31 @@ export class WebLLMChatModel {
   }
 }
 
+/** web-llm refuses `top_logprobs` over 5 (its `postInitAndCheckGenerationConfigValues`). */
+const WEB_LLM_MAX_TOP_LOGPROBS = 5;
+
+/** web-llm's log probabilities of one chunk, with the requested number of alternatives. */
+function fromWebLLMLogprobs(
+  content: ChatCompletionTokenLogprob[] | null | undefined,
+  top: number,
+): GeneratedTokenLogprob[] {
+  return (content ?? []).map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes ?? [],
+    topLogprobs: t.top_logprobs
+      .slice(0, top)
+      .map((alt) => ({ token: alt.token, logprob: alt.logprob, bytes: alt.bytes ?? [] })),
+  }));
+}
+
 /**
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
- * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed.
+ * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed. `grammar` is
+ * the constraint's grammar text. Log probabilities ask for at least one alternative: web-llm records none at all
+ * with `top_logprobs: 0`.
  */
-export function toWebLLMRequest(request: ChatRequest, index: number): ChatCompletionRequestStreaming {
+export function toWebLLMRequest(request: ChatRequest, index: number, grammar?: string): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
     messages: request.messages.map((m) => ({
       role: m.role,
@@ -207,5 +263,10 @@ export function toWebLLMRequest(request: ChatRequest, index: number): ChatComple
   if (request.maxTokens !== undefined) out.max_tokens = request.maxTokens;
   if (request.seed !== undefined) out.seed = request.seed + index;
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
+  if (grammar !== undefined) out.response_format = { type: 'grammar', grammar };
+  if (request.logprobs !== undefined) {
+    out.logprobs = true;
+    out.top_logprobs = Math.max(1, request.logprobs);
+  }
   return out;
 }
