@@ -114,8 +114,19 @@ describe('chat request parsing', () => {
     [{ seed: 1.5 }, 'seed', /expected an integer/],
     [{ presence_penalty: 3 }, 'presence_penalty', /<= 2/],
     [{ tools: [{ type: 'function' }] }, 'tools', /not supported/],
-    [{ response_format: { type: 'json_object' } }, 'response_format.type', /no JSON or schema mode/],
-    [{ logprobs: true }, 'logprobs', /not supported/],
+    [{ response_format: { type: 'xml' } }, 'response_format.type', /json_schema/],
+    [
+      { response_format: { type: 'json_schema', json_schema: { name: 'a b', schema: {} } } },
+      'response_format.json_schema.name',
+      /64 letters/,
+    ],
+    [
+      { response_format: { type: 'json_schema', json_schema: { schema: {} } } },
+      'response_format.json_schema.name',
+      /Missing/,
+    ],
+    [{ top_logprobs: 2 }, 'top_logprobs', /requires `logprobs`/],
+    [{ logprobs: true, top_logprobs: 21 }, 'top_logprobs', /<= 20/],
     [{ logit_bias: { x: 1 } }, 'logit_bias.x', /must be token ids/],
     [{ logit_bias: { 5: 101 } }, 'logit_bias.5', /<= 100/],
   ])('refuses %j naming %s', (body, param, message) => {

@@ -21,19 +21,23 @@ const message = z.object({
 });
 
 /** `response_format`: free text, any JSON object, or JSON valid against a schema (always enforced, `strict` or not). */
-const responseFormat = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text') }),
-  z.object({ type: z.literal('json_object') }),
-  z.object({
-    type: z.literal('json_schema'),
-    json_schema: z.object({
-      name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'The name must be 1 to 64 letters, digits, `_` or `-`.'),
-      description: optional(z.string()),
-      schema: optional(z.record(z.string(), z.unknown())),
-      strict: optional(z.boolean()),
+const responseFormat = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object') }),
+    z.object({
+      type: z.literal('json_schema'),
+      json_schema: z.object({
+        name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'The name must be 1 to 64 letters, digits, `_` or `-`.'),
+        description: optional(z.string()),
+        schema: optional(z.record(z.string(), z.unknown())),
+        strict: optional(z.boolean()),
+      }),
     }),
-  }),
-]);
+  ],
+  { error: 'The type of `response_format` must be "text", "json_object" or "json_schema".' },
+);
 
 function chatSchema(limits: Limits) {
   const maxTokens = optional(z.int().min(1).max(limits.maxTokens));

@@ -31,7 +31,7 @@ export class GrammarCompiler {
     this.#compiler = compiler;
     this.#vocabulary = vocabulary;
     this.#stops = stops;
-    this.#utf8 = new Utf8Table(vocabulary.bytes);
+    this.#utf8 = new Utf8Table(vocabulary.bytes, vocabulary.special, stops);
   }
 
   /** For a vocabulary and the tokens that end a reply (allowed once the grammar is complete, never before). */
@@ -89,18 +89,17 @@ export class GrammarMask {
    * Returns false when nothing is allowed (a dead end the grammar should never reach).
    */
   apply(logits: Float32Array): boolean {
-    const size = this.#vocabulary.strings.length;
-    fillNextTokenBitmask(this.#matcher, size, this.#bits);
-    const special = this.#vocabulary.special;
+    const size = Math.min(this.#vocabulary.strings.length, logits.length);
+    const bits = this.#bits;
+    fillNextTokenBitmask(this.#matcher, this.#vocabulary.strings.length, bits);
+    const state = this.#utf8State;
+    const fits = this.#utf8.fitsAfter(state);
     let allowed = 0;
-    for (let t = 0; t < logits.length; t++) {
-      const ok =
-        t < size &&
-        (this.#bits[t >>> 5]! & (1 << (t & 31))) !== 0 &&
-        (special.has(t) ? this.#stops.has(t) : this.#utf8.next(this.#utf8State, t) !== -1);
-      if (ok) allowed++;
+    for (let t = 0; t < size; t++) {
+      if ((bits[t >>> 5]! & (1 << (t & 31))) !== 0 && fits(t)) allowed++;
       else logits[t] = -Infinity;
     }
+    logits.fill(-Infinity, size);
     return allowed > 0;
   }
 

@@ -92,8 +92,17 @@ export function narrow(ebnf: string): string {
 const EMAIL_PATTERN = '^[a-z0-9]{1,16}(\\.[a-z0-9]{1,16}){0,2}@[a-z0-9]{1,16}(\\.[a-z0-9]{1,16}){0,2}\\.[a-z]{2,6}$';
 
 /**
+ * A URI every validator accepts, for `format: "uri"`: XGrammar's URI rule admits text that RFC 3986 validators
+ * reject (seen with stories260K's vocabulary).
+ */
+const URI_PATTERN = '^https?://[a-z0-9]{1,16}(\\.[a-z0-9]{1,16}){0,3}(/[A-Za-z0-9_-]{1,16}){0,4}$';
+
+/** Formats whose grammar is Lantern's own pattern rather than XGrammar's rule. */
+const FORMAT_PATTERNS: Readonly<Record<string, string>> = { email: EMAIL_PATTERN, uri: URI_PATTERN };
+
+/**
  * The schema as the grammar is written from it, narrowed where XGrammar 0.1.27 would admit invalid values:
- * - every `format: "email"` becomes {@link EMAIL_PATTERN};
+ * - every `format: "email"` or `"uri"` becomes a pattern ({@link EMAIL_PATTERN}, {@link URI_PATTERN});
  * - the bounds of every `type: "number"`: XGrammar bounds a decimal by its integer part and lets any fraction follow,
  *   so `maximum: 1` admits 1.5 and `minimum: -3` admits -3.5 (and exclusive bounds are treated as inclusive), and a
  *   one-sided bound is ignored. Bounds on the integer part that keep every fraction inside the range are given instead
@@ -105,9 +114,9 @@ export function narrowSchema(schema: Record<string, unknown>): Record<string, un
   return JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
     const s = value as Record<string, unknown>;
-    if (s.type === 'string' && s.format === 'email') {
-      const { format: _format, ...rest } = s;
-      return { ...rest, pattern: EMAIL_PATTERN };
+    if (s.type === 'string' && typeof s.format === 'string' && FORMAT_PATTERNS[s.format]) {
+      const { format, ...rest } = s;
+      return { ...rest, pattern: FORMAT_PATTERNS[format as string] };
     }
     if (s.type !== 'number') return value;
     let lo =

@@ -44,14 +44,37 @@ export function utf8Run(state: Utf8State, bytes: Uint8Array): Utf8State {
   return state;
 }
 
-/** Per vocabulary: where each token leaves the decoder when it starts at a boundary (the common case), precomputed. */
+/**
+ * Per vocabulary: where each token leaves the decoder when it starts at a boundary (the common case), precomputed, and
+ * which tokens may appear in constrained text at all: special tokens never do, except the reply-ending ones (whose
+ * spelling is not part of the text).
+ */
 export class Utf8Table {
   readonly #bytes: readonly Uint8Array[];
   readonly #fromBoundary: Int8Array;
+  /** 1 where a token may come next at a character boundary. */
+  readonly #atBoundary: Uint8Array;
+  readonly #special: ReadonlySet<number>;
 
-  constructor(bytes: readonly Uint8Array[]) {
+  constructor(
+    bytes: readonly Uint8Array[],
+    special: ReadonlySet<number> = new Set(),
+    stops: ReadonlySet<number> = new Set(),
+  ) {
     this.#bytes = bytes;
+    this.#special = special;
     this.#fromBoundary = Int8Array.from(bytes, (b) => utf8Run(0, b));
+    this.#atBoundary = Uint8Array.from(bytes, (_, t) =>
+      special.has(t) ? (stops.has(t) ? 1 : 0) : this.#fromBoundary[t]! >= 0 ? 1 : 0,
+    );
+  }
+
+  /** Whether token `t` may come next with the decoder in `state`, as a fast predicate for a whole-vocabulary pass. */
+  fitsAfter(state: Utf8State): (t: number) => boolean {
+    const atBoundary = this.#atBoundary;
+    if (state === 0) return (t) => atBoundary[t] === 1;
+    // Mid-character: only continuation bytes fit, and no reply-ending token (the character is unfinished).
+    return (t) => !this.#special.has(t) && this.next(state, t) !== -1;
   }
 
   /** The state after `token` from `state`, or -1 when the token would break UTF-8 there. */
