@@ -98,8 +98,9 @@ export function loadXGrammar(): Promise<XGrammarModule> {
       scope.__filename = new URL(import.meta.url).pathname;
     }
     try {
-      await import('@mlc-ai/web-xgrammar');
-      const xg = scope.xgrammar as XGrammarModule | undefined;
+      const module = (await import('@mlc-ai/web-xgrammar')) as Record<string, unknown>;
+      // Run as an ES module it registers a global; a bundler that wraps it as CommonJS hands its exports over instead.
+      const xg = (scope.xgrammar ?? (module.GrammarCompiler ? module : module.default)) as XGrammarModule | undefined;
       if (!xg) throw new Error('web-xgrammar did not register itself on globalThis.');
       // Instantiates the WebAssembly now, while `require` is lent.
       (await xg.Grammar.fromJSONSchema('{"type":"null"}')).dispose();
