@@ -94,6 +94,14 @@ export class ChatPanel extends LitElement {
       .json {
         font-family: ui-monospace, monospace;
       }
+      fieldset.output-mode {
+        border: 1px solid var(--border);
+        border-radius: 8px;
+        margin: 0 0 1rem;
+      }
+      fieldset.output-mode legend {
+        font-weight: 600;
+      }
       .check.valid {
         color: var(--ok, inherit);
       }
@@ -232,8 +240,8 @@ export class ChatPanel extends LitElement {
   }
 
   #renderOutputMode() {
-    return html`<details class="output-mode" ?open=${this.mode !== 'text'}>
-      <summary>Structured output</summary>
+    return html`<fieldset class="output-mode">
+      <legend>Structured output</legend>
       <div class="params">
         <div class="grid">
           <div>
@@ -266,7 +274,7 @@ export class ChatPanel extends LitElement {
           ></textarea>
         </div>
       </div>
-    </details>`;
+    </fieldset>`;
   }
 
   #pickExample(event: Event) {

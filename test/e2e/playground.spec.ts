@@ -167,7 +167,7 @@ test('chat: structured output, a schema picked, the JSON streamed and validated 
 }, info) => {
   test.skip(info.project.name !== 'wasm', 'engine-side feature: the wasm project covers it');
   await openPlayground(page);
-  await page.getByText('Structured output').click();
+  await page.getByText('System prompt and parameters').click();
   await page.getByLabel('Response format').selectOption('json_schema');
   await page.getByLabel('Example schema').selectOption('weather');
   await expect(page.getByLabel('JSON schema')).toHaveValue(/"celsius"/);
