@@ -66,7 +66,6 @@ describe('WebLLMChatModel structured output', () => {
           expect(check(schema, choice.text), `${name}: ${choice.text}`).toBeUndefined();
       }
     }
-    console.log(`[fake web-llm corpus] ${JSON.stringify(outcomes)}`);
     expect(outcomes.stop).toBeGreaterThan(SCHEMA_CORPUS.length / 2);
     expect(outcomes.invalidOutput).toBeLessThan(SCHEMA_CORPUS.length / 4);
   });
