@@ -178,10 +178,9 @@ test('chat: structured output, a schema picked, the JSON streamed and validated 
   await expect(page.locator('li.assistant .check').last()).toHaveText('✓ Valid: matches the schema.');
   const text = (await reply.textContent()) ?? '';
   expect(Object.keys(JSON.parse(text) as object)).toEqual(['city', 'celsius', 'sky']);
+  await shot(page, 'structured-output', info.project.name);
+  await expectAccessible(page);
   // The API tab shows the response_format that was sent.
   await page.getByRole('tab', { name: 'API' }).click();
   await expect(page.getByLabel('openai SDK code')).toContainText('json_schema');
-  await shot(page, 'structured-output', info.project.name);
-  await page.getByRole('tab', { name: 'Chat' }).click();
-  await expectAccessible(page);
 });
