@@ -7,8 +7,9 @@ import { loadXGrammar } from './xgrammar.ts';
 /*
  * An output constraint, engine-independent: refused up front when the grammar engine would not enforce it, turned into
  * one grammar (EBNF text) that both engines run, and checked with a real validator when a choice ends. Each engine
- * compiles the grammar against its own vocabulary and applies it as a logits mask (transformers.js:
- * `constrained-sampler.ts`; web-llm: its own `response_format: {type: "grammar"}`).
+ * compiles the grammar against its own vocabulary and applies it as a logits mask (transformers.js: `grammar-mask.ts`,
+ * applied by its sampling processor; web-llm: its own `response_format: {type: "grammar"}`). Tool calling (issue 14)
+ * adds a constraint type whose grammar is a structural tag; the refusal, the caches, the masks and the check stay.
  */
 
 /** Distinct constraints whose grammar text and validator are kept: an app rarely uses more schemas than this. */
@@ -55,6 +56,9 @@ export function constraintGrammar(constraint: OutputConstraint): Promise<string>
       const schema = constraint.schema ? narrowSchema(constraint.schema) : ANY_OBJECT;
       grammar = await xg.Grammar.fromJSONSchema(JSON.stringify(schema), false, -1, [',', ':'], true);
     } catch (error) {
+      // An abort kills XGrammar's WebAssembly for the rest of this realm: an internal error, after which a browser's
+      // engine worker is replaced. Anything else is the schema's fault.
+      if (/Aborted/.test(messageOf(error))) throw EngineError.from(error, 'internal');
       throw new EngineError('invalid_request', `This JSON schema cannot be compiled: ${messageOf(error)}`, {
         param: PARAM,
       });
