@@ -126,7 +126,6 @@ describe('chat request parsing', () => {
       'response_format.json_schema.name',
       /Missing/,
     ],
-    [{ top_logprobs: 2 }, 'top_logprobs', /requires `logprobs`/],
     [{ logprobs: true, top_logprobs: 21 }, 'top_logprobs', /<= 20/],
     [{ logit_bias: { x: 1 } }, 'logit_bias.x', /must be token ids/],
     [{ logit_bias: { 5: 101 } }, 'logit_bias.5', /<= 100/],
