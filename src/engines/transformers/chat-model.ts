@@ -216,7 +216,8 @@ export class TransformersChatModel {
     if (!this.#words) {
       const { bytes } = readVocabulary(this.#tokenizer as unknown as TokenizerLike);
       this.#words = {
-        text: (token) => this.#tokenizer.decode([token], { skip_special_tokens: false }),
+        text: (token) =>
+          this.#tokenizer.decode([token], { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
         bytes: (token) => bytes[token] ?? new Uint8Array(),
       };
     }
