@@ -1,17 +1,21 @@
 import type {
   ChatCompletionChunk,
   ChatCompletionRequestStreaming,
+  ChatCompletionTokenLogprob,
   InitProgressReport,
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
 import {
+  EngineError,
   throwIfAborted,
   type ChatOptions,
   type ChatRequest,
   type ChatResult,
   type FinishReason,
+  type GeneratedTokenLogprob,
   type LoadProgress,
 } from '../../engine/index.ts';
+import { constraintGrammar, invalidOutput, violation } from '../generation/output-constraint.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
 import { loadError, runError } from './web-llm-errors.ts';
@@ -59,6 +63,11 @@ export interface WebLLMLoadOptions {
  * chunk (the prompt's tokens are counted nowhere else); `interruptGenerate` is safe there because the stream still
  * holds the model's lock, and web-llm clears the flag when the next generation starts (web-llm#447 concerns its
  * non-streamed requests). An abort closes the stream instead, which releases the lock at once.
+ *
+ * A constraint reaches web-llm as the same grammar text the transformers.js engine runs
+ * (`response_format: {type: "grammar"}`, which web-llm compiles with its own XGrammar and applies as a mask), not as
+ * web-llm's schema string, whose defaults allow unbounded whitespace and skip Lantern's narrowing; each constrained
+ * choice is validated before its end is reported. Log probabilities are web-llm's own.
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
@@ -92,23 +101,35 @@ export class WebLLMChatModel {
   }
 
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+    if (request.logprobs !== undefined && request.logprobs > WEB_LLM_MAX_TOP_LOGPROBS) {
+      throw new EngineError(
+        'invalid_request',
+        `This model (web-llm) reports at most ${WEB_LLM_MAX_TOP_LOGPROBS} \`top_logprobs\`; ${request.logprobs} were asked for.`,
+        { param: 'top_logprobs' },
+      );
+    }
+    const grammar = request.constraint ? await constraintGrammar(request.constraint) : undefined;
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
     for (let index = 0; index < request.n; index++) {
-      const choice = await this.#generateChoice(request, index, options);
-      choices.push({ text: choice.text, finishReason: choice.finishReason });
+      const choice = await this.#generateChoice(request, index, options, grammar);
+      choices.push({
+        text: choice.text,
+        finishReason: choice.finishReason,
+        ...(request.logprobs !== undefined && { logprobs: choice.logprobs }),
+      });
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
     }
     return { choices, usage };
   }
 
-  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions) {
+  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions, grammar?: string) {
     throwIfAborted(signal);
     const thinkingOff = this.#thinks && request.thinking !== true;
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index, thinkingOff));
+      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index, thinkingOff, grammar));
     } catch (error) {
       throw runError(error);
     }
@@ -122,10 +143,20 @@ export class WebLLMChatModel {
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
+    const logprobs: GeneratedTokenLogprob[] = [];
+    const pending: GeneratedTokenLogprob[] = [];
     const emit = (piece: string) => {
       if (!piece) return;
       text += piece;
-      onEvent?.({ type: 'delta', choice: index, text: piece });
+      // A delta carries the tokens generated since the last one (stop-sequence matching may hold text back).
+      const tokens = pending.splice(0);
+      logprobs.push(...tokens);
+      onEvent?.({
+        type: 'delta',
+        choice: index,
+        text: piece,
+        ...(request.logprobs !== undefined && { logprobs: tokens }),
+      });
     };
     try {
       for (;;) {
@@ -140,6 +171,8 @@ export class WebLLMChatModel {
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices[0];
         if (!choice) continue;
+        if (request.logprobs !== undefined)
+          pending.push(...fromWebLLMLogprobs(choice.logprobs?.content, request.logprobs));
         const content = choice.delta.content ?? '';
         if (stopped) {
           // Interrupted: only the final and usage chunks should follow. A token means it was not; close it then.
@@ -171,15 +204,37 @@ export class WebLLMChatModel {
       if (tail.stopped) finishReason = 'stop';
       else emit(stops.flush());
     }
+    // A constrained choice that ended on its own must hold a valid answer: never report an invalid one as done.
+    const why = request.constraint && finishReason === 'stop' ? violation(request.constraint, text) : undefined;
+    if (why) throw invalidOutput(index, why);
     onEvent?.({ type: 'finish', choice: index, reason: finishReason });
     return {
       text,
       finishReason,
+      logprobs,
       promptTokens: usage?.prompt_tokens ?? 0,
       // Without a usage chunk, each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
     };
   }
+}
+
+/** web-llm refuses `top_logprobs` over 5 (its `postInitAndCheckGenerationConfigValues`). */
+const WEB_LLM_MAX_TOP_LOGPROBS = 5;
+
+/** web-llm's log probabilities of one chunk, with the requested number of alternatives. */
+function fromWebLLMLogprobs(
+  content: ChatCompletionTokenLogprob[] | null | undefined,
+  top: number,
+): GeneratedTokenLogprob[] {
+  return (content ?? []).map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes ?? [],
+    topLogprobs: t.top_logprobs
+      .slice(0, top)
+      .map((alt) => ({ token: alt.token, logprob: alt.logprob, bytes: alt.bytes ?? [] })),
+  }));
 }
 
 /** Removes `prefix` from the start of a streamed text, however its pieces split it; other text passes unchanged. */
@@ -207,12 +262,14 @@ function leadingStripper(prefix: string) {
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
  * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed. `top_p: 0`
  * means the most likely token only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its
- * temperature 0. `thinkingOff` switches a thinking mode off.
+ * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar text. Log
+ * probabilities ask for at least one alternative: web-llm records none at all with `top_logprobs: 0`.
  */
 export function toWebLLMRequest(
   request: ChatRequest,
   index: number,
   thinkingOff = false,
+  grammar?: string,
 ): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
     messages: request.messages.map((m) => ({
@@ -233,5 +290,10 @@ export function toWebLLMRequest(
   if (request.seed !== undefined) out.seed = request.seed + index;
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
   if (thinkingOff) out.extra_body = { enable_thinking: false };
+  if (grammar !== undefined) out.response_format = { type: 'grammar', grammar };
+  if (request.logprobs !== undefined) {
+    out.logprobs = true;
+    out.top_logprobs = Math.max(1, request.logprobs);
+  }
   return out;
 }
