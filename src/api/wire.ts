@@ -27,6 +27,23 @@ export interface CompletionUsage {
   total_tokens: number;
 }
 
+/** A token's log probability (`top_logprobs` entries have no `top_logprobs` of their own). */
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+}
+
+export interface TokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+
+/** A choice's (or chunk's) log probabilities, with `logprobs: true`; `null` otherwise. */
+export interface ChoiceLogprobs {
+  content: TokenLogprob[] | null;
+  refusal: null;
+}
+
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
@@ -41,7 +58,7 @@ export interface ChatCompletion {
       refusal: null;
       tool_calls?: ChatCompletionMessageToolCall[];
     };
-    logprobs: null;
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason;
   }[];
   usage: CompletionUsage;
@@ -59,7 +76,7 @@ export interface ChatCompletionChunk {
   choices: {
     index: number;
     delta: { role?: 'assistant'; content?: string | null; tool_calls?: ChatCompletionChunkToolCall[] };
-    logprobs: null;
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason | null;
   }[];
   /** Present on every chunk when `stream_options.include_usage` is set: null, except on the last chunk. */

@@ -83,6 +83,33 @@ export interface ChatRequest {
    * without one ignore it.
    */
   thinking?: boolean;
+  /**
+   * What every choice must be, enforced token by token (a logits mask before sampling) and checked when it ends.
+   * Absent: free text.
+   */
+  constraint?: OutputConstraint;
+  /** Report each generated token's log probability, with this many most likely alternatives (0 to 20). */
+  logprobs?: number;
+}
+
+/**
+ * A constraint on the output, as data: compiled and applied inside the engines (`src/engines/generation/`), beside
+ * sampling and stop sequences. `json`: one JSON value valid against `schema` (`null`: any JSON object, the OpenAI
+ * API's `json_object`). Tool calling (issue 14) adds a variant here and reuses the same compile, mask and check.
+ */
+export type OutputConstraint = { type: 'json'; schema: Record<string, unknown> | null };
+
+/** A token and its log probability, as the OpenAI API reports it. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  /** The token's exact UTF-8 bytes (a token may hold part of a character). */
+  bytes: number[];
+}
+
+/** A generated token's log probability and the most likely alternatives at its step. */
+export interface GeneratedTokenLogprob extends TokenLogprob {
+  topLogprobs: TokenLogprob[];
 }
 
 /**
@@ -92,11 +119,12 @@ export interface ChatRequest {
 export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 /**
- * What a running chat generation reports: text as each token is decoded; each tool call as it begins (its index in
- * the choice's calls and the function's name), then its arguments in fragments; then the end of each choice.
+ * What a running chat generation reports: text as each token is decoded (with `logprobs`, a delta carries the log
+ * probabilities of the tokens generated since the last delta); each tool call as it begins (its index in the choice's
+ * calls and the function's name), then its arguments in fragments; then the end of each choice.
  */
 export type ChatEvent =
-  | { type: 'delta'; choice: number; text: string }
+  | { type: 'delta'; choice: number; text: string; logprobs?: GeneratedTokenLogprob[] }
   | { type: 'tool_call'; choice: number; index: number; name: string }
   | { type: 'tool_arguments'; choice: number; index: number; text: string }
   | { type: 'finish'; choice: number; reason: FinishReason };
@@ -107,6 +135,8 @@ export interface ChatChoice {
   /** The calls it made, in order; absent or empty when it called none. */
   toolCalls?: FunctionCall[];
   finishReason: FinishReason;
+  /** With `logprobs`: one entry per token of `text`. */
+  logprobs?: GeneratedTokenLogprob[];
 }
 
 export interface TokenUsage {

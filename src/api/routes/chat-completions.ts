@@ -1,9 +1,9 @@
 import type { Context } from 'hono';
-import type { ChatChoice, ChatEvent, TokenUsage } from '../../engine/index.ts';
+import type { ChatChoice, ChatEvent, GeneratedTokenLogprob, TokenUsage } from '../../engine/index.ts';
 import { newCompletionId, newToolCallId, systemFingerprint } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { eventStream } from '../sse.ts';
-import type { ChatCompletion, ChatCompletionChunk, CompletionUsage } from '../wire.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChoiceLogprobs, CompletionUsage } from '../wire.ts';
 import { requireModel, type Env, type RouteDeps } from './route-deps.ts';
 
 const toUsage = (usage: TokenUsage): CompletionUsage => ({
@@ -24,6 +24,17 @@ function toMessage(choice: ChatChoice): ChatCompletion['choices'][number]['messa
   };
 }
 
+/** Engine log probabilities in the wire's shape. */
+const toLogprobs = (tokens: GeneratedTokenLogprob[]): ChoiceLogprobs => ({
+  content: tokens.map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes,
+    top_logprobs: t.topLogprobs.map((top) => ({ token: top.token, logprob: top.logprob, bytes: top.bytes })),
+  })),
+  refusal: null,
+});
+
 /** `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. */
 export function createChatCompletion({ engine, limits, parsers, now, ownedBy, errorBody }: RouteDeps) {
   return async (c: Context<Env>) => {
@@ -42,7 +53,7 @@ export function createChatCompletion({ engine, limits, parsers, now, ownedBy, er
         choices: result.choices.map((choice, index) => ({
           index,
           message: toMessage(choice),
-          logprobs: null,
+          logprobs: choice.logprobs ? toLogprobs(choice.logprobs) : null,
           finish_reason: choice.finishReason,
         })),
         usage: toUsage(result.usage),
@@ -78,11 +89,11 @@ export function createChatCompletion({ engine, limits, parsers, now, ownedBy, er
               send(chunk([{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]));
             }
           }
-          const delta = (d: ChatCompletionChunk['choices'][number]['delta']) =>
-            send(chunk([{ index: event.choice, delta: d, logprobs: null, finish_reason: null }]));
+          const delta = (d: ChatCompletionChunk['choices'][number]['delta'], logprobs: ChoiceLogprobs | null = null) =>
+            send(chunk([{ index: event.choice, delta: d, logprobs, finish_reason: null }]));
           switch (event.type) {
             case 'delta':
-              return delta({ content: event.text });
+              return delta({ content: event.text }, event.logprobs ? toLogprobs(event.logprobs) : null);
             case 'tool_call': {
               const open = opened.has(event.choice) ? {} : { role: 'assistant' as const, content: null };
               opened.add(event.choice);

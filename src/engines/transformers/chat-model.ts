@@ -18,14 +18,20 @@ import {
   type ChatRequest,
   type ChatResult,
   type FinishReason,
+  type GeneratedTokenLogprob,
 } from '../../engine/index.ts';
+import { GrammarCompiler, type GrammarMask } from '../generation/grammar-mask.ts';
 import { ChoiceOutput } from '../tools/choice-output.ts';
 import { toolFormatOf, type ToolFormat } from '../tools/tool-call-syntax.ts';
+import { replyConstraint } from '../tools/tool-constraint.ts';
 import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
 import { IncrementalDecoder } from '../generation/incremental-decoder.ts';
-import { adjustLogits, sampleToken, type SamplingParams } from '../generation/sampling.ts';
+import { tokenLogprob, type TokenText } from '../generation/logprobs.ts';
+import { invalidOutput, violation } from '../generation/output-constraint.ts';
+import { adjustLogits, argmax, sampleToken, type SamplingParams } from '../generation/sampling.ts';
 import { seededRandom, type Random } from '../generation/seeded-random.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
+import { readVocabulary, type TokenizerLike } from '../generation/token-bytes.ts';
 import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
 
 /**
@@ -35,7 +41,9 @@ import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.
  * sampling (temperature, top_p, penalties, logit_bias) with a seeded generator as a logits processor that leaves a
  * single candidate for the built-in greedy step; stop sequences and aborts as a stopping criterion; and a streamer that
  * decodes each token as it is generated. With temperature 0 the processor leaves the logits alone, so greedy output is
- * exactly transformers.js' own. `n` choices run as one batch of `n` identical prompts.
+ * exactly transformers.js' own. `n` choices run as one batch of `n` identical prompts. A constraint (structured output)
+ * is a grammar mask per choice, applied in the same processor after penalties and before the draw, so every other
+ * parameter composes with it; each constrained choice is validated before its end is reported.
  */
 export class TransformersChatModel {
   readonly #tokenizer: PreTrainedTokenizer;
@@ -43,6 +51,8 @@ export class TransformersChatModel {
   readonly #eos: ReadonlySet<number>;
   /** How tools reach this model: through its own chat template when it renders them, else the generic format. */
   readonly #toolFormat: ToolFormat;
+  #grammars: Promise<GrammarCompiler> | undefined;
+  #words: TokenText | undefined;
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
@@ -107,12 +117,18 @@ export class TransformersChatModel {
     // inside each decoded window, so text decoded a window at a time loses characters ("I 'm fine  he said").
     const decode = (ids: number[]) =>
       ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }) : '';
+    // The request's response format, or the constraint of a reply that may call its tools.
+    const constraint = replyConstraint(request, tools);
+    const grammars = constraint ? await (await this.#grammarCompiler()).matchers(constraint, request.n) : undefined;
+    const logprobs = request.logprobs === undefined ? undefined : { top: request.logprobs, words: this.#tokenText() };
     const choices = Array.from({ length: request.n }, (_, index) => ({
       decoder: new IncrementalDecoder(decode),
       stops: new StopSequenceMatcher(request.stop),
-      out: new ChoiceOutput(index, tools.calls, onEvent),
+      out: new ChoiceOutput(index, tools.calls, { onEvent, constraint, logprobs: logprobs !== undefined }),
       tokens: 0,
       counts: new Map<number, number>(),
+      grammar: grammars?.[index],
+      pending: [] as GeneratedTokenLogprob[],
     }));
 
     const finish = (index: number, reason: FinishReason) => {
@@ -127,11 +143,19 @@ export class TransformersChatModel {
     const accept = (index: number, token: number) => {
       const choice = choices[index]!;
       if (choice.out.finishReason) return; // the batch runs until every choice is done; later tokens are ignored
+      if (choice.grammar && !choice.grammar.accept(token)) {
+        throw invalidOutput(index, `the grammar engine rejected token ${token} that its own mask allowed`);
+      }
       choice.tokens += 1;
       choice.counts.set(token, (choice.counts.get(token) ?? 0) + 1);
-      if (this.#eos.has(token)) return finish(index, 'stop');
+      if (this.#eos.has(token)) {
+        // The token that ends a reply has no text, and the OpenAI API lists no log probability for it.
+        choice.pending.pop();
+        return finish(index, 'stop');
+      }
       const { text, stopped } = choice.stops.push(choice.decoder.push(token));
-      choice.out.write(text);
+      // A delta carries the tokens generated since the last one (a token that completes no character waits).
+      choice.out.write(text, choice.pending.splice(0));
       if (stopped) return choice.out.finish('stop');
       // A reply that has made every call it may (one, without parallel calls) is complete.
       if (choice.out.done) finish(index, 'stop');
@@ -139,7 +163,7 @@ export class TransformersChatModel {
     };
 
     const logitsProcessor = new LogitsProcessorList();
-    logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices));
+    logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices, logprobs));
     const stoppingCriteria = new StoppingCriteriaList();
     stoppingCriteria.push(
       new StopWhen(() => choices.map((c) => c.out.finishReason !== null || signal?.aborted === true)),
@@ -157,6 +181,8 @@ export class TransformersChatModel {
       });
     } catch (error) {
       throw EngineError.from(error);
+    } finally {
+      grammars?.forEach((g) => g.dispose());
     }
     throwIfAborted(signal);
     // transformers.js also stops at the model's max_position_embeddings: that is a length limit too.
@@ -166,6 +192,29 @@ export class TransformersChatModel {
       choices: choices.map((c) => c.out.result()),
       usage: { promptTokens, completionTokens: choices.reduce((sum, c) => sum + c.tokens, 0) },
     };
+  }
+
+  /** This model's grammar compiler, made on the first constrained request. */
+  #grammarCompiler(): Promise<GrammarCompiler> {
+    if (!this.#grammars) {
+      const vocabulary = readVocabulary(this.#tokenizer as unknown as TokenizerLike);
+      this.#grammars = GrammarCompiler.create(vocabulary, this.#eos);
+      this.#grammars.catch(() => (this.#grammars = undefined));
+    }
+    return this.#grammars;
+  }
+
+  /** How `logprobs` spells this model's tokens. */
+  #tokenText(): TokenText {
+    if (!this.#words) {
+      const { bytes } = readVocabulary(this.#tokenizer as unknown as TokenizerLike);
+      this.#words = {
+        text: (token) =>
+          this.#tokenizer.decode([token], { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
+        bytes: (token) => bytes[token] ?? new Uint8Array(),
+      };
+    }
+    return this.#words;
   }
 }
 
@@ -231,22 +280,39 @@ function batchOf(prompt: { input_ids: Tensor; attention_mask: Tensor }, n: numbe
   return { input_ids: repeat(prompt.input_ids), attention_mask: repeat(prompt.attention_mask) };
 }
 
+/** What the sampling processor reads and writes of each choice. */
+interface SampledChoice {
+  counts: ReadonlyMap<number, number>;
+  out: { finishReason: FinishReason | null };
+  grammar: GrammarMask | undefined;
+  pending: GeneratedTokenLogprob[];
+}
+
 /**
- * Lantern's sampling as a transformers.js logits processor. Greedy (temperature 0) leaves the logits to the built-in
- * argmax, after any penalties. Otherwise it draws the token itself and masks every other one, so the built-in greedy
- * step can only pick the drawn token.
+ * Lantern's sampling as a transformers.js logits processor: penalties and `logit_bias`, then the choice's grammar
+ * mask (after the penalties, so that none can lift a masked token), then the draw. Greedy (temperature 0) leaves the
+ * logits to the built-in argmax. Otherwise it draws the token itself and masks every other one, so the built-in greedy
+ * step can only pick the drawn token. With `logprobs`, each choice's token is reported from the distribution it was
+ * drawn from.
  */
 class SamplingProcessor extends LogitsProcessor {
   readonly #params: SamplingParams;
   readonly #random: Random;
-  readonly #choices: { counts: ReadonlyMap<number, number> }[];
+  readonly #choices: SampledChoice[];
+  readonly #logprobs: { top: number; words: TokenText } | undefined;
   #scratch: Float32Array | undefined;
 
-  constructor(params: SamplingParams, random: Random, choices: { counts: ReadonlyMap<number, number> }[]) {
+  constructor(
+    params: SamplingParams,
+    random: Random,
+    choices: SampledChoice[],
+    logprobs?: { top: number; words: TokenText },
+  ) {
     super();
     this.#params = params;
     this.#random = random;
     this.#choices = choices;
+    this.#logprobs = logprobs;
   }
 
   override _call(_inputIds: bigint[][], logits: Tensor): Tensor {
@@ -254,10 +320,21 @@ class SamplingProcessor extends LogitsProcessor {
     const data = logits.data as Float32Array;
     this.#scratch ??= new Float32Array(vocab);
     for (let row = 0; row < this.#choices.length; row++) {
+      const choice = this.#choices[row]!;
       const rowLogits = data.subarray(row * vocab, (row + 1) * vocab);
-      adjustLogits(rowLogits, this.#params, this.#choices[row]!.counts);
-      if (this.#params.temperature === 0) continue;
-      const token = sampleToken(rowLogits, this.#params, this.#random, this.#scratch);
+      adjustLogits(rowLogits, this.#params, choice.counts);
+      // A finished choice's row still runs with the batch; its tokens are ignored and its grammar is done.
+      if (choice.out.finishReason) continue;
+      if (choice.grammar && !choice.grammar.apply(rowLogits)) {
+        throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
+      }
+      const greedy = this.#params.temperature === 0;
+      const token = greedy ? argmax(rowLogits) : sampleToken(rowLogits, this.#params, this.#random, this.#scratch);
+      if (this.#logprobs) {
+        const { top, words } = this.#logprobs;
+        choice.pending.push(tokenLogprob(rowLogits, token, this.#params.temperature, top, words));
+      }
+      if (greedy) continue;
       rowLogits.fill(-Infinity);
       rowLogits[token] = 0;
     }

@@ -1,21 +1,26 @@
 import type {
   ChatCompletionChunk,
   ChatCompletionRequestStreaming,
+  ChatCompletionTokenLogprob,
   InitProgressReport,
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
 import {
+  EngineError,
   throwIfAborted,
   type ChatOptions,
   type ChatRequest,
   type ChatResult,
   type FinishReason,
+  type GeneratedTokenLogprob,
   type LoadProgress,
 } from '../../engine/index.ts';
+import { grammarSpec, type GrammarSpec, type ReplyConstraint } from '../generation/reply-constraint.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
 import { ChoiceOutput } from '../tools/choice-output.ts';
 import { toolFormatOf } from '../tools/tool-call-syntax.ts';
+import { replyConstraint } from '../tools/tool-constraint.ts';
 import { toolPrompt } from '../tools/tool-prompt.ts';
 import { loadError, runError } from './web-llm-errors.ts';
 
@@ -69,6 +74,11 @@ export interface WebLLMLoadOptions {
  * chunk (the prompt's tokens are counted nowhere else); `interruptGenerate` is safe there because the stream still
  * holds the model's lock, and web-llm clears the flag when the next generation starts (web-llm#447 concerns its
  * non-streamed requests). An abort closes the stream instead, which releases the lock at once.
+ *
+ * A constraint reaches web-llm as the same grammar text the transformers.js engine runs
+ * (`response_format: {type: "grammar"}`, which web-llm compiles with its own XGrammar and applies as a mask), not as
+ * web-llm's schema string, whose defaults allow unbounded whitespace and skip Lantern's narrowing; each constrained
+ * choice is validated before its end is reported. Log probabilities are web-llm's own.
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
@@ -102,10 +112,20 @@ export class WebLLMChatModel {
   }
 
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+    if (request.logprobs !== undefined && request.logprobs > WEB_LLM_MAX_TOP_LOGPROBS) {
+      throw new EngineError(
+        'invalid_request',
+        `This model (web-llm) reports at most ${WEB_LLM_MAX_TOP_LOGPROBS} \`top_logprobs\`; ${request.logprobs} were asked for.`,
+        { param: 'top_logprobs' },
+      );
+    }
+    // The request's response format, or the constraint of a reply that may call its tools: one grammar for all choices.
+    const constraint = replyConstraint(request, toolPrompt(request, TOOL_FORMAT));
+    const grammar = constraint ? await grammarSpec(constraint) : undefined;
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
     for (let index = 0; index < request.n; index++) {
-      const choice = await this.#generateChoice(request, index, options);
+      const choice = await this.#generateChoice(request, index, options, constraint, grammar);
       choices.push(choice.result);
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
@@ -113,18 +133,28 @@ export class WebLLMChatModel {
     return { choices, usage };
   }
 
-  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions) {
+  async #generateChoice(
+    request: ChatRequest,
+    index: number,
+    { signal, onEvent }: ChatOptions,
+    constraint?: ReplyConstraint,
+    grammar?: GrammarSpec,
+  ) {
     throwIfAborted(signal);
     const thinkingOff = this.#thinks && request.thinking !== true;
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index, thinkingOff));
+      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index, thinkingOff, grammar));
     } catch (error) {
       throw runError(error);
     }
     const iterator = stream[Symbol.asyncIterator]();
     const stops = new StopSequenceMatcher(request.stop);
-    const out = new ChoiceOutput(index, toolPrompt(request, TOOL_FORMAT).calls, onEvent);
+    const out = new ChoiceOutput(index, toolPrompt(request, TOOL_FORMAT).calls, {
+      onEvent,
+      constraint,
+      logprobs: request.logprobs !== undefined,
+    });
     // The empty thinking block web-llm writes when thinking is off is its own doing, not the model's answer.
     const thinking = leadingStripper(thinkingOff ? EMPTY_THINKING_BLOCK : '');
     let deltas = 0;
@@ -132,6 +162,7 @@ export class WebLLMChatModel {
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
+    const pending: GeneratedTokenLogprob[] = [];
     try {
       for (;;) {
         const next = await iterator.next();
@@ -145,6 +176,8 @@ export class WebLLMChatModel {
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices[0];
         if (!choice) continue;
+        if (request.logprobs !== undefined)
+          pending.push(...fromWebLLMLogprobs(choice.logprobs?.content, request.logprobs));
         const content = choice.delta.content ?? '';
         if (stopped) {
           // Interrupted: only the final and usage chunks should follow. A token means it was not; close it then.
@@ -154,7 +187,8 @@ export class WebLLMChatModel {
         if (content) {
           deltas += 1;
           const matched = stops.push(thinking.push(content));
-          out.write(matched.text);
+          // A delta carries the tokens generated since the last one (stop-sequence matching may hold text back).
+          out.write(matched.text, pending.splice(0));
           // A stop sequence, or a reply that has made every call it may (one, without parallel calls), ends it.
           if (matched.stopped || out.done) {
             stopped = true;
@@ -187,6 +221,24 @@ export class WebLLMChatModel {
   }
 }
 
+/** web-llm refuses `top_logprobs` over 5 (its `postInitAndCheckGenerationConfigValues`). */
+const WEB_LLM_MAX_TOP_LOGPROBS = 5;
+
+/** web-llm's log probabilities of one chunk, with the requested number of alternatives. */
+function fromWebLLMLogprobs(
+  content: ChatCompletionTokenLogprob[] | null | undefined,
+  top: number,
+): GeneratedTokenLogprob[] {
+  return (content ?? []).map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes ?? [],
+    topLogprobs: t.top_logprobs
+      .slice(0, top)
+      .map((alt) => ({ token: alt.token, logprob: alt.logprob, bytes: alt.bytes ?? [] })),
+  }));
+}
+
 /** Removes `prefix` from the start of a streamed text, however its pieces split it; other text passes unchanged. */
 function leadingStripper(prefix: string) {
   let held = '';
@@ -212,12 +264,15 @@ function leadingStripper(prefix: string) {
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
  * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed. `top_p: 0`
  * means the most likely token only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its
- * temperature 0. `thinkingOff` switches a thinking mode off.
+ * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar: EBNF text as
+ * `response_format: {type: "grammar"}`, a structural tag (tool calls) as `{type: "structural_tag"}`. Log
+ * probabilities ask for at least one alternative: web-llm records none at all with `top_logprobs: 0`.
  */
 export function toWebLLMRequest(
   request: ChatRequest,
   index: number,
   thinkingOff = false,
+  grammar?: GrammarSpec,
 ): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
     messages: toolPrompt(request, TOOL_FORMAT).messages.map((m) => ({
@@ -238,5 +293,15 @@ export function toWebLLMRequest(
   if (request.seed !== undefined) out.seed = request.seed + index;
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
   if (thinkingOff) out.extra_body = { enable_thinking: false };
+  if (grammar !== undefined) {
+    out.response_format =
+      'ebnf' in grammar
+        ? { type: 'grammar', grammar: grammar.ebnf }
+        : { type: 'structural_tag', structural_tag: grammar.structuralTag };
+  }
+  if (request.logprobs !== undefined) {
+    out.logprobs = true;
+    out.top_logprobs = Math.max(1, request.logprobs);
+  }
   return out;
 }
