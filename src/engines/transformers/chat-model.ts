@@ -27,7 +27,7 @@ import { replyConstraint } from '../tools/tool-constraint.ts';
 import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
 import { IncrementalDecoder } from '../generation/incremental-decoder.ts';
 import { tokenLogprob, type TokenText } from '../generation/logprobs.ts';
-import { invalidOutput, violation } from '../generation/output-constraint.ts';
+import { invalidOutput } from '../generation/output-constraint.ts';
 import { adjustLogits, argmax, sampleToken, type SamplingParams } from '../generation/sampling.ts';
 import { seededRandom, type Random } from '../generation/seeded-random.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
