@@ -104,13 +104,10 @@ export async function toolStructuralTag(constraint: ToolConstraint): Promise<Str
     ),
   );
   const callTags = tags.filter((t) => t !== undefined);
-  const calls = {
-    type: 'tags_with_separator',
-    tags: callTags,
-    separator: syntax.separator,
-    at_least_one: true,
-    stop_after_first: !parallel,
-  };
+  // One call: any of the tags. Several: tags with the family's separator between them.
+  const calls = !parallel
+    ? { type: 'or', elements: callTags }
+    : { type: 'tags_with_separator', tags: callTags, separator: syntax.separator, at_least_one: true };
   if (choice !== 'auto') return { type: 'structural_tag', format: calls };
   const trigger = syntax.open.trim();
   if (constraint.text) {
