@@ -30,13 +30,32 @@ const TOKENIZERS = [
   { name: 'stories260K', folder: STORIES_260K, stops: [2, 1], run: HAS_STORIES_260K },
 ];
 
-const MODES: { label: string; syntax: ToolCallSyntax; choice: ToolConstraint['choice']; parallel: boolean }[] = [
+const ANSWER = {
+  type: 'object',
+  properties: { ok: { type: 'boolean' } },
+  required: ['ok'],
+  additionalProperties: false,
+};
+const MODES: {
+  label: string;
+  syntax: ToolCallSyntax;
+  choice: ToolConstraint['choice'];
+  parallel: boolean;
+  text?: ToolConstraint['text'];
+}[] = [
   { label: 'Hermes, auto, parallel', syntax: HERMES, choice: 'auto', parallel: true },
   { label: 'Hermes, required, parallel', syntax: HERMES, choice: 'required', parallel: true },
   { label: 'Hermes, required, one call', syntax: HERMES, choice: 'required', parallel: false },
   { label: 'Hermes, named', syntax: HERMES, choice: { name: 'fn_3' }, parallel: true },
   { label: 'Llama 3 JSON, auto', syntax: LLAMA3_JSON, choice: 'auto', parallel: false },
   { label: 'Llama 3 JSON, required', syntax: LLAMA3_JSON, choice: 'required', parallel: false },
+  {
+    label: 'Hermes, auto, with a response format',
+    syntax: HERMES,
+    choice: 'auto',
+    parallel: true,
+    text: { type: 'json', schema: ANSWER },
+  },
 ];
 
 describe.each(TOKENIZERS)('tool grammar walks on $name', ({ folder, stops, run }) => {
@@ -44,7 +63,7 @@ describe.each(TOKENIZERS)('tool grammar walks on $name', ({ folder, stops, run }
     const grammar = await grammarFor(folder, stops);
     const check = referenceValidator();
     const tools = [weather, ...TOOLS];
-    const constraint: ToolConstraint = { type: 'tools', tools, text: undefined, ...mode };
+    const constraint: ToolConstraint = { type: 'tools', tools, ...mode, text: mode.text };
     const names = new Set(tools.map((t) => t.name));
     const failures: string[] = [];
     let calls = 0;
