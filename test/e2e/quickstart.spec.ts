@@ -1,8 +1,9 @@
 import { expect, test } from '@playwright/test';
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 
 /**
  * The README's quick start, exactly as a newcomer follows it: its commands and files are read from README.md (so they
@@ -15,31 +16,29 @@ const ORIGIN = `http://127.0.0.1:${PORT}`;
 /** What `npm create vite@latest` runs, pinned so that CI scaffolds the same app every time. */
 const CREATE_VITE = '9.3.0';
 
-interface QuickStart {
+interface Snippets {
   commands: string[];
   files: Map<string, string>;
 }
 
 /**
- * The "Quick start" section of README.md: the lines of its `sh` blocks (comments dropped) are commands, and each `ts`
- * block whose first line is `// path` is the file at that path.
+ * The snippets of one section of README.md (from its heading to the next heading of its level or above): the lines of
+ * its `sh` blocks (comments dropped) are commands, and each `ts` block whose first line is `// path` is that file.
  */
-function readQuickStart(): QuickStart {
+function readSnippets(heading: string): Snippets {
   const readme = readFileSync('README.md', 'utf8');
-  const section = readme.slice(
-    readme.indexOf('\n## Quick start'),
-    readme.indexOf('\n## ', readme.indexOf('\n## Quick start') + 1),
-  );
+  const start = readme.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`README.md has no section "${heading}"`);
+  const level = heading.indexOf(' ');
+  const next = new RegExp(`\\n#{1,${level}} `, 'g');
+  next.lastIndex = start + heading.length + 1;
+  const section = readme.slice(start, next.exec(readme)?.index ?? readme.length);
   const commands: string[] = [];
   const files = new Map<string, string>();
   for (const [, lang, body] of section.matchAll(/```(\w+)\n([\s\S]*?)```/g)) {
     if (lang === 'sh') {
-      commands.push(
-        ...body!
-          .split('\n')
-          .map((line) => line.replace(/\s+#.*$/, '').trim())
-          .filter(Boolean),
-      );
+      const lines = body!.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim());
+      commands.push(...lines.filter(Boolean));
     } else if (lang === 'ts' && body!.startsWith('// ')) {
       files.set(body!.slice(3, body!.indexOf('\n')).trim(), body!);
     }
@@ -47,7 +46,7 @@ function readQuickStart(): QuickStart {
   return { commands, files };
 }
 
-const quickStart = readQuickStart();
+const quickStart = readSnippets('## Quick start');
 const timings: Record<string, number> = {};
 
 /** Runs one step and records how long it took (reported, never asserted: the machine is shared). */
@@ -62,18 +61,17 @@ function timed<T>(name: string, step: () => T): T {
 
 let folder: string;
 let app: string;
-let preview: ChildProcess | undefined;
+let server: ChildProcess | undefined;
 
 test.beforeAll(async () => {
   test.setTimeout(600_000);
   folder = mkdtempSync(join(tmpdir(), 'lantern-quickstart-'));
   // The package as it would be published: `npm pack` runs `prepack`, which builds dist/.
-  const tarball = timed('npm pack (builds dist/)', () =>
-    resolve(
-      folder,
-      JSON.parse(execSync(`npm pack --json --pack-destination ${folder}`, { encoding: 'utf8' }))[0].filename,
-    ),
-  );
+  const tarball = timed('npm pack (builds dist/)', () => {
+    execSync(`npm pack --pack-destination ${folder}`, { stdio: ['ignore', 'inherit', 'inherit'] });
+    const { name, version } = JSON.parse(readFileSync('package.json', 'utf8'));
+    return join(folder, `${name}-${version}.tgz`);
+  });
   let cwd = folder;
   const env = { ...process.env, npm_config_yes: 'true', npm_config_fund: 'false', npm_config_audit: 'false' };
   for (const command of quickStart.commands) {
@@ -98,33 +96,42 @@ test.beforeAll(async () => {
 });
 
 test.afterAll(async () => {
-  preview?.kill();
+  if (server) stop(server);
   console.log('Quick start, seconds per step:', timings);
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
-/** `npm run preview`, as the README says, on the test's port; resolves once it answers. */
-async function startPreview(): Promise<ChildProcess> {
-  const child = spawn('npm', ['run', 'preview', '--', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'], {
-    cwd: app,
-    stdio: 'ignore',
-    detached: true,
-  });
-  await expect
-    .poll(
-      () =>
-        fetch(ORIGIN).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      { timeout: 30_000 },
-    )
-    .toBe(true);
+/** `npm run <script>` of the app (`preview` or `dev`, as the README says) on the test's port; resolves once it answers. */
+async function serve(script: 'preview' | 'dev'): Promise<ChildProcess> {
+  const args = ['run', script, '--', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'];
+  const child = spawn('npm', args, { cwd: app, stdio: 'ignore', detached: true });
+  const answers = () =>
+    fetch(ORIGIN).then(
+      (response) => response.ok,
+      () => false,
+    );
+  await expect.poll(answers, { timeout: 30_000 }).toBe(true);
   return child;
 }
 
-function stopPreview(child: ChildProcess) {
-  process.kill(-child.pid!); // npm and the vite it started
+/** Stops a server started by `serve`: npm and the vite it started. */
+function stop(child: ChildProcess) {
+  process.kill(-child.pid!);
+  server = undefined;
+}
+
+/** The page's lines once the quick start has run: the models, the reply to "Count to 10.", the embeddings. */
+function expectedLines(): string[] {
+  const reference = JSON.parse(readFileSync('public/models/tiny-chat/reference.json', 'utf8')) as {
+    messages: { content: string }[];
+    greedy_text: string;
+  }[];
+  const count = reference.find((r) => r.messages.at(-1)!.content === 'Count to 10.')!.greedy_text;
+  return [
+    'Models: crimson-falcon-4, indigo-owl-4, amber-phoenix-4, jade-mole-4',
+    `Chat: ${count}`,
+    'Embeddings: 2 vectors of 64 numbers',
+  ];
 }
 
 test('the README quick start: a fresh Vite app lists the models, streams a chat and embeds, online and offline', async ({
@@ -132,18 +139,8 @@ test('the README quick start: a fresh Vite app lists the models, streams a chat 
 }) => {
   expect(quickStart.commands.length).toBeGreaterThan(3);
   expect([...quickStart.files.keys()].sort()).toEqual(['src/main.ts', 'vite.config.ts']);
-  const reference = JSON.parse(readFileSync('public/models/tiny-chat/reference.json', 'utf8')) as {
-    messages: { content: string }[];
-    greedy_text: string;
-  }[];
-  const count = reference.find((r) => r.messages.at(-1)!.content === 'Count to 10.')!.greedy_text;
-  const expected = [
-    'Models: crimson-falcon-4, indigo-owl-4, amber-phoenix-4, jade-mole-4',
-    `Chat: ${count}`,
-    'Embeddings: 2 vectors of 64 numbers',
-  ].join('\n');
-
-  preview = await startPreview();
+  const expected = expectedLines();
+  server = await serve('preview');
   const chatTypes: string[] = [];
   page.on('response', (response) => {
     if (response.url().endsWith('/v1/chat/completions')) chatTypes.push(response.headers()['content-type'] ?? '');
@@ -152,16 +149,70 @@ test('the README quick start: a fresh Vite app lists the models, streams a chat 
 
   const started = performance.now();
   await page.goto(ORIGIN);
-  await expect(page.locator('#app')).toHaveText(expected, { timeout: 60_000 });
+  await expect(page.locator('#app p')).toHaveText(expected, { timeout: 60_000 });
   timings['first visit: page load to the last line'] = Math.round(performance.now() - started) / 1000;
   expect(chatTypes).toEqual(['text/event-stream']); // streamed, through Lantern's service worker
   expect(await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(`${ORIGIN}/service-worker.js`);
   await page.evaluate(async () => void (await navigator.serviceWorker.ready));
 
-  stopPreview(preview);
-  preview = undefined;
+  stop(server);
   await expect(fetch(ORIGIN)).rejects.toThrow(); // the server really is gone
   await page.reload();
-  await expect(page.locator('#app')).toHaveText(expected, { timeout: 60_000 });
+  await expect(page.locator('#app p')).toHaveText(expected, { timeout: 60_000 });
   expect(chatTypes).toEqual(['text/event-stream', 'text/event-stream']);
+});
+
+test('`npm run dev` serves the same app, with Lantern working', async ({ page }) => {
+  server = await serve('dev');
+  await page.goto(ORIGIN);
+  await expect(page.locator('#app p')).toHaveText(expectedLines(), { timeout: 60_000 });
+  expect(await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(`${ORIGIN}/service-worker.js`);
+  stop(server);
+});
+
+/** A plain static file server, as an app built without Vite might use. */
+async function serveFolder(root: string): Promise<Server> {
+  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript' };
+  const files = createServer((request, response) => {
+    const path = decodeURIComponent(new URL(request.url ?? '/', ORIGIN).pathname);
+    const file = join(root, path.endsWith('/') ? `${path}index.html` : path);
+    try {
+      const body = readFileSync(file);
+      response.setHeader('content-type', types[extname(file)] ?? 'application/octet-stream');
+      response.end(body);
+    } catch {
+      response.statusCode = 404;
+      response.end();
+    }
+  });
+  await new Promise<void>((done) => files.listen(PORT, '127.0.0.1', done));
+  return files;
+}
+
+test("without Vite: the package's prebuilt service worker and engine worker, served as files, online and offline", async ({
+  page,
+}) => {
+  // A site with no Vite plugin: the README's "Without Vite" commands copy Lantern's prebuilt files into its web root,
+  // beside a page bundled elsewhere (here: the quick start's page, whose bundle holds lantern/client).
+  const site = join(folder, 'plain');
+  mkdirSync(join(site, 'public'), { recursive: true });
+  symlinkSync(join(app, 'node_modules'), join(site, 'node_modules'));
+  for (const command of readSnippets('### Without Vite').commands) execSync(command, { cwd: site });
+  cpSync(join(app, 'dist', 'index.html'), join(site, 'public', 'index.html'));
+  cpSync(join(app, 'dist', 'assets'), join(site, 'public', 'assets'), { recursive: true });
+
+  const files = await serveFolder(join(site, 'public'));
+  try {
+    await page.goto(ORIGIN);
+    await expect(page.locator('#app p')).toHaveText(expectedLines(), { timeout: 60_000 });
+    // That service worker keeps the app's files as it serves them: from the first load it controls, the second.
+    await page.reload();
+    await expect(page.locator('#app p')).toHaveText(expectedLines(), { timeout: 60_000 });
+  } finally {
+    files.closeAllConnections();
+    await new Promise((done) => files.close(done));
+  }
+  await expect(fetch(ORIGIN)).rejects.toThrow();
+  await page.reload();
+  await expect(page.locator('#app p')).toHaveText(expectedLines(), { timeout: 60_000 });
 });
