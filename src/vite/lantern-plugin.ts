@@ -82,7 +82,7 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
       engineFiles = serviceWorkerCode = undefined;
     },
     async generateBundle() {
-      if (config.command !== 'build' || config.build.ssr) return;
+      if (!isBrowserBuild(this)) return;
       for (const [name, source] of await engineWorker()) {
         this.emitFile({ type: 'asset', fileName: `${ENGINE_FOLDER}/${name}`, source });
       }
@@ -94,7 +94,7 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
     },
     // After every file of the build is written, public/ included, so that the precache list holds them all.
     async closeBundle() {
-      if (config.command !== 'build' || config.build.ssr) return;
+      if (!isBrowserBuild(this)) return;
       const outDir = resolve(config.root, config.build.outDir);
       let code = await serviceWorker();
       if (wantsManifest(code)) code = injectManifest(code, precacheManifest(outDir, precached));
@@ -105,9 +105,17 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
       await writeFile(join(outDir, SERVICE_WORKER_FILE), code);
     },
     configureServer(server) {
-      server.middlewares.use(devFiles(() => config.base, { engineWorker, serviceWorker }, options.models === true));
+      // A relative base (`./`) is served from the root in dev.
+      const base = () => (config.base.startsWith('/') ? config.base : '/');
+      server.middlewares.use(devFiles(base, { engineWorker, serviceWorker }, options.models === true));
     },
   };
+}
+
+/** Whether a hook runs in the build of the app's browser code (not a server-side build, nor `vite dev`). */
+function isBrowserBuild(context: { environment?: { mode: string; config: { consumer: string } } }): boolean {
+  const environment = context.environment;
+  return environment === undefined || (environment.mode === 'build' && environment.config.consumer === 'client');
 }
 
 /** Every file under `folder`, read, by path relative to it. */
