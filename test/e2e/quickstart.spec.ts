@@ -47,6 +47,8 @@ function readSnippets(heading: string): Snippets {
 }
 
 const quickStart = readSnippets('## Quick start');
+// One app for the file, built once; after a failure the rest is skipped rather than built again.
+test.describe.configure({ mode: 'serial' });
 const timings: Record<string, number> = {};
 
 /** Runs one step and records how long it took (reported, never asserted: the machine is shared). */
@@ -105,11 +107,13 @@ test.afterAll(async () => {
 async function serve(script: 'preview' | 'dev'): Promise<ChildProcess> {
   const args = ['run', script, '--', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'];
   const child = spawn('npm', args, { cwd: app, stdio: 'ignore', detached: true });
-  const answers = () =>
-    fetch(ORIGIN).then(
+  const answers = () => {
+    if (child.exitCode !== null) throw new Error(`npm run ${script} exited (is port ${PORT} taken?)`);
+    return fetch(ORIGIN).then(
       (response) => response.ok,
       () => false,
     );
+  };
   await expect.poll(answers, { timeout: 30_000 }).toBe(true);
   return child;
 }
