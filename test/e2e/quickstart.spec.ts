@@ -49,6 +49,17 @@ function readSnippets(heading: string): Snippets {
 const quickStart = readSnippets('## Quick start');
 // One app for the file, built once; after a failure the rest is skipped rather than built again.
 test.describe.configure({ mode: 'serial' });
+/**
+ * The environment of the app's commands, as in a newcomer's shell: none of the npm_* variables of the `npm test` that
+ * runs this (they would configure the app's npm as this repository's), and yes to npx's question whether to fetch
+ * create-vite.
+ */
+const APP_ENV = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_'))),
+  npm_config_yes: 'true',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
 const timings: Record<string, number> = {};
 
 /** Runs one step and records how long it took (reported, never asserted: the machine is shared). */
@@ -75,7 +86,6 @@ test.beforeAll(async () => {
     return join(folder, `${name}-${version}.tgz`);
   });
   let cwd = folder;
-  const env = { ...process.env, npm_config_yes: 'true', npm_config_fund: 'false', npm_config_audit: 'false' };
   for (const command of quickStart.commands) {
     if (command.startsWith('cd ')) {
       cwd = resolve(cwd, command.slice(3));
@@ -85,7 +95,7 @@ test.beforeAll(async () => {
     const run = command
       .replace('create vite@latest', `create vite@${CREATE_VITE}`)
       .replace(/^npm install lantern\b/, `npm install ${tarball}`);
-    timed(command, () => execSync(run, { cwd, env, stdio: ['ignore', 'inherit', 'inherit'] }));
+    timed(command, () => execSync(run, { cwd, env: APP_ENV, stdio: ['ignore', 'inherit', 'inherit'] }));
     if (command.startsWith('npm create')) {
       for (const [path, content] of quickStart.files) {
         const file = join(cwd, command.split(' ')[3]!, path); // the new app's folder, named in the command
@@ -106,7 +116,7 @@ test.afterAll(async () => {
 /** `npm run <script>` of the app (`preview` or `dev`, as the README says) on the test's port; resolves once it answers. */
 async function serve(script: 'preview' | 'dev'): Promise<ChildProcess> {
   const args = ['run', script, '--', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'];
-  const child = spawn('npm', args, { cwd: app, stdio: 'ignore', detached: true });
+  const child = spawn('npm', args, { cwd: app, env: APP_ENV, stdio: 'ignore', detached: true });
   const answers = () => {
     if (child.exitCode !== null) throw new Error(`npm run ${script} exited (is port ${PORT} taken?)`);
     return fetch(ORIGIN).then(
