@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import type { Connect, Plugin, ResolvedConfig } from 'vite';
@@ -118,8 +118,11 @@ function isBrowserBuild(context: { environment?: { mode: string; config: { consu
   return environment === undefined || (environment.mode === 'build' && environment.config.consumer === 'client');
 }
 
-/** Every file under `folder`, read, by path relative to it. */
+/** Every file under `folder` (of the package's prebuilt files), read, by path relative to it. */
 function readFiles(folder: string): BuiltFiles {
+  if (!existsSync(folder)) {
+    throw new Error(`[lantern] ${folder} is missing: Lantern's package is not built (npm run build:lib builds it).`);
+  }
   return new Map([...listFiles(folder)].map(([name, path]) => [name, readFileSync(path)]));
 }
 
