@@ -157,7 +157,8 @@ test('the README quick start: a fresh Vite app lists the models, streams a chat 
   server = await serve('preview');
   const chatTypes: string[] = [];
   page.on('response', (response) => {
-    if (response.url().endsWith('/v1/chat/completions')) chatTypes.push(response.headers()['content-type'] ?? '');
+    const type = response.headers()['content-type'] ?? '';
+    if (response.url().endsWith('/v1/chat/completions')) chatTypes.push(type.split(';')[0]!);
   });
   page.on('pageerror', (error) => console.log(`[page error] ${error.message}`));
 
