@@ -10,6 +10,7 @@ export {
   type ChatOptions,
   type ChatRequest,
   type ChatResult,
+  type FunctionCall,
   type EmbedOptions,
   type EmbedRequest,
   type EmbedResult,
@@ -18,6 +19,9 @@ export {
   type LoadProgress,
   type ModelCard,
   type ModelTask,
+  type ToolCall,
+  type ToolChoice,
+  type ToolDefinition,
 } from './engine/index.ts';
 export * from './engines/index.ts';
 export * from './keys/index.ts';

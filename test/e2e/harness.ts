@@ -3,10 +3,12 @@
  * drives it through `window.harness`; the SDK calls run in the page, through the real service worker and engine worker.
  */
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { HumanMessage } from '@langchain/core/messages';
+import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
-import { generateObject, streamObject } from 'ai';
+import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import OpenAI from 'openai';
-import { zodResponseFormat } from 'openai/helpers/zod';
+import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
 import * as z from 'zod';
 import {
   bundledProfile,
@@ -67,6 +69,8 @@ const harness = {
   OpenAI,
   /** Structured-output clients, unmodified, for test/e2e/structured-output.spec.ts. */
   structured: { z, zodResponseFormat, generateObject, streamObject, createOpenAICompatible, ChatOpenAI },
+  /** Tool-calling clients, unmodified, for test/e2e/tool-calls.spec.ts. */
+  tools: { z, zodFunction, generateText, streamText, tool, stepCountIs, ChatOpenAI, langchainTool, HumanMessage },
   runs,
   progress,
   describeError,
