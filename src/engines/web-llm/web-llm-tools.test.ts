@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fakeCreate } from '../../../test/support/fake-web-llm.ts';
-import type { ChatEvent, ChatRequest } from '../../engine/index.ts';
+import { referenceValidator } from '../../../test/support/grammar-walk.ts';
+import { EngineError, type ChatEvent, type ChatRequest } from '../../engine/index.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
 
 /** Tool calling on web-llm: tools in the generic (Hermes) format in its messages, calls read from its stream. */
@@ -94,5 +95,78 @@ describe('WebLLMChatModel with tools', () => {
     const result = await model.generate(request({ toolChoice: 'none' }));
     expect(fake.requests[0]!.messages).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
     expect(result.choices[0]).toEqual({ text: call('Paris'), finishReason: 'stop' });
+  });
+});
+
+describe('WebLLMChatModel tool guarantees (the fake runs the grammar with the real XGrammar)', () => {
+  const booking = {
+    name: 'book_table',
+    parameters: {
+      type: 'object',
+      properties: {
+        city: { enum: ['Paris', 'Oslo'] },
+        people: { type: 'integer', minimum: 1, maximum: 12 },
+        note: { type: 'string', maxLength: 6 },
+      },
+      required: ['city', 'people', 'note'],
+      additionalProperties: false,
+    },
+  };
+  const check = referenceValidator();
+
+  it.each([
+    ['required', 'required' as const],
+    ['a named function', { name: 'book_table' }],
+  ])('%s: a reply that would be text is a valid call', async (_label, toolChoice) => {
+    const { model, fake } = await loaded('Hello there, how are you?');
+    let valid = 0;
+    for (const seed of [1, 2, 3, 4]) {
+      const args: string[] = [];
+      const onEvent = (e: ChatEvent) => e.type === 'tool_arguments' && args.push(e.text);
+      const tools = [weather, booking];
+      const result = await model
+        .generate(request({ tools, toolChoice, seed, maxTokens: 300 }), { onEvent })
+        .catch((e: unknown) => e as EngineError);
+      if (result instanceof EngineError) {
+        // The fake's walk is over bytes, and web-llm's mask (unlike Lantern's on transformers.js) can end a string
+        // inside a UTF-8 character: the check catches the U+FFFD it decodes to, and the reply is never a success.
+        expect(result.kind, result.message).toBe('invalid_output');
+        expect(args.join('')).toContain('\uFFFD');
+        continue;
+      }
+      const [choice] = result.choices;
+      expect(choice!.finishReason).toBe('tool_calls');
+      expect(choice!.toolCalls!.length).toBeGreaterThan(0);
+      for (const call of choice!.toolCalls!) {
+        if (typeof toolChoice === 'object') expect(call.name).toBe('book_table');
+        const tool = tools.find((t) => t.name === call.name)!;
+        expect(check(tool.parameters, call.arguments), call.arguments).toBeUndefined();
+      }
+      valid += 1;
+    }
+    expect(valid).toBeGreaterThan(1);
+    expect(fake.requests[0]!.response_format).toMatchObject({ type: 'structural_tag' });
+    expect(fake.requests[0]).not.toHaveProperty('tools'); // not web-llm's Hermes-only function calling
+  });
+
+  it('auto: the scripted reply passes where the grammar allows it, and a started call is held to a valid one', async () => {
+    // The script starts a call of an undeclared function: the grammar allows only declared names after the marker.
+    const { model } = await loaded('<tool_call>\n{"name": "launch_rocket", "arguments": {}}\n</tool_call>');
+    const result = await model.generate(request({ tools: [weather], seed: 4, maxTokens: 300 }));
+    const [choice] = result.choices;
+    expect(choice!.finishReason).toBe('tool_calls');
+    for (const call of choice!.toolCalls!) {
+      expect(call.name).toBe('get_weather');
+      expect(check(weather.parameters, call.arguments)).toBeUndefined();
+    }
+  });
+
+  it('refuses parameters it cannot enforce, naming them', async () => {
+    const { model } = await loaded('Hi');
+    const bad = { name: 'f', parameters: { type: 'object', properties: { a: { not: {} } } } };
+    await expect(model.generate(request({ tools: [weather, bad] }))).rejects.toMatchObject({
+      kind: 'invalid_request',
+      param: 'tools[1].function.parameters',
+    });
   });
 });
