@@ -20,6 +20,11 @@ export interface TransformersCandidate {
   device: 'webgpu' | 'cpu';
   /** What a first use downloads, in bytes (an estimate, for the storage check and the README). */
   downloadBytes?: number;
+  /**
+   * Chat models: bytes of keys and values kept between requests so that a prompt sharing a prefix with an earlier one
+   * (the next turn, a shared system prompt) prefills only its new tokens. Default 256 MiB; 0 turns prefix reuse off.
+   */
+  prefixCacheBytes?: number;
 }
 
 /** A model run by web-llm (WebGPU only), named by its web-llm model ID. */
