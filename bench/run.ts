@@ -24,6 +24,7 @@ import {
 } from './measures.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
+import { realisticBench, realisticTable } from './realistic-bench.ts';
 import { decodeRate, median, round } from './stats.ts';
 
 declare global {
@@ -358,6 +359,8 @@ log('node: the handler in-process');
 const node = await measure('node', PLANS.node, await nodeBench());
 bundled[NODE] = node.bundled;
 if (node.stories) stories[NODE] = node.stories;
+log('node: prefix reuse, and a model at the scale of real ones');
+const realistic = await realisticBench(log);
 
 const server = await startServer(
   4191,
@@ -379,10 +382,18 @@ try {
 const markdown = [
   `On the bundled models (public/models):\n\n${table(bundled)}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
+  `Prefix reuse, and a model at the scale of real ones (Node${realistic.skipped ? `; realistic model skipped: ${realistic.skipped}` : ''}):\n\n` +
+    realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }),
 ].join('\n\n');
 console.log(`\n${markdown}\n`);
 const out = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(out, { recursive: true });
-const report = { date: new Date().toISOString(), machine, browsers, results: { bundled, stories }, markdown };
+const report = {
+  date: new Date().toISOString(),
+  machine,
+  browsers,
+  results: { bundled, stories, realistic },
+  markdown,
+};
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');
 log(`wrote bench/results/latest.json`);
