@@ -8,11 +8,27 @@ export function webLLMError(name: string, message = name): Error {
   return error;
 }
 
+/** Tokens of a text, for the fake: its words. */
+export const fakeTokens = (text: unknown) => String(text).split(/\s+/).filter(Boolean).length;
+
+/** What web-llm prefilled for a request: whether it kept its cache (multi-round chat) and how many tokens it added. */
+export interface FakePrefill {
+  reused: boolean;
+  tokens: number;
+}
+
 /**
  * A stand-in for web-llm's MLCEngine, for unit tests of the adapter: the same `chat.completions.create` shape and the
  * behaviours that matter to it. Requests hold a per-model lock for as long as their stream is open (released when it
  * ends or is closed early), as web-llm's do; each token is one chunk; `finish_reason` comes with the last token, then a
- * usage chunk. `interruptGenerate` reproduces web-llm#447: the generation after an interrupt comes back empty.
+ * usage chunk whose `completion_tokens` includes the end-of-reply token when the reply ended on its own. A reply of
+ * `max_tokens` tokens or more ends with `length`. `interruptGenerate` reproduces web-llm#447: the generation after an
+ * interrupt comes back empty.
+ *
+ * Its KV cache behaves as web-llm 0.2.x's (`preparePrefillInput`): it holds one conversation, and a request whose
+ * messages before the last are exactly that conversation (system message, roles, texts, its own last reply) reuses it,
+ * unless the last reply did not end on its own (`length`, or its stream closed early: web-llm's "abort"); a reused
+ * request prefills, and counts in `usage.prompt_tokens`, only its last message.
  */
 export class FakeWebLLM implements WebLLMEngine {
   readonly requests: ChatCompletionRequestStreaming[] = [];
@@ -25,8 +41,13 @@ export class FakeWebLLM implements WebLLMEngine {
   contextWindow = 4096;
   readonly config: MLCEngineConfig | undefined;
   tokensGenerated = 0;
+  /** What each request prefilled, in order. */
+  readonly prefills: FakePrefill[] = [];
   #locked = false;
   #interrupted = false;
+  /** The conversation in the KV cache (every message, the last reply included), and how its last reply ended. */
+  #conversation: { role: string; content: string }[] = [];
+  #finish: 'stop' | 'length' | 'abort' | undefined;
 
   constructor(config?: MLCEngineConfig) {
     this.config = config;
@@ -58,11 +79,21 @@ export class FakeWebLLM implements WebLLMEngine {
       const failure = this.failNext;
       this.failNext = undefined;
       if (failure) throw failure;
-      const promptTokens = request.messages.reduce((n, m) => n + String(m.content).split(/\s+/).length, 0);
-      if (promptTokens > this.contextWindow) {
+      const history = request.messages.slice(0, -1).map((m) => ({ role: m.role, content: String(m.content) }));
+      const reused =
+        this.#finish === 'stop' &&
+        history.some((m) => m.role !== 'system') &&
+        JSON.stringify(history) === JSON.stringify(this.#conversation);
+      // Until this reply ends on its own, the next request starts afresh (an error, an early close: "abort").
+      this.#finish = 'abort';
+      this.#conversation = [];
+      const allTokens = request.messages.reduce((n, m) => n + fakeTokens(m.content), 0);
+      const promptTokens = reused ? fakeTokens(request.messages.at(-1)!.content) : allTokens;
+      this.prefills.push({ reused, tokens: promptTokens });
+      if (allTokens > this.contextWindow) {
         throw webLLMError(
           'ContextWindowSizeExceededError',
-          `Prompt tokens exceed context window size: number of prompt tokens: ${promptTokens}; context window size: ${this.contextWindow}`,
+          `Prompt tokens exceed context window size: number of prompt tokens: ${allTokens}; context window size: ${this.contextWindow}`,
         );
       }
       // web-llm#447: a generation that follows an interrupt produces nothing.
@@ -70,6 +101,10 @@ export class FakeWebLLM implements WebLLMEngine {
       this.#interrupted = false;
       const limit = request.max_tokens ?? Infinity;
       const emitted = tokens.slice(0, limit);
+      const finish = tokens.length >= limit ? 'length' : 'stop';
+      const conversation = [...history, request.messages.at(-1)!, { role: 'assistant', content: emitted.join('') }].map(
+        (m) => ({ role: m.role, content: String(m.content) }),
+      );
       for (let i = 0; i < emitted.length; i++) {
         await new Promise((resolve) => setTimeout(resolve, 0));
         this.tokensGenerated += 1;
@@ -78,18 +113,23 @@ export class FakeWebLLM implements WebLLMEngine {
           {
             index: 0,
             delta: { role: 'assistant', content: emitted[i]! },
-            finish_reason: last ? (tokens.length > limit ? 'length' : 'stop') : null,
+            finish_reason: last ? finish : null,
             logprobs: null,
           },
         ]);
       }
+      // Reached only if the stream was read to its end: closed early, the reply stays an "abort".
+      this.#finish = finish;
+      this.#conversation = conversation;
+      // The end-of-reply token was sampled (and counted) too, when the reply ended on its own.
+      const completionTokens = emitted.length + (finish === 'stop' ? 1 : 0);
       if (request.stream_options?.include_usage) {
         yield {
           ...this.#chunk([]),
           usage: {
             prompt_tokens: promptTokens,
-            completion_tokens: emitted.length,
-            total_tokens: promptTokens + emitted.length,
+            completion_tokens: completionTokens,
+            total_tokens: promptTokens + completionTokens,
           },
         } as ChatCompletionChunk;
       }

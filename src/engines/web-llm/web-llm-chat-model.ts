@@ -16,6 +16,7 @@ import {
 } from '../../engine/index.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
+import { HeldConversation } from './held-conversation.ts';
 
 /** The part of web-llm's MLCEngine that this adapter uses; tests stand a fake with the same shape in its place. */
 export interface WebLLMEngine {
@@ -81,9 +82,15 @@ export interface WebLLMLoadOptions {
  * rather than by web-llm, so a stop sequence split across tokens never leaks into the output. A request ends by
  * closing web-llm's stream, which releases its per-model lock at once; `interruptGenerate` is never called, because
  * its flag is shared by all requests and has left later generations empty (web-llm#447).
+ *
+ * Prefix reuse is web-llm's own: it keeps the KV cache of its last conversation when the next request extends it (see
+ * HeldConversation). Messages go to it as the client sent them and replies come back as web-llm wrote them, so a
+ * client that sends the history back gets that reuse turn after turn. With `n > 1`, choice 0 runs last, so the
+ * conversation web-llm holds afterwards is the one a client most likely continues.
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
+  readonly #held = new HeldConversation();
 
   private constructor(engine: WebLLMEngine) {
     this.#engine = engine;
@@ -112,17 +119,23 @@ export class WebLLMChatModel {
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
-    for (let index = 0; index < request.n; index++) {
+    let cachedPromptTokens = 0;
+    // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
+    for (let index = request.n - 1; index >= 0; index--) {
       const choice = await this.#generateChoice(request, index, options);
-      choices.push({ text: choice.text, finishReason: choice.finishReason });
+      choices[index] = { text: choice.text, finishReason: choice.finishReason };
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
+      cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
     }
-    return { choices, usage };
+    return { choices, usage: { ...usage, ...(cachedPromptTokens > 0 && { cachedPromptTokens }) } };
   }
 
   async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions) {
     throwIfAborted(signal);
+    const cachedPromptTokens = this.#held.reusedBy(request.messages);
+    // Until this choice ends on its own, web-llm will start the next request afresh.
+    this.#held.forget();
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
       stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index));
@@ -134,6 +147,7 @@ export class WebLLMChatModel {
     let text = '';
     let deltas = 0;
     let finishReason: FinishReason = 'stop';
+    let webLLMFinish: string | null = null;
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
@@ -165,7 +179,10 @@ export class WebLLMChatModel {
             break;
           }
         }
-        if (choice.finish_reason) finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
+        if (choice.finish_reason) {
+          webLLMFinish = choice.finish_reason;
+          finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
+        }
       }
     } catch (error) {
       throw toEngineError(error);
@@ -175,11 +192,17 @@ export class WebLLMChatModel {
     }
     if (stopped) finishReason = 'stop';
     else emit(stops.flush());
+    // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
+    const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
+    if (finished && webLLMFinish === 'stop' && usage) {
+      this.#held.hold(request.messages, text, promptTokens, usage.completion_tokens);
+    }
     onEvent?.({ type: 'finish', choice: index, reason: finishReason });
     return {
       text,
       finishReason,
-      promptTokens: usage?.prompt_tokens ?? 0,
+      promptTokens,
+      cachedPromptTokens,
       // Without a usage chunk (a stop sequence ended the stream early), each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
     };
