@@ -28,6 +28,19 @@ for (const [param, folder] of [
     profile = { ...profile, [id]: { task: 'chat', created: 0, candidates } };
   }
 }
+// ?scratch=ID: that ID runs the tiny chat model's sound copy (another folder, so a model loaded apart) with prefix reuse
+// off, to compare answers with and without it.
+const scratch = params.get('scratch');
+if (scratch) {
+  const candidates = (['webgpu', 'cpu'] as const).map((device) => ({
+    engine: 'transformers' as const,
+    model: '/e2e/late-chat',
+    dtype: 'fp32' as const,
+    device,
+    prefixCacheBytes: 0,
+  }));
+  profile = { ...profile, [scratch]: { task: 'chat', created: 0, candidates } };
+}
 const lantern = await startLocalAPI({ device: (params.get('device') as DevicePreference | null) ?? 'auto', profile });
 
 const runs: RunReport[] = [];
