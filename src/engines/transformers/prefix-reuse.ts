@@ -42,11 +42,6 @@ export class PrefixReuse {
     this.#cache = new PrefixCache(budget, disposeCache);
   }
 
-  /** Bytes and entries held now. */
-  get usage(): { bytes: number; entries: number } {
-    return { bytes: this.#cache.bytes, entries: this.#cache.size };
-  }
-
   /**
    * The `past_key_values` to start a generation of `rows` rows of this prompt from: the longest cached prefix, up to
    * all but the prompt's last token (at least one token must be fed to get the first logits), or an empty cache.
@@ -72,11 +67,6 @@ export class PrefixReuse {
   /** After a failed generation: frees the cache it was given (which `generate()` updated in place). */
   discard(cache: DynamicCache): void {
     disposeCache(cache);
-  }
-
-  /** Frees everything cached. */
-  clear(): void {
-    this.#cache.clear();
   }
 }
 
