@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { decode, delivery, firstToken } from './measures.ts';
+import { decode, delivery, firstToken, type ChatSamples } from './measures.ts';
 import { nodeBench } from './node-bench.ts';
 import {
   ensureRealisticModel,
@@ -11,11 +11,13 @@ import {
 import { reuseBench, type ReuseResult } from './reuse-bench.ts';
 
 /**
- * The benchmark at the scale of real models, in Node: the /v1 path against the direct engine on the realistic model
- * (decode, first token, delivery), and second-turn time to first token with prefix reuse against full recompute, on a
- * 1,000-token history there and on a 900-token one on the bundled chat model (its window is 1,024 tokens).
+ * The benchmark at the scale of real models: the /v1 path against the direct engine on the realistic model (decode,
+ * first token, delivery) in Node and in Chromium on WebAssembly, and second-turn time to first token with prefix reuse
+ * against full recompute in Node, on a 1,000-token history there and on a 900-token one on the bundled chat model (its
+ * window is 1,024 tokens).
  */
 const PLAN = { decode: [128, 15], ttft: [2, 20], reuseSamples: 6 } as const;
+const BROWSER_PLAN = { decode: [64, 8], ttft: [2, 10] } as const;
 const HISTORY_TOKENS = 1000;
 const BUNDLED_HISTORY_TOKENS = 900;
 const BUNDLED_CHAT = fileURLToPath(new URL('../public/models/tiny-chat', import.meta.url));
@@ -35,7 +37,21 @@ export interface RealisticResults {
   /** Why the realistic model was not measured, if it was not. */
   skipped?: string;
   realistic?: ChatFigures & { reuse: ReuseResult };
+  /** The same /v1 figures in Chromium on WebAssembly (the whole path: service worker, engine worker). */
+  realisticWasm?: ChatFigures;
   bundledReuse: ReuseResult;
+}
+
+/** What the browser benchmark's runner offers: a chat measure in the page, /v1 against the direct engine. */
+type ChatRunner = { chat(model: string, tokens: number, count: number): Promise<ChatSamples> };
+
+/** The realistic model in Chromium on WebAssembly (fewer runs: its tokens are slower there). */
+export async function realisticInBrowser(log: (message: string) => void, runner: ChatRunner): Promise<ChatFigures> {
+  log('wasm, realistic model: decode');
+  const chat = await runner.chat(REALISTIC, BROWSER_PLAN.decode[0], BROWSER_PLAN.decode[1]);
+  log('wasm, realistic model: time to first token');
+  const first = await runner.chat(REALISTIC, BROWSER_PLAN.ttft[0], BROWSER_PLAN.ttft[1]);
+  return { decode: decode(chat), firstToken: firstToken(first), delivery: delivery(chat) };
 }
 
 /** Runs the section, building the realistic model first if it is not there yet. */
@@ -69,11 +85,12 @@ export function realisticTable(
   const columns: Column[] = [['bundled tiny-chat', { ...tiny.bundled, reuse: results.bundledReuse }]];
   if (tiny.stories) columns.push(['stories260K', tiny.stories]);
   if (results.realistic) columns.push(['realistic (random-weight LLaMA, 44M, 32k vocabulary)', results.realistic]);
+  if (results.realisticWasm) columns.push(['realistic, Chromium wasm (whole path)', results.realisticWasm]);
   const ok = (pass: boolean) => (pass ? '✓' : '✗');
   const row = (label: string, cell: (c: Partial<ChatFigures> & { reuse?: ReuseResult }) => string | undefined) =>
     `| ${label} | ${columns.map(([, c]) => cell(c) ?? '–').join(' | ')} |`;
   return [
-    `| Measure (Node, handler) | ${columns.map(([name]) => name).join(' | ')} |`,
+    `| Measure (Node, handler, unless said) | ${columns.map(([name]) => name).join(' | ')} |`,
     `| --- | ${columns.map(() => '---').join(' | ')} |`,
     row(
       'Decode, direct: tokens/s (ms a token)',

@@ -2,6 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ModelProfile } from '../src/engines/model-profile.ts';
+import { REALISTIC } from './models.ts';
+
+export { REALISTIC };
 
 /**
  * The benchmarks' realistic model: a LLaMA with random weights and a 32,000-token vocabulary, sized so that a token
@@ -9,9 +12,10 @@ import type { ModelProfile } from '../src/engines/model-profile.ts';
  * it is generated on first use by scripts/fixtures/bench_llama.py (Debian's python3-torch and python3-onnx) into a
  * git-ignored folder, and reused from there.
  */
-export const REALISTIC = 'bench-llama';
 export const REALISTIC_DIR = fileURLToPath(new URL('./.models/bench-llama', import.meta.url));
 const GENERATOR = fileURLToPath(new URL('../scripts/fixtures/bench_llama.py', import.meta.url));
+/** Where the benchmark server serves it to the browser. */
+export const REALISTIC_URL = '/bench-models/bench-llama';
 /** The generator writes this file last: its presence means the folder is complete. */
 const WORDS = `${REALISTIC_DIR}/words.json`;
 

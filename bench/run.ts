@@ -24,7 +24,8 @@ import {
 } from './measures.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
-import { realisticBench, realisticTable } from './realistic-bench.ts';
+import { realisticBench, realisticInBrowser, realisticTable } from './realistic-bench.ts';
+import { REALISTIC_DIR, REALISTIC_URL } from './realistic-model.ts';
 import { decodeRate, median, round } from './stats.ts';
 
 declare global {
@@ -217,7 +218,9 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
   try {
     const page = await browser.newPage();
     const stories = HAS_STORIES_260K ? `&stories=${STORIES_URL}` : '';
-    await open(page, `${origin}/bench/browser/bench.html?device=${path}${stories}`, 'window.bench !== undefined');
+    const withRealistic = path === 'wasm' && !realistic.skipped;
+    const query = `device=${path}${stories}${withRealistic ? `&realistic=${REALISTIC_URL}` : ''}`;
+    await open(page, `${origin}/bench/browser/bench.html?${query}`, 'window.bench !== undefined');
     const device = await page.evaluate(() => window.bench.device());
     const runner: Runner = {
       chat: (model, tokens, count) =>
@@ -227,6 +230,8 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
         page.evaluate((a) => window.bench.concurrent(a.model, a.streams, a.tokens), { model, streams, tokens }),
     };
     const results = await measure(path, PLANS[path], runner);
+    // On WebAssembly only: SwiftShader would take minutes a token.
+    if (withRealistic) realistic.realisticWasm = await realisticInBrowser(log, runner);
     const trips = await page.evaluate(() => window.bench.roundTrip(50));
     const roundTripP50 = round(median(trips));
     const unknownKey = `lt_${'x'.repeat(43)}`;
@@ -365,7 +370,10 @@ const realistic = await realisticBench(log);
 const server = await startServer(
   4191,
   { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
-  HAS_STORIES_260K ? { [STORIES_URL]: STORIES_260K } : {},
+  {
+    ...(HAS_STORIES_260K && { [STORIES_URL]: STORIES_260K }),
+    ...(!realistic.skipped && { [REALISTIC_URL]: REALISTIC_DIR }),
+  },
 );
 const browsers: Record<string, unknown> = {};
 try {

@@ -12,8 +12,11 @@ import type { DirectWorker } from './direct-worker.ts';
 
 const params = new URLSearchParams(location.search);
 const device = (params.get('device') as DevicePreference | null) ?? 'auto';
-/** `?stories=URL`: the real stories260K model, served from outside the project, beside the bundled ones. */
-const profile = benchProfile('/models', params.get('stories'));
+/**
+ * `?stories=URL`: the real stories260K model, served from outside the project, beside the bundled ones;
+ * `?realistic=URL`: the realistic model (bench/realistic-model.ts).
+ */
+const profile = benchProfile('/models', params.get('stories'), params.get('realistic'));
 const lantern = await startLocalAPI({ profile, device, trace: true });
 const direct = Comlink.wrap<DirectWorker>(
   new Worker(new URL('./direct-worker.ts', import.meta.url), { type: 'module' }),
