@@ -26,6 +26,8 @@ export interface ChatCompletion {
     finish_reason: FinishReason;
   }[];
   usage: CompletionUsage;
+  /** Stands for the model's configuration: equal fingerprints, equal seeds and equal requests give equal answers. */
+  system_fingerprint: string;
 }
 
 export interface ChatCompletionChunk {
@@ -33,6 +35,8 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
+  /** The same on every chunk, and as on a non-streamed completion. */
+  system_fingerprint: string;
   choices: {
     index: number;
     delta: { role?: 'assistant'; content?: string };

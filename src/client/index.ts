@@ -1,12 +1,15 @@
 /** The page side of Lantern: start it, manage keys, listen to its events. */
-export { LocalAPI, startLocalAPI, type LocalAPIEventMap, type LocalAPIOptions } from './local-api.ts';
+export { LocalAPI, startLocalAPI, type LocalAPIEventMap, type LocalAPIOptions, type ModelChoice } from './local-api.ts';
 export type { DeviceInfo, DevicePreference, RunReport } from '../worker/protocol.ts';
 export type { LoadProgress } from '../engine/index.ts';
 export {
   bundledProfile,
   candidateKey,
   PUBLIC_MODELS,
+  type AdapterLimits,
+  type CandidateFailure,
   type ModelCandidate,
+  type ModelChain,
   type ModelEntry,
   type ModelProfile,
 } from '../engines/model-profile.ts';

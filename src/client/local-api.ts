@@ -1,6 +1,6 @@
 import { Workbox } from 'workbox-window';
 import type { LoadProgress, ModelTask } from '../engine/index.ts';
-import { usableCandidates, type ModelCandidate, type ModelProfile } from '../engines/model-profile.ts';
+import { modelChain, type CandidateFailure, type ModelChain, type ModelProfile } from '../engines/model-profile.ts';
 import { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 import { indexedDbKeyStorage, KeyRing, type KeyStore } from '../keys/index.ts';
 import {
@@ -13,6 +13,7 @@ import {
   type EngineWorkerConfig,
   type RunReport,
 } from '../worker/protocol.ts';
+import { deviceCapabilities } from '../worker/device.ts';
 import { EngineHost } from './engine-host.ts';
 
 export interface LocalAPIOptions {
@@ -45,12 +46,19 @@ export interface LocalAPIEventMap {
   update: Event;
 }
 
+/** A public model ID on this device: what it will try, first to last, and what it will not, with why. */
+export interface ModelChoice extends ModelChain {
+  id: string;
+  task: ModelTask;
+}
+
 /** Messages between the tabs of an origin, so that every tab hears the host's events. */
 type TabMessage =
   | { type: 'progress'; detail: LoadProgress }
   | { type: 'device'; detail: DeviceInfo }
   | { type: 'run'; detail: RunReport }
   | { type: 'restart'; detail: { reason: string } }
+  | { type: 'failures'; detail: CandidateFailure[] }
   | { type: 'hello' }
   | { type: 'restart-request'; reason: string };
 
@@ -67,6 +75,8 @@ export class LocalAPI extends EventTarget {
   /** Issue, list and revoke API keys (IndexedDB, hashes only; shared by every tab and the service worker). */
   readonly keys: KeyStore = new KeyRing({ storage: indexedDbKeyStorage() });
   #device: DeviceInfo | undefined;
+  /** Candidates that failed to load in the host's engine workers, and are skipped. */
+  #failures: CandidateFailure[] = [];
   #profile: ModelProfile = DEFAULT_PROFILE;
   #host: EngineHost | undefined;
   readonly #closed = new AbortController();
@@ -78,20 +88,22 @@ export class LocalAPI extends EventTarget {
   }
 
   /**
-   * Each public model ID with what this device will try for it, first to last: the fallback chain after the device's
-   * capabilities are taken into account (empty: the ID cannot run here). Waits until the device is known.
+   * Each public model ID with what this device will try for it, first to last (`candidates`: the fallback chain after
+   * the device's capabilities are taken into account; empty: the ID cannot run here), the candidates that failed to
+   * load on this page and are skipped until `restartEngine()` (`failed`, each with its reason), and those this device
+   * cannot run (`skipped`, each with why). Waits until the device is known.
    */
-  async models(): Promise<{ id: string; task: ModelTask; candidates: ModelCandidate[] }[]> {
+  async models(): Promise<ModelChoice[]> {
     const info =
       this.#device ??
       (await new Promise<DeviceInfo>((resolve) =>
         this.addEventListener('device', (event) => resolve(event.detail), { once: true }),
       ));
-    const device = { webgpu: info.device === 'webgpu', shaderF16: info.shaderF16 };
+    const device = deviceCapabilities(info);
     return Object.entries(this.#profile).map(([id, entry]) => ({
       id,
       task: entry.task,
-      candidates: usableCandidates(entry, device),
+      ...modelChain(entry, device, this.#failures),
     }));
   }
 
@@ -123,8 +135,9 @@ export class LocalAPI extends EventTarget {
   }
 
   /**
-   * Replaces the engine worker with a fresh one, freeing every loaded model; they load again on next use. Requests
-   * running on the old worker end with an error (an SSE error event when streaming). Works from any tab.
+   * Replaces the engine worker with a fresh one, freeing every loaded model; they load again on next use, and
+   * candidates that failed to load are tried again. Requests running on the old worker end with an error (an SSE error
+   * event when streaming). Works from any tab.
    */
   restartEngine(reason = 'restarted by the app'): void {
     if (this.#host) this.#host.restart(reason);
@@ -215,9 +228,11 @@ export class LocalAPI extends EventTarget {
             const controller = navigator.serviceWorker.controller;
             if (controller) void host.offerPort(controller);
           },
+          failures: (detail) => this.#broadcast({ type: 'failures', detail }),
         });
         const started = host.start();
         this.#host = host;
+        this.#broadcast({ type: 'failures', detail: host.failures }); // a new host knows of no failure yet
         // On pagehide (closing, reloading or navigating away) the worker dies with this page: say so first.
         const retire = () => {
           const controller = navigator.serviceWorker.controller;
@@ -252,9 +267,15 @@ export class LocalAPI extends EventTarget {
       return;
     }
     if (message.type === 'hello') {
-      // A tab just opened: tell it the device, if this tab knows it.
-      if (this.#host && this.#device)
-        this.#tabs.postMessage({ type: 'device', detail: this.#device } satisfies TabMessage);
+      // A tab just opened: tell it the device and the failed candidates, if this tab hosts the engine.
+      if (this.#host) {
+        this.#tabs.postMessage({ type: 'failures', detail: this.#host.failures } satisfies TabMessage);
+        if (this.#device) this.#tabs.postMessage({ type: 'device', detail: this.#device } satisfies TabMessage);
+      }
+      return;
+    }
+    if (message.type === 'failures') {
+      this.#failures = message.detail; // read by models(); the progress events already told of each failure
       return;
     }
     if (message.type === 'device') this.#device = message.detail;

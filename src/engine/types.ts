@@ -13,8 +13,16 @@ export interface ChatMessage {
 /** One chat generation request, already validated by the caller. */
 export interface ChatRequest {
   messages: ChatMessage[];
-  /** Most tokens to generate for each choice; undefined means up to the end of the context window. */
+  /**
+   * Most tokens to generate for each choice, as the client asked: the prompt and these must fit the context window,
+   * or the request is refused (`context_length_exceeded`).
+   */
   maxTokens?: number;
+  /**
+   * When `maxTokens` is not given: the most tokens to generate for each choice (a bound on how long one request holds
+   * the device), cut to the room the context window leaves after the prompt. Neither given: up to the window's end.
+   */
+  defaultMaxTokens?: number;
   /** 0 means greedy decoding; otherwise the softmax temperature (at most 2). */
   temperature: number;
   /** Nucleus sampling: sample from the smallest set of tokens whose probability reaches `topP`. */
@@ -28,8 +36,13 @@ export interface ChatRequest {
   stop: string[];
   /** Number of choices to generate. */
   n: number;
-  /** Makes sampling reproducible: the same seed, request and model give the same tokens. */
+  /** Makes sampling reproducible: the same seed, request and model give the same tokens. A safe integer. */
   seed?: number;
+  /**
+   * Lets a model with a thinking mode (Qwen3's `enable_thinking`) think before it answers; off unless true. Models
+   * without one ignore it.
+   */
+  thinking?: boolean;
 }
 
 /** Why a choice ended: its model ended it or a stop sequence matched (`stop`), or it hit a token limit (`length`). */
@@ -90,7 +103,9 @@ export type LoadProgress =
   | { status: 'progress'; model: string; file: string; loaded: number; total: number; progress: number }
   | { status: 'progress_total'; model: string; loaded: number; total: number; progress: number }
   /** The model is loaded; `resolved` names what runs it (e.g. `web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC`). */
-  | { status: 'ready'; model: string; resolved: string };
+  | { status: 'ready'; model: string; resolved: string }
+  /** A candidate of the model's fallback chain failed to load, for `reason`; the next one is tried, if any. */
+  | { status: 'failed'; model: string; candidate: string; reason: string };
 
 /** A model the engine can serve, under its public ID. */
 export interface ModelCard {

@@ -28,6 +28,14 @@ for (const [param, folder] of [
     profile = { ...profile, [id]: { task: 'chat', created: 0, candidates } };
   }
 }
+// ?fallback=ID,ID: each of those IDs tries, before each of its bundled candidates, a corrupt copy of it on the same
+// device, which fails inside onnxruntime's session creation: its chain must really fall back.
+for (const id of params.get('fallback')?.split(',') ?? []) {
+  const entry = profile[id]!;
+  const corrupt = entry.task === 'chat' ? '/e2e/corrupt-chat' : '/e2e/corrupt-embed';
+  const candidates = entry.candidates.flatMap((candidate) => [{ ...candidate, model: corrupt }, candidate]);
+  profile = { ...profile, [id]: { ...entry, candidates } };
+}
 // ?scratch=ID: that ID runs the tiny chat model's sound copy (another folder, so a model loaded apart) with prefix reuse
 // off, to compare answers with and without it.
 const scratch = params.get('scratch');

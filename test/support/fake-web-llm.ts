@@ -1,7 +1,7 @@
 import type { ChatCompletionChunk, ChatCompletionRequestStreaming, MLCEngineConfig } from '@mlc-ai/web-llm';
 import type { CreateWebLLMEngine, WebLLMEngine } from '../../src/engines/web-llm/web-llm-chat-model.ts';
 
-/** An error with one of web-llm's error class names, as its engine throws them. */
+/** An error with one of web-llm's error class names, as its engine throws them (its classes are not exported). */
 export function webLLMError(name: string, message = name): Error {
   const error = new Error(message);
   error.name = name;
@@ -17,18 +17,67 @@ export interface FakePrefill {
   tokens: number;
 }
 
+/** What web-llm 0.2.86 prepends to the reply when `extra_body.enable_thinking` is false (`forwardPrefill`). */
+export const EMPTY_THINKING_BLOCK = '<think>\n\n</think>\n\n';
+
+type GenerationConfig = Pick<
+  ChatCompletionRequestStreaming,
+  'frequency_penalty' | 'presence_penalty' | 'max_tokens' | 'top_p' | 'temperature' | 'logit_bias' | 'logprobs'
+> & { repetition_penalty?: number | null; top_logprobs?: number | null };
+
 /**
- * A stand-in for web-llm's MLCEngine, for unit tests of the adapter: the same `chat.completions.create` shape and the
- * behaviours that matter to it. Requests hold a per-model lock for as long as their stream is open (released when it
- * ends or is closed early), as web-llm's do; each token is one chunk; `finish_reason` comes with the last token, then a
- * usage chunk whose `completion_tokens` includes the end-of-reply token when the reply ended on its own. A reply of
- * `max_tokens` tokens or more ends with `length`. `interruptGenerate` reproduces web-llm#447: the generation after an
- * interrupt comes back empty.
+ * web-llm's check of a request's sampling values, as it throws them: `postInitAndCheckGenerationConfigValues` in
+ * @mlc-ai/web-llm 0.2.86 lib/index.js, ported line for line because web-llm does not export it. Its errors are
+ * subclasses of its ConfigValueError, with these names and messages.
+ */
+function checkGenerationConfig(config: GenerationConfig): void {
+  const has = (value: unknown) => value !== undefined && value !== null;
+  const range = (param: string, min: number, max: number, extra?: string) =>
+    webLLMError('RangeError', `Make sure ${min} < ${param} <= ${max}.${extra ? ' ' + extra : ''}`);
+  const { frequency_penalty, presence_penalty, repetition_penalty, max_tokens, top_p, temperature } = config;
+  if (has(frequency_penalty) && !(frequency_penalty! >= -2 && frequency_penalty! <= 2))
+    throw range('frequency_penalty', -2, 2);
+  if (has(presence_penalty) && !(presence_penalty! >= -2 && presence_penalty! <= 2))
+    throw range('presence_penalty', -2, 2);
+  if (has(repetition_penalty) && !(repetition_penalty! > 0))
+    throw webLLMError('MinValueError', 'Make sure `repetition_penalty` > 0.');
+  if (has(max_tokens) && !(max_tokens! > 0)) throw webLLMError('MinValueError', 'Make sure `max_tokens` > 0.');
+  if (has(top_p) && !(top_p! > 0 && top_p! <= 1)) throw range('top_p', 0, 1);
+  if (has(temperature) && !(temperature! >= 0)) throw webLLMError('NonNegativeError', 'Make sure temperature >= 0.');
+  for (const [tokenID, bias] of Object.entries(config.logit_bias ?? {})) {
+    if (!(bias >= -100 && bias <= 100)) throw range('logit_bias', -100, 100, `Got ${bias} for tokenID ${tokenID}`);
+    if (isNaN(parseInt(tokenID))) {
+      throw webLLMError(
+        'InvalidNumberStringError',
+        `Make sure logit_bias's keys to be number represented in string. Got ${tokenID}`,
+      );
+    }
+  }
+  if (has(config.top_logprobs)) {
+    if (!config.logprobs) throw webLLMError('DependencyError', 'top_logprobs requires logprobs to be true.');
+    if (!(config.top_logprobs! >= 0 && config.top_logprobs! <= 5))
+      throw range('top_logprobs', 0, 5, `Got ${config.top_logprobs}`);
+  }
+}
+
+/**
+ * A stand-in for web-llm's MLCEngine, for tests of the adapter: the same `chat.completions.create` shape and the
+ * behaviours that matter to it, read from web-llm 0.2.86's `chatCompletion`, `asyncGenerate` and
+ * `streamCurrentGeneration`. `create` checks the request's fields with web-llm's own exported check (rejecting, as
+ * web-llm's async `chatCompletion` does); the stream takes the model's lock, then checks the sampling values (so a
+ * bad value fails on the first read), prefills and yields the first token, and then one chunk per token until it
+ * stops, `interruptGenerate` having been called, or the stream closed early (which releases the lock at once). Then
+ * a chunk with an empty delta and the `finish_reason` (`stop`, `length`, or `abort` after an interrupt), and, with
+ * `stream_options.include_usage`, a usage chunk. `extra_body.enable_thinking: false` puts the empty thinking block at
+ * the start of the reply, as web-llm does. The interrupt flag is cleared when the next generation starts. The usage's
+ * `completion_tokens` counts the end-of-reply token too when the reply ended on its own, as web-llm counts every
+ * sampled token.
  *
- * Its KV cache behaves as web-llm 0.2.x's (`preparePrefillInput`): it holds one conversation, and a request whose
- * messages before the last are exactly that conversation (system message, roles, texts, its own last reply) reuses it,
- * unless the last reply did not end on its own (`length`, or its stream closed early: web-llm's "abort"); a reused
- * request prefills, and counts in `usage.prompt_tokens`, only its last message.
+ * Its KV cache behaves as web-llm's (`preparePrefillInput`, `compareConversationObject`): it holds one conversation,
+ * and a request whose messages before the last are exactly that conversation (system message, roles, texts, its own
+ * last reply as it wrote it, thinking block included) reuses it, unless the last reply did not end on its own
+ * (`length`, or `abort`: interrupted, or its stream closed early); a reused request prefills, and counts in
+ * `usage.prompt_tokens`, only its last message.
  */
 export class FakeWebLLM implements WebLLMEngine {
   readonly requests: ChatCompletionRequestStreaming[] = [];
@@ -44,7 +93,7 @@ export class FakeWebLLM implements WebLLMEngine {
   /** What each request prefilled, in order. */
   readonly prefills: FakePrefill[] = [];
   #locked = false;
-  #interrupted = false;
+  #interruptSignal = false;
   /** The conversation in the KV cache (every message, the last reply included), and how its last reply ended. */
   #conversation: { role: string; content: string }[] = [];
   #finish: 'stop' | 'length' | 'abort' | undefined;
@@ -57,8 +106,8 @@ export class FakeWebLLM implements WebLLMEngine {
     return this.#locked;
   }
 
-  interruptGenerate(): void {
-    this.#interrupted = true;
+  async interruptGenerate(): Promise<void> {
+    this.#interruptSignal = true;
   }
 
   async unload(): Promise<void> {}
@@ -67,6 +116,8 @@ export class FakeWebLLM implements WebLLMEngine {
     completions: {
       create: async (request: ChatCompletionRequestStreaming): Promise<AsyncIterable<ChatCompletionChunk>> => {
         this.requests.push(structuredClone(request));
+        const webllm = await import('@mlc-ai/web-llm');
+        webllm.postInitAndCheckFieldsChatCompletion(request, 'fake-model', webllm.ModelType.LLM, undefined);
         return this.#generate(request);
       },
     },
@@ -76,6 +127,8 @@ export class FakeWebLLM implements WebLLMEngine {
     while (this.#locked) await new Promise((resolve) => setTimeout(resolve, 1));
     this.#locked = true;
     try {
+      checkGenerationConfig(request);
+      this.#interruptSignal = false;
       const failure = this.failNext;
       this.failNext = undefined;
       if (failure) throw failure;
@@ -84,7 +137,7 @@ export class FakeWebLLM implements WebLLMEngine {
         this.#finish === 'stop' &&
         history.some((m) => m.role !== 'system') &&
         JSON.stringify(history) === JSON.stringify(this.#conversation);
-      // Until this reply ends on its own, the next request starts afresh (an error, an early close: "abort").
+      // Until this reply ends on its own, the next request starts afresh (after an error or an early close too).
       this.#finish = 'abort';
       this.#conversation = [];
       const allTokens = request.messages.reduce((n, m) => n + fakeTokens(m.content), 0);
@@ -96,33 +149,38 @@ export class FakeWebLLM implements WebLLMEngine {
           `Prompt tokens exceed context window size: number of prompt tokens: ${allTokens}; context window size: ${this.contextWindow}`,
         );
       }
-      // web-llm#447: a generation that follows an interrupt produces nothing.
-      const tokens = this.#interrupted ? [] : this.reply(request);
-      this.#interrupted = false;
+      const tokens = this.reply(request);
       const limit = request.max_tokens ?? Infinity;
-      const emitted = tokens.slice(0, limit);
-      const finish = tokens.length >= limit ? 'length' : 'stop';
-      const conversation = [...history, request.messages.at(-1)!, { role: 'assistant', content: emitted.join('') }].map(
-        (m) => ({ role: m.role, content: String(m.content) }),
-      );
-      for (let i = 0; i < emitted.length; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 0));
+      const prefix = request.extra_body?.enable_thinking === false ? EMPTY_THINKING_BLOCK : '';
+      let emitted = 0;
+      let reply = '';
+      let finishReason: 'stop' | 'length' | 'abort' = 'stop';
+      for (;;) {
+        // As web-llm's loop: a token that reached max_tokens or ended the reply stops it; then the interrupt flag.
+        if (emitted === limit) {
+          finishReason = 'length';
+          break;
+        }
+        if (emitted === tokens.length) break;
+        if (emitted > 0 && this.#interruptSignal) {
+          finishReason = 'abort';
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 0)); // one forward pass
         this.tokensGenerated += 1;
-        const last = i === emitted.length - 1;
-        yield this.#chunk([
-          {
-            index: 0,
-            delta: { role: 'assistant', content: emitted[i]! },
-            finish_reason: last ? finish : null,
-            logprobs: null,
-          },
-        ]);
+        const content = (emitted === 0 ? prefix : '') + tokens[emitted]!;
+        emitted += 1;
+        reply += content;
+        yield this.#chunk([{ index: 0, delta: { content, role: 'assistant' }, finish_reason: null, logprobs: null }]);
       }
-      // Reached only if the stream was read to its end: closed early, the reply stays an "abort".
-      this.#finish = finish;
-      this.#conversation = conversation;
-      // The end-of-reply token was sampled (and counted) too, when the reply ended on its own.
-      const completionTokens = emitted.length + (finish === 'stop' ? 1 : 0);
+      // The reply is over (web-llm's finishReply): what the KV cache now holds, whoever reads on.
+      this.#finish = finishReason;
+      this.#conversation = [...history, request.messages.at(-1)!, { role: 'assistant', content: reply }].map((m) => ({
+        role: m.role,
+        content: String(m.content),
+      }));
+      const completionTokens = emitted + (finishReason === 'stop' ? 1 : 0);
+      yield this.#chunk([{ index: 0, delta: {}, finish_reason: finishReason } as ChatCompletionChunk['choices'][0]]);
       if (request.stream_options?.include_usage) {
         yield {
           ...this.#chunk([]),

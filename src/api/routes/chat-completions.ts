@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { ChatEvent, TokenUsage } from '../../engine/index.ts';
-import { newCompletionId } from '../ids.ts';
+import { newCompletionId, systemFingerprint } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { eventStream } from '../sse.ts';
 import type { ChatCompletion, ChatCompletionChunk, CompletionUsage } from '../wire.ts';
@@ -14,10 +14,10 @@ const toUsage = (usage: TokenUsage): CompletionUsage => ({
 });
 
 /** `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. */
-export function createChatCompletion({ engine, limits, parsers, now, errorBody }: RouteDeps) {
+export function createChatCompletion({ engine, limits, parsers, now, ownedBy, errorBody }: RouteDeps) {
   return async (c: Context<Env>) => {
     const { model, stream, includeUsage, request } = parsers.chat(await readJsonObject(c.req.raw, limits.maxBodyBytes));
-    await requireModel(engine, model, 'chat');
+    const fingerprint = systemFingerprint(await requireModel(engine, model, 'chat'), ownedBy);
     const id = newCompletionId();
     const created = Math.floor(now() / 1000);
 
@@ -35,11 +35,19 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
           finish_reason: choice.finishReason,
         })),
         usage: toUsage(result.usage),
+        system_fingerprint: fingerprint,
       });
     }
 
     const chunk = (choices: ChatCompletionChunk['choices'], usage: CompletionUsage | null = null) => {
-      const out: ChatCompletionChunk = { id, object: 'chat.completion.chunk', created, model, choices };
+      const out: ChatCompletionChunk = {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model,
+        system_fingerprint: fingerprint,
+        choices,
+      };
       if (includeUsage) out.usage = usage;
       return out;
     };

@@ -3,6 +3,7 @@ import {
   BaseStreamer,
   type DynamicCache,
   LogitsProcessor,
+  type GenerationConfig,
   LogitsProcessorList,
   StoppingCriteria,
   StoppingCriteriaList,
@@ -67,9 +68,14 @@ export class TransformersChatModel {
     return new TransformersChatModel(tokenizer, model, options.prefixCacheBytes);
   }
 
-  /** The prompt as the model sees it: the chat template applied, then tokenized (the template adds special tokens). */
-  encodePrompt(messages: ChatRequest['messages']): { input_ids: Tensor; attention_mask: Tensor } {
-    const text = this.#tokenizer.apply_chat_template(messages, { tokenize: false, add_generation_prompt: true });
+  /**
+   * The prompt as the model sees it: the chat template applied, then tokenized (the template adds special tokens).
+   * `enable_thinking` is the template variable of models with a thinking mode (Qwen3's templates); others ignore it.
+   */
+  encodePrompt(messages: ChatRequest['messages'], thinking = false): { input_ids: Tensor; attention_mask: Tensor } {
+    // Extra options are the template's variables; transformers.js' typing lists only its own.
+    const options = { tokenize: false, add_generation_prompt: true, enable_thinking: thinking } as const;
+    const text = this.#tokenizer.apply_chat_template(messages, options);
     return this.#tokenizer(text as string, { add_special_tokens: false }) as {
       input_ids: Tensor;
       attention_mask: Tensor;
@@ -79,7 +85,7 @@ export class TransformersChatModel {
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
     const { signal, onEvent } = options;
     throwIfAborted(signal);
-    const prompt = this.encodePrompt(request.messages);
+    const prompt = this.encodePrompt(request.messages, request.thinking === true);
     const promptTokens = prompt.input_ids.dims.at(-1)!;
     const room = this.contextLength - promptTokens;
     if (room < 1 || (request.maxTokens ?? 1) > room) {
@@ -92,9 +98,12 @@ export class TransformersChatModel {
         { param: 'messages' },
       );
     }
-    const maxNewTokens = request.maxTokens ?? room;
+    const maxNewTokens = request.maxTokens ?? Math.min(room, request.defaultMaxTokens ?? room);
 
-    const decode = (ids: number[]) => (ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true }) : '');
+    // Without `clean_up_tokenization_spaces`, which Llama-3 tokenizers turn on: it rewrites " ." as "." and " 'm" as "'m"
+    // inside each decoded window, so text decoded a window at a time loses characters ("I 'm fine  he said").
+    const decode = (ids: number[]) =>
+      ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }) : '';
     const choices = Array.from({ length: request.n }, () => ({
       decoder: new IncrementalDecoder(decode),
       stops: new StopSequenceMatcher(request.stop),
@@ -149,8 +158,9 @@ export class TransformersChatModel {
         ...batchOf(prompt, request.n),
         past_key_values,
         return_dict_in_generate: true,
+        // As arguments, they override the model's config; they are applied last, over both of its files.
+        ...ONLY_THE_REQUEST,
         max_new_tokens: maxNewTokens,
-        do_sample: false,
         logits_processor: logitsProcessor,
         stopping_criteria: stoppingCriteria,
         // generate() calls only put() and end(), which BaseStreamer declares; its typing asks for a TextStreamer.
@@ -176,6 +186,46 @@ export class TransformersChatModel {
     };
   }
 }
+
+/**
+ * Every field of a generation config from which transformers.js' `generate()` builds a logits processor or picks a
+ * search other than greedy, at its neutral value. `generate()` starts from the model's config.json and
+ * generation_config.json and applies them whether or not it samples (Qwen2.5 ships `repetition_penalty: 1.1`), so
+ * without this greedy would not be the argmax and the request's penalties would stack on hidden ones. Only the
+ * request's parameters apply, through SamplingProcessor. EOS tokens stay the model's.
+ */
+const ONLY_THE_REQUEST = {
+  do_sample: false,
+  num_beams: 1,
+  num_beam_groups: 1,
+  num_return_sequences: 1,
+  penalty_alpha: null,
+  guidance_scale: null,
+  temperature: 1,
+  top_k: 0,
+  top_p: 1,
+  typical_p: 1,
+  epsilon_cutoff: 0,
+  eta_cutoff: 0,
+  diversity_penalty: 0,
+  repetition_penalty: 1,
+  encoder_repetition_penalty: 1,
+  no_repeat_ngram_size: 0,
+  encoder_no_repeat_ngram_size: 0,
+  bad_words_ids: null,
+  force_words_ids: null,
+  min_length: 0,
+  min_new_tokens: null,
+  forced_bos_token_id: null,
+  forced_eos_token_id: null,
+  forced_decoder_ids: null,
+  suppress_tokens: null,
+  begin_suppress_tokens: null,
+  exponential_decay_length_penalty: null,
+  renormalize_logits: false,
+  remove_invalid_values: false,
+  // Several defaults of transformers.js are null, which its typing does not allow; the keys are checked.
+} satisfies Partial<Record<keyof GenerationConfig, unknown>> as unknown as Partial<GenerationConfig>;
 
 /** The prompt repeated `n` times, one row per choice. */
 function batchOf(prompt: { input_ids: Tensor; attention_mask: Tensor }, n: number) {

@@ -5,17 +5,16 @@ import type {
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
 import {
-  EngineError,
   throwIfAborted,
   type ChatOptions,
   type ChatRequest,
   type ChatResult,
-  type EngineErrorKind,
   type FinishReason,
   type LoadProgress,
 } from '../../engine/index.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
+import { loadError, runError } from './web-llm-errors.ts';
 import { HeldConversation } from './held-conversation.ts';
 
 /** The part of web-llm's MLCEngine that this adapter uses; tests stand a fake with the same shape in its place. */
@@ -25,48 +24,25 @@ export interface WebLLMEngine {
       create(request: ChatCompletionRequestStreaming): Promise<AsyncIterable<ChatCompletionChunk>>;
     };
   };
+  /** Stops the running generation before its next token; it still ends with its final and usage chunks. */
+  interruptGenerate(): Promise<void>;
   unload(): Promise<void>;
 }
+
+/**
+ * web-llm models with a thinking mode, which web-llm switches off with `extra_body.enable_thinking: false` (it says
+ * the switch is for Qwen3 only, and applies it to any model: it writes an empty thinking block into the reply).
+ */
+const THINKING_MODELS = /^Qwen3(\.\d+)?-\d/;
+
+/** What web-llm writes at the start of a reply whose thinking it switched off (`forwardPrefill`, 0.2.86). */
+const EMPTY_THINKING_BLOCK = '<think>\n\n</think>\n\n';
 
 export type CreateWebLLMEngine = (modelId: string, config: MLCEngineConfig) => Promise<WebLLMEngine>;
 
 /** web-llm, loaded only when a web-llm model is chosen: it is large, and useless without WebGPU. */
 const createMLCEngine: CreateWebLLMEngine = async (modelId, config) =>
   (await import('@mlc-ai/web-llm')).CreateMLCEngine(modelId, config);
-
-/**
- * web-llm's errors cross its worker boundary as strings and its classes may come from another bundle, so they are
- * told apart by name. Anything not listed is an internal error.
- */
-const ERROR_KINDS: Readonly<Record<string, EngineErrorKind>> = {
-  ContextWindowSizeExceededError: 'context_length_exceeded',
-  SystemMessageOrderError: 'invalid_request',
-  MessageOrderError: 'invalid_request',
-  UnsupportedRoleError: 'invalid_request',
-  ContentTypeError: 'invalid_request',
-  // Loading: the chain moves on to its next candidate.
-  WebGPUNotAvailableError: 'load_failed',
-  WebGPUNotFoundError: 'load_failed',
-  FeatureSupportError: 'load_failed',
-  ShaderF16SupportError: 'load_failed',
-  ModelNotFoundError: 'load_failed',
-  MissingModelWasmError: 'load_failed',
-  IntegrityError: 'load_failed',
-  // A lost device leaves the engine unusable: an internal error, after which the host replaces the worker.
-  DeviceLostError: 'internal',
-};
-
-/** Any web-llm failure as a typed EngineError. */
-export function toEngineError(error: unknown, fallback: EngineErrorKind = 'internal'): EngineError {
-  if (error instanceof EngineError) return error;
-  const name = error instanceof Error ? error.name : '';
-  const kind = ERROR_KINDS[name] ?? fallback;
-  const message = error instanceof Error ? error.message : String(error);
-  return new EngineError(kind, message, {
-    cause: error,
-    ...(kind === 'context_length_exceeded' && { param: 'messages' }),
-  });
-}
 
 export interface WebLLMLoadOptions {
   /** The public model ID the progress events are reported under. */
@@ -79,9 +55,11 @@ export interface WebLLMLoadOptions {
 /**
  * A chat model on web-llm (WebGPU), behind the engine interface. Every choice is one streamed web-llm request (web-llm
  * refuses `n > 1` when streaming): the first token of each arrives as it is generated. Stop sequences are matched here
- * rather than by web-llm, so a stop sequence split across tokens never leaks into the output. A request ends by
- * closing web-llm's stream, which releases its per-model lock at once; `interruptGenerate` is never called, because
- * its flag is shared by all requests and has left later generations empty (web-llm#447).
+ * rather than by web-llm, so a stop sequence split across tokens never leaks into the output. When one matches, the
+ * generation is interrupted and its stream read to its end, which costs no further token and brings web-llm's usage
+ * chunk (the prompt's tokens are counted nowhere else); `interruptGenerate` is safe there because the stream still
+ * holds the model's lock, and web-llm clears the flag when the next generation starts (web-llm#447 concerns its
+ * non-streamed requests). An abort closes the stream instead, which releases the lock at once.
  *
  * Prefix reuse is web-llm's own: it keeps the KV cache of its last conversation when the next request extends it (see
  * HeldConversation). Messages go to it as the client sent them and replies come back as web-llm wrote them, so a
@@ -90,10 +68,13 @@ export interface WebLLMLoadOptions {
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
+  /** Whether the model has a thinking mode to switch off (Qwen3). */
+  readonly #thinks: boolean;
   readonly #held = new HeldConversation();
 
-  private constructor(engine: WebLLMEngine) {
+  private constructor(engine: WebLLMEngine, thinks: boolean) {
     this.#engine = engine;
+    this.#thinks = thinks;
   }
 
   static async load(candidate: WebLLMCandidate, options: WebLLMLoadOptions): Promise<WebLLMChatModel> {
@@ -110,9 +91,10 @@ export class WebLLMChatModel {
         }),
     };
     try {
-      return new WebLLMChatModel(await (options.create ?? createMLCEngine)(candidate.model, config));
+      const engine = await (options.create ?? createMLCEngine)(candidate.model, config);
+      return new WebLLMChatModel(engine, THINKING_MODELS.test(candidate.model));
     } catch (error) {
-      throw toEngineError(error, 'load_failed');
+      throw loadError(error);
     }
   }
 
@@ -133,18 +115,26 @@ export class WebLLMChatModel {
 
   async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions) {
     throwIfAborted(signal);
-    const cachedPromptTokens = this.#held.reusedBy(request.messages);
+    const thinkingOff = this.#thinks && request.thinking !== true;
+    // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache.
+    const reuse = this.#held.reuseFor(request.messages);
+    const sent = reuse ? { ...request, messages: [...reuse.history, request.messages.at(-1)!] } : request;
+    const cachedPromptTokens = reuse?.tokens ?? 0;
     // Until this choice ends on its own, web-llm will start the next request afresh.
     this.#held.forget();
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index));
+      stream = await this.#engine.chat.completions.create(toWebLLMRequest(sent, index, thinkingOff));
     } catch (error) {
-      throw toEngineError(error);
+      throw runError(error);
     }
     const iterator = stream[Symbol.asyncIterator]();
     const stops = new StopSequenceMatcher(request.stop);
+    // The empty thinking block web-llm writes when thinking is off is its own doing, not the model's answer.
+    const thinking = leadingStripper(thinkingOff ? EMPTY_THINKING_BLOCK : '');
     let text = '';
+    // The reply as web-llm writes it (its conversation's), before the thinking block and stop sequences come off.
+    let raw = '';
     let deltas = 0;
     let finishReason: FinishReason = 'stop';
     let webLLMFinish: string | null = null;
@@ -170,13 +160,20 @@ export class WebLLMChatModel {
         const choice = chunk.choices[0];
         if (!choice) continue;
         const content = choice.delta.content ?? '';
+        if (stopped) {
+          // Interrupted: only the final and usage chunks should follow. A token means it was not; close it then.
+          if (content) break;
+          continue;
+        }
         if (content) {
           deltas += 1;
-          const matched = stops.push(content);
+          raw += content;
+          const matched = stops.push(thinking.push(content));
           emit(matched.text);
           if (matched.stopped) {
             stopped = true;
-            break;
+            await this.#engine.interruptGenerate();
+            continue;
           }
         }
         if (choice.finish_reason) {
@@ -185,17 +182,23 @@ export class WebLLMChatModel {
         }
       }
     } catch (error) {
-      throw toEngineError(error);
+      throw runError(error);
     } finally {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
       if (!finished) await iterator.return?.().catch(() => {});
     }
     if (stopped) finishReason = 'stop';
-    else emit(stops.flush());
+    else {
+      const tail = stops.push(thinking.flush());
+      emit(tail.text);
+      if (tail.stopped) stopped = true;
+      else emit(stops.flush());
+    }
+    if (stopped) finishReason = 'stop';
     // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
     const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
-    if (finished && webLLMFinish === 'stop' && usage) {
-      this.#held.hold(request.messages, text, promptTokens, usage.completion_tokens);
+    if (finished && !stopped && webLLMFinish === 'stop' && usage) {
+      this.#held.hold(request.messages, text, sent.messages, raw, promptTokens, usage.completion_tokens);
     }
     onEvent?.({ type: 'finish', choice: index, reason: finishReason });
     return {
@@ -203,17 +206,44 @@ export class WebLLMChatModel {
       finishReason,
       promptTokens,
       cachedPromptTokens,
-      // Without a usage chunk (a stop sequence ended the stream early), each content chunk was one token.
+      // Without a usage chunk, each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
     };
   }
 }
 
+/** Removes `prefix` from the start of a streamed text, however its pieces split it; other text passes unchanged. */
+function leadingStripper(prefix: string) {
+  let held = '';
+  let done = prefix === '';
+  return {
+    push(piece: string): string {
+      if (done) return piece;
+      held += piece;
+      if (held.length < prefix.length && prefix.startsWith(held)) return '';
+      done = true;
+      return held.startsWith(prefix) ? held.slice(prefix.length) : held;
+    },
+    /** What is still held: a reply that ended inside what looked like the prefix. */
+    flush(): string {
+      if (done) return '';
+      done = true;
+      return held;
+    },
+  };
+}
+
 /**
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
- * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed.
+ * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed. `top_p: 0`
+ * means the most likely token only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its
+ * temperature 0. `thinkingOff` switches a thinking mode off.
  */
-export function toWebLLMRequest(request: ChatRequest, index: number): ChatCompletionRequestStreaming {
+export function toWebLLMRequest(
+  request: ChatRequest,
+  index: number,
+  thinkingOff = false,
+): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
     messages: request.messages.map((m) => ({
       role: m.role,
@@ -222,13 +252,16 @@ export function toWebLLMRequest(request: ChatRequest, index: number): ChatComple
     stream: true,
     stream_options: { include_usage: true },
     n: 1,
-    temperature: request.temperature,
-    top_p: request.topP,
+    temperature: request.topP === 0 ? 0 : request.temperature,
+    top_p: request.topP === 0 ? 1 : request.topP,
     presence_penalty: request.presencePenalty,
     frequency_penalty: request.frequencyPenalty,
   };
-  if (request.maxTokens !== undefined) out.max_tokens = request.maxTokens;
+  // web-llm refuses only a prompt over its window, and stops at the window's end by itself: a default bound is passed as is.
+  const maxTokens = request.maxTokens ?? request.defaultMaxTokens;
+  if (maxTokens !== undefined) out.max_tokens = maxTokens;
   if (request.seed !== undefined) out.seed = request.seed + index;
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
+  if (thinkingOff) out.extra_body = { enable_thinking: false };
   return out;
 }
