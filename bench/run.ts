@@ -26,6 +26,7 @@ import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
 import { realisticBench, realisticInBrowser, realisticTable } from './realistic-bench.ts';
 import { REALISTIC_DIR, REALISTIC_URL } from './realistic-model.ts';
+import { structuredOutputBench } from './structured-output.ts';
 import { decodeRate, median, round } from './stats.ts';
 
 declare global {
@@ -364,6 +365,8 @@ log('node: the handler in-process');
 const node = await measure('node', PLANS.node, await nodeBench());
 bundled[NODE] = node.bundled;
 if (node.stories) stories[NODE] = node.stories;
+log('node: structured output (constrained against unconstrained decoding; schema compile time over the corpus)');
+const structured = await structuredOutputBench();
 log('node: prefix reuse, and a model at the scale of real ones');
 const realistic = await realisticBench(log);
 
@@ -387,8 +390,18 @@ try {
   await server.close();
 }
 
+const { decodeTokensPerSecond: d, compileMs: c } = structured;
+const structuredTable = [
+  '| Measure (Node, bundled tiny-chat) | Figure |',
+  '| --- | --- |',
+  `| Decode tokens/s, unconstrained → constrained (JSON schema) | ${d.unconstrained} → ${d.constrained} |`,
+  `| Constrained ÷ unconstrained (target ≥ 0.9) | ${d.ratio} ${d.ratio >= 0.9 ? '✓' : '✗'} |`,
+  `| Schema compile ms over the corpus (${structured.schemas} schemas), cold p50 / p95 (target ≤ 50) / max | ${c.cold.p50} / ${c.cold.p95} ${c.cold.p95 <= 50 ? '✓' : '✗'} / ${c.cold.max} |`,
+  `| Schema compile ms, cached p50 / p95 | ${c.cached.p50} / ${c.cached.p95} |`,
+].join('\n');
 const markdown = [
   `On the bundled models (public/models):\n\n${table(bundled)}`,
+  `Structured output:\n\n${structuredTable}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
   `Prefix reuse, and a model at the scale of real ones (Node${realistic.skipped ? `; realistic model skipped: ${realistic.skipped}` : ''}):\n\n` +
     realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }),
@@ -400,7 +413,7 @@ const report = {
   date: new Date().toISOString(),
   machine,
   browsers,
-  results: { bundled, stories, realistic },
+  results: { bundled, stories, structured, realistic },
   markdown,
 };
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');

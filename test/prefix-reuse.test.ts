@@ -73,6 +73,12 @@ describe.each(cases)('prefix reuse on $name', ({ folder, run }) => {
       client.chat.completions.create({ model: MODEL, ...params }),
       scratch.chat.completions.create({ model: MODEL, ...params }),
     ]);
+    // Log probabilities the same tokens, the same values to float rounding: keys and values of the reply's tokens were
+    // computed one token at a time when cached, with the whole prompt when recomputed (a matrix-vector product rounds
+    // differently from a matrix product, in the last bits).
+    const logprobs = (c: OpenAI.ChatCompletion) => c.choices.flatMap((x) => x.logprobs?.content ?? []);
+    expect(logprobs(a).map((t) => t.token)).toEqual(logprobs(b).map((t) => t.token));
+    logprobs(a).forEach((t, i) => expect(t.logprob).toBeCloseTo(logprobs(b)[i]!.logprob, 5));
     expect(a.choices.map((c) => [c.message.content, c.finish_reason])).toEqual(
       b.choices.map((c) => [c.message.content, c.finish_reason]),
     );
@@ -85,13 +91,13 @@ describe.each(cases)('prefix reuse on $name', ({ folder, run }) => {
   it.skipIf(!run)('continues a conversation turn after turn, prefilling only the new turn', async () => {
     const messages: Message[] = [{ role: 'user', content: 'Count to 10.' }];
     for (const next of ['What is 3 + 4?', 'Tell me a story.', 'Spell cat.']) {
-      const answer = await both({ messages, temperature: 0, max_tokens: 40 });
+      const answer = await both({ messages, temperature: 0, max_tokens: 40, logprobs: true });
       messages.push(
         { role: 'assistant', content: answer.choices[0]!.message.content },
         { role: 'user', content: next },
       );
     }
-    const last = await both({ messages, temperature: 0, max_tokens: 40 });
+    const last = await both({ messages, temperature: 0, max_tokens: 40, logprobs: true });
     // Everything up to the last reply was cached: the previous prompt and the reply the model generated.
     expect(cached(last)).toBeGreaterThan(last.usage!.prompt_tokens / 2);
   });
@@ -199,6 +205,34 @@ describe.each(cases)('prefix reuse on $name', ({ folder, run }) => {
     );
     const plain = await both({ messages, temperature: 0, frequency_penalty: 1, max_tokens: 30 });
     expect(cached(plain)).toBeGreaterThan(0);
+  });
+
+  it.skipIf(!run)('composes with structured output and logprobs: a constrained turn, then a free one', async () => {
+    const messages: Message[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Name three fruits.' },
+    ];
+    const schema = {
+      type: 'object',
+      properties: { fruits: { type: 'array', items: { type: 'string', maxLength: 8 }, maxItems: 3 } },
+      required: ['fruits'],
+      additionalProperties: false,
+    };
+    const constrained = await both({
+      messages,
+      temperature: 0,
+      max_tokens: 80,
+      logprobs: true,
+      top_logprobs: 2,
+      response_format: { type: 'json_schema', json_schema: { name: 'fruits', schema, strict: true } },
+    });
+    expect(cached(constrained)).toBeGreaterThan(0); // the system prompt, from the tests before
+    messages.push(
+      { role: 'assistant', content: constrained.choices[0]!.message.content },
+      { role: 'user', content: 'Spell cat.' },
+    );
+    const free = await both({ messages, temperature: 0, max_tokens: 30 });
+    expect(cached(free)).toBeGreaterThan(constrained.usage!.prompt_tokens);
   });
 
   it.skipIf(!run)('keeps what an aborted generation computed, and reuses it correctly', async () => {

@@ -73,6 +73,7 @@ const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string
   // A run that broke its engine: the host replaces the worker at once (a poisoned transformers.js never recovers in
   // place), so the next try runs on a fresh one. No header: the SDK retries a 500 by default.
   internal: { status: 500, code: 'engine_error' },
+  invalid_output: { status: 500, code: 'invalid_structured_output', retry: true },
 };
 
 /** The one place where typed engine errors become HTTP errors. */

@@ -7,7 +7,7 @@ import type { Limits } from './options.ts';
  * The request bodies of the /v1 API as zod schemas, and their conversion to engine requests in one place.
  * Optional parameters accept `null` as "not given", as the OpenAI API does. Fields that are not listed are ignored
  * (clients send `user`, `metadata`, `store`, ...); fields that would silently change the meaning of a request when
- * ignored (tools, JSON mode, logprobs, token-array input) are refused with a 400 that names them.
+ * ignored (tools, token-array input) are refused with a 400 that names them.
  */
 
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
@@ -53,6 +53,25 @@ export function foldSeed(seed: number): number {
   return Number((bits & ((1n << 53n) - 1n)) ^ (bits >> 53n));
 }
 
+/** `response_format`: free text, any JSON object, or JSON valid against a schema (always enforced, `strict` or not). */
+const responseFormat = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object') }),
+    z.object({
+      type: z.literal('json_schema'),
+      json_schema: z.object({
+        name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'The name must be 1 to 64 letters, digits, `_` or `-`.'),
+        description: optional(z.string()),
+        schema: optional(z.record(z.string(), z.unknown())),
+        strict: optional(z.boolean()),
+      }),
+    }),
+  ],
+  { error: 'The type of `response_format` must be "text", "json_object" or "json_schema".' },
+);
+
 function chatSchema(limits: Limits) {
   const maxTokens = optional(z.int().min(1).max(limits.maxTokens));
   return z.object({
@@ -85,12 +104,8 @@ function chatSchema(limits: Limits) {
     ),
     tools: optional(z.array(z.unknown()).max(0, 'Tools (function calling) are not supported by these models.')),
     functions: optional(z.array(z.unknown()).max(0, 'Function calling is not supported by these models.')),
-    response_format: optional(
-      z.object({
-        type: z.literal('text', 'Only `{"type": "text"}` is supported: these models have no JSON or schema mode.'),
-      }),
-    ),
-    logprobs: optional(z.literal(false, 'Log probabilities are not supported by these models.')),
+    response_format: optional(responseFormat),
+    logprobs: optional(z.boolean()),
     top_logprobs: optional(z.int().min(0).max(20)),
     // Checked against `tools` in DEPENDENT_PARAMETERS; its own shape matters once tools are supported.
     tool_choice: optional(z.unknown()),
@@ -165,6 +180,12 @@ export function requestParsers(limits: Limits) {
       const thinking =
         p.chat_template_kwargs?.enable_thinking ?? (effort != null && effort !== 'none' && effort !== 'minimal');
       if (thinking) request.thinking = true;
+      if (p.response_format?.type === 'json_object') request.constraint = { type: 'json', schema: null };
+      if (p.response_format?.type === 'json_schema') {
+        // No schema: any JSON value (`{}` is the schema every value matches).
+        request.constraint = { type: 'json', schema: p.response_format.json_schema.schema ?? {} };
+      }
+      if (p.logprobs === true) request.logprobs = p.top_logprobs ?? 0;
       if (p.logit_bias != null) {
         request.logitBias = Object.fromEntries(Object.entries(p.logit_bias).map(([id, bias]) => [Number(id), bias]));
       }

@@ -14,6 +14,23 @@ export interface CompletionUsage {
   prompt_tokens_details?: { cached_tokens: number };
 }
 
+/** A token's log probability (`top_logprobs` entries have no `top_logprobs` of their own). */
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+}
+
+export interface TokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+
+/** A choice's (or chunk's) log probabilities, with `logprobs: true`; `null` otherwise. */
+export interface ChoiceLogprobs {
+  content: TokenLogprob[] | null;
+  refusal: null;
+}
+
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
@@ -22,7 +39,7 @@ export interface ChatCompletion {
   choices: {
     index: number;
     message: { role: 'assistant'; content: string; refusal: null };
-    logprobs: null;
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason;
   }[];
   usage: CompletionUsage;
@@ -40,7 +57,7 @@ export interface ChatCompletionChunk {
   choices: {
     index: number;
     delta: { role?: 'assistant'; content?: string };
-    logprobs: null;
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason | null;
   }[];
   /** Present on every chunk when `stream_options.include_usage` is set: null, except on the last chunk. */

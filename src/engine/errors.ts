@@ -18,7 +18,12 @@ export type EngineErrorKind =
   /** A model's download would not fit in the storage quota. */
   | 'insufficient_storage'
   /** The engine failed while running. */
-  | 'internal';
+  | 'internal'
+  /**
+   * A constrained choice ended without a valid answer (its JSON incomplete after a stop sequence, or invalid through a
+   * gap in the grammar engine): never returned as a success. Sampling again can succeed.
+   */
+  | 'invalid_output';
 
 export interface EngineErrorOptions {
   /** The request field the error is about, when there is one (e.g. `messages`, `input`). */

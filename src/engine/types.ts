@@ -43,18 +43,51 @@ export interface ChatRequest {
    * without one ignore it.
    */
   thinking?: boolean;
+  /**
+   * What every choice must be, enforced token by token (a logits mask before sampling) and checked when it ends.
+   * Absent: free text.
+   */
+  constraint?: OutputConstraint;
+  /** Report each generated token's log probability, with this many most likely alternatives (0 to 20). */
+  logprobs?: number;
+}
+
+/**
+ * A constraint on the output, as data: compiled and applied inside the engines (`src/engines/generation/`), beside
+ * sampling and stop sequences. `json`: one JSON value valid against `schema` (`null`: any JSON object, the OpenAI
+ * API's `json_object`). Tool calling (issue 14) adds a variant here and reuses the same compile, mask and check.
+ */
+export type OutputConstraint = { type: 'json'; schema: Record<string, unknown> | null };
+
+/** A token and its log probability, as the OpenAI API reports it. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  /** The token's exact UTF-8 bytes (a token may hold part of a character). */
+  bytes: number[];
+}
+
+/** A generated token's log probability and the most likely alternatives at its step. */
+export interface GeneratedTokenLogprob extends TokenLogprob {
+  topLogprobs: TokenLogprob[];
 }
 
 /** Why a choice ended: its model ended it or a stop sequence matched (`stop`), or it hit a token limit (`length`). */
 export type FinishReason = 'stop' | 'length';
 
-/** What a running chat generation reports: text as each token is decoded, then the end of each choice. */
+/**
+ * What a running chat generation reports: text as each token is decoded, then the end of each choice. With
+ * `logprobs`, a delta carries the log probabilities of the tokens generated since the last delta.
+ */
 export type ChatEvent =
-  { type: 'delta'; choice: number; text: string } | { type: 'finish'; choice: number; reason: FinishReason };
+  | { type: 'delta'; choice: number; text: string; logprobs?: GeneratedTokenLogprob[] }
+  | { type: 'finish'; choice: number; reason: FinishReason };
 
 export interface ChatChoice {
   text: string;
   finishReason: FinishReason;
+  /** With `logprobs`: one entry per token of `text`. */
+  logprobs?: GeneratedTokenLogprob[];
 }
 
 export interface TokenUsage {

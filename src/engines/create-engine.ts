@@ -12,6 +12,7 @@ import {
   type ModelCard,
   type ModelTask,
 } from '../engine/index.ts';
+import { checkConstraint } from './generation/output-constraint.ts';
 import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders } from './model-loaders.ts';
 import {
   candidateKey,
@@ -155,6 +156,8 @@ export function createEngine(options: EngineOptions): Engine {
     },
 
     async chat(id: string, request: ChatRequest, chatOptions: ChatOptions = {}): Promise<ChatResult> {
+      // A constraint the engines would not enforce is refused before any model loads.
+      if (request.constraint) checkConstraint(request.constraint);
       const model = (await resolve(id, entryFor(id, 'chat'))) as ChatModel;
       return queue.run(() => model.generate(request, chatOptions), chatOptions.signal);
     },

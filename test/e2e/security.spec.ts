@@ -110,6 +110,23 @@ test('everything runs under a strict Content-Security-Policy: no remote code, no
       key,
     );
     expect(dimensions).toBe(64);
+    // Structured output runs XGrammar's WebAssembly in the engine worker: no eval, no new Function.
+    const json = await page.evaluate(async (k) => {
+      const completion = await window.harness.client(k).chat.completions.create({
+        model: 'crimson-falcon-4',
+        messages: [{ role: 'user', content: 'Hello' }],
+        temperature: 0,
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: 'csp',
+            schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+          },
+        },
+      });
+      return JSON.parse(completion.choices[0]!.message.content!) as unknown;
+    }, key);
+    expect(json).toEqual({ ok: expect.any(Boolean) });
     expect(violations).toEqual([]);
   } finally {
     await server.close();

@@ -1,5 +1,23 @@
 import type { ChatCompletionChunk, ChatCompletionRequestStreaming, MLCEngineConfig } from '@mlc-ai/web-llm';
 import type { CreateWebLLMEngine, WebLLMEngine } from '../../src/engines/web-llm/web-llm-chat-model.ts';
+import { seededRandom } from '../../src/engines/generation/seeded-random.ts';
+import { fillNextTokenBitmask, loadXGrammar, type XGrammarCompiler } from '../../src/engines/generation/xgrammar.ts';
+
+/**
+ * The fake's vocabulary, as web-llm hands a tokenizer's table to XGrammar: the 256 bytes (GPT-2 byte characters),
+ * some multi-character tokens, then the stop token.
+ */
+const BYTE_CHARS = Array.from({ length: 256 }, (_, b) => b).reduce<string[]>((chars, b) => {
+  const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+  chars.push(String.fromCharCode(printable ? b : 256 + chars.filter((c) => c.charCodeAt(0) >= 256).length));
+  return chars;
+}, []);
+const WORDS = ['{"', '":', '","', '"}', 'true', 'false', 'null', 'Ġthe', 'name', 'value', '12', '2024-', 'Ġ'];
+const VOCAB = [...BYTE_CHARS, ...WORDS, '<|im_end|>'];
+const STOP = VOCAB.length - 1;
+const BYTES_OF = (id: number) => [...VOCAB[id]!].map((c) => BYTE_CHARS.indexOf(c));
+let compiler: Promise<XGrammarCompiler> | undefined;
+const compiledGrammars = new Map<string, ReturnType<XGrammarCompiler['compileGrammar']>>();
 
 /** An error with one of web-llm's error class names, as its engine throws them (its classes are not exported). */
 export function webLLMError(name: string, message = name): Error {
@@ -69,15 +87,19 @@ function checkGenerationConfig(config: GenerationConfig): void {
  * stops, `interruptGenerate` having been called, or the stream closed early (which releases the lock at once). Then
  * a chunk with an empty delta and the `finish_reason` (`stop`, `length`, or `abort` after an interrupt), and, with
  * `stream_options.include_usage`, a usage chunk. `extra_body.enable_thinking: false` puts the empty thinking block at
- * the start of the reply, as web-llm does. The interrupt flag is cleared when the next generation starts. The usage's
- * `completion_tokens` counts the end-of-reply token too when the reply ended on its own, as web-llm counts every
- * sampled token.
+ * the start of the reply, as web-llm does. The interrupt flag is cleared when the next generation starts.
  *
- * Its KV cache behaves as web-llm's (`preparePrefillInput`, `compareConversationObject`): it holds one conversation,
- * and a request whose messages before the last are exactly that conversation (system message, roles, texts, its own
- * last reply as it wrote it, thinking block included) reuses it, unless the last reply did not end on its own
- * (`length`, or `abort`: interrupted, or its stream closed early); a reused request prefills, and counts in
- * `usage.prompt_tokens`, only its last message.
+ * Constrained requests run as web-llm runs them: `response_format: {type: "grammar"}` is compiled with the real
+ * XGrammar against the fake's vocabulary and masks every step, tokens drawn by a seeded generator among those allowed
+ * (the stop token, once allowed, half the time), so the output follows the grammar and nothing else. Log probabilities
+ * are recorded only when `top_logprobs > 0` (with 0, web-llm's chunks carry `content: []`), one entry per token chunk.
+ *
+ * The usage's `completion_tokens` counts the end-of-reply token too when the reply ended on its own, as web-llm
+ * counts every sampled token. Its KV cache behaves as web-llm's (`preparePrefillInput`, `compareConversationObject`):
+ * it holds one conversation, and a request whose messages before the last are exactly that conversation (system
+ * message, roles, texts, its own last reply as it wrote it, thinking block included) reuses it, unless the last reply
+ * did not end on its own (`length`, or `abort`: interrupted, or its stream closed early); a reused request prefills,
+ * and counts in `usage.prompt_tokens`, only its last message.
  */
 export class FakeWebLLM implements WebLLMEngine {
   readonly requests: ChatCompletionRequestStreaming[] = [];
@@ -132,6 +154,7 @@ export class FakeWebLLM implements WebLLMEngine {
       const failure = this.failNext;
       this.failNext = undefined;
       if (failure) throw failure;
+      checkRequest(request);
       const history = request.messages.slice(0, -1).map((m) => ({ role: m.role, content: String(m.content) }));
       const reused =
         this.#finish === 'stop' &&
@@ -149,8 +172,13 @@ export class FakeWebLLM implements WebLLMEngine {
           `Prompt tokens exceed context window size: number of prompt tokens: ${allTokens}; context window size: ${this.contextWindow}`,
         );
       }
-      const tokens = this.reply(request);
       const limit = request.max_tokens ?? Infinity;
+      const grammar = request.response_format?.type === 'grammar' ? request.response_format.grammar : undefined;
+      let tokens: string[];
+      let cutByGrammar = false;
+      if (grammar !== undefined)
+        ({ chunks: tokens, cut: cutByGrammar } = await constrainedReply(grammar, request.seed ?? 0, limit));
+      else tokens = this.reply(request);
       const prefix = request.extra_body?.enable_thinking === false ? EMPTY_THINKING_BLOCK : '';
       let emitted = 0;
       let reply = '';
@@ -171,8 +199,16 @@ export class FakeWebLLM implements WebLLMEngine {
         const content = (emitted === 0 ? prefix : '') + tokens[emitted]!;
         emitted += 1;
         reply += content;
-        yield this.#chunk([{ index: 0, delta: { content, role: 'assistant' }, finish_reason: null, logprobs: null }]);
+        const logprobs = request.logprobs
+          ? {
+              content:
+                (request.top_logprobs ?? 0) > 0 ? [fakeLogprob(tokens[emitted - 1]!, request.top_logprobs!)] : [],
+            }
+          : null;
+        yield this.#chunk([{ index: 0, delta: { content, role: 'assistant' }, finish_reason: null, logprobs }]);
       }
+      // A grammar walk that the limit cut came back shorter than the limit in chunks: it still ended on length.
+      if (cutByGrammar && finishReason === 'stop') finishReason = 'length';
       // The reply is over (web-llm's finishReply): what the KV cache now holds, whoever reads on.
       this.#finish = finishReason;
       this.#conversation = [...history, request.messages.at(-1)!, { role: 'assistant', content: reply }].map((m) => ({
@@ -219,4 +255,63 @@ export function fakeCreate(options: { fail?: Error } = {}): CreateWebLLMEngine &
     return engine;
   };
   return Object.assign(create, { engines });
+}
+
+/** What web-llm's `postInitAndCheckFields` refuses of a `response_format`, as it names it. */
+function checkRequest(request: ChatCompletionRequestStreaming): void {
+  const format = request.response_format;
+  if (format?.schema != null && format.type !== 'json_object') throw webLLMError('InvalidResponseFormatError');
+  if (format?.type === 'grammar' && format.grammar == null) throw webLLMError('InvalidResponseFormatGrammarError');
+}
+
+/**
+ * A seeded walk through the grammar over the fake vocabulary, at most `maxTokens` tokens: the text chunks it streams,
+ * and whether the limit cut it.
+ */
+async function constrainedReply(grammar: string, seed: number, maxTokens: number) {
+  const xg = await loadXGrammar();
+  compiler ??= xg.TokenizerInfo.createTokenizerInfo(VOCAB, 'byte_level', false, VOCAB.length, [STOP]).then((info) =>
+    xg.GrammarCompiler.createGrammarCompiler(info),
+  );
+  // web-llm keeps the compiled grammar while requests repeat the same `response_format`; the fake keeps them all.
+  let compiled = compiledGrammars.get(grammar);
+  if (!compiled) compiledGrammars.set(grammar, (compiled = (await compiler).compileGrammar(grammar)));
+  const matcher = await xg.GrammarMatcher.createGrammarMatcher(await compiled);
+  const random = seededRandom(seed);
+  const mask = new Int32Array(Math.ceil(VOCAB.length / 32));
+  const ids: number[] = [];
+  let cut = true;
+  while (ids.length < Math.min(maxTokens, 400)) {
+    fillNextTokenBitmask(matcher, VOCAB.length, mask);
+    const allowed = VOCAB.map((_, t) => t).filter((t) => (mask[t >>> 5]! & (1 << (t & 31))) !== 0);
+    const token = allowed.includes(STOP) && random() < 0.5 ? STOP : allowed[Math.floor(random() * allowed.length)]!;
+    // As web-llm does (llm_chat.ts, commitSamplerState).
+    if (!matcher.handle.AcceptToken(token, false)) throw new Error('Grammar matcher rejected the newly sampled token.');
+    if (token === STOP) {
+      cut = false;
+      break;
+    }
+    ids.push(token);
+  }
+  matcher.dispose();
+  // web-llm decodes byte by byte as the fake does: a chunk that completes no character waits for the one that does.
+  const out: string[] = [];
+  let bytes: number[] = [];
+  for (const id of ids) {
+    bytes.push(...BYTES_OF(id));
+    const text = new TextDecoder('utf-8', { fatal: false }).decode(Uint8Array.from(bytes));
+    if (text.endsWith('\uFFFD')) continue;
+    out.push(text);
+    bytes = [];
+  }
+  return { chunks: out, cut };
+}
+
+/** A log probability entry as web-llm writes it: the token, `Math.log` of its probability, UTF-8 bytes, alternatives. */
+function fakeLogprob(token: string, top: number) {
+  const entry = (t: string, p: number) => ({ token: t, logprob: Math.log(p), bytes: [...new TextEncoder().encode(t)] });
+  return {
+    ...entry(token, 0.5),
+    top_logprobs: [entry(token, 0.5), ...Array.from({ length: top - 1 }, (_, i) => entry(`alt${i}`, 0.4 / 2 ** i))],
+  };
 }

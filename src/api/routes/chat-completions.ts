@@ -1,9 +1,9 @@
 import type { Context } from 'hono';
-import type { ChatEvent, TokenUsage } from '../../engine/index.ts';
+import type { ChatEvent, GeneratedTokenLogprob, TokenUsage } from '../../engine/index.ts';
 import { newCompletionId, systemFingerprint } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { eventStream } from '../sse.ts';
-import type { ChatCompletion, ChatCompletionChunk, CompletionUsage } from '../wire.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChoiceLogprobs, CompletionUsage } from '../wire.ts';
 import { requireModel, type Env, type RouteDeps } from './route-deps.ts';
 
 const toUsage = (usage: TokenUsage): CompletionUsage => ({
@@ -11,6 +11,17 @@ const toUsage = (usage: TokenUsage): CompletionUsage => ({
   completion_tokens: usage.completionTokens,
   total_tokens: usage.promptTokens + usage.completionTokens,
   ...(usage.cachedPromptTokens && { prompt_tokens_details: { cached_tokens: usage.cachedPromptTokens } }),
+});
+
+/** Engine log probabilities in the wire's shape. */
+const toLogprobs = (tokens: GeneratedTokenLogprob[]): ChoiceLogprobs => ({
+  content: tokens.map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes,
+    top_logprobs: t.topLogprobs.map((top) => ({ token: top.token, logprob: top.logprob, bytes: top.bytes })),
+  })),
+  refusal: null,
 });
 
 /** `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. */
@@ -31,7 +42,7 @@ export function createChatCompletion({ engine, limits, parsers, now, ownedBy, er
         choices: result.choices.map((choice, index) => ({
           index,
           message: { role: 'assistant', content: choice.text, refusal: null },
-          logprobs: null,
+          logprobs: choice.logprobs ? toLogprobs(choice.logprobs) : null,
           finish_reason: choice.finishReason,
         })),
         usage: toUsage(result.usage),
@@ -66,7 +77,12 @@ export function createChatCompletion({ engine, limits, parsers, now, ownedBy, er
           send(
             chunk([
               event.type === 'delta'
-                ? { index: event.choice, delta: { content: event.text }, logprobs: null, finish_reason: null }
+                ? {
+                    index: event.choice,
+                    delta: { content: event.text },
+                    logprobs: event.logprobs ? toLogprobs(event.logprobs) : null,
+                    finish_reason: null,
+                  }
                 : { index: event.choice, delta: {}, logprobs: null, finish_reason: event.reason },
             ]),
           );

@@ -1,17 +1,21 @@
 import type {
   ChatCompletionChunk,
   ChatCompletionRequestStreaming,
+  ChatCompletionTokenLogprob,
   InitProgressReport,
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
 import {
+  EngineError,
   throwIfAborted,
   type ChatOptions,
   type ChatRequest,
   type ChatResult,
   type FinishReason,
+  type GeneratedTokenLogprob,
   type LoadProgress,
 } from '../../engine/index.ts';
+import { constraintGrammar, invalidOutput, violation } from '../generation/output-constraint.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
 import { loadError, runError } from './web-llm-errors.ts';
@@ -61,6 +65,11 @@ export interface WebLLMLoadOptions {
  * holds the model's lock, and web-llm clears the flag when the next generation starts (web-llm#447 concerns its
  * non-streamed requests). An abort closes the stream instead, which releases the lock at once.
  *
+ * A constraint reaches web-llm as the same grammar text the transformers.js engine runs
+ * (`response_format: {type: "grammar"}`, which web-llm compiles with its own XGrammar and applies as a mask), not as
+ * web-llm's schema string, whose defaults allow unbounded whitespace and skip Lantern's narrowing; each constrained
+ * choice is validated before its end is reported. Log probabilities are web-llm's own.
+ *
  * Prefix reuse is web-llm's own: it keeps the KV cache of its last conversation when the next request extends it (see
  * HeldConversation). Messages go to it as the client sent them and replies come back as web-llm wrote them, so a
  * client that sends the history back gets that reuse turn after turn. With `n > 1`, choice 0 runs last, so the
@@ -99,13 +108,25 @@ export class WebLLMChatModel {
   }
 
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+    if (request.logprobs !== undefined && request.logprobs > WEB_LLM_MAX_TOP_LOGPROBS) {
+      throw new EngineError(
+        'invalid_request',
+        `This model (web-llm) reports at most ${WEB_LLM_MAX_TOP_LOGPROBS} \`top_logprobs\`; ${request.logprobs} were asked for.`,
+        { param: 'top_logprobs' },
+      );
+    }
+    const grammar = request.constraint ? await constraintGrammar(request.constraint) : undefined;
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
     let cachedPromptTokens = 0;
     // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
     for (let index = request.n - 1; index >= 0; index--) {
-      const choice = await this.#generateChoice(request, index, options);
-      choices[index] = { text: choice.text, finishReason: choice.finishReason };
+      const choice = await this.#generateChoice(request, index, options, grammar);
+      choices[index] = {
+        text: choice.text,
+        finishReason: choice.finishReason,
+        ...(request.logprobs !== undefined && { logprobs: choice.logprobs }),
+      };
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
       cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
@@ -113,7 +134,7 @@ export class WebLLMChatModel {
     return { choices, usage: { ...usage, ...(cachedPromptTokens > 0 && { cachedPromptTokens }) } };
   }
 
-  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions) {
+  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions, grammar?: string) {
     throwIfAborted(signal);
     const thinkingOff = this.#thinks && request.thinking !== true;
     // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache.
@@ -124,7 +145,7 @@ export class WebLLMChatModel {
     this.#held.forget();
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#engine.chat.completions.create(toWebLLMRequest(sent, index, thinkingOff));
+      stream = await this.#engine.chat.completions.create(toWebLLMRequest(sent, index, thinkingOff, grammar));
     } catch (error) {
       throw runError(error);
     }
@@ -141,10 +162,20 @@ export class WebLLMChatModel {
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
+    const logprobs: GeneratedTokenLogprob[] = [];
+    const pending: GeneratedTokenLogprob[] = [];
     const emit = (piece: string) => {
       if (!piece) return;
       text += piece;
-      onEvent?.({ type: 'delta', choice: index, text: piece });
+      // A delta carries the tokens generated since the last one (stop-sequence matching may hold text back).
+      const tokens = pending.splice(0);
+      logprobs.push(...tokens);
+      onEvent?.({
+        type: 'delta',
+        choice: index,
+        text: piece,
+        ...(request.logprobs !== undefined && { logprobs: tokens }),
+      });
     };
     try {
       for (;;) {
@@ -159,6 +190,8 @@ export class WebLLMChatModel {
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices[0];
         if (!choice) continue;
+        if (request.logprobs !== undefined)
+          pending.push(...fromWebLLMLogprobs(choice.logprobs?.content, request.logprobs));
         const content = choice.delta.content ?? '';
         if (stopped) {
           // Interrupted: only the final and usage chunks should follow. A token means it was not; close it then.
@@ -187,14 +220,16 @@ export class WebLLMChatModel {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
       if (!finished) await iterator.return?.().catch(() => {});
     }
-    if (stopped) finishReason = 'stop';
-    else {
+    if (!stopped) {
       const tail = stops.push(thinking.flush());
       emit(tail.text);
       if (tail.stopped) stopped = true;
       else emit(stops.flush());
     }
     if (stopped) finishReason = 'stop';
+    // A constrained choice that ended on its own must hold a valid answer: never report an invalid one as done.
+    const why = request.constraint && finishReason === 'stop' ? violation(request.constraint, text) : undefined;
+    if (why) throw invalidOutput(index, why);
     // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
     const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
     if (finished && !stopped && webLLMFinish === 'stop' && usage) {
@@ -204,12 +239,31 @@ export class WebLLMChatModel {
     return {
       text,
       finishReason,
+      logprobs,
       promptTokens,
       cachedPromptTokens,
       // Without a usage chunk, each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
     };
   }
+}
+
+/** web-llm refuses `top_logprobs` over 5 (its `postInitAndCheckGenerationConfigValues`). */
+const WEB_LLM_MAX_TOP_LOGPROBS = 5;
+
+/** web-llm's log probabilities of one chunk, with the requested number of alternatives. */
+function fromWebLLMLogprobs(
+  content: ChatCompletionTokenLogprob[] | null | undefined,
+  top: number,
+): GeneratedTokenLogprob[] {
+  return (content ?? []).map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes ?? [],
+    topLogprobs: t.top_logprobs
+      .slice(0, top)
+      .map((alt) => ({ token: alt.token, logprob: alt.logprob, bytes: alt.bytes ?? [] })),
+  }));
 }
 
 /** Removes `prefix` from the start of a streamed text, however its pieces split it; other text passes unchanged. */
@@ -237,12 +291,14 @@ function leadingStripper(prefix: string) {
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
  * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed. `top_p: 0`
  * means the most likely token only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its
- * temperature 0. `thinkingOff` switches a thinking mode off.
+ * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar text. Log
+ * probabilities ask for at least one alternative: web-llm records none at all with `top_logprobs: 0`.
  */
 export function toWebLLMRequest(
   request: ChatRequest,
   index: number,
   thinkingOff = false,
+  grammar?: string,
 ): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
     messages: request.messages.map((m) => ({
@@ -263,5 +319,10 @@ export function toWebLLMRequest(
   if (request.seed !== undefined) out.seed = request.seed + index;
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
   if (thinkingOff) out.extra_body = { enable_thinking: false };
+  if (grammar !== undefined) out.response_format = { type: 'grammar', grammar };
+  if (request.logprobs !== undefined) {
+    out.logprobs = true;
+    out.top_logprobs = Math.max(1, request.logprobs);
+  }
   return out;
 }
