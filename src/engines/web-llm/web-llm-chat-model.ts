@@ -23,6 +23,7 @@ import { toolFormatOf } from '../tools/tool-call-syntax.ts';
 import { replyConstraint } from '../tools/tool-constraint.ts';
 import { toolPrompt } from '../tools/tool-prompt.ts';
 import { loadError, runError } from './web-llm-errors.ts';
+import { HeldConversation } from './held-conversation.ts';
 
 /**
  * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
@@ -79,11 +80,17 @@ export interface WebLLMLoadOptions {
  * (`response_format: {type: "grammar"}`, which web-llm compiles with its own XGrammar and applies as a mask), not as
  * web-llm's schema string, whose defaults allow unbounded whitespace and skip Lantern's narrowing; each constrained
  * choice is validated before its end is reported. Log probabilities are web-llm's own.
+ *
+ * Prefix reuse is web-llm's own: it keeps the KV cache of its last conversation when the next request extends it (see
+ * HeldConversation). Messages go to it as the client sent them and replies come back as web-llm wrote them, so a
+ * client that sends the history back gets that reuse turn after turn. With `n > 1`, choice 0 runs last, so the
+ * conversation web-llm holds afterwards is the one a client most likely continues.
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
   /** Whether the model has a thinking mode to switch off (Qwen3). */
   readonly #thinks: boolean;
+  readonly #held = new HeldConversation();
 
   private constructor(engine: WebLLMEngine, thinks: boolean) {
     this.#engine = engine;
@@ -124,13 +131,16 @@ export class WebLLMChatModel {
     const grammar = constraint ? await grammarSpec(constraint) : undefined;
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
-    for (let index = 0; index < request.n; index++) {
+    let cachedPromptTokens = 0;
+    // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
+    for (let index = request.n - 1; index >= 0; index--) {
       const choice = await this.#generateChoice(request, index, options, constraint, grammar);
-      choices.push(choice.result);
+      choices[index] = choice.result;
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
+      cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
     }
-    return { choices, usage };
+    return { choices, usage: { ...usage, ...(cachedPromptTokens > 0 && { cachedPromptTokens }) } };
   }
 
   async #generateChoice(
@@ -142,9 +152,15 @@ export class WebLLMChatModel {
   ) {
     throwIfAborted(signal);
     const thinkingOff = this.#thinks && request.thinking !== true;
+    // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache.
+    const reuse = this.#held.reuseFor(request.messages);
+    const sent = reuse ? { ...request, messages: [...reuse.history, request.messages.at(-1)!] } : request;
+    const cachedPromptTokens = reuse?.tokens ?? 0;
+    // Until this choice ends on its own, web-llm will start the next request afresh.
+    this.#held.forget();
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index, thinkingOff, grammar));
+      stream = await this.#engine.chat.completions.create(toWebLLMRequest(sent, index, thinkingOff, grammar));
     } catch (error) {
       throw runError(error);
     }
@@ -157,8 +173,11 @@ export class WebLLMChatModel {
     });
     // The empty thinking block web-llm writes when thinking is off is its own doing, not the model's answer.
     const thinking = leadingStripper(thinkingOff ? EMPTY_THINKING_BLOCK : '');
+    // The reply as web-llm writes it (its conversation's), before the thinking block and stop sequences come off.
+    let raw = '';
     let deltas = 0;
     let finishReason: FinishReason = 'stop';
+    let webLLMFinish: string | null = null;
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
@@ -186,6 +205,7 @@ export class WebLLMChatModel {
         }
         if (content) {
           deltas += 1;
+          raw += content;
           const matched = stops.push(thinking.push(content));
           // A delta carries the tokens generated since the last one (stop-sequence matching may hold text back).
           out.write(matched.text, pending.splice(0));
@@ -196,7 +216,10 @@ export class WebLLMChatModel {
             continue;
           }
         }
-        if (choice.finish_reason) finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
+        if (choice.finish_reason) {
+          webLLMFinish = choice.finish_reason;
+          finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
+        }
       }
     } catch (error) {
       throw runError(error);
@@ -204,17 +227,26 @@ export class WebLLMChatModel {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
       if (!finished) await iterator.return?.().catch(() => {});
     }
-    if (stopped) finishReason = 'stop';
-    else {
+    if (!stopped) {
       const tail = stops.push(thinking.flush());
       out.write(tail.text);
-      if (tail.stopped) finishReason = 'stop';
+      if (tail.stopped) stopped = true;
       else out.write(stops.flush());
     }
+    if (stopped) finishReason = 'stop';
+    // The end, checked against the constraint: a constrained choice that ended on its own must hold a valid answer.
     out.finish(finishReason);
+    // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
+    const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
+    const result = out.result();
+    if (finished && !stopped && webLLMFinish === 'stop' && usage) {
+      const reply = { text: result.text, toolCalls: result.toolCalls ?? [] };
+      this.#held.hold(request.messages, reply, sent.messages, raw, promptTokens, usage.completion_tokens);
+    }
     return {
-      result: out.result(),
-      promptTokens: usage?.prompt_tokens ?? 0,
+      result,
+      promptTokens,
+      cachedPromptTokens,
       // Without a usage chunk, each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
     };
