@@ -170,3 +170,30 @@ describe('WebLLMChatModel tool guarantees (the fake runs the grammar with the re
     });
   });
 });
+
+describe('WebLLMChatModel tool loops and web-llm cache', () => {
+  it('a tool loop continues the conversation web-llm holds: the call as it wrote it, then the result', async () => {
+    const { model, fake } = await loaded(call('Paris'));
+    const first = await model.generate(request());
+    const [made] = first.choices[0]!.toolCalls!;
+    fake.reply = () => tokens('It is sunny.');
+    const messages: ChatRequest['messages'] = [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_abc', ...made! }] },
+      { role: 'tool', content: '{"temperature": 18}', toolCallId: 'call_abc' },
+    ];
+    const second = await model.generate(request({ messages }));
+    expect(second.choices[0]).toMatchObject({ text: 'It is sunny.', finishReason: 'stop' });
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, true]);
+    expect(second.usage.cachedPromptTokens).toBeGreaterThan(0);
+    // A client that changed the call's arguments does not continue what web-llm holds.
+    const other = await loaded(call('Paris'));
+    await other.model.generate(request());
+    other.fake.reply = () => tokens('It is sunny.');
+    const changed = messages.map((m) =>
+      m.toolCalls ? { ...m, toolCalls: [{ id: 'call_abc', name: 'get_weather', arguments: '{"city": "Oslo"}' }] } : m,
+    );
+    await other.model.generate(request({ messages: changed }));
+    expect(other.fake.prefills.map((p) => p.reused)).toEqual([false, false]);
+  });
+});
