@@ -3,7 +3,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { aborted, FakeEngine } from '../test/support/fake-engine.ts';
 import { EngineError } from '../src/engine/index.ts';
 import { KeyRing } from '../src/keys/index.ts';
-import { PORT_REQUEST, REQUEST_ID_HEADER, registerEngineErrorTransfer } from '../src/worker/protocol.ts';
+import {
+  PORT_REQUEST,
+  REQUEST_ID_HEADER,
+  registerEngineErrorTransfer,
+  type PortOffer,
+} from '../src/worker/protocol.ts';
 import { createWorkerApi } from '../src/worker/worker-api.ts';
 import { mountLantern } from './mount-lantern.ts';
 
@@ -11,6 +16,20 @@ import { mountLantern } from './mount-lantern.ts';
 registerEngineErrorTransfer();
 
 const ORIGIN = 'https://app.example';
+
+/** The host's profile as its port offer carries it: the fake engine's two models, on the CPU. */
+const ROUTING: PortOffer['routing'] = {
+  profile: {
+    'chat-model': { task: 'chat', created: 1, candidates: [{ engine: 'transformers', model: '/chat', device: 'cpu' }] },
+    'embed-model': {
+      task: 'embeddings',
+      created: 2,
+      candidates: [{ engine: 'transformers', model: '/embed', device: 'cpu' }],
+    },
+  },
+  policy: 'local-first',
+  device: { webgpu: false, shaderF16: false },
+};
 const ports: MessagePort[] = [];
 afterEach(() => ports.splice(0).forEach((p) => p.close()));
 
@@ -48,7 +67,8 @@ class FakeScope {
       createWorkerApi(() => engine, { report: () => {}, fatal: () => {} }),
       port1,
     );
-    this.dispatch('message', { data: { type: 'lantern:port-offer', host, generation }, ports: [port2] });
+    const offer: PortOffer = { type: 'lantern:port-offer', host, generation, routing: ROUTING };
+    this.dispatch('message', { data: offer, ports: [port2] });
   }
 }
 

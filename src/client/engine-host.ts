@@ -1,5 +1,6 @@
 import * as Comlink from 'comlink';
 import type { LoadProgress } from '../engine/index.ts';
+import type { RoutingConfig } from '../engines/model-profile.ts';
 import {
   registerEngineErrorTransfer,
   type DeviceInfo,
@@ -76,11 +77,16 @@ export class EngineHost {
     const control = this.#control;
     const generation = this.#generation;
     try {
-      await this.#started;
-      if (!control || generation !== this.#generation) return;
+      const device = await this.#started;
+      if (!control || !device || generation !== this.#generation) return;
       const { port1, port2 } = new MessageChannel();
       await control.connect(Comlink.transfer(port1, [port1]));
-      const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation };
+      const routing: RoutingConfig = {
+        profile: this.#config.profile,
+        policy: this.#config.policy ?? 'local-first',
+        device: { webgpu: device.device === 'webgpu', shaderF16: device.shaderF16 },
+      };
+      const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation, routing };
       serviceWorker.postMessage(offer, [port2]);
     } catch (error) {
       console.warn('[lantern] could not hand the engine worker to the service worker:', error);

@@ -1,13 +1,16 @@
 /** The page side of Lantern: start it, manage keys, listen to its events. */
-export { LocalAPI, startLocalAPI, type LocalAPIEventMap, type LocalAPIOptions } from './local-api.ts';
+export { LocalAPI, startLocalAPI, type LocalAPIEventMap, type LocalAPIOptions, type ModelChain } from './local-api.ts';
 export type { DeviceInfo, DevicePreference, RunReport } from '../worker/protocol.ts';
 export type { LoadProgress } from '../engine/index.ts';
 export {
   bundledProfile,
   candidateKey,
   PUBLIC_MODELS,
+  type LocalCandidate,
   type ModelCandidate,
   type ModelEntry,
   type ModelProfile,
+  type RemoteCandidate,
+  type RoutingPolicy,
 } from '../engines/model-profile.ts';
 export { DEFAULT_PROFILE } from '../engines/model-registry.ts';

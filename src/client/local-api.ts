@@ -1,9 +1,16 @@
 import { Workbox } from 'workbox-window';
 import type { LoadProgress, ModelTask } from '../engine/index.ts';
-import { usableCandidates, type ModelCandidate, type ModelProfile } from '../engines/model-profile.ts';
+import {
+  candidateChain,
+  candidateKey,
+  type ModelCandidate,
+  type ModelProfile,
+  type RoutingPolicy,
+} from '../engines/model-profile.ts';
 import { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 import { indexedDbKeyStorage, KeyRing, type KeyStore } from '../keys/index.ts';
 import {
+  isServed,
   PORT_REQUEST,
   REQUEST_ID_HEADER,
   type AbortRequest,
@@ -23,6 +30,11 @@ export interface LocalAPIOptions {
    * after their first download). `bundledProfile('/models')` selects the tiny fixture models that ship with the app.
    */
   profile?: ModelProfile;
+  /**
+   * For IDs whose chains have remote candidates: `local-first` (default) tries the local ones this device can run,
+   * then the servers; `remote-first` the servers, then the local ones; `local-only` never forwards a request.
+   */
+  policy?: RoutingPolicy;
   /** Where models run (default `auto`: WebGPU when the browser has an adapter, otherwise WebAssembly). */
   device?: DevicePreference;
   /** Run reports carry each token's timestamp (`tokenTimes`), for benchmarks. */
@@ -43,6 +55,18 @@ export interface LocalAPIEventMap {
   restart: CustomEvent<{ reason: string }>;
   /** A new version of the service worker took control of this page. */
   update: Event;
+  /** A public ID is now answered by another candidate (`backend` is its `candidateKey`). */
+  served: CustomEvent<{ model: string; backend: string }>;
+}
+
+/** A public model ID as this device serves it (see `LocalAPI.models()`). */
+export interface ModelChain {
+  id: string;
+  task: ModelTask;
+  /** What serves it, first to last: the local candidates this device can run and the servers, in the policy's order. */
+  candidates: ModelCandidate[];
+  /** The `candidateKey` of the candidate that answered its last request, or, before any, of the first in line. */
+  servedBy: string | null;
 }
 
 /** Messages between the tabs of an origin, so that every tab hears the host's events. */
@@ -68,6 +92,9 @@ export class LocalAPI extends EventTarget {
   readonly keys: KeyStore = new KeyRing({ storage: indexedDbKeyStorage() });
   #device: DeviceInfo | undefined;
   #profile: ModelProfile = DEFAULT_PROFILE;
+  #policy: RoutingPolicy = 'local-first';
+  /** Public ID → the candidate that answered it last, as the service worker reports it. */
+  readonly #servedBy = new Map<string, string>();
   #host: EngineHost | undefined;
   readonly #closed = new AbortController();
   readonly #tabs = new BroadcastChannel(TAB_CHANNEL);
@@ -79,20 +106,21 @@ export class LocalAPI extends EventTarget {
 
   /**
    * Each public model ID with what this device will try for it, first to last: the fallback chain after the device's
-   * capabilities are taken into account (empty: the ID cannot run here). Waits until the device is known.
+   * capabilities and the policy are taken into account (empty: the ID cannot be served here), and which candidate
+   * serves it. Waits until the device is known.
    */
-  async models(): Promise<{ id: string; task: ModelTask; candidates: ModelCandidate[] }[]> {
+  async models(): Promise<ModelChain[]> {
     const info =
       this.#device ??
       (await new Promise<DeviceInfo>((resolve) =>
         this.addEventListener('device', (event) => resolve(event.detail), { once: true }),
       ));
     const device = { webgpu: info.device === 'webgpu', shaderF16: info.shaderF16 };
-    return Object.entries(this.#profile).map(([id, entry]) => ({
-      id,
-      task: entry.task,
-      candidates: usableCandidates(entry, device),
-    }));
+    return Object.entries(this.#profile).map(([id, entry]) => {
+      const candidates = candidateChain(entry, device, this.#policy);
+      const servedBy = this.#servedBy.get(id) ?? (candidates[0] ? candidateKey(candidates[0]) : null);
+      return { id, task: entry.task, candidates, servedBy };
+    });
   }
 
   /**
@@ -175,6 +203,10 @@ export class LocalAPI extends EventTarget {
     container.addEventListener('message', (event) => {
       if (event.data?.type === PORT_REQUEST && this.#host && event.source instanceof ServiceWorker) {
         void this.#host.offerPort(event.source);
+      } else if (isServed(event.data)) {
+        const { model, backend } = event.data;
+        this.#servedBy.set(model, backend);
+        this.dispatchEvent(new CustomEvent('served', { detail: { model, backend } }));
       }
     });
     container.startMessages();
@@ -194,7 +226,13 @@ export class LocalAPI extends EventTarget {
     }
 
     this.#profile = options.profile ?? DEFAULT_PROFILE;
-    this.#elect({ profile: this.#profile, device: options.device ?? 'auto', trace: options.trace === true });
+    this.#policy = options.policy ?? 'local-first';
+    this.#elect({
+      profile: this.#profile,
+      policy: this.#policy,
+      device: options.device ?? 'auto',
+      trace: options.trace === true,
+    });
     this.#tabs.postMessage({ type: 'hello' } satisfies TabMessage);
   }
 

@@ -12,15 +12,17 @@ import {
   type ModelCard,
   type ModelTask,
 } from '../engine/index.ts';
+import { fallbackChain } from './fallback-chain.ts';
 import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders } from './model-loaders.ts';
 import {
   candidateKey,
   CPU_ONLY,
   usableCandidates,
   type DeviceCapabilities,
-  type ModelCandidate,
+  type LocalCandidate,
   type ModelEntry,
   type ModelProfile,
+  type RoutingPolicy,
 } from './model-profile.ts';
 import { TaskQueue } from './task-queue.ts';
 
@@ -33,6 +35,8 @@ export interface EngineOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** How candidates are loaded (default: transformers.js and web-llm). */
   loaders?: ModelLoaders;
+  /** Where IDs whose chains have remote candidates are served first (default `local-first`). */
+  policy?: RoutingPolicy;
 }
 
 type LoadedModel = ChatModel | EmbeddingModel;
@@ -53,6 +57,8 @@ export function createEngine(options: EngineOptions): Engine {
   const loaders = options.loaders ?? DEFAULT_LOADERS;
   const byId = new Map<string, Promise<LoadedModel>>();
   const byCandidate = new Map<string, Promise<LoadedModel>>();
+  /** The candidate key of each loaded model, for `onBackend`. */
+  const keys = new WeakMap<LoadedModel, string>();
   const queue = new TaskQueue();
 
   const entryFor = (id: string, task: ModelTask): ModelEntry => {
@@ -68,7 +74,7 @@ export function createEngine(options: EngineOptions): Engine {
     );
   };
 
-  const loadCandidate = (id: string, task: ModelTask, candidate: ModelCandidate): Promise<LoadedModel> => {
+  const loadCandidate = (id: string, task: ModelTask, candidate: LocalCandidate): Promise<LoadedModel> => {
     const key = candidateKey(candidate);
     let loading = byCandidate.get(key);
     if (!loading) {
@@ -89,6 +95,7 @@ export function createEngine(options: EngineOptions): Engine {
         for (const candidate of usableCandidates(entry, device)) {
           try {
             const model = await loadCandidate(id, entry.task, candidate);
+            keys.set(model, candidateKey(candidate));
             onProgress?.({ status: 'ready', model: id, resolved: candidateKey(candidate) });
             return model;
           } catch (error) {
@@ -110,7 +117,8 @@ export function createEngine(options: EngineOptions): Engine {
     return loading;
   };
 
-  return {
+  // Every local candidate of the profile; the fallback chain adds the remote ones.
+  const local: Engine = {
     async models(): Promise<ModelCard[]> {
       return Object.entries(profile)
         .filter(([, entry]) => usableCandidates(entry, device).length > 0)
@@ -119,12 +127,15 @@ export function createEngine(options: EngineOptions): Engine {
 
     async chat(id: string, request: ChatRequest, chatOptions: ChatOptions = {}): Promise<ChatResult> {
       const model = (await resolve(id, entryFor(id, 'chat'))) as ChatModel;
+      chatOptions.onBackend?.(keys.get(model)!);
       return queue.run(() => model.generate(request, chatOptions), chatOptions.signal);
     },
 
     async embed(id: string, request: EmbedRequest, embedOptions: EmbedOptions = {}): Promise<EmbedResult> {
       const model = (await resolve(id, entryFor(id, 'embeddings'))) as EmbeddingModel;
+      embedOptions.onBackend?.(keys.get(model)!);
       return queue.run(() => model.embed(request.input, embedOptions), embedOptions.signal);
     },
   };
+  return fallbackChain({ local, routing: () => ({ profile, device, policy: options.policy ?? 'local-first' }) });
 }

@@ -7,6 +7,7 @@ import {
   PUBLIC_MODELS,
   usableCandidates,
   type DeviceCapabilities,
+  type LocalCandidate,
 } from './model-profile.ts';
 import { DEFAULT_PROFILE } from './model-registry.ts';
 
@@ -55,7 +56,7 @@ describe('the default registry', () => {
   });
 
   it('orders three chat models by size', () => {
-    const size = (id: string) => DEFAULT_PROFILE[id]!.candidates[0]!.downloadBytes!;
+    const size = (id: string) => (DEFAULT_PROFILE[id]!.candidates[0] as LocalCandidate).downloadBytes!;
     expect(size('crimson-falcon-4')).toBeLessThan(size('indigo-owl-4'));
     expect(size('indigo-owl-4')).toBeLessThan(size('amber-phoenix-4'));
   });

@@ -30,7 +30,58 @@ export interface WebLLMCandidate {
   downloadBytes?: number;
 }
 
-export type ModelCandidate = TransformersCandidate | WebLLMCandidate;
+/**
+ * A model served by an OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, the app's own backend): Lantern
+ * forwards the request and streams the answer back, under the public ID. See `src/engines/remote/`.
+ */
+export interface RemoteCandidate {
+  engine: 'remote';
+  /**
+   * The server's base URL, up to and including its `/v1` (`http://127.0.0.1:11434/v1`). In a browser, best a path of
+   * the app's own backend (`/api/llm/v1`), which adds the server's key there: anything in a profile reaches the page.
+   * A server on another origin must allow this one (CORS).
+   */
+  baseURL: string;
+  /** The model's name on that server (never shown to clients: answers carry the public ID). */
+  model: string;
+  /** Sent as `Authorization: Bearer …`; never logged or echoed. For Node: in a browser every visitor can read it. */
+  apiKey?: string;
+  /** More request headers; their values are treated as secrets too. */
+  headers?: Readonly<Record<string, string>>;
+  /** Overrides of the timeouts, in milliseconds (see `REMOTE_DEFAULTS` in `src/engines/remote/`). */
+  timeouts?: Readonly<Partial<RemoteTimeouts>>;
+  /** How long a server that failed is left alone before it is tried again, in milliseconds. */
+  coolDownMs?: number;
+}
+
+/** How long Lantern waits on a remote server, in milliseconds. */
+export interface RemoteTimeouts {
+  /** Until a streamed answer's response headers: servers send them as soon as they accept the request. */
+  connect: number;
+  /** Until the first event of a streamed answer, or the whole answer of a JSON one (servers send it when done). */
+  firstByte: number;
+  /** Longest silence between two events of a stream. */
+  idle: number;
+}
+
+/** A candidate that runs on this device. */
+export type LocalCandidate = TransformersCandidate | WebLLMCandidate;
+
+export type ModelCandidate = LocalCandidate | RemoteCandidate;
+
+/**
+ * Where a profile's IDs are served when a chain has both kinds: `local-first` (the default) tries the local
+ * candidates this device can run, then the remote ones; `remote-first` the remote ones, then the local ones;
+ * `local-only` never forwards a request. The order within each kind is the profile's.
+ */
+export type RoutingPolicy = 'local-first' | 'remote-first' | 'local-only';
+
+/** What decides which candidate serves a request: the profile, its policy, and what this device can run. */
+export interface RoutingConfig {
+  profile: ModelProfile;
+  policy: RoutingPolicy;
+  device: DeviceCapabilities;
+}
 
 /** What a public model ID runs: candidates in order of preference; the first this device can run is used. */
 export interface ModelEntry {
@@ -56,20 +107,35 @@ export const CPU_ONLY: DeviceCapabilities = Object.freeze({ webgpu: false, shade
 
 /** Whether a candidate computes in half precision on the GPU, which needs the adapter's `shader-f16` feature. */
 export function needsShaderF16(candidate: ModelCandidate): boolean {
+  if (candidate.engine === 'remote') return false;
   if (candidate.engine === 'web-llm') return /-q\df16/.test(candidate.model);
   return candidate.device === 'webgpu' && (candidate.dtype === 'fp16' || candidate.dtype === 'q4f16');
 }
 
-/** Whether this device can run the candidate at all. */
+/** Whether this device can run the candidate at all (a remote one it can always call). */
 export function canRun(candidate: ModelCandidate, device: DeviceCapabilities): boolean {
+  if (candidate.engine === 'remote') return true;
   const gpu = candidate.engine === 'web-llm' || candidate.device === 'webgpu';
   if (gpu && !device.webgpu) return false;
   return !needsShaderF16(candidate) || device.shaderF16;
 }
 
-/** The entry's candidates that this device can run, in order: the fallback chain. */
-export function usableCandidates(entry: ModelEntry, device: DeviceCapabilities): ModelCandidate[] {
-  return entry.candidates.filter((candidate) => canRun(candidate, device));
+export const isRemote = (candidate: ModelCandidate): candidate is RemoteCandidate => candidate.engine === 'remote';
+
+/** The entry's local candidates that this device can run, in order: the local fallback chain. */
+export function usableCandidates(entry: ModelEntry, device: DeviceCapabilities): LocalCandidate[] {
+  return entry.candidates.filter((c): c is LocalCandidate => !isRemote(c) && canRun(c, device));
+}
+
+/** Every candidate that can serve the entry here, in the order the policy tries them: the whole fallback chain. */
+export function candidateChain(
+  entry: ModelEntry,
+  device: DeviceCapabilities,
+  policy: RoutingPolicy = 'local-first',
+): ModelCandidate[] {
+  const local = usableCandidates(entry, device);
+  const remote = policy === 'local-only' ? [] : entry.candidates.filter(isRemote);
+  return policy === 'remote-first' ? [...remote, ...local] : [...local, ...remote];
 }
 
 /** The weights file of each transformers.js dtype, in a model folder's `onnx/`. */
@@ -84,11 +150,25 @@ export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.fr
 /** Whether a model is named by its Hugging Face hub ID (`org/name`) rather than by a path or URL the app serves. */
 export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);
 
-/** Names a candidate in messages and as a key: `web-llm:SmolLM2-…-MLC`, `transformers:onnx-community/…@q4/cpu`. */
+/**
+ * Names a candidate in messages, headers and as a key: `web-llm:SmolLM2-…-MLC`,
+ * `transformers:onnx-community/…@q4/cpu`, `remote:llama3.2@http://127.0.0.1:11434/v1` (a URL's user, query and
+ * fragment left out: they can hold secrets).
+ */
 export function candidateKey(candidate: ModelCandidate): string {
+  if (candidate.engine === 'remote') return `remote:${candidate.model}@${redactURL(candidate.baseURL)}`;
   return candidate.engine === 'web-llm'
     ? `web-llm:${candidate.model}`
     : `transformers:${candidate.model}@${candidate.dtype ?? 'default'}/${candidate.device}`;
+}
+
+function redactURL(url: string): string {
+  try {
+    const { origin, pathname } = new URL(url);
+    return origin + pathname.replace(/\/+$/, '');
+  } catch {
+    return url.replace(/[?#].*$/, '').replace(/\/+$/, ''); // a path of the app's own origin
+  }
 }
 
 /** The date the bundled fixture models were generated (`scripts/fixtures/generate.py`). */

@@ -1,11 +1,11 @@
-import { isHubModel, ONNX_FILES, type ModelCandidate } from '../engines/model-profile.ts';
+import { isHubModel, ONNX_FILES, type LocalCandidate } from '../engines/model-profile.ts';
 
 /**
  * What a candidate stores in the browser's Cache API, as the engines cache it: transformers.js keys its
  * `transformers-cache` by hub URL, web-llm its caches by the URLs of its model repository. A model served by the app
  * itself (a path, like the bundled ones) belongs to the app's precache and is not the playground's to remove.
  */
-function storage(candidate: ModelCandidate): { probe: string; prefix: string | null } {
+function storage(candidate: LocalCandidate): { probe: string; prefix: string | null } {
   if (candidate.engine === 'web-llm') {
     const repo = `https://huggingface.co/mlc-ai/${candidate.model}/`;
     return { probe: `${repo}resolve/main/ndarray-cache.json`, prefix: repo };
@@ -18,16 +18,16 @@ function storage(candidate: ModelCandidate): { probe: string; prefix: string | n
 }
 
 /** Whether the candidate's weights are in a cache of this origin (so it loads without the network). */
-export async function isCached(candidate: ModelCandidate): Promise<boolean> {
+export async function isCached(candidate: LocalCandidate): Promise<boolean> {
   // The service worker's precache keys files with a revision query: match on the path alone.
   return (await caches.match(storage(candidate).probe, { ignoreSearch: true })) !== undefined;
 }
 
 /** Whether the playground may remove the candidate from the cache (models the app ships cannot be). */
-export const isRemovable = (candidate: ModelCandidate) => storage(candidate).prefix !== null;
+export const isRemovable = (candidate: LocalCandidate) => storage(candidate).prefix !== null;
 
 /** Deletes every cached file of the candidate from every cache of this origin; returns how many were removed. */
-export async function removeFromCache(candidate: ModelCandidate): Promise<number> {
+export async function removeFromCache(candidate: LocalCandidate): Promise<number> {
   const { prefix } = storage(candidate);
   if (!prefix) return 0;
   let removed = 0;

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
-import type { ChatEvent, TokenUsage } from '../../engine/index.ts';
+import type { ChatEvent, TokenUsage, WireObject } from '../../engine/index.ts';
+import { BACKEND_HEADER } from '../errors.ts';
 import { newCompletionId } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { eventStream } from '../sse.ts';
@@ -12,29 +13,41 @@ const toUsage = (usage: TokenUsage): CompletionUsage => ({
   total_tokens: usage.promptTokens + usage.completionTokens,
 });
 
-/** `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. */
+/**
+ * `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. The engine gets the client's body too
+ * (`wire`): a remote candidate forwards it and hands back the server's own completion or chunks, which are answered
+ * as they are, with only `model` set to the public ID. `x-lantern-backend` names the candidate that answered.
+ */
 export function createChatCompletion({ engine, limits, parsers, now, errorBody }: RouteDeps) {
   return async (c: Context<Env>) => {
-    const { model, stream, includeUsage, request } = parsers.chat(await readJsonObject(c.req.raw, limits.maxBodyBytes));
+    const wire = await readJsonObject(c.req.raw, limits.maxBodyBytes);
+    const { model, stream, includeUsage, request } = parsers.chat(wire);
     await requireModel(engine, model, 'chat');
     const id = newCompletionId();
     const created = Math.floor(now() / 1000);
+    const backend: Record<string, string> = {};
+    const onBackend = (name: string) => void (backend[BACKEND_HEADER] = name);
 
     if (!stream) {
-      const result = await engine.chat(model, request, { signal: c.req.raw.signal });
-      return c.json<ChatCompletion>({
-        id,
-        object: 'chat.completion',
-        created,
-        model,
-        choices: result.choices.map((choice, index) => ({
-          index,
-          message: { role: 'assistant', content: choice.text, refusal: null },
-          logprobs: null,
-          finish_reason: choice.finishReason,
-        })),
-        usage: toUsage(result.usage),
-      });
+      const result = await engine.chat(model, request, { signal: c.req.raw.signal, wire, onBackend });
+      if (result.wire) return c.json({ ...result.wire, model }, 200, backend);
+      return c.json<ChatCompletion>(
+        {
+          id,
+          object: 'chat.completion',
+          created,
+          model,
+          choices: result.choices.map((choice, index) => ({
+            index,
+            message: { role: 'assistant', content: choice.text, refusal: null },
+            logprobs: null,
+            finish_reason: choice.finishReason,
+          })),
+          usage: toUsage(result.usage),
+        },
+        200,
+        backend,
+      );
     }
 
     const chunk = (choices: ChatCompletionChunk['choices'], usage: CompletionUsage | null = null) => {
@@ -42,8 +55,13 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
       if (includeUsage) out.usage = usage;
       return out;
     };
-    return eventStream(
+    const response = await eventStream(
       async (send, signal) => {
+        let passedThrough = false;
+        const onWire = (wireChunk: WireObject) => {
+          passedThrough = true;
+          send({ ...wireChunk, model });
+        };
         let begun = false;
         const onEvent = (event: ChatEvent) => {
           // Each choice opens with its role. Sent with the first token rather than up front, so that a request the
@@ -62,8 +80,9 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
             ]),
           );
         };
-        const result = await engine.chat(model, request, { signal, onEvent });
-        if (includeUsage) send(chunk([], toUsage(result.usage)));
+        const result = await engine.chat(model, request, { signal, onEvent, onWire, wire, onBackend });
+        // A server's stream carried its own usage chunk, when the client asked for it.
+        if (includeUsage && !passedThrough) send(chunk([], toUsage(result.usage)));
       },
       {
         signal: c.req.raw.signal,
@@ -71,5 +90,7 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
         onDone: c.get('generation')?.release,
       },
     );
+    for (const [name, value] of Object.entries(backend)) response.headers.set(name, value);
+    return response;
   };
 }
