@@ -52,7 +52,7 @@ const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', '
  * A request goes to the first link that can take it. It moves on to the next link when its link could not serve it
  * before producing any output: a local model that cannot load (or whose engine went away), a server that cannot be
  * reached, does not answer in time or fails (5xx, refused credentials, an unknown model). A server that failed is
- * skipped for a cool-down (a circuit breaker per server), so a dead server costs one attempt, not one per request.
+ * skipped for a cool-down (a circuit breaker per candidate), so a dead server costs one attempt, not one per request.
  * A client error (400), a rate limit (429) or an abort ends the request where it is, as does any failure after output
  * began (a stream cut mid-way ends in an error event). When every link failed, the error is the one that can heal
  * (a server to retry, with its cool-down as `retry-after`), and the message lists what each link said.
@@ -63,20 +63,19 @@ const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', '
 export function fallbackChain(options: FallbackChainOptions): Engine {
   const { local, routing, onServed } = options;
   const now = options.now ?? Date.now;
-  const breakers = new Map<string, CircuitBreaker>();
-  const models = new Map<string, RemoteModel>();
+  // Per candidate, not per server: a wrong key or model name fails one candidate, not the others on its server.
+  const breakers = new WeakMap<RemoteCandidate, CircuitBreaker>();
+  const models = new WeakMap<RemoteCandidate, RemoteModel>();
   const lastServed = new Map<string, string>();
 
   const breakerFor = (candidate: RemoteCandidate) => {
-    const server = candidate.baseURL.replace(/\/+$/, '');
-    let breaker = breakers.get(server);
-    if (!breaker) breakers.set(server, (breaker = new CircuitBreaker(candidate.coolDownMs, now)));
+    let breaker = breakers.get(candidate);
+    if (!breaker) breakers.set(candidate, (breaker = new CircuitBreaker(candidate.coolDownMs, now)));
     return breaker;
   };
   const modelFor = (candidate: RemoteCandidate) => {
-    const key = candidateKey(candidate);
-    let model = models.get(key);
-    if (!model) models.set(key, (model = new RemoteModel(candidate)));
+    let model = models.get(candidate);
+    if (!model) models.set(candidate, (model = new RemoteModel(candidate)));
     return model;
   };
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   bundledProfile,
+  candidateChain,
   candidateKey,
   CPU_ONLY,
   needsShaderF16,
@@ -81,5 +82,25 @@ describe('the bundled profile', () => {
       expect(keys.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|embed)@fp32\/cpu$/);
       expect(keys[0]!.endsWith('/webgpu')).toBe(device.webgpu);
     }
+  });
+});
+
+describe('candidateChain', () => {
+  const server = { engine: 'remote', baseURL: 'https://user:pw@llm.example/v1/?key=k', model: 'big' } as const;
+  const entry = {
+    task: 'chat' as const,
+    created: 0,
+    candidates: [server, ...DEFAULT_PROFILE['crimson-falcon-4']!.candidates],
+  };
+  const keys = (policy?: 'local-first' | 'remote-first' | 'local-only', device = CPU_ONLY) =>
+    candidateChain(entry, device, policy).map(candidateKey);
+
+  it('puts the servers after the local candidates this device can run, or first, or nowhere, as the policy says', () => {
+    const local = 'transformers:HuggingFaceTB/SmolLM2-360M-Instruct@q4/cpu';
+    const remote = 'remote:big@https://llm.example/v1'; // no user, password or query: they can hold secrets
+    expect(keys()).toEqual([local, remote]);
+    expect(keys('remote-first')).toEqual([remote, local]);
+    expect(keys('local-only')).toEqual([local]);
+    expect(usableCandidates(entry, CPU_ONLY).map(candidateKey)).toEqual([local]);
   });
 });

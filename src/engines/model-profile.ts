@@ -56,7 +56,10 @@ export interface RemoteCandidate {
 
 /** How long Lantern waits on a remote server, in milliseconds. */
 export interface RemoteTimeouts {
-  /** Until a streamed answer's response headers: servers send them as soon as they accept the request. */
+  /**
+   * Until a streamed answer's response headers: the server accepted the request (some send them only with the first
+   * token, after loading a cold model).
+   */
   connect: number;
   /** Until the first event of a streamed answer, or the whole answer of a JSON one (servers send it when done). */
   firstByte: number;

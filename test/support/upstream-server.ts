@@ -29,6 +29,8 @@ export interface UpstreamConfig {
   stories?: string;
   /** Lantern's per-key rate limit (a low one makes it answer 429). */
   requestsPerMinute?: number;
+  /** Generations one key may run at once (1: a second request while one streams is answered 429). */
+  concurrentGenerations?: number;
   /** Serve this chat ID from a model whose weights are corrupt: it answers 500 `model_load_failed`. */
   broken?: string;
   /** Allow this origin (CORS), for a browser's service worker calling across origins. */
@@ -42,6 +44,7 @@ export type UpstreamMessage =
   | { type: 'ready'; port: number; key: string }
   | { type: 'request'; path: string; body: unknown }
   | { type: 'run'; model: string; outcome: string }
+  /** (silent) A request arrived on a new connection. Node's fetch also opens idle connections: those do not count. */
   | { type: 'connection' }
   | { type: 'sent'; event: number };
 
@@ -54,7 +57,7 @@ process.on('disconnect', () => process.exit(0));
 
 if (config.mode === 'silent') {
   const server = createServer((socket) => {
-    tell({ type: 'connection' });
+    socket.once('data', () => tell({ type: 'connection' }));
     socket.on('error', () => {});
   });
   server.listen(config.port ?? 0, '127.0.0.1', () => {
@@ -98,7 +101,11 @@ async function serveLantern() {
     engine: reported,
     keys,
     onServerError: () => {},
-    rateLimits: { requestsPerMinute: config.requestsPerMinute ?? 1e6, concurrentGenerations: 64, maxGenerations: 64 },
+    rateLimits: {
+      requestsPerMinute: config.requestsPerMinute ?? 1e6,
+      concurrentGenerations: config.concurrentGenerations ?? 64,
+      maxGenerations: 64,
+    },
   });
 
   const fetch = async (request: Request): Promise<Response> => {

@@ -111,7 +111,7 @@ export function fromStatus(status: number, body: string, headers: Headers, conte
   const kind = status === 408 || status === 503 ? 'upstream_unavailable' : 'upstream_error';
   return new EngineError(kind, `${theServer} failed (${status}). ${words}`.trim(), {
     ...common,
-    retry: retry.retry ?? status >= 500,
+    retry: retry.retry ?? (status >= 500 || status === 408),
   });
 }
 

@@ -4,14 +4,15 @@ import { candidateKey, type RemoteCandidate, type RemoteTimeouts } from '../mode
 import { cutShort, fromStatus, notAnAnswer, timedOut, unreachable, type ErrorContext } from './upstream-errors.ts';
 
 /**
- * The timeouts of a remote candidate that sets none, in milliseconds. `connect`: a server that is up sends a streamed
- * answer's headers as soon as it has read the request, so 10 s is a dead or unreachable server even over a slow
- * mobile link. `firstByte`: the first token waits for the prompt to be read (and, for a JSON answer, for the whole
- * answer): two minutes covers a long prompt on a loaded server. `idle`: once a stream runs, a minute without a token
- * is a server that hung.
+ * The timeouts of a remote candidate that sets none, in milliseconds. `connect`, until the server accepts a streamed
+ * request (its response headers): vLLM and llama.cpp's server send them at once, while Ollama and Lantern's own server
+ * send them with the first token, after loading a cold model; half a minute covers that load for a small model, and an
+ * unreachable host (Node's fetch gives up connecting after 10 s by itself). `firstByte`, until the first token (a
+ * stream's first event, or a JSON answer, which servers send whole): two minutes covers a long prompt on a loaded
+ * server. `idle`: once a stream runs, a minute without a token is a server that hung.
  */
 export const REMOTE_TIMEOUTS: Readonly<RemoteTimeouts> = Object.freeze({
-  connect: 10_000,
+  connect: 30_000,
   firstByte: 120_000,
   idle: 60_000,
 });
