@@ -24,6 +24,7 @@ import {
 } from './measures.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
+import { remoteBench, remoteTable } from './remote-bench.ts';
 import { decodeRate, median, round } from './stats.ts';
 
 declare global {
@@ -359,6 +360,9 @@ const node = await measure('node', PLANS.node, await nodeBench());
 bundled[NODE] = node.bundled;
 if (node.stories) stories[NODE] = node.stories;
 
+log('node: the remote path (Lantern forwarding to its own server in another process)');
+const remote = await remoteBench({ ttft: [2, 40], chunks: [64, 20] });
+
 const server = await startServer(
   4191,
   { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
@@ -379,10 +383,18 @@ try {
 const markdown = [
   `On the bundled models (public/models):\n\n${table(bundled)}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
+  `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
+    `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
 console.log(`\n${markdown}\n`);
 const out = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(out, { recursive: true });
-const report = { date: new Date().toISOString(), machine, browsers, results: { bundled, stories }, markdown };
+const report = {
+  date: new Date().toISOString(),
+  machine,
+  browsers,
+  results: { bundled, stories, remote },
+  markdown,
+};
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');
 log(`wrote bench/results/latest.json`);

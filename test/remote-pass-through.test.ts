@@ -32,7 +32,7 @@ const normalized = (value: unknown): unknown =>
 beforeAll(async () => {
   [upstream, gated] = await Promise.all([
     startUpstream({ mode: 'lantern', ...(HAS_STORIES_260K && { stories: STORIES_260K }) }),
-    startUpstream({ mode: 'lantern', gated: true }),
+    startUpstream({ mode: 'lantern', gated: true, ignoreEncodingFormat: true }),
   ]);
   const only = (task: 'chat' | 'embeddings', candidate: RemoteCandidate) => ({
     task,
@@ -45,6 +45,7 @@ beforeAll(async () => {
     'far-mole': only('embeddings', upstream.candidate('jade-mole-4')),
     'far-stories': only('chat', upstream.candidate('stories-260k')),
     'paced-falcon': only('chat', gated.candidate('crimson-falcon-4')),
+    'floats-mole': only('embeddings', gated.candidate('jade-mole-4')),
   };
   engine = createEngine({ profile });
   const keys = new KeyRing();
@@ -190,6 +191,14 @@ describe('embeddings', () => {
     const byDefault = await client.embeddings.create({ model: 'far-mole', input });
     expect(byDefault.data.map((d) => Array.from(d.embedding))).toEqual(asFloat.data.map((d) => d.embedding));
   });
+
+  it('gives the client the encoding it asked for, from a server that only answers floats', async () => {
+    const floats = await client.embeddings.create({ model: 'floats-mole', input, encoding_format: 'float' });
+    const base64 = await client.embeddings.create({ model: 'floats-mole', input, encoding_format: 'base64' });
+    expect(typeof base64.data[0]!.embedding).toBe('string');
+    const byDefault = await client.embeddings.create({ model: 'floats-mole', input }); // base64, decoded by the SDK
+    expect(byDefault.data.map((d) => Array.from(d.embedding))).toEqual(floats.data.map((d) => d.embedding));
+  });
 });
 
 describe('models', () => {
@@ -199,6 +208,6 @@ describe('models', () => {
     const falcon = models.find((m) => m.id === 'far-falcon') as unknown as Record<string, unknown>;
     const key = `remote:crimson-falcon-4@${upstream.baseURL}`;
     expect(falcon).toMatchObject({ object: 'model', created: 7, candidates: [key], served_by: key });
-    expect(models.map((m) => m.id)).toEqual(['far-falcon', 'far-mole', 'far-stories', 'paced-falcon']);
+    expect(models.map((m) => m.id)).toEqual(['far-falcon', 'far-mole', 'far-stories', 'paced-falcon', 'floats-mole']);
   });
 });

@@ -4,7 +4,7 @@
  * `npm run serve:node` runs it) on the bundled models or stories260K, over real HTTP on loopback. It tells its parent
  * (IPC) each request body it receives and how each model run ended, so tests can see what reached it and that an abort
  * closed it. Options make it misbehave the ways servers do: rate-limited, with a model that fails to load, pacing its
- * stream one event per word from the parent, or (`silent`) accepting connections and never answering.
+ * stream one event per word from the parent, answering floats whatever encoding was asked, or (`silent`) accepting connections and never answering.
  */
 import { serve } from '@hono/node-server';
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -37,6 +37,8 @@ export interface UpstreamConfig {
   corsOrigin?: string;
   /** Send each streamed event only once the parent says `next` (IPC), after telling it `sent`. */
   gated?: boolean;
+  /** Answer embeddings in floats whatever `encoding_format` asks, as some servers do. */
+  ignoreEncodingFormat?: boolean;
 }
 
 /** What the server tells its parent. */
@@ -112,7 +114,13 @@ async function serveLantern() {
     if (config.corsOrigin && request.method === 'OPTIONS')
       return withCors(new Response(null, { status: 204 }), request);
     if (request.method === 'POST') {
-      tell({ type: 'request', path: new URL(request.url).pathname, body: await request.clone().json() });
+      const path = new URL(request.url).pathname;
+      const body = (await request.clone().json()) as Record<string, unknown>;
+      tell({ type: 'request', path, body });
+      if (config.ignoreEncodingFormat && path === '/v1/embeddings') {
+        delete body.encoding_format;
+        request = new Request(request.url, { method: 'POST', headers: request.headers, body: JSON.stringify(body) });
+      }
     }
     let response = await handler(request);
     if (config.gated && response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) {
