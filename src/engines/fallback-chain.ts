@@ -63,19 +63,22 @@ const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', '
 export function fallbackChain(options: FallbackChainOptions): Engine {
   const { local, routing, onServed } = options;
   const now = options.now ?? Date.now;
-  // Per candidate, not per server: a wrong key or model name fails one candidate, not the others on its server.
-  const breakers = new WeakMap<RemoteCandidate, CircuitBreaker>();
-  const models = new WeakMap<RemoteCandidate, RemoteModel>();
+  // Per candidate, not per server: a wrong key or model name fails one candidate, not the others on its server. Keyed
+  // by the candidate's whole configuration, so that a profile rebuilt (or sent again to a service worker) keeps them.
+  const breakers = new Map<string, CircuitBreaker>();
+  const models = new Map<string, RemoteModel>();
   const lastServed = new Map<string, string>();
 
   const breakerFor = (candidate: RemoteCandidate) => {
-    let breaker = breakers.get(candidate);
-    if (!breaker) breakers.set(candidate, (breaker = new CircuitBreaker(candidate.coolDownMs, now)));
+    const key = JSON.stringify(candidate);
+    let breaker = breakers.get(key);
+    if (!breaker) breakers.set(key, (breaker = new CircuitBreaker(candidate.coolDownMs, now)));
     return breaker;
   };
   const modelFor = (candidate: RemoteCandidate) => {
-    let model = models.get(candidate);
-    if (!model) models.set(candidate, (model = new RemoteModel(candidate)));
+    const key = JSON.stringify(candidate);
+    let model = models.get(key);
+    if (!model) models.set(key, (model = new RemoteModel(candidate)));
     return model;
   };
 
