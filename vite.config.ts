@@ -4,9 +4,10 @@ import { VitePWA } from 'vite-plugin-pwa';
 import { defineConfig } from 'vitest/config';
 
 /**
- * For the end-to-end tests: a chat model folder whose tokenizer and config are fine but whose weights are not an ONNX
- * file, so loading it fails inside onnxruntime, as a corrupt download would (it poisons transformers.js' session
- * chain, which the engine host must recover from); and a sound copy of the tiny chat model, never precached.
+ * For the end-to-end tests: a chat and an embedding model folder whose tokenizer and config are fine but whose weights
+ * are not an ONNX file, so loading them fails inside onnxruntime, as a corrupt download would (it poisons
+ * transformers.js' session chain, which the engine host must recover from); and a sound copy of the tiny chat model,
+ * never precached.
  */
 function e2eModelFixtures(): Plugin {
   const files = ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json'];
@@ -19,7 +20,12 @@ function e2eModelFixtures(): Plugin {
         // A copy that the reliability tests' server withholds at first, as if its download had failed.
         this.emitFile({ type: 'asset', fileName: `e2e/late-chat/${file}`, source });
       }
+      for (const file of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) {
+        const source = readFileSync(`public/models/tiny-embed/${file}`);
+        this.emitFile({ type: 'asset', fileName: `e2e/corrupt-embed/${file}`, source });
+      }
       this.emitFile({ type: 'asset', fileName: 'e2e/corrupt-chat/onnx/model.onnx', source: 'not an ONNX model' });
+      this.emitFile({ type: 'asset', fileName: 'e2e/corrupt-embed/onnx/model.onnx', source: 'not an ONNX model' });
       const weights = readFileSync('public/models/tiny-chat/onnx/model.onnx');
       this.emitFile({ type: 'asset', fileName: 'e2e/late-chat/onnx/model.onnx', source: weights });
     },

@@ -1,6 +1,7 @@
 import * as Comlink from 'comlink';
 import type { LoadProgress } from '../engine/index.ts';
-import type { RoutingConfig } from '../engines/model-profile.ts';
+import type { CandidateFailure, RoutingConfig } from '../engines/model-profile.ts';
+import { deviceCapabilities } from '../worker/device.ts';
 import {
   registerEngineErrorTransfer,
   type DeviceInfo,
@@ -18,12 +19,19 @@ export interface EngineHostEvents {
   device(device: DeviceInfo): void;
   /** The engine worker was replaced, for the reason given. */
   restarted(reason: string): void;
+  /** The candidates that failed to load in this host's workers, skipped from now on, changed. */
+  failures(failures: CandidateFailure[]): void;
 }
 
 /**
  * The page side of the engine worker, in the one tab elected to host it: spawns the worker, hands service workers
  * ports to it, and replaces it when it breaks (a crash, or a failure that leaves transformers.js unusable), after which
  * the next request runs on the fresh worker.
+ *
+ * It also carries fallback chains across workers: when a candidate fails to load while its chain has more, the worker
+ * can load nothing more (transformers.js' session chain stays rejected), so the host remembers the candidate and why,
+ * and starts a fresh worker that skips it; the calls that were waiting for the model are sent again to that worker.
+ * The memory lasts as long as this host, or until `restart()`.
  */
 export class EngineHost {
   /** Identifies this host in port offers, so a service worker can tell a new host from a repeated offer. */
@@ -35,6 +43,8 @@ export class EngineHost {
   #started: Promise<DeviceInfo> | undefined;
   /** Counts workers; a port offer names its worker's generation. */
   #generation = 0;
+  /** Candidates that failed to load, by key: each fresh worker skips them. */
+  readonly #failed = new Map<string, CandidateFailure>();
 
   constructor(config: EngineWorkerConfig, events: EngineHostEvents) {
     registerEngineErrorTransfer();
@@ -57,10 +67,10 @@ export class EngineHost {
     this.#control = Comlink.wrap<EngineWorkerControl>(worker);
     this.#started = this.#control
       .start(
-        this.#config,
+        { ...this.#config, failed: [...this.#failed.values()] },
         Comlink.proxy((progress: LoadProgress) => this.#events.progress(progress)),
         Comlink.proxy((report: RunReport) => this.#events.report(report)),
-        Comlink.proxy((reason: string) => this.#replace(generation, reason)),
+        Comlink.proxy((reason: string, failed?: CandidateFailure) => this.#replace(generation, reason, failed)),
       )
       .then((device) => {
         this.#events.device(device);
@@ -84,7 +94,7 @@ export class EngineHost {
       const routing: RoutingConfig = {
         profile: this.#config.profile,
         policy: this.#config.policy ?? 'local-first',
-        device: { webgpu: device.device === 'webgpu', shaderF16: device.shaderF16 },
+        device: deviceCapabilities(device),
       };
       const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation, routing };
       serviceWorker.postMessage(offer, [port2]);
@@ -99,8 +109,20 @@ export class EngineHost {
     return this.#control.status();
   }
 
-  /** Replaces the engine worker with a fresh one (its models are freed); see `LocalAPI.restartEngine`. */
+  /** The candidates that failed to load in this host's workers and are skipped. */
+  get failures(): CandidateFailure[] {
+    return [...this.#failed.values()];
+  }
+
+  /**
+   * Replaces the engine worker with a fresh one (its models are freed), which tries every candidate again; see
+   * `LocalAPI.restartEngine`.
+   */
   restart(reason: string): void {
+    if (this.#failed.size > 0) {
+      this.#failed.clear();
+      this.#events.failures([]);
+    }
     this.#replace(this.#generation, reason);
   }
 
@@ -118,8 +140,12 @@ export class EngineHost {
     this.#started = undefined;
   }
 
-  #replace(generation: number, reason: string): void {
+  #replace(generation: number, reason: string, failed?: CandidateFailure): void {
     if (generation !== this.#generation) return; // an older worker's last words
+    if (failed) {
+      this.#failed.set(failed.candidate, failed);
+      this.#events.failures(this.failures);
+    }
     this.close();
     void this.start().catch(() => {});
     this.#events.restarted(reason);

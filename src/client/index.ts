@@ -1,5 +1,5 @@
 /** The page side of Lantern: start it, manage keys, listen to its events. */
-export { LocalAPI, startLocalAPI, type LocalAPIEventMap, type LocalAPIOptions, type ModelChain } from './local-api.ts';
+export { LocalAPI, startLocalAPI, type LocalAPIEventMap, type LocalAPIOptions, type ModelChoice } from './local-api.ts';
 export type { DeviceInfo, DevicePreference, RunReport } from '../worker/protocol.ts';
 export type { LoadProgress } from '../engine/index.ts';
 export {
@@ -7,7 +7,10 @@ export {
   candidateKey,
   PUBLIC_MODELS,
   type LocalCandidate,
+  type AdapterLimits,
+  type CandidateFailure,
   type ModelCandidate,
+  type ModelChain,
   type ModelEntry,
   type ModelProfile,
   type RemoteCandidate,

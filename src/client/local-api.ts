@@ -3,7 +3,10 @@ import type { LoadProgress, ModelTask } from '../engine/index.ts';
 import {
   candidateChain,
   candidateKey,
+  modelChain,
+  type CandidateFailure,
   type ModelCandidate,
+  type ModelChain,
   type ModelProfile,
   type RoutingPolicy,
 } from '../engines/model-profile.ts';
@@ -20,6 +23,7 @@ import {
   type EngineWorkerConfig,
   type RunReport,
 } from '../worker/protocol.ts';
+import { deviceCapabilities } from '../worker/device.ts';
 import { EngineHost } from './engine-host.ts';
 
 export interface LocalAPIOptions {
@@ -59,8 +63,8 @@ export interface LocalAPIEventMap {
   served: CustomEvent<{ model: string; backend: string }>;
 }
 
-/** A public model ID as this device serves it (see `LocalAPI.models()`). */
-export interface ModelChain {
+/** A public model ID on this device: what it will try, first to last, what answers it, and what it will not, with why. */
+export interface ModelChoice extends Omit<ModelChain, 'candidates'> {
   id: string;
   task: ModelTask;
   /** What serves it, first to last: the local candidates this device can run and the servers, in the policy's order. */
@@ -75,6 +79,7 @@ type TabMessage =
   | { type: 'device'; detail: DeviceInfo }
   | { type: 'run'; detail: RunReport }
   | { type: 'restart'; detail: { reason: string } }
+  | { type: 'failures'; detail: CandidateFailure[] }
   | { type: 'hello' }
   | { type: 'restart-request'; reason: string };
 
@@ -91,6 +96,8 @@ export class LocalAPI extends EventTarget {
   /** Issue, list and revoke API keys (IndexedDB, hashes only; shared by every tab and the service worker). */
   readonly keys: KeyStore = new KeyRing({ storage: indexedDbKeyStorage() });
   #device: DeviceInfo | undefined;
+  /** Candidates that failed to load in the host's engine workers, and are skipped. */
+  #failures: CandidateFailure[] = [];
   #profile: ModelProfile = DEFAULT_PROFILE;
   #policy: RoutingPolicy = 'local-first';
   /** Public ID → the candidate that answered it last, as the service worker reports it. */
@@ -105,21 +112,23 @@ export class LocalAPI extends EventTarget {
   }
 
   /**
-   * Each public model ID with what this device will try for it, first to last: the fallback chain after the device's
-   * capabilities and the policy are taken into account (empty: the ID cannot be served here), and which candidate
-   * serves it. Waits until the device is known.
+   * Each public model ID with what this device will try for it, first to last (`candidates`: the fallback chain after
+   * the device's capabilities, the failures and the policy are taken into account: the local candidates and the
+   * servers; empty: the ID cannot be served here), which of them answers it (`servedBy`), the candidates that failed
+   * to load on this page and are skipped until `restartEngine()` (`failed`, each with its reason), and those this
+   * device cannot run (`skipped`, each with why). Waits until the device is known.
    */
-  async models(): Promise<ModelChain[]> {
+  async models(): Promise<ModelChoice[]> {
     const info =
       this.#device ??
       (await new Promise<DeviceInfo>((resolve) =>
         this.addEventListener('device', (event) => resolve(event.detail), { once: true }),
       ));
-    const device = { webgpu: info.device === 'webgpu', shaderF16: info.shaderF16 };
+    const device = deviceCapabilities(info);
     return Object.entries(this.#profile).map(([id, entry]) => {
-      const candidates = candidateChain(entry, device, this.#policy);
+      const candidates = candidateChain(entry, device, this.#policy, this.#failures);
       const servedBy = this.#servedBy.get(id) ?? (candidates[0] ? candidateKey(candidates[0]) : null);
-      return { id, task: entry.task, candidates, servedBy };
+      return { id, task: entry.task, ...modelChain(entry, device, this.#failures), candidates, servedBy };
     });
   }
 
@@ -151,8 +160,9 @@ export class LocalAPI extends EventTarget {
   }
 
   /**
-   * Replaces the engine worker with a fresh one, freeing every loaded model; they load again on next use. Requests
-   * running on the old worker end with an error (an SSE error event when streaming). Works from any tab.
+   * Replaces the engine worker with a fresh one, freeing every loaded model; they load again on next use, and
+   * candidates that failed to load are tried again. Requests running on the old worker end with an error (an SSE error
+   * event when streaming). Works from any tab.
    */
   restartEngine(reason = 'restarted by the app'): void {
     if (this.#host) this.#host.restart(reason);
@@ -253,9 +263,11 @@ export class LocalAPI extends EventTarget {
             const controller = navigator.serviceWorker.controller;
             if (controller) void host.offerPort(controller);
           },
+          failures: (detail) => this.#broadcast({ type: 'failures', detail }),
         });
         const started = host.start();
         this.#host = host;
+        this.#broadcast({ type: 'failures', detail: host.failures }); // a new host knows of no failure yet
         // On pagehide (closing, reloading or navigating away) the worker dies with this page: say so first.
         const retire = () => {
           const controller = navigator.serviceWorker.controller;
@@ -290,9 +302,15 @@ export class LocalAPI extends EventTarget {
       return;
     }
     if (message.type === 'hello') {
-      // A tab just opened: tell it the device, if this tab knows it.
-      if (this.#host && this.#device)
-        this.#tabs.postMessage({ type: 'device', detail: this.#device } satisfies TabMessage);
+      // A tab just opened: tell it the device and the failed candidates, if this tab hosts the engine.
+      if (this.#host) {
+        this.#tabs.postMessage({ type: 'failures', detail: this.#host.failures } satisfies TabMessage);
+        if (this.#device) this.#tabs.postMessage({ type: 'device', detail: this.#device } satisfies TabMessage);
+      }
+      return;
+    }
+    if (message.type === 'failures') {
+      this.#failures = message.detail; // read by models(); the progress events already told of each failure
       return;
     }
     if (message.type === 'device') this.#device = message.detail;

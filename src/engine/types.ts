@@ -113,7 +113,9 @@ export type LoadProgress =
   | { status: 'progress'; model: string; file: string; loaded: number; total: number; progress: number }
   | { status: 'progress_total'; model: string; loaded: number; total: number; progress: number }
   /** The model is loaded; `resolved` names what runs it (e.g. `web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC`). */
-  | { status: 'ready'; model: string; resolved: string };
+  | { status: 'ready'; model: string; resolved: string }
+  /** A candidate of the model's fallback chain failed to load, for `reason`; the next one is tried, if any. */
+  | { status: 'failed'; model: string; candidate: string; reason: string };
 
 /** A model the engine can serve, under its public ID. */
 export interface ModelCard {

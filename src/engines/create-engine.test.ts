@@ -3,7 +3,7 @@ import { fakeCreate, webLLMError } from '../../test/support/fake-web-llm.ts';
 import { EngineError, type LoadProgress } from '../engine/index.ts';
 import { createEngine } from './create-engine.ts';
 import type { ChatModel, EmbeddingModel, ModelLoaders } from './model-loaders.ts';
-import { candidateKey, type ModelCandidate, type ModelProfile } from './model-profile.ts';
+import { candidateKey, type CandidateFailure, type ModelCandidate, type ModelProfile } from './model-profile.ts';
 import { WebLLMChatModel } from './web-llm/web-llm-chat-model.ts';
 import { chatRequest } from '../../test/support/chat-request.ts';
 
@@ -65,7 +65,7 @@ describe('createEngine', () => {
     expect(await answer(createEngine({ profile, loaders: loaders() }))).toBe('transformers:org/tiny@q4/cpu');
   });
 
-  it('falls back along the chain when a candidate fails to load, and reports the model ready', async () => {
+  it('falls back along the chain in-process when a candidate fails to load, reporting each failure and the model ready', async () => {
     const fallback = loaders({
       'web-llm:Tiny-q4f16_1-MLC': webLLMError('ShaderF16SupportError'),
       'web-llm:Tiny-q4f32_1-MLC': webLLMError('WebGPUNotAvailableError'),
@@ -83,7 +83,9 @@ describe('createEngine', () => {
       'web-llm:Tiny-q4f32_1-MLC',
       'transformers:org/tiny@q4/webgpu',
     ]);
-    expect(progress.filter((p) => p.status === 'ready')).toEqual([
+    expect(progress.filter((p) => p.status === 'ready' || p.status === 'failed')).toEqual([
+      { status: 'failed', model: 'chat', candidate: 'web-llm:Tiny-q4f16_1-MLC', reason: expect.any(String) },
+      { status: 'failed', model: 'chat', candidate: 'web-llm:Tiny-q4f32_1-MLC', reason: expect.any(String) },
       { status: 'ready', model: 'chat', resolved: 'transformers:org/tiny@q4/webgpu' },
     ]);
     // Resolved once: later requests go straight to the loaded model.
@@ -137,5 +139,79 @@ describe('createEngine', () => {
     });
     await Promise.all([answer(engine, 'a'), answer(engine, 'b'), answer(engine, 'a')]);
     expect(shared.loads).toEqual(['transformers:org/tiny@q4/cpu']);
+  });
+});
+
+describe('createEngine where a failed load breaks the realm (an engine worker in a browser)', () => {
+  const broken = new Error('protobuf parsing failed');
+  const chain: ModelProfile = {
+    chat: { task: 'chat', created: 1, candidates: [gpu, cpu] },
+    vectors: { task: 'embeddings', created: 2, candidates: [gpu, cpu] },
+    other: { task: 'chat', created: 3, candidates: [cpu] },
+  };
+  const settled = (promise: Promise<unknown>) =>
+    Promise.race([
+      promise.then(
+        () => 'settled',
+        () => 'settled',
+      ),
+      new Promise((r) => setTimeout(() => r('pending'), 50)),
+    ]);
+
+  it('tries no other candidate after a failure: it asks for a fresh realm that skips it, and leaves the call unanswered', async () => {
+    const replaced: [string, CandidateFailure | undefined][] = [];
+    const progress: LoadProgress[] = [];
+    const failing = loaders({ [candidateKey(gpu)]: broken });
+    const engine = createEngine({
+      profile: chain,
+      device: { webgpu: true, shaderF16: false },
+      loaders: failing,
+      onProgress: (p) => progress.push(p),
+      replaceRealm: (reason, failed) => replaced.push([reason, failed]),
+    });
+    const pending = engine.chat('chat', request);
+    expect(await settled(pending)).toBe('pending'); // its caller sends it again to the fresh realm
+    const failure = { candidate: candidateKey(gpu), reason: 'protobuf parsing failed' };
+    expect(replaced).toEqual([[expect.stringMatching(/org\/tiny@q4\/webgpu failed to load/), failure]]);
+    expect(progress).toEqual([{ status: 'failed', model: 'chat', ...failure }]);
+    // Nothing more loads in this realm, and later failures here (its doing, perhaps) are not reported.
+    expect(await settled(engine.chat('other', request))).toBe('pending');
+    expect(await settled(engine.embed('vectors', { input: ['x'] }))).toBe('pending');
+    expect(failing.loads).toEqual([candidateKey(gpu)]);
+    expect(replaced).toHaveLength(1);
+
+    // The fresh realm skips what failed, and answers from the next candidate at once.
+    const fresh = loaders({ [candidateKey(gpu)]: broken });
+    const next = createEngine({
+      profile: chain,
+      device: { webgpu: true, shaderF16: false },
+      loaders: fresh,
+      failed: [failure],
+      replaceRealm: () => expect.unreachable(),
+    });
+    expect(await answer(next)).toBe(candidateKey(cpu));
+    expect((await next.embed('vectors', { input: ['x'] })).embeddings).toHaveLength(1);
+    expect(fresh.loads).toEqual([candidateKey(cpu)]);
+  });
+
+  it("answers the last candidate's failure with every reason, then asks for a fresh realm that skips nothing new", async () => {
+    const replaced: [string, CandidateFailure | undefined][] = [];
+    const engine = createEngine({
+      profile: chain,
+      loaders: loaders({ [candidateKey(cpu)]: new Error('404 config.json') }),
+      failed: [{ candidate: candidateKey(gpu), reason: 'protobuf parsing failed' }],
+      device: { webgpu: true, shaderF16: false },
+      replaceRealm: (reason, failed) => replaced.push([reason, failed]),
+    });
+    const error = await engine.chat('chat', request).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      kind: 'load_failed',
+      message:
+        'Model `chat` could not be loaded on this device. Tried transformers:org/tiny@q4/webgpu: protobuf parsing ' +
+        'failed; transformers:org/tiny@q4/cpu: 404 config.json',
+    });
+    expect(replaced).toEqual([]); // not before the answer is on its way
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(replaced).toEqual([[(error as Error).message, undefined]]);
   });
 });

@@ -17,7 +17,9 @@ import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders
 import {
   candidateKey,
   CPU_ONLY,
+  modelChain,
   usableCandidates,
+  type CandidateFailure,
   type DeviceCapabilities,
   type LocalCandidate,
   type ModelEntry,
@@ -37,6 +39,16 @@ export interface EngineOptions {
   loaders?: ModelLoaders;
   /** Where IDs whose chains have remote candidates are served first (default `local-first`). */
   policy?: RoutingPolicy;
+  /** Candidates that already failed to load on this page, in an earlier engine worker: skipped (see `modelChain`). */
+  failed?: readonly CandidateFailure[];
+  /**
+   * Set where one failed load breaks every later load in the same realm (transformers.js in a browser creates every
+   * session on one promise chain, which stays rejected): after the first failure the engine loads nothing more in
+   * it, and calls `replaceRealm` once. When later candidates remain, it names the failed one, to be skipped in the
+   * fresh realm, and the calls that needed the model are left unanswered, for their caller to send again there. When
+   * the failed candidate was the last of its chain, those calls are answered with the error first.
+   */
+  replaceRealm?: (reason: string, failed?: CandidateFailure) => void;
 }
 
 type LoadedModel = ChatModel | EmbeddingModel;
@@ -44,8 +56,9 @@ type LoadedModel = ChatModel | EmbeddingModel;
 /**
  * The engine for a model profile. Each public ID is resolved on first use to the first of its candidates that this
  * device can run and that loads: a candidate that fails to load (unsupported, missing, too big for the storage quota)
- * hands over to the next. A model is loaded once, however many IDs share it; models run one request at a time; and an
- * ID that failed to load is tried again on its next request, so fixing the cause heals the engine without a restart.
+ * hands over to the next, in this realm or, with `replaceRealm`, in a fresh one. A model is loaded once, however many
+ * IDs share it; models run one request at a time; and an ID that failed to load is tried again on its next request,
+ * so fixing the cause heals the engine without a restart.
  *
  * @example
  * const engine = createEngine({ profile: bundledProfile('/abs/path/public/models') });
@@ -74,7 +87,13 @@ export function createEngine(options: EngineOptions): Engine {
     );
   };
 
+  /** Set once a load failed in a realm that `replaceRealm` must replace: nothing more is loaded in it. */
+  let realmBroken = false;
+  /** What a call gets in a broken realm: no answer; its caller sends it again to the next realm. */
+  const stalled = () => new Promise<never>(() => {});
+
   const loadCandidate = (id: string, task: ModelTask, candidate: LocalCandidate): Promise<LoadedModel> => {
+    if (realmBroken) return stalled();
     const key = candidateKey(candidate);
     let loading = byCandidate.get(key);
     if (!loading) {
@@ -90,26 +109,44 @@ export function createEngine(options: EngineOptions): Engine {
     let loading = byId.get(id);
     if (!loading) {
       loading = (async () => {
+        const chain = modelChain(entry, device, options.failed);
         const failures: EngineError[] = [];
-        const tried: string[] = [];
-        for (const candidate of usableCandidates(entry, device)) {
+        const tried = chain.failed.map((f) => `${f.candidate}: ${f.reason}`);
+        for (const [index, candidate] of chain.candidates.entries()) {
+          const key = candidateKey(candidate);
           try {
             const model = await loadCandidate(id, entry.task, candidate);
-            keys.set(model, candidateKey(candidate));
-            onProgress?.({ status: 'ready', model: id, resolved: candidateKey(candidate) });
+            keys.set(model, key);
+            onProgress?.({ status: 'ready', model: id, resolved: key });
             return model;
           } catch (error) {
+            // A failure after the realm broke may be the break's doing, not the candidate's: say nothing of it.
+            if (realmBroken) return stalled();
             const failure = EngineError.from(error, 'load_failed');
+            onProgress?.({ status: 'failed', model: id, candidate: key, reason: failure.message });
             failures.push(failure);
-            tried.push(`${candidateKey(candidate)}: ${failure.message}`);
+            tried.push(`${key}: ${failure.message}`);
+            if (options.replaceRealm) {
+              realmBroken = true;
+              if (index < chain.candidates.length - 1) {
+                const reason = `${key} failed to load (${failure.message}); \`${id}\` tries its next candidate in a fresh realm.`;
+                options.replaceRealm(reason, { candidate: key, reason: failure.message });
+                return stalled();
+              }
+            }
           }
         }
         const kind: EngineErrorKind = failures.every((f) => f.kind === 'insufficient_storage')
           ? 'insufficient_storage'
           : 'load_failed';
-        throw new EngineError(kind, `Model \`${id}\` could not be loaded on this device. Tried ${tried.join('; ')}`, {
-          cause: failures,
-        });
+        const error = new EngineError(
+          kind,
+          `Model \`${id}\` could not be loaded on this device. Tried ${tried.join('; ')}`,
+          { cause: failures },
+        );
+        // Once this answer is on its way: the realm is replaced at once.
+        if (options.replaceRealm) setTimeout(() => options.replaceRealm!(error.message), 0);
+        throw error;
       })();
       byId.set(id, loading);
       loading.catch(() => byId.delete(id));

@@ -47,7 +47,10 @@ export const DEFAULT_LOADERS: ModelLoaders = {
       throw new Error('web-llm candidates are for chat: embeddings run on transformers.js.');
     }
     await ensureStorage(candidate);
-    return TransformersEmbeddingModel.load(candidate.model, transformersOptions(candidate, context));
+    return TransformersEmbeddingModel.load(candidate.model, {
+      ...transformersOptions(candidate, context),
+      maxInputTokens: candidate.maxInputTokens,
+    });
   },
 };
 

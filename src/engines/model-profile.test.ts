@@ -4,11 +4,15 @@ import {
   candidateChain,
   candidateKey,
   CPU_ONLY,
+  modelChain,
   needsShaderF16,
   PUBLIC_MODELS,
   usableCandidates,
+  WEB_LLM_LIMITS,
+  type AdapterLimits,
   type DeviceCapabilities,
   type LocalCandidate,
+  type ModelEntry,
 } from './model-profile.ts';
 import { DEFAULT_PROFILE } from './model-registry.ts';
 
@@ -102,5 +106,115 @@ describe('candidateChain', () => {
     expect(keys('remote-first')).toEqual([remote, local]);
     expect(keys('local-only')).toEqual([local]);
     expect(usableCandidates(entry, CPU_ONLY).map(candidateKey)).toEqual([local]);
+  });
+});
+
+/** What headless Chromium 156 reports for SwiftShader (read in the webgpu e2e project). */
+const SWIFTSHADER_LIMITS: AdapterLimits = {
+  maxBufferSize: 2 ** 30,
+  maxStorageBufferBindingSize: 2 ** 30,
+  maxStorageBuffersPerShaderStage: 10,
+  maxComputeWorkgroupStorageSize: 32 * 2 ** 10,
+};
+/** The limits WebGPU guarantees on every adapter: what a phone or an old integrated GPU may offer. */
+const SPEC_DEFAULT_LIMITS: AdapterLimits = {
+  maxBufferSize: 256 * 2 ** 20,
+  maxStorageBufferBindingSize: 128 * 2 ** 20,
+  maxStorageBuffersPerShaderStage: 8,
+  maxComputeWorkgroupStorageSize: 16 * 2 ** 10,
+};
+const swiftShader: DeviceCapabilities = {
+  webgpu: true,
+  shaderF16: false,
+  fallbackAdapter: true,
+  limits: SWIFTSHADER_LIMITS,
+};
+
+describe('a fallback (software) adapter', () => {
+  it('puts the CPU first in the real registry, the GPU candidates after it', () => {
+    expect(chain('crimson-falcon-4', swiftShader)).toEqual([
+      'transformers:HuggingFaceTB/SmolLM2-360M-Instruct@q4/cpu',
+      'web-llm:SmolLM2-360M-Instruct-q4f32_1-MLC',
+      'transformers:HuggingFaceTB/SmolLM2-360M-Instruct@q4/webgpu',
+    ]);
+    expect(chain('jade-mole-4', swiftShader)).toEqual([
+      'transformers:Xenova/all-MiniLM-L6-v2@q8/cpu',
+      'transformers:Xenova/all-MiniLM-L6-v2@fp32/webgpu',
+    ]);
+  });
+
+  it('keeps a candidate marked evenOnFallbackAdapter in its place: the bundled profile stays on WebGPU', () => {
+    const profile = bundledProfile('/models');
+    expect(usableCandidates(profile['crimson-falcon-4']!, swiftShader).map(candidateKey)).toEqual([
+      'transformers:/models/tiny-chat@fp32/webgpu',
+      'transformers:/models/tiny-chat@fp32/cpu',
+    ]);
+  });
+
+  it('changes nothing on a hardware adapter', () => {
+    const hardware = { ...swiftShader, fallbackAdapter: false };
+    expect(chain('crimson-falcon-4', hardware)[0]).toBe('web-llm:SmolLM2-360M-Instruct-q4f32_1-MLC');
+  });
+});
+
+describe("the adapter's limits", () => {
+  const small: DeviceCapabilities = { webgpu: true, shaderF16: true, limits: SPEC_DEFAULT_LIMITS };
+
+  it("skips web-llm where the adapter has less than web-llm's own minimums, saying why", () => {
+    const entry = DEFAULT_PROFILE['crimson-falcon-4']!;
+    const { candidates, skipped } = modelChain(entry, small);
+    expect(candidates.some((c) => c.engine === 'web-llm')).toBe(false);
+    expect(skipped).toContainEqual({
+      candidate: 'web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC',
+      reason: 'needs maxStorageBuffersPerShaderStage of at least 10; the adapter has 8',
+    });
+    const enough = modelChain(entry, { ...small, limits: { ...SPEC_DEFAULT_LIMITS, ...WEB_LLM_LIMITS } });
+    expect(enough.candidates.filter((c) => c.engine === 'web-llm')).toHaveLength(2);
+  });
+
+  it('skips a transformers.js WebGPU build whose largest weight does not fit one storage binding', () => {
+    // SmolLM2's embedding table: 49,152 × 960 × 2 bytes = 94 MB in q4f16 (fits 128 MiB), × 4 = 189 MB in q4.
+    expect(chain('crimson-falcon-4', small)).toEqual([
+      'transformers:HuggingFaceTB/SmolLM2-360M-Instruct@q4f16/webgpu',
+      'transformers:HuggingFaceTB/SmolLM2-360M-Instruct@q4/cpu',
+    ]);
+    const skipped = modelChain(DEFAULT_PROFILE['indigo-owl-4']!, small).skipped;
+    expect(skipped).toContainEqual({
+      candidate: 'transformers:onnx-community/Qwen2.5-0.5B-Instruct@q4f16/webgpu',
+      reason: `needs maxBufferSize of at least ${151_936 * 896 * 2}; the adapter has ${256 * 2 ** 20}`,
+    });
+    // Every ID still answers: the CPU candidate needs no adapter.
+    for (const id of Object.keys(PUBLIC_MODELS)) expect(chain(id, small).at(-1)).toMatch(/\/cpu$/);
+  });
+
+  it("fits every GPU candidate of the registry in SwiftShader's limits", () => {
+    for (const entry of Object.values(DEFAULT_PROFILE)) {
+      expect(modelChain(entry, { ...swiftShader, shaderF16: true }).skipped).toEqual([]);
+    }
+  });
+
+  it('skips nothing for its size where the limits are unknown', () => {
+    expect(chain('amber-phoenix-4', { webgpu: true, shaderF16: false })).toHaveLength(3);
+  });
+});
+
+describe('modelChain', () => {
+  const a = { engine: 'transformers', model: 'a', device: 'cpu' } as const;
+  const b = { engine: 'transformers', model: 'b', device: 'cpu' } as const;
+  const gpu = { engine: 'transformers', model: 'g', device: 'webgpu' } as const;
+  const entry: ModelEntry = { task: 'chat', created: 0, candidates: [gpu, a, b] };
+
+  it('leaves out the candidates that failed to load here, and says why', () => {
+    const failure = { candidate: candidateKey(a), reason: 'protobuf parsing failed' };
+    expect(modelChain(entry, CPU_ONLY, [failure])).toEqual({
+      candidates: [b],
+      failed: [failure],
+      skipped: [{ candidate: candidateKey(gpu), reason: 'needs WebGPU' }],
+    });
+  });
+
+  it('never leaves out the last one: it is tried again on every request', () => {
+    const failures = [a, b].map((c) => ({ candidate: candidateKey(c), reason: 'missing' }));
+    expect(modelChain(entry, CPU_ONLY, failures)).toMatchObject({ candidates: [b], failed: [failures[0]] });
   });
 });

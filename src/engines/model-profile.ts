@@ -11,8 +11,23 @@ export const PUBLIC_MODELS = Object.freeze({
 
 export type PublicModelId = keyof typeof PUBLIC_MODELS;
 
+/** What a candidate that runs on WebGPU may also say about the adapter it needs. */
+export interface GPUNeeds {
+  /**
+   * Adapter limits the candidate needs at least (WebGPU's limit names), beyond what its engine always needs: a
+   * device whose adapter reports less skips it before any download. Typically the largest weight, which must fit in
+   * one buffer and one storage binding.
+   */
+  requiredLimits?: Partial<AdapterLimits>;
+  /**
+   * Keep this candidate in its place on a fallback (software) adapter too. Without it, GPU candidates go after the CPU
+   * ones there: a software adapter runs WebGPU on the CPU, far slower than WebAssembly for a real model.
+   */
+  evenOnFallbackAdapter?: boolean;
+}
+
 /** A model run by transformers.js, on WebGPU or on the CPU (WebAssembly in browsers, native in Node). */
-export interface TransformersCandidate {
+export interface TransformersCandidate extends GPUNeeds {
   engine: 'transformers';
   /** A Hugging Face hub ID, a folder path (Node) or a URL (browser) of a model in the transformers.js layout. */
   model: string;
@@ -20,10 +35,15 @@ export interface TransformersCandidate {
   device: 'webgpu' | 'cpu';
   /** What a first use downloads, in bytes (an estimate, for the storage check and the README). */
   downloadBytes?: number;
+  /**
+   * Embedding models: the longest input, in tokens, that the model was trained on, where that is shorter than its
+   * position embeddings allow (sentence-transformers' `max_seq_length`). Longer inputs are refused, never truncated.
+   */
+  maxInputTokens?: number;
 }
 
 /** A model run by web-llm (WebGPU only), named by its web-llm model ID. */
-export interface WebLLMCandidate {
+export interface WebLLMCandidate extends GPUNeeds {
   engine: 'web-llm';
   /** A model ID of web-llm's prebuilt list, e.g. `SmolLM2-360M-Instruct-q4f16_1-MLC`. */
   model: string;
@@ -97,16 +117,48 @@ export interface ModelEntry {
 /** Public model IDs and what each runs. */
 export type ModelProfile = Readonly<Record<string, ModelEntry>>;
 
+/**
+ * The WebGPU adapter limits that decide whether a model fits: a weight must fit in one buffer (`maxBufferSize`) and
+ * be bound as one storage buffer (`maxStorageBufferBindingSize`); web-llm's kernels need ten storage buffers per
+ * shader stage and 32 KiB of workgroup memory.
+ */
+export interface AdapterLimits {
+  maxBufferSize: number;
+  maxStorageBufferBindingSize: number;
+  maxStorageBuffersPerShaderStage: number;
+  maxComputeWorkgroupStorageSize: number;
+}
+
 /** What the device offers, as far as choosing a model goes. */
 export interface DeviceCapabilities {
   /** A WebGPU adapter exists (and the app did not ask for WebAssembly). */
   webgpu: boolean;
   /** The adapter has `shader-f16`: half-precision weights and activations can run on it. */
   shaderF16: boolean;
+  /** The adapter is a fallback (software) one, such as SwiftShader: WebGPU then runs on the CPU. */
+  fallbackAdapter?: boolean;
+  /** The adapter's limits; without them (unknown), no candidate is skipped for its size. */
+  limits?: AdapterLimits;
 }
 
 /** Node, or a browser without WebGPU: only CPU candidates. */
 export const CPU_ONLY: DeviceCapabilities = Object.freeze({ webgpu: false, shaderF16: false });
+
+/**
+ * What web-llm itself asks of an adapter before it loads any model (`detectGPUDevice` in web-llm 0.2.x): 256 MiB
+ * buffers, 128 MiB storage bindings (its smallest fallbacks), 32 KiB of workgroup storage, ten storage buffers per
+ * shader stage. An adapter with less fails every web-llm model, so they are skipped before downloading one.
+ */
+export const WEB_LLM_LIMITS: Readonly<AdapterLimits> = Object.freeze({
+  maxBufferSize: 256 * 2 ** 20,
+  maxStorageBufferBindingSize: 128 * 2 ** 20,
+  maxStorageBuffersPerShaderStage: 10,
+  maxComputeWorkgroupStorageSize: 32 * 2 ** 10,
+});
+
+/** Whether a candidate runs on the GPU (WebGPU). */
+export const runsOnGPU = (candidate: ModelCandidate): boolean =>
+  candidate.engine === 'web-llm' || (candidate.engine === 'transformers' && candidate.device === 'webgpu');
 
 /** Whether a candidate computes in half precision on the GPU, which needs the adapter's `shader-f16` feature. */
 export function needsShaderF16(candidate: ModelCandidate): boolean {
@@ -115,28 +167,99 @@ export function needsShaderF16(candidate: ModelCandidate): boolean {
   return candidate.device === 'webgpu' && (candidate.dtype === 'fp16' || candidate.dtype === 'q4f16');
 }
 
+/** The adapter limits a GPU candidate needs: its engine's own, raised by the candidate's `requiredLimits`. */
+export function requiredLimits(candidate: ModelCandidate): Partial<AdapterLimits> {
+  const needs: Partial<AdapterLimits> = { ...(candidate.engine === 'web-llm' ? WEB_LLM_LIMITS : {}) };
+  const own = candidate.engine === 'remote' ? undefined : candidate.requiredLimits;
+  for (const [name, value] of Object.entries(own ?? {}) as [keyof AdapterLimits, number][]) {
+    needs[name] = Math.max(needs[name] ?? 0, value);
+  }
+  return needs;
+}
+
+/** Why this device cannot run the candidate, or undefined when it can. */
+export function whyNotRunnable(candidate: ModelCandidate, device: DeviceCapabilities): string | undefined {
+  if (!runsOnGPU(candidate)) return undefined;
+  if (!device.webgpu) return 'needs WebGPU';
+  if (needsShaderF16(candidate) && !device.shaderF16) return "needs the adapter's shader-f16 feature";
+  if (!device.limits) return undefined;
+  for (const [name, needed] of Object.entries(requiredLimits(candidate)) as [keyof AdapterLimits, number][]) {
+    const has = device.limits[name];
+    if (has < needed) return `needs ${name} of at least ${needed}; the adapter has ${has}`;
+  }
+  return undefined;
+}
+
 /** Whether this device can run the candidate at all (a remote one it can always call). */
 export function canRun(candidate: ModelCandidate, device: DeviceCapabilities): boolean {
-  if (candidate.engine === 'remote') return true;
-  const gpu = candidate.engine === 'web-llm' || candidate.device === 'webgpu';
-  if (gpu && !device.webgpu) return false;
-  return !needsShaderF16(candidate) || device.shaderF16;
+  return whyNotRunnable(candidate, device) === undefined;
 }
 
 export const isRemote = (candidate: ModelCandidate): candidate is RemoteCandidate => candidate.engine === 'remote';
 
-/** The entry's local candidates that this device can run, in order: the local fallback chain. */
+/**
+ * The entry's local candidates that this device can run, in the order they are tried: the local fallback chain. On a
+ * fallback (software) adapter the CPU candidates come before the GPU ones, unless a GPU candidate says otherwise.
+ */
 export function usableCandidates(entry: ModelEntry, device: DeviceCapabilities): LocalCandidate[] {
-  return entry.candidates.filter((c): c is LocalCandidate => !isRemote(c) && canRun(c, device));
+  const usable = entry.candidates.filter((c): c is LocalCandidate => !isRemote(c) && canRun(c, device));
+  if (!device.fallbackAdapter) return usable;
+  const deferred = (candidate: LocalCandidate) => runsOnGPU(candidate) && !candidate.evenOnFallbackAdapter;
+  return [...usable.filter((c) => !deferred(c)), ...usable.filter(deferred)];
 }
 
-/** Every candidate that can serve the entry here, in the order the policy tries them: the whole fallback chain. */
+/** A candidate that failed to load, named by its `candidateKey`, and why. */
+export interface CandidateFailure {
+  candidate: string;
+  reason: string;
+}
+
+/** What a public model ID will try on this device, and what it will not, with why. */
+export interface ModelChain {
+  /** What will be tried, first to last (the local candidates; see `candidateChain` for the servers too). */
+  candidates: LocalCandidate[];
+  /** Candidates that failed to load on this page and are skipped from now on (until `restartEngine()`). */
+  failed: CandidateFailure[];
+  /** Candidates this device cannot run: no WebGPU, no `shader-f16`, or over the adapter's limits. */
+  skipped: { candidate: string; reason: string }[];
+}
+
+/**
+ * The fallback chain of `entry` on this device, without the candidates that already failed to load here. The last
+ * usable candidate is never left out for having failed: it is tried again on every request, so that fixing what broke
+ * it (a file that was missing, a full disk) heals the model.
+ */
+export function modelChain(
+  entry: ModelEntry,
+  device: DeviceCapabilities,
+  failures: Iterable<CandidateFailure> = [],
+): ModelChain {
+  const usable = usableCandidates(entry, device);
+  const known = new Map([...failures].map((f) => [f.candidate, f]));
+  const left = usable.filter((c) => !known.has(candidateKey(c)));
+  const candidates = left.length > 0 ? left : usable.slice(-1);
+  const tried = new Set(candidates.map(candidateKey));
+  return {
+    candidates,
+    failed: usable.map(candidateKey).flatMap((key) => (tried.has(key) ? [] : [known.get(key)!])),
+    skipped: entry.candidates.flatMap((candidate) => {
+      const reason = whyNotRunnable(candidate, device);
+      return reason === undefined ? [] : [{ candidate: candidateKey(candidate), reason }];
+    }),
+  };
+}
+
+/**
+ * Every candidate that can serve the entry here, in the order the policy tries them: the local chain (`modelChain`,
+ * without the candidates that failed to load here), and the remote candidates before it, after it, or not at all.
+ */
 export function candidateChain(
   entry: ModelEntry,
   device: DeviceCapabilities,
   policy: RoutingPolicy = 'local-first',
+  failures: Iterable<CandidateFailure> = [],
 ): ModelCandidate[] {
-  const local = usableCandidates(entry, device);
+  const local = modelChain(entry, device, failures).candidates;
   const remote = policy === 'local-only' ? [] : entry.candidates.filter(isRemote);
   return policy === 'remote-first' ? [...remote, ...local] : [...local, ...remote];
 }
@@ -179,14 +302,17 @@ const BUNDLED_CREATED = Date.UTC(2026, 10, 21) / 1000;
 
 /**
  * The bundled profile: the project's own tiny fixture models (`public/models`), so all four IDs answer offline and in
- * tests, on WebGPU where there is an adapter and on the CPU everywhere. The three chat IDs share one tiny chat model.
+ * tests, on WebGPU where there is an adapter (a software one included) and on the CPU everywhere. The three chat IDs
+ * share one tiny chat model.
  *
  * @param base - where `public/models` is: an absolute folder path in Node, a URL path such as `/models` in a browser.
  */
 export function bundledProfile(base: string): ModelProfile {
   const at = (name: string) => `${base.replace(/\/+$/, '')}/${name}`;
+  // The tiny fixtures answer in moments even on a software adapter, and there they test the WebGPU path (SwiftShader
+  // is the only WebGPU of headless Chromium): they keep WebGPU first everywhere.
   const anywhere = (model: string): ModelCandidate[] => [
-    { engine: 'transformers', model, dtype: 'fp32', device: 'webgpu' },
+    { engine: 'transformers', model, dtype: 'fp32', device: 'webgpu', evenOnFallbackAdapter: true },
     { engine: 'transformers', model, dtype: 'fp32', device: 'cpu' },
   ];
   const chat: ModelEntry = { task: 'chat', created: BUNDLED_CREATED, candidates: anywhere(at('tiny-chat')) };

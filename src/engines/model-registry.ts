@@ -1,9 +1,20 @@
-import type { ModelCandidate, ModelEntry, ModelProfile } from './model-profile.ts';
+import type { AdapterLimits, ModelCandidate, ModelEntry, ModelProfile } from './model-profile.ts';
 
 /** When this mapping of the public IDs to real models was published. */
 const REGISTRY_CREATED = Date.UTC(2026, 10, 21) / 1000;
 
 const MB = 1_000_000;
+
+/**
+ * What a transformers.js model needs of a WebGPU adapter: its largest weight, the token-embedding table (vocabulary ×
+ * hidden size × bytes per weight: 2 in q4f16 and fp16 builds, 4 in q4 and fp32 ones, whose 4-bit quantisation covers
+ * the matrix multiplications only), must fit in one buffer and in one storage binding. An estimate from the models'
+ * configurations: nothing can be downloaded where this was written.
+ */
+function embeddingTable(vocab: number, hidden: number, bytesPerWeight: 2 | 4): Partial<AdapterLimits> {
+  const bytes = vocab * hidden * bytesPerWeight;
+  return { maxBufferSize: bytes, maxStorageBufferBindingSize: bytes };
+}
 
 /**
  * One chat model as a fallback chain: web-llm in half precision (fastest; needs `shader-f16`), web-llm in single
@@ -13,8 +24,9 @@ const MB = 1_000_000;
  */
 function chatChain(
   webllm: { f16: string; f32: string; f16Bytes: number; f32Bytes: number },
-  transformers: { model: string; gpuBytes: number; cpuBytes: number },
+  transformers: { model: string; gpuBytes: number; cpuBytes: number; vocab: number; hidden: number },
 ): ModelEntry {
+  const { vocab, hidden } = transformers;
   const candidates: ModelCandidate[] = [
     { engine: 'web-llm', model: webllm.f16, downloadBytes: webllm.f16Bytes },
     { engine: 'web-llm', model: webllm.f32, downloadBytes: webllm.f32Bytes },
@@ -24,6 +36,7 @@ function chatChain(
       dtype: 'q4f16',
       device: 'webgpu',
       downloadBytes: transformers.gpuBytes,
+      requiredLimits: embeddingTable(vocab, hidden, 2),
     },
     {
       engine: 'transformers',
@@ -31,6 +44,7 @@ function chatChain(
       dtype: 'q4',
       device: 'webgpu',
       downloadBytes: transformers.cpuBytes,
+      requiredLimits: embeddingTable(vocab, hidden, 4),
     },
     {
       engine: 'transformers',
@@ -44,6 +58,13 @@ function chatChain(
 }
 
 /**
+ * all-MiniLM-L6-v2 takes 256 word pieces: its model card and its sentence-transformers configuration (`max_seq_length`,
+ * which the reference pipeline applies) stop there, though its position embeddings and tokenizer go to 512 (it was
+ * fine-tuned on 128). Lantern refuses a longer input (400 `context_length_exceeded`) rather than truncate it.
+ */
+const MINILM_MAX_TOKENS = 256;
+
+/**
  * The real models behind the four public IDs: three chat models of increasing size and a sentence-embedding model.
  * An app can pass its own profile to `startLocalAPI({ profile })` (or `createEngine`) to change any of it.
  */
@@ -55,7 +76,13 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
       f16Bytes: 210 * MB,
       f32Bytes: 230 * MB,
     },
-    { model: 'HuggingFaceTB/SmolLM2-360M-Instruct', gpuBytes: 270 * MB, cpuBytes: 370 * MB },
+    {
+      model: 'HuggingFaceTB/SmolLM2-360M-Instruct',
+      gpuBytes: 270 * MB,
+      cpuBytes: 370 * MB,
+      vocab: 49_152,
+      hidden: 960,
+    },
   ),
   'indigo-owl-4': chatChain(
     {
@@ -64,7 +91,13 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
       f16Bytes: 280 * MB,
       f32Bytes: 310 * MB,
     },
-    { model: 'onnx-community/Qwen2.5-0.5B-Instruct', gpuBytes: 550 * MB, cpuBytes: 790 * MB },
+    {
+      model: 'onnx-community/Qwen2.5-0.5B-Instruct',
+      gpuBytes: 550 * MB,
+      cpuBytes: 790 * MB,
+      vocab: 151_936,
+      hidden: 896,
+    },
   ),
   'amber-phoenix-4': chatChain(
     {
@@ -73,7 +106,13 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
       f16Bytes: 700 * MB,
       f32Bytes: 780 * MB,
     },
-    { model: 'onnx-community/Llama-3.2-1B-Instruct', gpuBytes: 1_100 * MB, cpuBytes: 1_800 * MB },
+    {
+      model: 'onnx-community/Llama-3.2-1B-Instruct',
+      gpuBytes: 1_100 * MB,
+      cpuBytes: 1_800 * MB,
+      vocab: 128_256,
+      hidden: 2048,
+    },
   ),
   'jade-mole-4': {
     task: 'embeddings',
@@ -85,8 +124,17 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
         dtype: 'fp32',
         device: 'webgpu',
         downloadBytes: 91 * MB,
+        requiredLimits: embeddingTable(30_522, 384, 4),
+        maxInputTokens: MINILM_MAX_TOKENS,
       },
-      { engine: 'transformers', model: 'Xenova/all-MiniLM-L6-v2', dtype: 'q8', device: 'cpu', downloadBytes: 23 * MB },
+      {
+        engine: 'transformers',
+        model: 'Xenova/all-MiniLM-L6-v2',
+        dtype: 'q8',
+        device: 'cpu',
+        downloadBytes: 23 * MB,
+        maxInputTokens: MINILM_MAX_TOKENS,
+      },
     ],
   },
 });

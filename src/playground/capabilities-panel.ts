@@ -32,13 +32,14 @@ export class CapabilitiesPanel extends LitElement {
 
   async refresh() {
     const gpu = (navigator as Navigator & { gpu?: GPU }).gpu;
-    const adapter = gpu ? await gpu.requestAdapter().catch(() => null) : null;
+    // Asked for as the engines ask for theirs: a default request can describe another GPU of the machine.
+    const adapter = gpu ? await gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null) : null;
     const estimate = await navigator.storage?.estimate?.();
     const device = this.lantern?.device;
     this.info = {
       adapter: adapter
-        ? [adapter.info.vendor, adapter.info.architecture, adapter.info.description].filter(Boolean).join(' · ') ||
-          'yes'
+        ? ([adapter.info.vendor, adapter.info.architecture, adapter.info.description].filter(Boolean).join(' · ') ||
+            'yes') + (adapter.info.isFallbackAdapter ? ' (fallback adapter: WebGPU in software, on the CPU)' : '')
         : gpu
           ? 'none (WebGPU exists, but no adapter)'
           : 'none (no WebGPU in this browser)',

@@ -6,6 +6,7 @@
  */
 import * as Comlink from 'comlink';
 import { EngineError, type Engine } from '../engine/index.ts';
+import type { CandidateFailure } from '../engines/model-profile.ts';
 import { createBrowserEngine } from './browser-engine.ts';
 import { registerEngineErrorTransfer, type EngineWorkerControl, type RunReport } from './protocol.ts';
 import { createWorkerApi } from './worker-api.ts';
@@ -15,7 +16,7 @@ registerEngineErrorTransfer();
 let engine: Engine | undefined;
 let trace = false;
 let report: (report: RunReport) => void = () => {};
-let fatal: (reason: string) => void = () => {};
+let fatal: (reason: string, failed?: CandidateFailure) => void = () => {};
 
 const api = createWorkerApi(
   () => {
@@ -30,7 +31,11 @@ const control: EngineWorkerControl = {
     report = onReport;
     fatal = onFatal;
     trace = config.trace === true;
-    const started = await createBrowserEngine(config, (p) => void onProgress(p));
+    const started = await createBrowserEngine(
+      config,
+      (p) => void onProgress(p),
+      (reason, failed) => fatal(reason, failed),
+    );
     engine = started.engine;
     return started.device;
   },

@@ -16,15 +16,31 @@ import {
   type ModelCard,
   type ModelTask,
 } from '../engine/index.ts';
-import type { ModelProfile, RoutingConfig, RoutingPolicy } from '../engines/model-profile.ts';
+import type {
+  AdapterLimits,
+  CandidateFailure,
+  ModelProfile,
+  RoutingConfig,
+  RoutingPolicy,
+} from '../engines/model-profile.ts';
 
 /** What runs the models in the worker: WebGPU when an adapter exists (or is asked for), otherwise WebAssembly. */
 export type DevicePreference = 'auto' | 'webgpu' | 'wasm';
 
 export interface DeviceInfo {
   device: 'webgpu' | 'wasm';
-  /** The WebGPU adapter, when there is one (even if wasm was chosen). */
-  adapter: { vendor: string; architecture: string; description: string } | null;
+  /**
+   * The WebGPU adapter, when there is one (even if wasm was chosen), as the engines get it (`powerPreference:
+   * 'high-performance'`). `isFallbackAdapter`: a software adapter (SwiftShader), WebGPU on the CPU. `limits`: those
+   * that decide whether a model fits.
+   */
+  adapter: {
+    vendor: string;
+    architecture: string;
+    description: string;
+    isFallbackAdapter: boolean;
+    limits: AdapterLimits;
+  } | null;
   /** Whether the adapter can run half-precision shaders (web-llm's q4f16 models need it). */
   shaderF16: boolean;
 }
@@ -37,6 +53,8 @@ export interface EngineWorkerConfig {
   device: DevicePreference;
   /** Run reports carry each token's timestamp (`tokenTimes`): for benchmarks. */
   trace?: boolean;
+  /** Candidates that failed to load in an earlier worker of this host: the fresh worker skips them. */
+  failed?: CandidateFailure[];
 }
 
 /** One finished model run, reported to the host page (progress UIs, tokens per second, tests). */
@@ -66,13 +84,14 @@ export interface EngineWorkerControl {
   /**
    * Configures the worker. `onProgress` and `onReport` are Comlink proxies; `onFatal` is called when the engine can
    * no longer be trusted (a failed load or run leaves transformers.js' promise chain rejected), so the host replaces
-   * the worker.
+   * the worker. With `failed`, a candidate failed to load while the model's chain has more: the host skips it from
+   * then on, and the calls waiting for that model get no answer from this worker; they are sent again to the next.
    */
   start(
     config: EngineWorkerConfig,
     onProgress: (progress: LoadProgress) => void,
     onReport: (report: RunReport) => void,
-    onFatal: (reason: string) => void,
+    onFatal: (reason: string, failed?: CandidateFailure) => void,
   ): Promise<DeviceInfo>;
   /** Exposes the engine API on `port` (for a service worker). */
   connect(port: MessagePort): void;
@@ -107,7 +126,8 @@ export const CALLER_ALIVE_MS = 1_000;
 
 /**
  * How long a call may go without hearing from its caller before it is aborted: four missed `alive`s, so that a busy
- * service worker is not mistaken for a stopped one, while an orphaned generation wastes at most a few seconds.
+ * service worker is not mistaken for a stopped one, while an orphaned generation wastes at most a few seconds. Counted
+ * in time the worker was free to listen: a forward pass that blocks its thread counts once, however long it took.
  */
 export const CALLER_SILENCE_MS = 4_000;
 

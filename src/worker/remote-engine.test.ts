@@ -1,10 +1,10 @@
 import * as Comlink from 'comlink';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { aborted, FakeEngine } from '../../test/support/fake-engine.ts';
 import { EngineError, type ChatEvent } from '../engine/index.ts';
 import { registerEngineErrorTransfer, type RunReport } from './protocol.ts';
 import { RemoteEngine } from './remote-engine.ts';
-import { createWorkerApi } from './worker-api.ts';
+import { createWorkerApi, type HeartbeatOptions } from './worker-api.ts';
 import { chatRequest } from '../../test/support/chat-request.ts';
 
 /**
@@ -16,17 +16,40 @@ registerEngineErrorTransfer();
 const request = chatRequest();
 
 const ports: MessagePort[] = [];
-afterEach(() => ports.splice(0).forEach((p) => p.close()));
+afterEach(() => {
+  ports.splice(0).forEach((p) => p.close());
+  vi.restoreAllMocks();
+});
 
 /** A worker around `engine`, reachable through the port this returns. */
-function worker(engine: FakeEngine, reports: RunReport[] = [], fatal: string[] = []): MessagePort {
+function worker(
+  engine: FakeEngine,
+  reports: RunReport[] = [],
+  fatal: string[] = [],
+  heartbeat: HeartbeatOptions = {},
+): MessagePort {
   const { port1, port2 } = new MessageChannel();
   ports.push(port1, port2);
   Comlink.expose(
-    createWorkerApi(() => engine, { report: (r) => reports.push(r), fatal: (f) => fatal.push(f) }),
+    createWorkerApi(() => engine, { report: (r) => reports.push(r), fatal: (f) => fatal.push(f) }, heartbeat),
     port1,
   );
   return port2;
+}
+
+/**
+ * Watches the intervals started from now on (a call's `alive`, a worker's watch of its caller): `running()` counts
+ * those not cleared yet, which is what a call that never ends would leave behind, one per call, forever.
+ */
+function watchIntervals() {
+  const started = vi.spyOn(globalThis, 'setInterval');
+  const cleared = vi.spyOn(globalThis, 'clearInterval');
+  return {
+    running: () => {
+      const gone = new Set(cleared.mock.calls.map(([timer]) => timer));
+      return started.mock.results.filter((result) => !gone.has(result.value)).length;
+    },
+  };
 }
 
 function remote(portWaitMs = 2000) {
@@ -146,6 +169,29 @@ describe('RemoteEngine over Comlink', () => {
     engine.disconnect('host-a');
     engine.connect(worker(new FakeEngine()), 'host-b#1');
     expect((await pending).choices[0]!.text).toBe('hi there');
+  });
+
+  it('leaves no timer running, on either side, after a call lost to a worker change', async () => {
+    const intervals = watchIntervals();
+    const reports: RunReport[] = [];
+    const stuck = new FakeEngine();
+    stuck.onChat = async (_request, { signal }) => {
+      await aborted(signal); // a worker that will never answer, but stops when its caller is found gone
+      throw new EngineError('aborted', 'nobody is listening');
+    };
+    // A short heartbeat on both sides, so that the worker finds its caller gone soon.
+    const engine = new RemoteEngine({ requestPort: () => {}, aliveMs: 20 });
+    engine.connect(worker(stuck, reports, [], { aliveMs: 20, silenceMs: 100 }), 'host-a#1');
+    const pending = engine.chat('chat-model', request);
+    await expect.poll(() => stuck.chats.length).toBe(1);
+    expect(intervals.running()).toBe(2); // the call's `alive`, and the worker's watch of its caller
+    engine.disconnect('host-a');
+    engine.connect(worker(new FakeEngine()), 'host-b#1');
+    expect((await pending).choices[0]!.text).toBe('hi there');
+    // The worker stops the call once it no longer hears from it (a caller that kept saying `alive` would keep it).
+    await expect.poll(() => reports.map((r) => r.outcome), { timeout: 10_000 }).toEqual(['aborted']);
+    // The lost call's `alive`, the worker's watch of it, and those of the resent call: all cleared.
+    expect(intervals.running()).toBe(0);
   });
 
   it('fails a stream that lost its engine after output began, as unavailable', async () => {

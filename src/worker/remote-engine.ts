@@ -20,8 +20,12 @@ import { CALLER_ALIVE_MS, registerEngineErrorTransfer, type CallMessage, type En
  */
 export const PORT_WAIT_MS = 10_000;
 
-/** How many times a call that lost its engine before producing any output is sent again, to the next one. */
-const MAX_RESENDS = 3;
+/**
+ * How many times a call that lost its engine before producing any output is sent again, to the next one. A fallback
+ * chain replaces the worker once per candidate that fails to load (four at most in the default registry), and a host
+ * tab may close on top of that; a worker that keeps dying for one call stops being retried.
+ */
+const MAX_RESENDS = 8;
 
 interface Connection {
   api: Comlink.Remote<EngineWorkerApi>;
@@ -41,6 +45,8 @@ export interface RemoteEngineOptions {
   /** Asks for a port when there is none (the service worker asks its window clients). */
   requestPort: () => void;
   portWaitMs?: number;
+  /** How often a running call says `alive` to its worker (default CALLER_ALIVE_MS; tests shorten it). */
+  aliveMs?: number;
 }
 
 /**
@@ -53,6 +59,7 @@ export interface RemoteEngineOptions {
 export class RemoteEngine implements Engine {
   readonly #requestPort: () => void;
   readonly #portWaitMs: number;
+  readonly #aliveMs: number;
   #connection: Connection | undefined;
   /** The last host's routing; kept when it goes, since remote candidates need no engine worker. */
   #routing: RoutingConfig | undefined;
@@ -62,6 +69,7 @@ export class RemoteEngine implements Engine {
     registerEngineErrorTransfer();
     this.#requestPort = options.requestPort;
     this.#portWaitMs = options.portWaitMs ?? PORT_WAIT_MS;
+    this.#aliveMs = options.aliveMs ?? CALLER_ALIVE_MS;
   }
 
   /**
@@ -117,7 +125,7 @@ export class RemoteEngine implements Engine {
     return this.#send(
       options.signal,
       () => events === 0,
-      (connection) => this.#withCallPort(counted, (port) => connection.api.chat(model, request, port)),
+      (connection, lost) => this.#withCallPort(counted, lost, (port) => connection.api.chat(model, request, port)),
     );
   }
 
@@ -125,7 +133,7 @@ export class RemoteEngine implements Engine {
     return this.#send(
       options.signal,
       () => true,
-      (connection) => this.#withCallPort(options, (port) => connection.api.embed(model, request, port)),
+      (connection, lost) => this.#withCallPort(options, lost, (port) => connection.api.embed(model, request, port)),
     );
   }
 
@@ -137,16 +145,19 @@ export class RemoteEngine implements Engine {
     previous.port.close();
   }
 
-  /** Sends a call to the engine, again to the next one if its engine goes away while `resendable()`. */
+  /**
+   * Sends a call to the engine, again to the next one if its engine goes away while `resendable()`. `call` gets a
+   * signal that fires when its connection is lost: nothing will come back on it, so it lets go of what it holds.
+   */
   async #send<T>(
     signal: AbortSignal | undefined,
     resendable: () => boolean,
-    call: (connection: Connection) => Promise<T>,
+    call: (connection: Connection, lost: AbortSignal) => Promise<T>,
   ): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const connection = await this.#connect(signal);
       try {
-        return await this.#settleOnLoss(connection, signal, () => call(connection));
+        return await this.#settleOnLoss(connection, signal, (lost) => call(connection, lost));
       } catch (error) {
         if (!(error instanceof ConnectionLost)) throw error;
         if (!resendable() || attempt >= MAX_RESENDS) {
@@ -160,8 +171,16 @@ export class RemoteEngine implements Engine {
     }
   }
 
-  /** A call with its own port: events arrive on it, `abort` leaves on it, and `end` marks the last event. */
-  async #withCallPort<T>(options: ChatOptions, invoke: (port: MessagePort) => Promise<T>): Promise<T> {
+  /**
+   * A call with its own port: events arrive on it, `abort` leaves on it, and `end` marks the last event. When its
+   * connection is `lost`, neither the result nor `end` will ever come: the call stops saying `alive` and closes its
+   * port then, rather than keep a timer running for a worker that is gone.
+   */
+  async #withCallPort<T>(
+    options: ChatOptions,
+    lost: AbortSignal,
+    invoke: (port: MessagePort) => Promise<T>,
+  ): Promise<T> {
     const { port1: mine, port2: theirs } = new MessageChannel();
     let ended!: () => void;
     const end = new Promise<void>((resolve) => (ended = resolve));
@@ -172,7 +191,14 @@ export class RemoteEngine implements Engine {
     };
     const onAbort = () => mine.postMessage({ type: 'abort' } satisfies CallMessage);
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    const alive = setInterval(() => mine.postMessage({ type: 'alive' } satisfies CallMessage), CALLER_ALIVE_MS);
+    const alive = setInterval(() => mine.postMessage({ type: 'alive' } satisfies CallMessage), this.#aliveMs);
+    const release = () => {
+      clearInterval(alive);
+      options.signal?.removeEventListener('abort', onAbort);
+      lost.removeEventListener('abort', release);
+      mine.close();
+    };
+    lost.addEventListener('abort', release, { once: true });
     try {
       // The result comes back on Comlink's port and the events on this one: wait for `end`, so that every event has
       // been delivered before the caller sees the result or the error.
@@ -182,21 +208,30 @@ export class RemoteEngine implements Engine {
         await end;
       }
     } finally {
-      clearInterval(alive);
-      options.signal?.removeEventListener('abort', onAbort);
-      mine.close();
+      release();
     }
   }
 
-  /** Runs a remote call, but settles at once when its caller aborts or its connection goes away. */
-  #settleOnLoss<T>(connection: Connection, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a remote call, but settles at once when its caller aborts or its connection goes away; `run` is told of the
+   * latter through its signal.
+   */
+  #settleOnLoss<T>(
+    connection: Connection,
+    signal: AbortSignal | undefined,
+    run: (lost: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const lost = () => reject(new ConnectionLost());
+      const gone = new AbortController();
+      const lost = () => {
+        gone.abort();
+        reject(new ConnectionLost());
+      };
       const onAbort = () => reject(new EngineError('aborted', 'The request was cancelled by the client.'));
       if (signal?.aborted) return onAbort();
       connection.calls.add(lost);
       signal?.addEventListener('abort', onAbort, { once: true });
-      run()
+      run(gone.signal)
         .then(resolve, (error: unknown) => reject(EngineError.from(error)))
         .finally(() => {
           connection.calls.delete(lost);

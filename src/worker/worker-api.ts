@@ -1,6 +1,7 @@
 import * as Comlink from 'comlink';
 import { EngineError, type ChatEvent, type Engine, type EngineErrorKind, type ModelTask } from '../engine/index.ts';
 import {
+  CALLER_ALIVE_MS,
   CALLER_SILENCE_MS,
   type CallMessage,
   type EngineStatus,
@@ -23,6 +24,14 @@ export interface WorkerApiHooks {
   fatal(reason: string): void;
 }
 
+/** The caller's heartbeat, as this worker listens for it (see CALLER_ALIVE_MS, CALLER_SILENCE_MS); tests shorten it. */
+export interface HeartbeatOptions {
+  /** How often the caller says `alive`: the worker looks for a word from it as often. */
+  aliveMs?: number;
+  /** How long the worker may listen without a word from its caller before it aborts the call. */
+  silenceMs?: number;
+}
+
 /**
  * The engine API that an engine worker exposes on each connected port: the engine's calls, each with its own port
  * for pushed events and abort, a report of every run, and a call for help when the engine breaks. `status()` counts
@@ -31,7 +40,9 @@ export interface WorkerApiHooks {
 export function createWorkerApi(
   engine: () => Engine,
   hooks: WorkerApiHooks,
+  heartbeat: HeartbeatOptions = {},
 ): EngineWorkerApi & { status(): EngineStatus } {
+  const { aliveMs = CALLER_ALIVE_MS, silenceMs = CALLER_SILENCE_MS } = heartbeat;
   let calls = 0;
 
   /**
@@ -46,20 +57,27 @@ export function createWorkerApi(
     usage: (result: T) => { promptTokens: number; completionTokens: number },
   ): Promise<T> {
     const abort = new AbortController();
-    let heard = performance.now();
+    let heard = true;
+    let silence = 0;
     port.onmessage = (message: MessageEvent<CallMessage>) => {
-      heard = performance.now();
+      heard = true;
       if (message.data.type === 'abort') abort.abort();
     };
+    // Silence is counted by a timer, whose callbacks run only when this thread's event loop is free, and so could
+    // have heard the caller; not by the clock. A forward pass that blocks the thread for seconds (a long prefill on the
+    // CPU) then counts as one look, however long it took, and the `alive`s queued meanwhile are heard before the next.
+    const watch = setInterval(() => {
+      silence = heard ? 0 : silence + aliveMs;
+      heard = false;
+      if (silence >= silenceMs) abort.abort();
+    }, aliveMs);
+    abort.signal.addEventListener('abort', () => clearInterval(watch), { once: true }); // nothing left to watch for
     const started = performance.now();
     let events = 0;
     let eventsAfterAbort = 0;
     const tokenTimes: number[] | undefined = hooks.trace?.() ? [] : undefined;
     const send = (event: ChatEvent) => {
       if (event.type === 'delta') tokenTimes?.push(performance.timeOrigin + performance.now());
-      // Checked as each token goes out, after the worker has yielded and read its messages: a long prefill cannot
-      // be mistaken for a silent caller.
-      if (performance.now() - heard > CALLER_SILENCE_MS) abort.abort();
       events += 1;
       if (abort.signal.aborted) eventsAfterAbort += 1;
       port.postMessage({ type: 'event', event } satisfies CallMessage);
@@ -88,6 +106,7 @@ export function createWorkerApi(
       if (POISONING.has(error.kind)) setTimeout(() => hooks.fatal(error.message), 0);
       throw error;
     } finally {
+      clearInterval(watch);
       calls -= 1;
       port.postMessage({ type: 'end' } satisfies CallMessage);
       port.close();

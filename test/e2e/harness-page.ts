@@ -9,7 +9,7 @@ declare global {
 
 /**
  * Opens the harness page and waits until Lantern controls it. `query` configures it (`device`, `profile`, `broken`,
- * `late`); `origin` picks a test server of its own.
+ * `late`, `fallback`); `origin` picks a test server of its own.
  */
 export async function openHarness(page: Page, query = '', origin = ''): Promise<void> {
   page.on('pageerror', (error) => console.log(`[page error] ${error.message}`));

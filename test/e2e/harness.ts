@@ -43,6 +43,14 @@ if (remote) {
   ] as const;
   profile = { ...profile, [remote]: { task: 'chat', created: 0, candidates } };
 }
+// ?fallback=ID,ID: each of those IDs tries, before each of its bundled candidates, a corrupt copy of it on the same
+// device, which fails inside onnxruntime's session creation: its chain must really fall back.
+for (const id of params.get('fallback')?.split(',') ?? []) {
+  const entry = profile[id]!;
+  const corrupt = entry.task === 'chat' ? '/e2e/corrupt-chat' : '/e2e/corrupt-embed';
+  const candidates = entry.candidates.flatMap((candidate) => [{ ...candidate, model: corrupt }, candidate]);
+  profile = { ...profile, [id]: { ...entry, candidates } };
+}
 const lantern = await startLocalAPI({ device: (params.get('device') as DevicePreference | null) ?? 'auto', profile });
 
 const runs: RunReport[] = [];

@@ -2,17 +2,30 @@ import { expect, test } from '@playwright/test';
 import { engineDevice, issueKey, openHarness } from './harness-page.ts';
 
 /**
- * Which model each public ID runs, chosen from what the real browser offers: SwiftShader's WebGPU adapter (no
- * shader-f16) in the `webgpu` project, no adapter at all in the `wasm` project.
+ * Which model each public ID runs, chosen from what the real browser offers: SwiftShader's WebGPU adapter (a fallback
+ * adapter, no shader-f16) in the `webgpu` project, no adapter at all in the `wasm` project.
  */
-test('reports the real adapter and its features', async ({ page }, info) => {
+test('reports the real adapter, its features and limits, and that it is a fallback one', async ({ page }, info) => {
   await openHarness(page);
   await engineDevice(page);
   const device = await page.evaluate(() => window.harness.lantern.device!);
   if (info.project.name === 'webgpu') {
     expect(device.device).toBe('webgpu');
-    expect(device.adapter).not.toBeNull();
     expect(device.shaderF16).toBe(false); // SwiftShader has no shader-f16
+    // SwiftShader runs WebGPU on the CPU: Chromium calls it a fallback adapter, and so does Lantern.
+    expect(device.adapter).toMatchObject({ architecture: 'swiftshader', isFallbackAdapter: true });
+    // The limits are the adapter's, as the engines ask for it (high-performance), read in the engine worker.
+    const own = await page.evaluate(async () => {
+      const { limits } = (await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' }))!;
+      return {
+        maxBufferSize: limits.maxBufferSize,
+        maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
+        maxStorageBuffersPerShaderStage: limits.maxStorageBuffersPerShaderStage,
+        maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
+      };
+    });
+    expect(device.adapter!.limits).toEqual(own);
+    expect(own.maxStorageBufferBindingSize).toBeGreaterThan(0);
   } else {
     expect(device).toEqual({ device: 'wasm', adapter: null, shaderF16: false });
   }
@@ -24,18 +37,25 @@ test('resolves every ID of the real registry to a chain this device can run', as
     (await window.harness.lantern.models()).map((m) => ({
       id: m.id,
       first: m.candidates[0],
+      next: m.candidates[1],
       count: m.candidates.length,
+      skipped: m.skipped.map((s) => s.reason),
     })),
   );
   const chat = models.filter((m) => m.id !== 'jade-mole-4');
   const embed = models.find((m) => m.id === 'jade-mole-4')!;
   if (info.project.name === 'webgpu') {
-    // No shader-f16: web-llm's single-precision build comes first, then transformers.js on WebGPU, then on the CPU.
+    // SwiftShader is a fallback adapter, far slower than wasm for a real model: the CPU comes first, then web-llm's
+    // single-precision build (no shader-f16: the half-precision builds are skipped, saying why), then transformers.js
+    // on WebGPU; SwiftShader's limits fit every model.
     for (const m of chat) {
-      expect(m.first).toMatchObject({ engine: 'web-llm', model: expect.stringMatching(/-q4f32_1-MLC$/) });
+      expect(m.first).toMatchObject({ engine: 'transformers', device: 'cpu' });
+      expect(m.next).toMatchObject({ engine: 'web-llm', model: expect.stringMatching(/-q4f32_1-MLC$/) });
       expect(m.count).toBe(3);
+      expect(m.skipped).toEqual(["needs the adapter's shader-f16 feature", "needs the adapter's shader-f16 feature"]);
     }
-    expect(embed.first).toMatchObject({ engine: 'transformers', device: 'webgpu' });
+    expect(embed.first).toMatchObject({ engine: 'transformers', device: 'cpu' });
+    expect(embed.next).toMatchObject({ engine: 'transformers', device: 'webgpu' });
   } else {
     for (const m of [...chat, embed]) {
       expect(m.first).toMatchObject({ engine: 'transformers', device: 'cpu' });

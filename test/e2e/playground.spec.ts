@@ -140,6 +140,7 @@ test('models and capabilities: what each ID resolved to, and what the browser of
   await expect(capabilities).toContainText(
     info.project.name === 'webgpu' ? /shader-f16\s*no/ : /WebGPU adapter\s*none/,
   );
+  if (info.project.name === 'webgpu') await expect(capabilities).toContainText(/swiftshader \(fallback adapter/);
   const device = info.project.name === 'webgpu' ? 'webgpu' : 'wasm';
   await expect(capabilities).toContainText(new RegExp(`Engine\\s*${device} · hosted by this tab`));
   await shot(page, 'capabilities', info.project.name);

@@ -24,16 +24,27 @@ export class TransformersEmbeddingModel {
   /** Longest input, in tokens (special tokens included). */
   readonly maxInputTokens: number;
 
-  private constructor(tokenizer: PreTrainedTokenizer, model: PreTrainedModel) {
+  private constructor(tokenizer: PreTrainedTokenizer, model: PreTrainedModel, trainedTokens: number) {
     this.#tokenizer = tokenizer;
     this.#model = model;
     const config = model.config as { max_position_embeddings?: number };
-    this.maxInputTokens = Math.min(tokenizer.model_max_length ?? Infinity, config.max_position_embeddings ?? Infinity);
+    this.maxInputTokens = Math.min(
+      tokenizer.model_max_length ?? Infinity,
+      config.max_position_embeddings ?? Infinity,
+      trainedTokens,
+    );
   }
 
-  static async load(source: string, options: TransformersLoadOptions): Promise<TransformersEmbeddingModel> {
+  /**
+   * Loads tokenizer and model in parallel. `maxInputTokens` caps inputs below what the model's positions allow, where
+   * it was made for shorter ones (sentence-transformers' `max_seq_length`).
+   */
+  static async load(
+    source: string,
+    options: TransformersLoadOptions & { maxInputTokens?: number | undefined },
+  ): Promise<TransformersEmbeddingModel> {
     const [tokenizer, model] = await loadPretrained(source, AutoModel, options);
-    return new TransformersEmbeddingModel(tokenizer, model);
+    return new TransformersEmbeddingModel(tokenizer, model, options.maxInputTokens ?? Infinity);
   }
 
   async embed(input: string[], options: EmbedOptions = {}): Promise<EmbedResult> {
