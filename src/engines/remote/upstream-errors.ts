@@ -3,17 +3,18 @@ import { EngineError } from '../../engine/index.ts';
 /**
  * How a remote server's failures become typed engine errors (the API's one error table then gives them a status):
  *
- * | the server                                   | kind                   | HTTP | x-should-retry                 |
- * | -------------------------------------------- | ---------------------- | ---- | ------------------------------ |
- * | 400, 409, 413, 422: the request's fault      | `invalid_request`      | 400  | –                              |
- * | … with code `context_length_exceeded`        | `context_length_exceeded` | 400 | –                           |
- * | 429                                          | `rate_limited`         | 429  | its own retry headers          |
- * | 401, 403: Lantern's credentials refused       | `upstream_error`       | 502  | false                          |
- * | 404: no such model or path there             | `upstream_error`       | 502  | false                          |
- * | 408, 503: busy or starting                   | `upstream_unavailable` | 503  | its own, else true             |
- * | other 5xx                                    | `upstream_error`       | 502  | its own, else true             |
- * | not reachable, timed out, cooling down       | `upstream_unavailable` | 503  | true (`retry-after` when known) |
- * | a body that is no answer, a stream cut short | `upstream_error`       | 502  | true; false for a non-answer   |
+ * | the server                              | kind                      | HTTP     | x-should-retry                  |
+ * | --------------------------------------- | ------------------------- | -------- | ------------------------------- |
+ * | 400, 409, 413, 422: the request's fault | `invalid_request`         | 400      | –                               |
+ * | … with code `context_length_exceeded`   | `context_length_exceeded` | 400      | –                               |
+ * | 429                                     | `rate_limited`            | 429      | its own retry headers           |
+ * | 401, 403: Lantern's credentials refused | `upstream_error`          | 502      | false                           |
+ * | 404: no such model or path there        | `upstream_error`          | 502      | false                           |
+ * | 408, 503: busy or starting              | `upstream_unavailable`    | 503      | its own, else true              |
+ * | other 5xx                               | `upstream_error`          | 502      | its own, else true              |
+ * | not reachable, timed out, cooling down  | `upstream_unavailable`    | 503      | true (`retry-after` when known) |
+ * | a body that is no answer                | `upstream_error`          | 502      | false                           |
+ * | a stream cut short or stalled           | `upstream_error`          | (stream) | true                            |
  *
  * Messages name the server by its candidate key (no user, query or fragment of its URL) and never carry a configured
  * key or header value: the server's own words are scrubbed of them first, as a server may echo what it was sent.
