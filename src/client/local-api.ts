@@ -2,7 +2,6 @@ import { Workbox } from 'workbox-window';
 import type { LoadProgress, ModelTask } from '../engine/index.ts';
 import {
   candidateChain,
-  candidateKey,
   modelChain,
   type CandidateFailure,
   type ModelCandidate,
@@ -69,7 +68,7 @@ export interface ModelChoice extends Omit<ModelChain, 'candidates'> {
   task: ModelTask;
   /** What serves it, first to last: the local candidates this device can run and the servers, in the policy's order. */
   candidates: ModelCandidate[];
-  /** The `candidateKey` of the candidate that answered its last request, or, before any, of the first in line. */
+  /** The `candidateKey` of the candidate that answered its last request (null before any: the first is tried first). */
   servedBy: string | null;
 }
 
@@ -114,7 +113,7 @@ export class LocalAPI extends EventTarget {
   /**
    * Each public model ID with what this device will try for it, first to last (`candidates`: the fallback chain after
    * the device's capabilities, the failures and the policy are taken into account: the local candidates and the
-   * servers; empty: the ID cannot be served here), which of them answers it (`servedBy`), the candidates that failed
+   * servers; empty: the ID cannot be served here), which of them answered it last (`servedBy`), the candidates that failed
    * to load on this page and are skipped until `restartEngine()` (`failed`, each with its reason), and those this
    * device cannot run (`skipped`, each with why). Waits until the device is known.
    */
@@ -127,7 +126,7 @@ export class LocalAPI extends EventTarget {
     const device = deviceCapabilities(info);
     return Object.entries(this.#profile).map(([id, entry]) => {
       const candidates = candidateChain(entry, device, this.#policy, this.#failures);
-      const servedBy = this.#servedBy.get(id) ?? (candidates[0] ? candidateKey(candidates[0]) : null);
+      const servedBy = this.#servedBy.get(id) ?? null;
       return { id, task: entry.task, ...modelChain(entry, device, this.#failures), candidates, servedBy };
     });
   }

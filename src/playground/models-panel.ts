@@ -8,7 +8,7 @@ interface ModelRow {
   id: string;
   task: string;
   candidates: ModelCandidate[];
-  /** The candidate that answers it (the last request's, or the first in line). */
+  /** The candidate that answered its last request; null before any. */
   servedBy: string | null;
   cached: boolean[];
 }
@@ -139,9 +139,10 @@ export class ModelsPanel extends LitElement {
       </p>
       <div class="row">
         <label>Base URL <input name="remote" .value=${params.get('remote') ?? ''} placeholder="/api/llm/v1" /></label>
-        <label
-          >Model <input name="remoteModel" .value=${params.get('remoteModel') ?? ''} placeholder="llama3.2"
-        /></label>
+        <label>
+          Model on the server
+          <input name="remoteModel" .value=${params.get('remoteModel') ?? ''} placeholder="llama3.2" />
+        </label>
         <label>
           Policy
           <select name="policy">
@@ -184,7 +185,12 @@ export class ModelsPanel extends LitElement {
           : html`<ol>
               ${row.candidates.map((c, i) => {
                 const key = candidateKey(c);
-                const serving = key === row.servedBy ? html`<span class="tag">answers now</span>` : nothing;
+                const serving =
+                  key === row.servedBy
+                    ? html`<span class="tag">answers now</span>`
+                    : row.servedBy === null && i === 0
+                      ? html`<span class="tag">first in line</span>`
+                      : nothing;
                 if (c.engine === 'remote') return this.#remoteItem(c, serving);
                 return html`<li class=${key === loaded ? 'loaded' : ''}>
                   ${c.engine === 'web-llm' ? 'web-llm' : `transformers.js · ${c.device} · ${c.dtype ?? 'default'}`}

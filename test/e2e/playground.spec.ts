@@ -154,14 +154,14 @@ test('models: a server added in the models tab joins the chat chains, and the ta
   await openPlayground(page);
   await page.getByRole('tab', { name: 'Models' }).click();
   await page.getByLabel('Base URL').fill('http://127.0.0.1:9/v1'); // nothing listens there
-  await page.getByLabel('Model', { exact: true }).fill('far-model');
+  await page.getByLabel('Model on the server').fill('far-model');
   await page.getByLabel('Policy').selectOption('remote-first');
   await page.getByRole('button', { name: 'Use it' }).click();
   await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
   await page.getByRole('tab', { name: 'Models' }).click();
   const crimson = page.getByRole('region', { name: 'crimson-falcon-4' });
   await expect(crimson.locator('li').first()).toContainText('remote server far-model at http://127.0.0.1:9/v1');
-  await expect(crimson.locator('li').first()).toContainText('answers now');
+  await expect(crimson.locator('li').first()).toContainText('first in line');
 
   // The server is not there: the device answers instead, and the tab says so.
   await page.getByRole('tab', { name: 'Chat' }).click();
