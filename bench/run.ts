@@ -25,6 +25,7 @@ import {
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
 import { remoteBench, remoteTable } from './remote-bench.ts';
+import { structuredOutputBench } from './structured-output.ts';
 import { decodeRate, median, round } from './stats.ts';
 
 declare global {
@@ -359,6 +360,8 @@ log('node: the handler in-process');
 const node = await measure('node', PLANS.node, await nodeBench());
 bundled[NODE] = node.bundled;
 if (node.stories) stories[NODE] = node.stories;
+log('node: structured output (constrained against unconstrained decoding; schema compile time over the corpus)');
+const structured = await structuredOutputBench();
 
 log('node: the remote path (Lantern forwarding to its own server in another process)');
 const remote = await remoteBench({ ttft: [2, 40], chunks: [64, 20] });
@@ -380,8 +383,18 @@ try {
   await server.close();
 }
 
+const { decodeTokensPerSecond: d, compileMs: c } = structured;
+const structuredTable = [
+  '| Measure (Node, bundled tiny-chat) | Figure |',
+  '| --- | --- |',
+  `| Decode tokens/s, unconstrained → constrained (JSON schema) | ${d.unconstrained} → ${d.constrained} |`,
+  `| Constrained ÷ unconstrained (target ≥ 0.9) | ${d.ratio} ${d.ratio >= 0.9 ? '✓' : '✗'} |`,
+  `| Schema compile ms over the corpus (${structured.schemas} schemas), cold p50 / p95 (target ≤ 50) / max | ${c.cold.p50} / ${c.cold.p95} ${c.cold.p95 <= 50 ? '✓' : '✗'} / ${c.cold.max} |`,
+  `| Schema compile ms, cached p50 / p95 | ${c.cached.p50} / ${c.cached.p95} |`,
+].join('\n');
 const markdown = [
   `On the bundled models (public/models):\n\n${table(bundled)}`,
+  `Structured output:\n\n${structuredTable}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
   `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
     `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
@@ -393,7 +406,7 @@ const report = {
   date: new Date().toISOString(),
   machine,
   browsers,
-  results: { bundled, stories, remote },
+  results: { bundled, stories, structured, remote },
   markdown,
 };
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');

@@ -51,6 +51,7 @@ function recording(engine: Engine) {
 }
 
 let handler: Handler;
+let key: string;
 let client: ReturnType<typeof openaiClient>;
 let runs: ReturnType<typeof recording>['runs'];
 
@@ -59,7 +60,8 @@ beforeAll(async () => {
   runs = recorder.runs;
   const keys = new KeyRing();
   handler = createHandler({ engine: recorder.engine, keys });
-  client = openaiClient(handler, (await keys.issue('chat tests')).key);
+  key = (await keys.issue('chat tests')).key;
+  client = openaiClient(handler, key);
 });
 
 describe('non-streamed', () => {
@@ -95,6 +97,26 @@ describe('non-streamed', () => {
     }
   });
 
+  it('bounds an omitted max_tokens by limits.maxTokens, and by the context window when that is smaller', async () => {
+    const keys = new KeyRing();
+    const capped = openaiClient(
+      createHandler({
+        engine: createEngine({ profile: bundledProfile(BUNDLED_MODELS) }),
+        keys,
+        limits: { maxTokens: 5 },
+      }),
+      (await keys.issue('capped')).key,
+    );
+    const short = await capped.chat.completions.create({ model, messages: story.messages, temperature: 0 });
+    expect(short.choices[0]!.finish_reason).toBe('length');
+    expect(short.usage!.completion_tokens).toBe(5);
+    expect(story.greedy_text.startsWith(short.choices[0]!.message.content!)).toBe(true);
+
+    // The default limit (4,096) is over this model's 1,024-token window: an omitted max_tokens still answers, whole.
+    const whole = await client.chat.completions.create({ model, messages: story.messages, temperature: 0 });
+    expect(whole.choices[0]!.message.content).toBe(story.greedy_text);
+  });
+
   it('cuts at a stop sequence that spans tokens, which never appears in the output', async () => {
     const completion = await client.chat.completions.create({
       model,
@@ -124,15 +146,17 @@ describe('non-streamed', () => {
     expect(texts(a)[0]).not.toEqual(texts(a)[1]);
   });
 
-  it('samples only the most likely token under a tiny top_p, even at temperature 2', async () => {
-    const completion = await client.chat.completions.create({
-      model,
-      messages: story.messages,
-      temperature: 2,
-      top_p: 1e-6,
-      seed: 1,
-    });
-    expect(completion.choices[0]!.message.content).toBe(story.greedy_text);
+  it('samples only the most likely token under a tiny top_p or top_p 0 (as OpenAI means it), even at temperature 2', async () => {
+    for (const topP of [1e-6, 0]) {
+      const completion = await client.chat.completions.create({
+        model,
+        messages: story.messages,
+        temperature: 2,
+        top_p: topP,
+        seed: 1,
+      });
+      expect(completion.choices[0]!.message.content).toBe(story.greedy_text);
+    }
   });
 
   it('refuses a prompt over the context window with context_length_exceeded', async () => {
@@ -242,5 +266,58 @@ describe('streamed', () => {
 
     const next = await client.chat.completions.create({ model, messages: count.messages, temperature: 0 });
     expect(next.choices[0]!.message.content).toBe(count.greedy_text);
+  });
+});
+
+describe('wire details', () => {
+  it('carries one system_fingerprint per model, on the completion and on every chunk', async () => {
+    const completion = await client.chat.completions.create({ model, messages: count.messages, temperature: 0 });
+    expect(completion.system_fingerprint).toMatch(/^fp_[0-9a-f]{8}$/);
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    const stream = await client.chat.completions.create({
+      model,
+      messages: count.messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(new Set(chunks.map((c) => c.system_fingerprint))).toEqual(new Set([completion.system_fingerprint]));
+    const other = await client.chat.completions.create({ model: 'indigo-owl-4', messages: count.messages });
+    expect(other.system_fingerprint).toMatch(/^fp_/);
+    expect(other.system_fingerprint).not.toBe(completion.system_fingerprint);
+  });
+
+  it('accepts 64-bit seeds, beyond 2^53 and negative, and samples reproducibly with them', async () => {
+    const messages = [{ role: 'user' as const, content: 'Tell me about a zebra named Quantum.' }];
+    const sample = (seed: number) =>
+      client.chat.completions.create({ model, messages, temperature: 2, seed, max_tokens: 16 });
+    for (const seed of [2 ** 63 - 1, -(2 ** 63), 2 ** 64 - 1, 2 ** 53 + 2]) {
+      const [a, b] = [await sample(seed), await sample(seed)];
+      expect(a.choices[0]!.message.content).toBe(b.choices[0]!.message.content);
+    }
+    // As a client writes the largest unsigned 64-bit seed: JSON's number, rounded to 2^64 when parsed.
+    const raw = await handler(
+      new Request('http://lantern.test/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: `{"model": "${model}", "messages": [{"role": "user", "content": "Hi"}], "seed": 18446744073709551615, "max_tokens": 2}`,
+      }),
+    );
+    expect(raw.status).toBe(200);
+  });
+
+  it.each([
+    [
+      { tool_choice: 'auto' as const },
+      'tool_choice',
+      "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+    ],
+    [{ top_logprobs: 2 }, 'top_logprobs', "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled."],
+  ])('refuses %j as OpenAI does, naming the parameter', async (params, param, message) => {
+    const error = await client.chat.completions
+      .create({ model, messages: count.messages, ...params })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({ param, code: null, error: { message } });
   });
 });

@@ -10,10 +10,11 @@ const texts = refs.map((r) => r.text);
 
 let client: ReturnType<typeof openaiClient>;
 let direct: FeatureExtractionPipeline;
+const engine = createEngine({ profile: bundledProfile(BUNDLED_MODELS) });
+const keys = new KeyRing();
 
 beforeAll(async () => {
-  const keys = new KeyRing();
-  const handler = createHandler({ engine: createEngine({ profile: bundledProfile(BUNDLED_MODELS) }), keys });
+  const handler = createHandler({ engine, keys });
   client = openaiClient(handler, (await keys.issue('embedding tests')).key);
   direct = await pipeline('feature-extraction', `${BUNDLED_MODELS}/tiny-embed`, { dtype: 'fp32' });
 });
@@ -71,5 +72,40 @@ describe('embeddings', () => {
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'input' });
     expect((error as Error).message).toMatch(/input\[1\] has 602 tokens/);
+  });
+});
+
+describe('embeddings under the rate limit', () => {
+  it("spend the key's requests per minute: 429 with retry headers, then admitted again", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const handler = createHandler({ engine, keys, rateLimits: { requestsPerMinute: 2 }, now: () => now });
+    const limited = openaiClient(handler, (await keys.issue('rpm')).key, { maxRetries: 0 });
+    const embed = () => limited.embeddings.create({ model, input: 'a cat' });
+    await embed();
+    await limited.chat.completions.create({ model: 'crimson-falcon-4', messages: [{ role: 'user', content: 'Hi' }] });
+    const error = await embed().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(error).toMatchObject({ code: 'rate_limit_exceeded' });
+    expect((error as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after-ms')).toBe('30000');
+    now += 30_000;
+    expect((await embed()).data).toHaveLength(1);
+  });
+
+  it('wait in the bounded engine queue: 429 engine_busy when it is full, then served', async () => {
+    const handler = createHandler({ engine, keys, rateLimits: { maxGenerations: 1 } });
+    const sdk = openaiClient(handler, (await keys.issue('queue')).key, { maxRetries: 0 });
+    const story = await sdk.chat.completions.create({
+      model: 'crimson-falcon-4',
+      messages: [{ role: 'user', content: 'Tell me a story.' }],
+      stream: true,
+    });
+    const iterator = story[Symbol.asyncIterator]();
+    await iterator.next(); // the story holds the only place in the engine's queue
+    const error = await sdk.embeddings.create({ model, input: 'a cat' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(error).toMatchObject({ code: 'engine_busy' });
+    expect((error as InstanceType<typeof OpenAI.APIError>).headers?.get('retry-after')).toBe('1');
+    while (!(await iterator.next()).done);
+    expect((await sdk.embeddings.create({ model, input: 'a cat' })).data).toHaveLength(1);
   });
 });

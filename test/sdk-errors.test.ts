@@ -1,6 +1,15 @@
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { bundledProfile, createEngine, createHandler, KeyRing, PUBLIC_MODELS, type Handler } from '../src/index.ts';
+import {
+  bundledProfile,
+  createEngine,
+  createHandler,
+  EngineError,
+  KeyRing,
+  PUBLIC_MODELS,
+  type Engine,
+  type Handler,
+} from '../src/index.ts';
 import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';
 
 /** Every endpoint and every error class, as the official openai SDK sees them, on the bundled models. */
@@ -172,5 +181,23 @@ describe('error classes', () => {
     expect(failing.statuses).toEqual([500]);
     const next = await failing.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, temperature: 0 });
     expect(next.choices[0]!.message.content).toBe('Hello! How can I help you today?');
+  });
+
+  it('InternalServerError for an engine that broke mid-run is retried by the SDK, and the retry succeeds', async () => {
+    // An engine error of kind `internal` is what a broken engine worker answers, just before the host replaces it: the
+    // next try runs on a fresh worker. Here the first run fails that way and later ones reach the real engine.
+    let failures = 0;
+    const breaksOnce: Engine = {
+      models: () => engine.models(),
+      embed: (id, request, options) => engine.embed(id, request, options),
+      chat: async (id, request, options) => {
+        if (failures++ === 0) throw new EngineError('internal', 'The WebGPU device was lost.');
+        return engine.chat(id, request, options);
+      },
+    };
+    const sdk = openaiClient(createHandler({ engine: breaksOnce, keys, onServerError: () => {} }), key);
+    const answer = await sdk.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, temperature: 0 });
+    expect(answer.choices[0]!.message.content).toBe('Hello! How can I help you today?');
+    expect(sdk.statuses).toEqual([500, 200]);
   });
 });

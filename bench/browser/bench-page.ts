@@ -22,9 +22,12 @@ await direct.start({ profile, device });
 
 const runs: RunReport[] = [];
 lantern.addEventListener('run', (event) => runs.push(event.detail));
-/** Four keys: 16 simultaneous streams stay within the per-key limit of 4. */
+/**
+ * Eight keys: 16 simultaneous streams stay within the per-key limit of 4, and the one-by-one embeddings (several
+ * hundred requests in a minute) within the per-key 120 requests per minute, which embeddings are counted against too.
+ */
 const keys: string[] = [];
-for (let i = 0; i < 4; i++) keys.push((await lantern.keys.issue(`bench ${i}`)).key);
+for (let i = 0; i < 8; i++) keys.push((await lantern.keys.issue(`bench ${i}`)).key);
 
 const warm = new Set<string>();
 const now = () => performance.timeOrigin + performance.now();
@@ -118,7 +121,9 @@ const bench = {
     };
     const viaPath = () => client().embeddings.create({ model: EMBED, input });
     const oneByOne = async () => {
-      for (const text of input) await client().embeddings.create({ model: EMBED, input: text });
+      for (const [i, text] of input.entries()) {
+        await client(keys[i % keys.length]).embeddings.create({ model: EMBED, input: text });
+      }
     };
     await direct.embed(EMBED, input);
     await viaPath();
@@ -131,7 +136,7 @@ const bench = {
     return result;
   },
 
-  /** `streams` simultaneous streamed chats of `tokens` tokens each, spread over four keys. */
+  /** `streams` simultaneous streamed chats of `tokens` tokens each, spread over the keys. */
   async concurrent(model: string, streams: number, tokens: number) {
     const started = now();
     const results = await Promise.all(

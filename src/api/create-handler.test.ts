@@ -105,6 +105,34 @@ describe('authentication', () => {
   });
 });
 
+describe('cors', () => {
+  it('sends no CORS headers unless asked: in a service worker /v1 is same-origin', async () => {
+    const response = await request('/v1/models', undefined, { headers: { origin: 'http://localhost:5173' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await request('/v1/models', undefined, { method: 'OPTIONS', auth: null });
+    expect(preflight.status).toBe(401);
+  });
+
+  it('answers preflights without a key and marks the answers of allowed origins only', async () => {
+    await setUp({ cors: { origins: ['https://app.example'] } });
+    const preflight = await request('/v1/chat/completions', undefined, {
+      method: 'OPTIONS',
+      auth: null,
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    const refused = await request('/v1/models', undefined, { headers: { origin: 'https://other.example' } });
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    const error = await request('/v1/chat/completions', chatBody({ temperature: 9 }), {
+      headers: { origin: 'https://app.example' },
+    });
+    expect(error.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    await expectError(error, 400, 'invalid_value');
+  });
+});
+
 describe('routing', () => {
   it('lists models and retrieves one, with one owned_by for all', async () => {
     const list = await (await request('/v1/models')).json();
@@ -238,7 +266,7 @@ describe('engine errors', () => {
     ['invalid_request', 400, 'null', null],
     ['unavailable', 500, 'engine_unavailable', 'true'],
     ['load_failed', 500, 'model_load_failed', 'false'],
-    ['internal', 500, 'engine_error', 'false'],
+    ['internal', 500, 'engine_error', null], // retried: the broken worker is replaced
   ];
   it.each(table)('maps %s to %i', async (kind, status, code, retry) => {
     engine.onChat = async () => {
@@ -290,6 +318,13 @@ describe('rate limits', () => {
     expect(response.headers.get('retry-after')).toBe('30');
     expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     await expectError(response, 429, 'rate_limit_exceeded');
+    // Embeddings spend the same requests: they run on the same engine.
+    await expectError(
+      await request('/v1/embeddings', { model: 'embed-model', input: 'x' }),
+      429,
+      'rate_limit_exceeded',
+    );
+    now += 30_000;
     expect((await request('/v1/embeddings', { model: 'embed-model', input: 'x' })).status).toBe(200);
     now += 30_000;
     expect((await request('/v1/chat/completions', chatBody())).status).toBe(200);

@@ -1,9 +1,10 @@
 import { Hono } from 'hono/tiny';
+import { cors } from 'hono/cors';
 import { ApiError, toApiError } from './errors.ts';
 import { newRequestId } from './ids.ts';
 import { auth } from './middleware/auth.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
-import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type HandlerOptions } from './options.ts';
+import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type CorsOptions, type HandlerOptions } from './options.ts';
 import { RateLimiter } from './rate-limiter.ts';
 import { requestParsers } from './request-schemas.ts';
 import { createChatCompletion } from './routes/chat-completions.ts';
@@ -16,8 +17,8 @@ export type Handler = (request: Request) => Promise<Response>;
 
 /**
  * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions` and
- * `POST /v1/embeddings`, every route behind `Authorization: Bearer lt_…`, chat completions under a per-key rate
- * limit, and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
+ * `POST /v1/embeddings`, every route behind `Authorization: Bearer lt_…`, chat completions and embeddings under a
+ * per-key rate limit and a bounded engine queue, and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
  *
  * @example
  * const handler = createHandler({ engine, keys: new KeyRing() });
@@ -58,6 +59,8 @@ export function createHandler(options: HandlerOptions): Handler {
     await next();
     c.res.headers.set('x-request-id', requestId);
   });
+  // Before auth: a preflight carries no key.
+  if (options.cors) app.use('/v1/*', corsMiddleware(options.cors));
   app.use('/v1/*', auth(options.keys));
 
   const deps: RouteDeps = {
@@ -71,7 +74,8 @@ export function createHandler(options: HandlerOptions): Handler {
   app.get('/v1/models', listModels(deps));
   app.get('/v1/models/:id{.+}', retrieveModel(deps));
   app.post('/v1/chat/completions', rateLimit(limiter), createChatCompletion(deps));
-  app.post('/v1/embeddings', createEmbeddings(deps));
+  // Embeddings run on the same device, in the same engine queue, as generations: the same limits hold them.
+  app.post('/v1/embeddings', rateLimit(limiter), createEmbeddings(deps));
 
   return async (request) => {
     try {
@@ -86,4 +90,32 @@ export function createHandler(options: HandlerOptions): Handler {
       });
     }
   };
+}
+
+/**
+ * How long a browser may reuse a preflight's answer: ten minutes spares the SDK's requests a preflight each (Chromium
+ * caps it at two hours, Firefox at a day), and a changed list of origins takes effect within that.
+ */
+const PREFLIGHT_MAX_AGE_S = 600;
+
+/** The response headers the openai SDK reads (request id, retry advice, rate limits): cross-origin, only if exposed. */
+const EXPOSED_HEADERS = [
+  'x-request-id',
+  'retry-after',
+  'retry-after-ms',
+  'x-should-retry',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-reset-requests',
+];
+
+/** hono's CORS middleware for the allowed origins; other origins get no CORS headers, so their browsers refuse. */
+function corsMiddleware({ origins }: CorsOptions) {
+  const allowed = typeof origins === 'function' ? origins : (origin: string) => origins.includes(origin);
+  return cors({
+    origin: (origin) => (origin && allowed(origin) ? origin : null),
+    allowMethods: ['GET', 'POST', 'OPTIONS'],
+    exposeHeaders: EXPOSED_HEADERS,
+    maxAge: PREFLIGHT_MAX_AGE_S,
+  });
 }

@@ -63,7 +63,8 @@ export const modelNotFound = (model: string) =>
 
 /**
  * How each engine error kind is answered. `retry: false` sends `x-should-retry: false`, which stops the openai SDK's
- * automatic retries of 5xx answers where retrying cannot help.
+ * automatic retries of 5xx answers where retrying cannot help; `retry: true` asks for them; without it, the SDK's own
+ * rule holds (it retries 5xx).
  */
 const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string | null; retry?: boolean }> = {
   model_not_found: { status: 404, code: 'model_not_found' },
@@ -74,7 +75,10 @@ const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string
   unavailable: { status: 500, code: 'engine_unavailable', retry: true },
   load_failed: { status: 500, code: 'model_load_failed', retry: false },
   insufficient_storage: { status: 500, code: 'insufficient_storage', retry: false },
-  internal: { status: 500, code: 'engine_error', retry: false },
+  // A run that broke its engine: the host replaces the worker at once (a poisoned transformers.js never recovers in
+  // place), so the next try runs on a fresh one. No header: the SDK retries a 500 by default.
+  internal: { status: 500, code: 'engine_error' },
+  invalid_output: { status: 500, code: 'invalid_structured_output', retry: true },
   rate_limited: { status: 429, code: 'rate_limit_exceeded' },
   upstream_error: { status: 502, code: 'upstream_error', retry: true },
   upstream_unavailable: { status: 503, code: 'upstream_unavailable', retry: true },

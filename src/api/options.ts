@@ -32,14 +32,14 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxInputChars: 32_768,
 });
 
-/** The per-key rate limit of chat completions. */
+/** The per-key rate limit of the requests that run models: chat completions and embeddings, counted together. */
 export interface RateLimits {
   /** Requests a key may start per minute, refilled continuously (a token bucket of this size). */
   requestsPerMinute: number;
-  /** Generations a key may have running or queued at once. */
+  /** Generations and embeddings requests a key may have running or queued at once. */
   concurrentGenerations: number;
   /**
-   * Generations running or queued on the device across all keys: the bound of the engine's queue. More are refused
+   * Requests running or queued on the device across all keys: the bound of the engine's queue. More are refused
    * with 429 (`engine_busy`) rather than left to wait behind a line that can only grow.
    */
   maxGenerations: number;
@@ -55,6 +55,19 @@ export const DEFAULT_RATE_LIMITS: Readonly<RateLimits> = Object.freeze({
   concurrentGenerations: 4,
   maxGenerations: 16,
 });
+
+/** Which browser apps of other origins may call the handler (CORS). */
+export interface CorsOptions {
+  /** Exact origins (`https://app.example`), or a test of the request's `Origin` header. */
+  origins: readonly string[] | ((origin: string) => boolean);
+}
+
+/**
+ * `http://` or `https://` `localhost`, `127.0.0.1` or `[::1]`, on any port: the dev servers of local development (a
+ * Vite app on :5173 calling `npm run serve:node` on :8787). What `npm run serve:node` allows unless told otherwise.
+ */
+export const isLocalOrigin = (origin: string): boolean =>
+  /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$/.test(origin);
 
 export interface HandlerOptions {
   /** What runs the models. */
@@ -74,4 +87,11 @@ export interface HandlerOptions {
    * the client's business and are not reported.
    */
   onServerError?: (error: unknown, requestId: string) => void;
+  /**
+   * Lets browser apps of other origins call the handler: a server in Node (`npm run serve:node`) that a page of
+   * another origin calls. Preflights (`OPTIONS`) are answered without a key, and every answer, errors and streams
+   * included, carries the CORS headers an allowed origin needs (the retry and rate-limit headers exposed to the SDK).
+   * Absent, no CORS headers are sent: in a service worker, /v1 is the page's own origin.
+   */
+  cors?: CorsOptions;
 }

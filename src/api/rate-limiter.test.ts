@@ -49,7 +49,7 @@ describe('RateLimiter', () => {
     const first = limiter.admit('k');
     limiter.admit('k');
     const error = refused(() => limiter.admit('k'));
-    expect(error.message).toMatch(/concurrent generations/);
+    expect(error.message).toMatch(/concurrent requests/);
     expect(error.headers['retry-after-ms']).toBe('1000');
     expect(error.headers['x-ratelimit-remaining-requests']).toBe('98');
     first.release();

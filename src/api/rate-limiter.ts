@@ -13,7 +13,7 @@ interface Bucket {
   running: number;
 }
 
-/** A held generation slot; `release` is idempotent. */
+/** A held slot on the engine (a generation or an embeddings request); `release` is idempotent. */
 export interface Lease {
   release(): void;
   /** The `x-ratelimit-*` headers that describe the key's state after this request was admitted. */
@@ -21,14 +21,15 @@ export interface Lease {
 }
 
 /**
- * Per-key admission for chat completions: a token bucket of `requestsPerMinute` (refilled continuously, so a burst
- * of a full minute's requests is allowed and then one every 60/rpm seconds) and a cap on generations in flight.
+ * Per-key admission of the requests that run on the engine (chat completions and embeddings alike): a token bucket of
+ * `requestsPerMinute` (refilled continuously, so a burst of a full minute's requests is allowed and then one every
+ * 60/rpm seconds), a cap on each key's requests in flight, and a bound on all of them together (the engine queue).
  */
 export class RateLimiter {
   readonly #limits: RateLimits;
   readonly #now: () => number;
   readonly #buckets = new Map<string, Bucket>();
-  /** Generations admitted and not yet released, all keys together. */
+  /** Requests admitted and not yet released, all keys together. */
   #inFlight = 0;
 
   constructor(limits: RateLimits, now: () => number) {
@@ -36,7 +37,7 @@ export class RateLimiter {
     this.#now = now;
   }
 
-  /** Admits one generation for `key`, or throws a 429 ApiError with retry headers. */
+  /** Admits one request for `key`, or throws a 429 ApiError with retry headers. */
   admit(key: string): Lease {
     const { requestsPerMinute: rpm, concurrentGenerations, maxGenerations } = this.#limits;
     const now = this.#now();
@@ -48,15 +49,15 @@ export class RateLimiter {
 
     if (bucket.running >= concurrentGenerations) {
       throw rateLimited(
-        `Too many concurrent generations for this API key: the limit is ${concurrentGenerations}. ` +
-          'Wait for one to finish, then try again.',
+        `Too many concurrent requests for this API key: the limit is ${concurrentGenerations} generations or ` +
+          'embeddings at once. Wait for one to finish, then try again.',
         CONCURRENCY_RETRY_AFTER_MS,
         this.#headers(bucket, msPerToken),
       );
     }
     if (this.#inFlight >= maxGenerations) {
       throw rateLimited(
-        `The engine is busy: ${maxGenerations} generations are already running or waiting on this device. ` +
+        `The engine is busy: ${maxGenerations} requests are already running or waiting on this device. ` +
           'Try again shortly.',
         CONCURRENCY_RETRY_AFTER_MS,
         this.#headers(bucket, msPerToken),

@@ -31,6 +31,7 @@ describe('chat request parsing', () => {
         frequencyPenalty: 0,
         stop: [],
         n: 1,
+        defaultMaxTokens: 4096,
       },
     });
   });
@@ -114,15 +115,86 @@ describe('chat request parsing', () => {
     [{ seed: 1.5 }, 'seed', /expected an integer/],
     [{ presence_penalty: 3 }, 'presence_penalty', /<= 2/],
     [{ tools: [{ type: 'function' }] }, 'tools', /not supported/],
-    [{ response_format: { type: 'json_object' } }, 'response_format.type', /no JSON or schema mode/],
-    [{ logprobs: true }, 'logprobs', /not supported/],
+    [{ response_format: { type: 'xml' } }, 'response_format.type', /json_schema/],
+    [
+      { response_format: { type: 'json_schema', json_schema: { name: 'a b', schema: {} } } },
+      'response_format.json_schema.name',
+      /64 letters/,
+    ],
+    [
+      { response_format: { type: 'json_schema', json_schema: { schema: {} } } },
+      'response_format.json_schema.name',
+      /Missing/,
+    ],
+    [{ logprobs: true, top_logprobs: 21 }, 'top_logprobs', /<= 20/],
     [{ logit_bias: { x: 1 } }, 'logit_bias.x', /must be token ids/],
     [{ logit_bias: { 5: 101 } }, 'logit_bias.5', /<= 100/],
+    [{ seed: 2 ** 65 }, 'seed', /expected an integer/],
+    [{ top_logprobs: 21 }, 'top_logprobs', /<= 20/],
+    [
+      { chat_template_kwargs: { enable_thinking: 'yes' } },
+      'chat_template_kwargs.enable_thinking',
+      /expected a boolean/,
+    ],
+    [{ reasoning_effort: 'extreme' }, 'reasoning_effort', /expected "none", "minimal"/],
   ])('refuses %j naming %s', (body, param, message) => {
     const e = error(() => chat(body));
     expect(e.status).toBe(400);
     expect(e.param).toBe(param);
     expect(e.message).toMatch(message);
+  });
+
+  it.each([
+    [
+      { tool_choice: 'auto' },
+      'tool_choice',
+      "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+    ],
+    [
+      { tool_choice: { type: 'function', function: { name: 'f' } }, tools: [] },
+      'tool_choice',
+      "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+    ],
+    [{ top_logprobs: 2 }, 'top_logprobs', "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled."],
+    [
+      { top_logprobs: 0, logprobs: false },
+      'top_logprobs',
+      "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled.",
+    ],
+  ])('refuses %j as the OpenAI API does: a parameter that needs another', (body, param, message) => {
+    const e = error(() => chat(body));
+    expect({ status: e.status, param: e.param, message: e.message, code: e.code }).toEqual({
+      status: 400,
+      param,
+      message,
+      code: null,
+    });
+  });
+
+  it('accepts any 64-bit integer seed, folding it to a safe integer deterministically', () => {
+    const seedOf = (seed: number) => chat({ seed }).request.seed;
+    expect(seedOf(-3)).toBe(-3);
+    expect(seedOf(Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
+    // 2 ** 64 is how JSON.parse reads the largest unsigned 64-bit integer, 18446744073709551615.
+    const big = [2 ** 53, 2 ** 60, 2 ** 63, -(2 ** 63), 2 ** 64, JSON.parse('-9007199254740993') as number];
+    for (const seed of big) {
+      expect(Number.isSafeInteger(seedOf(seed))).toBe(true);
+      expect(seedOf(seed)).toBe(seedOf(seed));
+    }
+    expect(new Set([2 ** 53, 2 ** 60, 2 ** 63, -(2 ** 62), 2 ** 53 + 2].map(seedOf)).size).toBe(5);
+  });
+
+  it('switches a thinking mode off unless the request asks for it', () => {
+    expect(chat({}).request.thinking).toBeUndefined();
+    expect(chat({ chat_template_kwargs: { enable_thinking: true } }).request.thinking).toBe(true);
+    expect(chat({ chat_template_kwargs: { enable_thinking: false } }).request.thinking).toBeUndefined();
+    expect(chat({ chat_template_kwargs: { other: 1 } }).request.thinking).toBeUndefined();
+    expect(chat({ reasoning_effort: 'medium' }).request.thinking).toBe(true);
+    expect(chat({ reasoning_effort: 'none' }).request.thinking).toBeUndefined();
+    expect(chat({ reasoning_effort: 'minimal' }).request.thinking).toBeUndefined();
+    // The template's own switch wins over the effort.
+    const both = { reasoning_effort: 'high', chat_template_kwargs: { enable_thinking: false } };
+    expect(chat(both).request.thinking).toBeUndefined();
   });
 
   it('accepts what clients commonly send and ignores it deliberately', () => {
@@ -134,6 +206,8 @@ describe('chat request parsing', () => {
         response_format: { type: 'text' },
         logprobs: false,
         parallel_tool_calls: true,
+        tool_choice: null,
+        top_logprobs: null,
       }),
     ).not.toThrow();
   });

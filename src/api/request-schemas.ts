@@ -7,7 +7,7 @@ import type { Limits } from './options.ts';
  * The request bodies of the /v1 API as zod schemas, and their conversion to engine requests in one place.
  * Optional parameters accept `null` as "not given", as the OpenAI API does. Fields that are not listed are ignored
  * (clients send `user`, `metadata`, `store`, ...); fields that would silently change the meaning of a request when
- * ignored (tools, JSON mode, logprobs, token-array input) are refused with a 400 that names them.
+ * ignored (tools, token-array input) are refused with a 400 that names them.
  */
 
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
@@ -19,6 +19,58 @@ const message = z.object({
   role: z.enum(['system', 'developer', 'user', 'assistant']),
   content: z.union([z.string(), z.array(textPart)]),
 });
+
+/** OpenAI's `reasoning_effort` values; `none` and `minimal` leave a model's thinking mode off, the others turn it on. */
+const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+
+type ChatBody = z.output<ReturnType<typeof chatSchema>>;
+
+/**
+ * Parameters that mean something only beside another, refused alone as the OpenAI API refuses them (its messages,
+ * `param`, no `code`). Checked after the schema, so each stays true whatever the schema learns to accept (tools,
+ * logprobs) later.
+ */
+const DEPENDENT_PARAMETERS: { param: keyof ChatBody; alone: (p: ChatBody) => boolean; message: string }[] = [
+  {
+    param: 'tool_choice',
+    alone: (p) => p.tool_choice != null && !p.tools?.length,
+    message: "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+  },
+  {
+    param: 'top_logprobs',
+    alone: (p) => p.top_logprobs != null && !p.logprobs,
+    message: "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled.",
+  },
+];
+
+/**
+ * A seed of up to 64 bits as the engines' seed, a safe integer: safe seeds as they are; others by their 64-bit two's
+ * complement with the 11 bits above the 53rd folded into the low ones, so that nearby large seeds stay apart.
+ */
+export function foldSeed(seed: number): number {
+  if (Number.isSafeInteger(seed)) return seed;
+  const bits = BigInt.asUintN(64, BigInt(seed));
+  return Number((bits & ((1n << 53n) - 1n)) ^ (bits >> 53n));
+}
+
+/** `response_format`: free text, any JSON object, or JSON valid against a schema (always enforced, `strict` or not). */
+const responseFormat = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object') }),
+    z.object({
+      type: z.literal('json_schema'),
+      json_schema: z.object({
+        name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'The name must be 1 to 64 letters, digits, `_` or `-`.'),
+        description: optional(z.string()),
+        schema: optional(z.record(z.string(), z.unknown())),
+        strict: optional(z.boolean()),
+      }),
+    }),
+  ],
+  { error: 'The type of `response_format` must be "text", "json_object" or "json_schema".' },
+);
 
 function chatSchema(limits: Limits) {
   const maxTokens = optional(z.int().min(1).max(limits.maxTokens));
@@ -41,15 +93,26 @@ function chatSchema(limits: Limits) {
     stream: optional(z.boolean()),
     stream_options: optional(z.object({ include_usage: optional(z.boolean()) })),
     stop: optional(z.union([z.string().min(1), z.array(z.string().min(1)).max(limits.maxStopSequences)])),
-    seed: optional(z.int()),
+    // The OpenAI API takes any 64-bit integer; JSON numbers past 2^53 arrive rounded, and still must be accepted.
+    seed: optional(
+      z
+        .number()
+        .refine(
+          (x) => Number.isInteger(x) && x >= -(2 ** 63) && x <= 2 ** 64,
+          "Invalid 'seed': expected an integer of at most 64 bits.",
+        ),
+    ),
     tools: optional(z.array(z.unknown()).max(0, 'Tools (function calling) are not supported by these models.')),
     functions: optional(z.array(z.unknown()).max(0, 'Function calling is not supported by these models.')),
-    response_format: optional(
-      z.object({
-        type: z.literal('text', 'Only `{"type": "text"}` is supported: these models have no JSON or schema mode.'),
-      }),
-    ),
-    logprobs: optional(z.literal(false, 'Log probabilities are not supported by these models.')),
+    response_format: optional(responseFormat),
+    logprobs: optional(z.boolean()),
+    top_logprobs: optional(z.int().min(0).max(20)),
+    // Checked against `tools` in DEPENDENT_PARAMETERS; its own shape matters once tools are supported.
+    tool_choice: optional(z.unknown()),
+    // A thinking mode is switched off unless asked for, in the forms OpenAI-compatible servers take: vLLM's and
+    // SGLang's template variables (other variables are ignored) and OpenAI's reasoning effort.
+    chat_template_kwargs: optional(z.object({ enable_thinking: optional(z.boolean()) })),
+    reasoning_effort: optional(z.enum(REASONING_EFFORTS)),
   });
 }
 
@@ -92,6 +155,8 @@ export function requestParsers(limits: Limits) {
       if (p.stream_options != null && p.stream !== true) {
         throw invalidRequest('`stream_options` is only allowed when `stream` is true.', 'stream_options');
       }
+      const alone = DEPENDENT_PARAMETERS.find((rule) => rule.alone(p));
+      if (alone) throw invalidRequest(alone.message, alone.param);
       const stop = p.stop == null ? [] : typeof p.stop === 'string' ? [p.stop] : p.stop;
       const request: ChatRequest = {
         messages: p.messages.map((m): ChatMessage => ({
@@ -108,7 +173,19 @@ export function requestParsers(limits: Limits) {
       // `max_completion_tokens` is the newer name of `max_tokens`; when both are sent, the newer one wins.
       const maxTokens = p.max_completion_tokens ?? p.max_tokens;
       if (maxTokens != null) request.maxTokens = maxTokens;
-      if (p.seed != null) request.seed = p.seed;
+      // Without one, the limit on max_tokens bounds the answer too, not the model's context window (up to 131,072).
+      else request.defaultMaxTokens = limits.maxTokens;
+      if (p.seed != null) request.seed = foldSeed(p.seed);
+      const effort = p.reasoning_effort;
+      const thinking =
+        p.chat_template_kwargs?.enable_thinking ?? (effort != null && effort !== 'none' && effort !== 'minimal');
+      if (thinking) request.thinking = true;
+      if (p.response_format?.type === 'json_object') request.constraint = { type: 'json', schema: null };
+      if (p.response_format?.type === 'json_schema') {
+        // No schema: any JSON value (`{}` is the schema every value matches).
+        request.constraint = { type: 'json', schema: p.response_format.json_schema.schema ?? {} };
+      }
+      if (p.logprobs === true) request.logprobs = p.top_logprobs ?? 0;
       if (p.logit_bias != null) {
         request.logitBias = Object.fromEntries(Object.entries(p.logit_bias).map(([id, bias]) => [Number(id), bias]));
       }

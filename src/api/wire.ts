@@ -12,6 +12,23 @@ export interface CompletionUsage {
   total_tokens: number;
 }
 
+/** A token's log probability (`top_logprobs` entries have no `top_logprobs` of their own). */
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+}
+
+export interface TokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+
+/** A choice's (or chunk's) log probabilities, with `logprobs: true`; `null` otherwise. */
+export interface ChoiceLogprobs {
+  content: TokenLogprob[] | null;
+  refusal: null;
+}
+
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
@@ -20,10 +37,12 @@ export interface ChatCompletion {
   choices: {
     index: number;
     message: { role: 'assistant'; content: string; refusal: null };
-    logprobs: null;
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason;
   }[];
   usage: CompletionUsage;
+  /** Stands for the model's configuration: equal fingerprints, equal seeds and equal requests give equal answers. */
+  system_fingerprint: string;
 }
 
 export interface ChatCompletionChunk {
@@ -31,10 +50,12 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
+  /** The same on every chunk, and as on a non-streamed completion. */
+  system_fingerprint: string;
   choices: {
     index: number;
     delta: { role?: 'assistant'; content?: string };
-    logprobs: null;
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason | null;
   }[];
   /** Present on every chunk when `stream_options.include_usage` is set: null, except on the last chunk. */

@@ -19,6 +19,11 @@ export type EngineErrorKind =
   | 'insufficient_storage'
   /** The engine failed while running. */
   | 'internal'
+  /**
+   * A constrained choice ended without a valid answer (its JSON incomplete after a stop sequence, or invalid through a
+   * gap in the grammar engine): never returned as a success. Sampling again can succeed.
+   */
+  | 'invalid_output'
   /** The server that serves the model is busy and says when to come back (`retryAfterMs`, `headers`). */
   | 'rate_limited'
   /** The server that serves the model answered with a failure that is not the request's fault, or not an answer. */

@@ -13,8 +13,16 @@ export interface ChatMessage {
 /** One chat generation request, already validated by the caller. */
 export interface ChatRequest {
   messages: ChatMessage[];
-  /** Most tokens to generate for each choice; undefined means up to the end of the context window. */
+  /**
+   * Most tokens to generate for each choice, as the client asked: the prompt and these must fit the context window,
+   * or the request is refused (`context_length_exceeded`).
+   */
   maxTokens?: number;
+  /**
+   * When `maxTokens` is not given: the most tokens to generate for each choice (a bound on how long one request holds
+   * the device), cut to the room the context window leaves after the prompt. Neither given: up to the window's end.
+   */
+  defaultMaxTokens?: number;
   /** 0 means greedy decoding; otherwise the softmax temperature (at most 2). */
   temperature: number;
   /** Nucleus sampling: sample from the smallest set of tokens whose probability reaches `topP`. */
@@ -28,20 +36,58 @@ export interface ChatRequest {
   stop: string[];
   /** Number of choices to generate. */
   n: number;
-  /** Makes sampling reproducible: the same seed, request and model give the same tokens. */
+  /** Makes sampling reproducible: the same seed, request and model give the same tokens. A safe integer. */
   seed?: number;
+  /**
+   * Lets a model with a thinking mode (Qwen3's `enable_thinking`) think before it answers; off unless true. Models
+   * without one ignore it.
+   */
+  thinking?: boolean;
+  /**
+   * What every choice must be, enforced token by token (a logits mask before sampling) and checked when it ends.
+   * Absent: free text.
+   */
+  constraint?: OutputConstraint;
+  /** Report each generated token's log probability, with this many most likely alternatives (0 to 20). */
+  logprobs?: number;
+}
+
+/**
+ * A constraint on the output, as data: compiled and applied inside the engines (`src/engines/generation/`), beside
+ * sampling and stop sequences. `json`: one JSON value valid against `schema` (`null`: any JSON object, the OpenAI
+ * API's `json_object`). Tool calling (issue 14) adds a variant here and reuses the same compile, mask and check.
+ */
+export type OutputConstraint = { type: 'json'; schema: Record<string, unknown> | null };
+
+/** A token and its log probability, as the OpenAI API reports it. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  /** The token's exact UTF-8 bytes (a token may hold part of a character). */
+  bytes: number[];
+}
+
+/** A generated token's log probability and the most likely alternatives at its step. */
+export interface GeneratedTokenLogprob extends TokenLogprob {
+  topLogprobs: TokenLogprob[];
 }
 
 /** Why a choice ended: its model ended it or a stop sequence matched (`stop`), or it hit a token limit (`length`). */
 export type FinishReason = 'stop' | 'length';
 
-/** What a running chat generation reports: text as each token is decoded, then the end of each choice. */
+/**
+ * What a running chat generation reports: text as each token is decoded, then the end of each choice. With
+ * `logprobs`, a delta carries the log probabilities of the tokens generated since the last delta.
+ */
 export type ChatEvent =
-  { type: 'delta'; choice: number; text: string } | { type: 'finish'; choice: number; reason: FinishReason };
+  | { type: 'delta'; choice: number; text: string; logprobs?: GeneratedTokenLogprob[] }
+  | { type: 'finish'; choice: number; reason: FinishReason };
 
 export interface ChatChoice {
   text: string;
   finishReason: FinishReason;
+  /** With `logprobs`: one entry per token of `text`. */
+  logprobs?: GeneratedTokenLogprob[];
 }
 
 export interface TokenUsage {

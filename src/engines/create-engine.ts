@@ -13,6 +13,7 @@ import {
   type ModelTask,
 } from '../engine/index.ts';
 import { fallbackChain } from './fallback-chain.ts';
+import { checkConstraint } from './generation/output-constraint.ts';
 import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders } from './model-loaders.ts';
 import {
   candidateKey,
@@ -163,6 +164,8 @@ export function createEngine(options: EngineOptions): Engine {
     },
 
     async chat(id: string, request: ChatRequest, chatOptions: ChatOptions = {}): Promise<ChatResult> {
+      // A constraint the engines would not enforce is refused before any model loads.
+      if (request.constraint) checkConstraint(request.constraint);
       const model = (await resolve(id, entryFor(id, 'chat'))) as ChatModel;
       chatOptions.onBackend?.(keys.get(model)!);
       return queue.run(() => model.generate(request, chatOptions), chatOptions.signal);

@@ -47,4 +47,18 @@ describe('TaskQueue', () => {
     expect(ran).toEqual(['first', 'third']);
     expect(overlap).toBe(false);
   });
+
+  it('answers a task whose signal is already aborted at once, without waiting behind the running one', async () => {
+    const queue = new TaskQueue();
+    let finishFirst!: () => void;
+    const first = queue.run(() => new Promise<string>((resolve) => (finishFirst = () => resolve('first'))));
+    let ran = false;
+    const late = queue.run(async () => (ran = true), AbortSignal.abort());
+    // The first task is still running: the answer cannot have waited for it.
+    await expect(late).rejects.toMatchObject({ name: 'EngineError', kind: 'aborted' });
+    finishFirst();
+    expect(await first).toBe('first');
+    expect(await queue.run(async () => 'next')).toBe('next');
+    expect(ran).toBe(false);
+  });
 });

@@ -11,6 +11,8 @@ export class TaskQueue {
   run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(new EngineError('aborted', 'The request was cancelled by the client.'));
+      // An already-aborted signal never fires `abort` again: answer now rather than wait a turn behind every task.
+      if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
       // The turn settles only when the task does, so the next task never overlaps this one.
       this.#tail = this.#tail.then(async () => {

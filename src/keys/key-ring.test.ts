@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { timingSafeEqual } from './key-crypto.ts';
-import { KeyRing, memoryKeyStorage, type KeyRecord } from './key-ring.ts';
+import { KeyRing, MAX_KEY_NAME_LENGTH, memoryKeyStorage, type KeyRecord } from './key-ring.ts';
 
 describe('KeyRing', () => {
   it('issues lt_ keys with at least 128 random bits, shown once and stored only as a hash', async () => {
@@ -41,6 +41,26 @@ describe('KeyRing', () => {
     expect(await ring.verify(a.key)).toEqual({ ok: false, reason: 'revoked' });
     expect((await ring.verify(b.key)).ok).toBe(true);
     expect((await ring.list()).find((k) => k.id === a.info.id)?.revokedAt).toBeTypeOf('number');
+  });
+});
+
+describe('KeyRing.issue', () => {
+  it('refuses a name that is not a string, empty or over-long, storing nothing', async () => {
+    const storage = memoryKeyStorage();
+    const ring = new KeyRing({ storage });
+    const issue = ring.issue.bind(ring) as (name?: unknown) => Promise<unknown>;
+    await expect(issue({ name: 'my app' })).rejects.toThrow(
+      new TypeError("A key's name must be a string, but got object."),
+    );
+    await expect(issue(42)).rejects.toBeInstanceOf(TypeError);
+    await expect(issue(null)).rejects.toThrow(/but got null/);
+    await expect(issue('')).rejects.toBeInstanceOf(RangeError);
+    await expect(issue('x'.repeat(MAX_KEY_NAME_LENGTH + 1))).rejects.toThrow(
+      new RangeError(`A key's name must be 1 to 256 characters long, but got 257 characters.`),
+    );
+    expect(await storage.all()).toEqual([]);
+    expect((await ring.issue('x'.repeat(MAX_KEY_NAME_LENGTH))).info.name).toHaveLength(256);
+    expect((await ring.issue()).info.name).toBe('default');
   });
 });
 

@@ -7,6 +7,9 @@ export interface KeyRecord {
   hash: string;
 }
 
+/** Longest key name: a label for people, shown in lists; anything longer is a mistake (or an object stringified). */
+export const MAX_KEY_NAME_LENGTH = 256;
+
 /** Where a KeyRing keeps its records: memory here, IndexedDB in the browser. */
 export interface KeyRecordStorage {
   all(): Promise<KeyRecord[]>;
@@ -44,7 +47,20 @@ export class KeyRing implements KeyStore {
     this.#now = options.now ?? Date.now;
   }
 
+  /**
+   * Issues a key named `name` (1 to {@link MAX_KEY_NAME_LENGTH} characters).
+   *
+   * @throws TypeError when `name` is not a string; RangeError when it is empty or too long.
+   */
   async issue(name = 'default'): Promise<IssuedKey> {
+    if (typeof name !== 'string') {
+      throw new TypeError(`A key's name must be a string, but got ${name === null ? 'null' : typeof name}.`);
+    }
+    if (name.length === 0 || name.length > MAX_KEY_NAME_LENGTH) {
+      throw new RangeError(
+        `A key's name must be 1 to ${MAX_KEY_NAME_LENGTH} characters long, but got ${name.length} characters.`,
+      );
+    }
     const key = generateKey();
     const info: KeyInfo = {
       id: generateKeyId(),

@@ -1,6 +1,7 @@
 import { css, html, LitElement, nothing } from 'lit';
 import type OpenAI from 'openai';
 import { panelStyles } from './styles.ts';
+import { checkReply, responseFormat, SCHEMA_EXAMPLES, type OutputMode } from './structured-output.ts';
 
 interface Reply {
   choices: string[];
@@ -11,13 +12,16 @@ interface Reply {
   completionTokens?: number;
   error?: string;
   done: boolean;
+  /** In a JSON mode: what the page's validator says of each finished choice. */
+  checks?: ({ valid: boolean; message: string } | undefined)[];
 }
 
 type Turn = { role: 'user'; content: string } | { role: 'assistant'; reply: Reply };
 
 /**
  * A conversation through `/v1/chat/completions`, streamed: system prompt, model, every sampling parameter of the API,
- * stop and regenerate, and for each reply its time to first token and tokens per second.
+ * stop and regenerate, and for each reply its time to first token and tokens per second. A structured-output mode
+ * asks for JSON (any object, or valid against a schema picked or pasted), shows it as it streams, and validates it.
  */
 export class ChatPanel extends LitElement {
   static override styles = [
@@ -87,6 +91,20 @@ export class ChatPanel extends LitElement {
       .actions {
         margin-top: 0.5rem;
       }
+      .json {
+        font-family: ui-monospace, monospace;
+      }
+      fieldset.output-mode {
+        border: 1px solid var(--border);
+        border-radius: 8px;
+        margin: 0 0 1rem;
+      }
+      fieldset.output-mode legend {
+        font-weight: 600;
+      }
+      .check.valid {
+        color: var(--ok, inherit);
+      }
     `,
   ];
   static override properties = {
@@ -95,6 +113,7 @@ export class ChatPanel extends LitElement {
     turns: { state: true },
     busy: { state: true },
     status: { state: true },
+    mode: { state: true },
   };
 
   declare client: OpenAI | undefined;
@@ -102,6 +121,7 @@ export class ChatPanel extends LitElement {
   declare turns: Turn[];
   declare busy: boolean;
   declare status: string;
+  declare mode: OutputMode;
   #abort: AbortController | undefined;
 
   constructor() {
@@ -110,6 +130,7 @@ export class ChatPanel extends LitElement {
     this.turns = [];
     this.busy = false;
     this.status = '';
+    this.mode = 'text';
   }
 
   override render() {
@@ -140,6 +161,7 @@ export class ChatPanel extends LitElement {
           </div>
         </div>
       </details>
+      ${this.#renderOutputMode()}
 
       <ol class="conversation" aria-label="Conversation">
         ${this.turns.map((turn) => this.#renderTurn(turn))}
@@ -199,11 +221,13 @@ export class ChatPanel extends LitElement {
                 (text, i) =>
                   html`<section class="choice" aria-label=${`Choice ${i + 1}`}>
                     <h3>Choice ${i + 1}</h3>
-                    <p class="reply">${text}</p>
+                    <p class="reply ${reply.checks ? 'json' : ''}">${text}</p>
+                    ${this.#renderCheck(reply.checks?.[i])}
                   </section>`,
               )}
             </div>`
-          : html`<p class="reply">${reply.choices[0] ?? ''}</p>`
+          : html`<p class="reply ${reply.checks ? 'json' : ''}">${reply.choices[0] ?? ''}</p>
+              ${this.#renderCheck(reply.checks?.[0])}`
       }
       ${reply.error ? html`<p class="error" role="alert">${reply.error}</p>` : nothing}
       <p class="stats">
@@ -213,6 +237,56 @@ export class ChatPanel extends LitElement {
         ${reply.done && reply.finishReasons[0] ? html`<span>finish: ${reply.finishReasons.join(', ')}</span>` : nothing}
       </p>
     </li>`;
+  }
+
+  #renderOutputMode() {
+    return html`<fieldset class="output-mode">
+      <legend>Structured output</legend>
+      <div class="params">
+        <div class="grid">
+          <div>
+            <label for="mode">Response format</label>
+            <select
+              id="mode"
+              @change=${(e: Event) => (this.mode = (e.target as HTMLSelectElement).value as OutputMode)}
+            >
+              <option value="text">Text</option>
+              <option value="json_object">JSON object</option>
+              <option value="json_schema">JSON schema</option>
+            </select>
+          </div>
+          <div>
+            <label for="example">Example schema</label>
+            <select id="example" ?disabled=${this.mode !== 'json_schema'} @change=${this.#pickExample}>
+              <option value="">Pick one…</option>
+              ${Object.keys(SCHEMA_EXAMPLES).map((name) => html`<option value=${name}>${name}</option>`)}
+            </select>
+          </div>
+        </div>
+        <div class="wide">
+          <label for="schema">JSON schema</label>
+          <textarea
+            id="schema"
+            class="json"
+            rows="6"
+            ?disabled=${this.mode !== 'json_schema'}
+            .value=${JSON.stringify(SCHEMA_EXAMPLES.weather, null, 2)}
+          ></textarea>
+        </div>
+      </div>
+    </fieldset>`;
+  }
+
+  #pickExample(event: Event) {
+    const name = (event.target as HTMLSelectElement).value;
+    const example = SCHEMA_EXAMPLES[name];
+    if (example)
+      (this.renderRoot.querySelector('#schema') as HTMLTextAreaElement).value = JSON.stringify(example, null, 2);
+  }
+
+  #renderCheck(check: { valid: boolean; message: string } | undefined) {
+    if (!check) return nothing;
+    return html`<p class="check ${check.valid ? 'valid' : 'invalid'}">${check.valid ? '✓' : '✗'} ${check.message}</p>`;
   }
 
   #value(id: string): string {
@@ -269,6 +343,7 @@ export class ChatPanel extends LitElement {
       n: number('n'),
       seed: number('seed'),
       ...(stop.length && { stop }),
+      ...(this.mode !== 'text' && { response_format: responseFormat(this.mode, this.#value('schema')) }),
     };
   }
 
@@ -276,6 +351,7 @@ export class ChatPanel extends LitElement {
     if (!this.client) return;
     const reply: Reply = { choices: [], finishReasons: [], done: false };
     const messages = this.#messages();
+    const [mode, schemaText] = [this.mode, this.#value('schema')];
     this.turns = [...this.turns, { role: 'assistant', reply }];
     this.busy = true;
     this.status = 'The assistant is replying…';
@@ -306,6 +382,12 @@ export class ChatPanel extends LitElement {
         update();
       }
       if (this.#abort.signal.aborted) throw new Error('Stopped.');
+      if (mode !== 'text') {
+        // Checked here too, in the page, with its own validator: what the API promised is what arrived.
+        reply.checks = reply.choices.map((text, i) =>
+          reply.finishReasons[i] === 'stop' ? checkReply(mode, schemaText, text) : undefined,
+        );
+      }
       this.status = `Reply complete: ${reply.completionTokens ?? 0} tokens.`;
     } catch (error) {
       const aborted = this.#abort.signal.aborted;

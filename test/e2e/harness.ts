@@ -2,7 +2,12 @@
  * The end-to-end harness page: a real app page that starts Lantern and bundles the official openai SDK. Playwright
  * drives it through `window.harness`; the SDK calls run in the page, through the real service worker and engine worker.
  */
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { ChatOpenAI } from '@langchain/openai';
+import { generateObject, streamObject } from 'ai';
 import OpenAI from 'openai';
+import { zodResponseFormat } from 'openai/helpers/zod';
+import * as z from 'zod';
 import {
   bundledProfile,
   DEFAULT_PROFILE,
@@ -75,6 +80,8 @@ function describeError(error: unknown): string {
 const harness = {
   lantern,
   OpenAI,
+  /** Structured-output clients, unmodified, for test/e2e/structured-output.spec.ts. */
+  structured: { z, zodResponseFormat, generateObject, streamObject, createOpenAICompatible, ChatOpenAI },
   runs,
   progress,
   describeError,

@@ -190,3 +190,26 @@ test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
   await shot(page, 'mobile-dark', info.project.name);
   await expectAccessible(page);
 });
+
+test('chat: structured output, a schema picked, the JSON streamed and validated in the page', async ({
+  page,
+}, info) => {
+  test.skip(info.project.name !== 'wasm', 'engine-side feature: the wasm project covers it');
+  await openPlayground(page);
+  await page.getByText('System prompt and parameters').click();
+  await page.getByLabel('Response format').selectOption('json_schema');
+  await page.getByLabel('Example schema').selectOption('weather');
+  await expect(page.getByLabel('JSON schema')).toHaveValue(/"celsius"/);
+  await page.getByLabel('Temperature').fill('0');
+  await page.getByLabel('Message').fill('What is the weather?');
+  await page.getByRole('button', { name: 'Send' }).click();
+  const reply = page.locator('li.assistant .reply').last();
+  await expect(page.locator('li.assistant .check').last()).toHaveText('✓ Valid: matches the schema.');
+  const text = (await reply.textContent()) ?? '';
+  expect(Object.keys(JSON.parse(text) as object)).toEqual(['city', 'celsius', 'sky']);
+  await shot(page, 'structured-output', info.project.name);
+  await expectAccessible(page);
+  // The API tab shows the response_format that was sent.
+  await page.getByRole('tab', { name: 'API' }).click();
+  await expect(page.getByLabel('openai SDK code')).toContainText('json_schema');
+});

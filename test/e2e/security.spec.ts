@@ -110,8 +110,41 @@ test('everything runs under a strict Content-Security-Policy: no remote code, no
       key,
     );
     expect(dimensions).toBe(64);
+    // Structured output runs XGrammar's WebAssembly in the engine worker: no eval, no new Function.
+    const json = await page.evaluate(async (k) => {
+      const completion = await window.harness.client(k).chat.completions.create({
+        model: 'crimson-falcon-4',
+        messages: [{ role: 'user', content: 'Hello' }],
+        temperature: 0,
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: 'csp',
+            schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+          },
+        },
+      });
+      return JSON.parse(completion.choices[0]!.message.content!) as unknown;
+    }, key);
+    expect(json).toEqual({ ok: expect.any(Boolean) });
     expect(violations).toEqual([]);
   } finally {
     await server.close();
   }
+});
+
+test('site data cleared under the service worker: the old keys are refused (401, not 500), a new key works', async ({
+  page,
+  context,
+}, info) => {
+  test.skip(info.project.name !== 'wasm', 'IndexedDB is the same on either project: runs once');
+  await openHarness(page);
+  const old = await issueKey(page);
+  expect(await sayHello(page, old)).toBe(HELLO_REPLY);
+  // What "Clear site data" does: Chromium closes every connection to the origin's databases (their `close` event).
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Storage.clearDataForOrigin', { origin: E2E_ORIGIN, storageTypes: 'indexeddb' });
+  expect(await sayHello(page, old)).toBe('AuthenticationError invalid_api_key');
+  const fresh = await issueKey(page, 'after clearing');
+  expect(await sayHello(page, fresh)).toBe(HELLO_REPLY);
 });

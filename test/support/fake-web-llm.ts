@@ -1,18 +1,89 @@
 import type { ChatCompletionChunk, ChatCompletionRequestStreaming, MLCEngineConfig } from '@mlc-ai/web-llm';
 import type { CreateWebLLMEngine, WebLLMEngine } from '../../src/engines/web-llm/web-llm-chat-model.ts';
+import { seededRandom } from '../../src/engines/generation/seeded-random.ts';
+import { fillNextTokenBitmask, loadXGrammar, type XGrammarCompiler } from '../../src/engines/generation/xgrammar.ts';
 
-/** An error with one of web-llm's error class names, as its engine throws them. */
+/**
+ * The fake's vocabulary, as web-llm hands a tokenizer's table to XGrammar: the 256 bytes (GPT-2 byte characters),
+ * some multi-character tokens, then the stop token.
+ */
+const BYTE_CHARS = Array.from({ length: 256 }, (_, b) => b).reduce<string[]>((chars, b) => {
+  const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+  chars.push(String.fromCharCode(printable ? b : 256 + chars.filter((c) => c.charCodeAt(0) >= 256).length));
+  return chars;
+}, []);
+const WORDS = ['{"', '":', '","', '"}', 'true', 'false', 'null', 'Ġthe', 'name', 'value', '12', '2024-', 'Ġ'];
+const VOCAB = [...BYTE_CHARS, ...WORDS, '<|im_end|>'];
+const STOP = VOCAB.length - 1;
+const BYTES_OF = (id: number) => [...VOCAB[id]!].map((c) => BYTE_CHARS.indexOf(c));
+let compiler: Promise<XGrammarCompiler> | undefined;
+const compiledGrammars = new Map<string, ReturnType<XGrammarCompiler['compileGrammar']>>();
+
+/** An error with one of web-llm's error class names, as its engine throws them (its classes are not exported). */
 export function webLLMError(name: string, message = name): Error {
   const error = new Error(message);
   error.name = name;
   return error;
 }
 
+/** What web-llm 0.2.86 prepends to the reply when `extra_body.enable_thinking` is false (`forwardPrefill`). */
+export const EMPTY_THINKING_BLOCK = '<think>\n\n</think>\n\n';
+
+type GenerationConfig = Pick<
+  ChatCompletionRequestStreaming,
+  'frequency_penalty' | 'presence_penalty' | 'max_tokens' | 'top_p' | 'temperature' | 'logit_bias' | 'logprobs'
+> & { repetition_penalty?: number | null; top_logprobs?: number | null };
+
 /**
- * A stand-in for web-llm's MLCEngine, for unit tests of the adapter: the same `chat.completions.create` shape and the
- * behaviours that matter to it. Requests hold a per-model lock for as long as their stream is open (released when it
- * ends or is closed early), as web-llm's do; each token is one chunk; `finish_reason` comes with the last token, then a
- * usage chunk. `interruptGenerate` reproduces web-llm#447: the generation after an interrupt comes back empty.
+ * web-llm's check of a request's sampling values, as it throws them: `postInitAndCheckGenerationConfigValues` in
+ * @mlc-ai/web-llm 0.2.86 lib/index.js, ported line for line because web-llm does not export it. Its errors are
+ * subclasses of its ConfigValueError, with these names and messages.
+ */
+function checkGenerationConfig(config: GenerationConfig): void {
+  const has = (value: unknown) => value !== undefined && value !== null;
+  const range = (param: string, min: number, max: number, extra?: string) =>
+    webLLMError('RangeError', `Make sure ${min} < ${param} <= ${max}.${extra ? ' ' + extra : ''}`);
+  const { frequency_penalty, presence_penalty, repetition_penalty, max_tokens, top_p, temperature } = config;
+  if (has(frequency_penalty) && !(frequency_penalty! >= -2 && frequency_penalty! <= 2))
+    throw range('frequency_penalty', -2, 2);
+  if (has(presence_penalty) && !(presence_penalty! >= -2 && presence_penalty! <= 2))
+    throw range('presence_penalty', -2, 2);
+  if (has(repetition_penalty) && !(repetition_penalty! > 0))
+    throw webLLMError('MinValueError', 'Make sure `repetition_penalty` > 0.');
+  if (has(max_tokens) && !(max_tokens! > 0)) throw webLLMError('MinValueError', 'Make sure `max_tokens` > 0.');
+  if (has(top_p) && !(top_p! > 0 && top_p! <= 1)) throw range('top_p', 0, 1);
+  if (has(temperature) && !(temperature! >= 0)) throw webLLMError('NonNegativeError', 'Make sure temperature >= 0.');
+  for (const [tokenID, bias] of Object.entries(config.logit_bias ?? {})) {
+    if (!(bias >= -100 && bias <= 100)) throw range('logit_bias', -100, 100, `Got ${bias} for tokenID ${tokenID}`);
+    if (isNaN(parseInt(tokenID))) {
+      throw webLLMError(
+        'InvalidNumberStringError',
+        `Make sure logit_bias's keys to be number represented in string. Got ${tokenID}`,
+      );
+    }
+  }
+  if (has(config.top_logprobs)) {
+    if (!config.logprobs) throw webLLMError('DependencyError', 'top_logprobs requires logprobs to be true.');
+    if (!(config.top_logprobs! >= 0 && config.top_logprobs! <= 5))
+      throw range('top_logprobs', 0, 5, `Got ${config.top_logprobs}`);
+  }
+}
+
+/**
+ * A stand-in for web-llm's MLCEngine, for tests of the adapter: the same `chat.completions.create` shape and the
+ * behaviours that matter to it, read from web-llm 0.2.86's `chatCompletion`, `asyncGenerate` and
+ * `streamCurrentGeneration`. `create` checks the request's fields with web-llm's own exported check (rejecting, as
+ * web-llm's async `chatCompletion` does); the stream takes the model's lock, then checks the sampling values (so a
+ * bad value fails on the first read), prefills and yields the first token, and then one chunk per token until it
+ * stops, `interruptGenerate` having been called, or the stream closed early (which releases the lock at once). Then
+ * a chunk with an empty delta and the `finish_reason` (`stop`, `length`, or `abort` after an interrupt), and, with
+ * `stream_options.include_usage`, a usage chunk. `extra_body.enable_thinking: false` puts the empty thinking block at
+ * the start of the reply, as web-llm does. The interrupt flag is cleared when the next generation starts.
+ *
+ * Constrained requests run as web-llm runs them: `response_format: {type: "grammar"}` is compiled with the real
+ * XGrammar against the fake's vocabulary and masks every step, tokens drawn by a seeded generator among those allowed
+ * (the stop token, once allowed, half the time), so the output follows the grammar and nothing else. Log probabilities
+ * are recorded only when `top_logprobs > 0` (with 0, web-llm's chunks carry `content: []`), one entry per token chunk.
  */
 export class FakeWebLLM implements WebLLMEngine {
   readonly requests: ChatCompletionRequestStreaming[] = [];
@@ -26,7 +97,7 @@ export class FakeWebLLM implements WebLLMEngine {
   readonly config: MLCEngineConfig | undefined;
   tokensGenerated = 0;
   #locked = false;
-  #interrupted = false;
+  #interruptSignal = false;
 
   constructor(config?: MLCEngineConfig) {
     this.config = config;
@@ -36,8 +107,8 @@ export class FakeWebLLM implements WebLLMEngine {
     return this.#locked;
   }
 
-  interruptGenerate(): void {
-    this.#interrupted = true;
+  async interruptGenerate(): Promise<void> {
+    this.#interruptSignal = true;
   }
 
   async unload(): Promise<void> {}
@@ -46,6 +117,8 @@ export class FakeWebLLM implements WebLLMEngine {
     completions: {
       create: async (request: ChatCompletionRequestStreaming): Promise<AsyncIterable<ChatCompletionChunk>> => {
         this.requests.push(structuredClone(request));
+        const webllm = await import('@mlc-ai/web-llm');
+        webllm.postInitAndCheckFieldsChatCompletion(request, 'fake-model', webllm.ModelType.LLM, undefined);
         return this.#generate(request);
       },
     },
@@ -55,9 +128,12 @@ export class FakeWebLLM implements WebLLMEngine {
     while (this.#locked) await new Promise((resolve) => setTimeout(resolve, 1));
     this.#locked = true;
     try {
+      checkGenerationConfig(request);
+      this.#interruptSignal = false;
       const failure = this.failNext;
       this.failNext = undefined;
       if (failure) throw failure;
+      checkRequest(request);
       const promptTokens = request.messages.reduce((n, m) => n + String(m.content).split(/\s+/).length, 0);
       if (promptTokens > this.contextWindow) {
         throw webLLMError(
@@ -65,32 +141,46 @@ export class FakeWebLLM implements WebLLMEngine {
           `Prompt tokens exceed context window size: number of prompt tokens: ${promptTokens}; context window size: ${this.contextWindow}`,
         );
       }
-      // web-llm#447: a generation that follows an interrupt produces nothing.
-      const tokens = this.#interrupted ? [] : this.reply(request);
-      this.#interrupted = false;
       const limit = request.max_tokens ?? Infinity;
-      const emitted = tokens.slice(0, limit);
-      for (let i = 0; i < emitted.length; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 0));
+      const grammar = request.response_format?.type === 'grammar' ? request.response_format.grammar : undefined;
+      let tokens: string[];
+      let cutByGrammar = false;
+      if (grammar !== undefined)
+        ({ chunks: tokens, cut: cutByGrammar } = await constrainedReply(grammar, request.seed ?? 0, limit));
+      else tokens = this.reply(request);
+      const prefix = request.extra_body?.enable_thinking === false ? EMPTY_THINKING_BLOCK : '';
+      let emitted = 0;
+      let finishReason: 'stop' | 'length' | 'abort' = 'stop';
+      for (;;) {
+        // As web-llm's loop: a token that reached max_tokens or ended the reply stops it; then the interrupt flag.
+        if (emitted === limit) {
+          finishReason = 'length';
+          break;
+        }
+        if (emitted === tokens.length) break;
+        if (emitted > 0 && this.#interruptSignal) {
+          finishReason = 'abort';
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 0)); // one forward pass
         this.tokensGenerated += 1;
-        const last = i === emitted.length - 1;
-        yield this.#chunk([
-          {
-            index: 0,
-            delta: { role: 'assistant', content: emitted[i]! },
-            finish_reason: last ? (tokens.length > limit ? 'length' : 'stop') : null,
-            logprobs: null,
-          },
-        ]);
+        const content = (emitted === 0 ? prefix : '') + tokens[emitted]!;
+        emitted += 1;
+        const logprobs = request.logprobs
+          ? {
+              content:
+                (request.top_logprobs ?? 0) > 0 ? [fakeLogprob(tokens[emitted - 1]!, request.top_logprobs!)] : [],
+            }
+          : null;
+        yield this.#chunk([{ index: 0, delta: { content, role: 'assistant' }, finish_reason: null, logprobs }]);
       }
+      // A grammar walk that the limit cut came back shorter than the limit in chunks: it still ended on length.
+      if (cutByGrammar && finishReason === 'stop') finishReason = 'length';
+      yield this.#chunk([{ index: 0, delta: {}, finish_reason: finishReason } as ChatCompletionChunk['choices'][0]]);
       if (request.stream_options?.include_usage) {
         yield {
           ...this.#chunk([]),
-          usage: {
-            prompt_tokens: promptTokens,
-            completion_tokens: emitted.length,
-            total_tokens: promptTokens + emitted.length,
-          },
+          usage: { prompt_tokens: promptTokens, completion_tokens: emitted, total_tokens: promptTokens + emitted },
         } as ChatCompletionChunk;
       }
     } finally {
@@ -121,4 +211,63 @@ export function fakeCreate(options: { fail?: Error } = {}): CreateWebLLMEngine &
     return engine;
   };
   return Object.assign(create, { engines });
+}
+
+/** What web-llm's `postInitAndCheckFields` refuses of a `response_format`, as it names it. */
+function checkRequest(request: ChatCompletionRequestStreaming): void {
+  const format = request.response_format;
+  if (format?.schema != null && format.type !== 'json_object') throw webLLMError('InvalidResponseFormatError');
+  if (format?.type === 'grammar' && format.grammar == null) throw webLLMError('InvalidResponseFormatGrammarError');
+}
+
+/**
+ * A seeded walk through the grammar over the fake vocabulary, at most `maxTokens` tokens: the text chunks it streams,
+ * and whether the limit cut it.
+ */
+async function constrainedReply(grammar: string, seed: number, maxTokens: number) {
+  const xg = await loadXGrammar();
+  compiler ??= xg.TokenizerInfo.createTokenizerInfo(VOCAB, 'byte_level', false, VOCAB.length, [STOP]).then((info) =>
+    xg.GrammarCompiler.createGrammarCompiler(info),
+  );
+  // web-llm keeps the compiled grammar while requests repeat the same `response_format`; the fake keeps them all.
+  let compiled = compiledGrammars.get(grammar);
+  if (!compiled) compiledGrammars.set(grammar, (compiled = (await compiler).compileGrammar(grammar)));
+  const matcher = await xg.GrammarMatcher.createGrammarMatcher(await compiled);
+  const random = seededRandom(seed);
+  const mask = new Int32Array(Math.ceil(VOCAB.length / 32));
+  const ids: number[] = [];
+  let cut = true;
+  while (ids.length < Math.min(maxTokens, 400)) {
+    fillNextTokenBitmask(matcher, VOCAB.length, mask);
+    const allowed = VOCAB.map((_, t) => t).filter((t) => (mask[t >>> 5]! & (1 << (t & 31))) !== 0);
+    const token = allowed.includes(STOP) && random() < 0.5 ? STOP : allowed[Math.floor(random() * allowed.length)]!;
+    // As web-llm does (llm_chat.ts, commitSamplerState).
+    if (!matcher.handle.AcceptToken(token, false)) throw new Error('Grammar matcher rejected the newly sampled token.');
+    if (token === STOP) {
+      cut = false;
+      break;
+    }
+    ids.push(token);
+  }
+  matcher.dispose();
+  // web-llm decodes byte by byte as the fake does: a chunk that completes no character waits for the one that does.
+  const out: string[] = [];
+  let bytes: number[] = [];
+  for (const id of ids) {
+    bytes.push(...BYTES_OF(id));
+    const text = new TextDecoder('utf-8', { fatal: false }).decode(Uint8Array.from(bytes));
+    if (text.endsWith('\uFFFD')) continue;
+    out.push(text);
+    bytes = [];
+  }
+  return { chunks: out, cut };
+}
+
+/** A log probability entry as web-llm writes it: the token, `Math.log` of its probability, UTF-8 bytes, alternatives. */
+function fakeLogprob(token: string, top: number) {
+  const entry = (t: string, p: number) => ({ token: t, logprob: Math.log(p), bytes: [...new TextEncoder().encode(t)] });
+  return {
+    ...entry(token, 0.5),
+    top_logprobs: [entry(token, 0.5), ...Array.from({ length: top - 1 }, (_, i) => entry(`alt${i}`, 0.4 / 2 ** i))],
+  };
 }

@@ -1,10 +1,10 @@
 import type { Context } from 'hono';
-import type { ChatEvent, TokenUsage, WireObject } from '../../engine/index.ts';
+import type { ChatEvent, GeneratedTokenLogprob, TokenUsage, WireObject } from '../../engine/index.ts';
 import { BACKEND_HEADER } from '../errors.ts';
-import { newCompletionId } from '../ids.ts';
+import { newCompletionId, systemFingerprint } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { eventStream } from '../sse.ts';
-import type { ChatCompletion, ChatCompletionChunk, CompletionUsage } from '../wire.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChoiceLogprobs, CompletionUsage } from '../wire.ts';
 import { requireModel, type Env, type RouteDeps } from './route-deps.ts';
 
 const toUsage = (usage: TokenUsage): CompletionUsage => ({
@@ -13,45 +13,63 @@ const toUsage = (usage: TokenUsage): CompletionUsage => ({
   total_tokens: usage.promptTokens + usage.completionTokens,
 });
 
+/** Engine log probabilities in the wire's shape. */
+const toLogprobs = (tokens: GeneratedTokenLogprob[]): ChoiceLogprobs => ({
+  content: tokens.map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes,
+    top_logprobs: t.topLogprobs.map((top) => ({ token: top.token, logprob: top.logprob, bytes: top.bytes })),
+  })),
+  refusal: null,
+});
+
 /**
  * `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. The engine gets the client's body too
  * (`wire`): a remote candidate forwards it and hands back the server's own completion or chunks, which are answered
  * as they are, with only `model` set to the public ID. `x-lantern-backend` names the candidate that answered.
  */
-export function createChatCompletion({ engine, limits, parsers, now, errorBody }: RouteDeps) {
+export function createChatCompletion({ engine, limits, parsers, now, ownedBy, errorBody }: RouteDeps) {
   return async (c: Context<Env>) => {
     const wire = await readJsonObject(c.req.raw, limits.maxBodyBytes);
     const { model, stream, includeUsage, request } = parsers.chat(wire);
-    await requireModel(engine, model, 'chat');
+    const fingerprint = systemFingerprint(await requireModel(engine, model, 'chat'), ownedBy);
     const id = newCompletionId();
     const created = Math.floor(now() / 1000);
-    const backend: Record<string, string> = {};
-    const onBackend = (name: string) => void (backend[BACKEND_HEADER] = name);
+    let backend: string | undefined;
+    const onBackend = (name: string) => {
+      backend = name;
+      c.header(BACKEND_HEADER, name);
+    };
 
     if (!stream) {
       const result = await engine.chat(model, request, { signal: c.req.raw.signal, wire, onBackend });
-      if (result.wire) return c.json({ ...result.wire, model }, 200, backend);
-      return c.json<ChatCompletion>(
-        {
-          id,
-          object: 'chat.completion',
-          created,
-          model,
-          choices: result.choices.map((choice, index) => ({
-            index,
-            message: { role: 'assistant', content: choice.text, refusal: null },
-            logprobs: null,
-            finish_reason: choice.finishReason,
-          })),
-          usage: toUsage(result.usage),
-        },
-        200,
-        backend,
-      );
+      if (result.wire) return c.json({ ...result.wire, model });
+      return c.json<ChatCompletion>({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: result.choices.map((choice, index) => ({
+          index,
+          message: { role: 'assistant', content: choice.text, refusal: null },
+          logprobs: choice.logprobs ? toLogprobs(choice.logprobs) : null,
+          finish_reason: choice.finishReason,
+        })),
+        usage: toUsage(result.usage),
+        system_fingerprint: fingerprint,
+      });
     }
 
     const chunk = (choices: ChatCompletionChunk['choices'], usage: CompletionUsage | null = null) => {
-      const out: ChatCompletionChunk = { id, object: 'chat.completion.chunk', created, model, choices };
+      const out: ChatCompletionChunk = {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model,
+        system_fingerprint: fingerprint,
+        choices,
+      };
       if (includeUsage) out.usage = usage;
       return out;
     };
@@ -75,7 +93,12 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
           send(
             chunk([
               event.type === 'delta'
-                ? { index: event.choice, delta: { content: event.text }, logprobs: null, finish_reason: null }
+                ? {
+                    index: event.choice,
+                    delta: { content: event.text },
+                    logprobs: event.logprobs ? toLogprobs(event.logprobs) : null,
+                    finish_reason: null,
+                  }
                 : { index: event.choice, delta: {}, logprobs: null, finish_reason: event.reason },
             ]),
           );
@@ -90,7 +113,7 @@ export function createChatCompletion({ engine, limits, parsers, now, errorBody }
         onDone: c.get('generation')?.release,
       },
     );
-    for (const [name, value] of Object.entries(backend)) response.headers.set(name, value);
+    if (backend) response.headers.set(BACKEND_HEADER, backend);
     return response;
   };
 }

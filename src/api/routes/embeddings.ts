@@ -16,8 +16,7 @@ export function createEmbeddings({ engine, limits, parsers }: RouteDeps) {
     const wire = await readJsonObject(c.req.raw, limits.maxBodyBytes);
     const params = parsers.embeddings(wire);
     await requireModel(engine, params.model, 'embeddings');
-    const backend: Record<string, string> = {};
-    const onBackend = (name: string) => void (backend[BACKEND_HEADER] = name);
+    const onBackend = (name: string) => c.header(BACKEND_HEADER, name);
     const result = await engine.embed(
       params.model,
       { input: params.input },
@@ -31,17 +30,13 @@ export function createEmbeddings({ engine, limits, parsers }: RouteDeps) {
           ? item
           : { ...item, embedding: encode(result.embeddings[(item.index as number | undefined) ?? position]!) },
       );
-      return c.json({ ...result.wire, data, model: params.model }, 200, backend);
+      return c.json({ ...result.wire, data, model: params.model });
     }
-    return c.json<EmbeddingList>(
-      {
-        object: 'list',
-        data: result.embeddings.map((vector, index) => ({ object: 'embedding', index, embedding: encode(vector) })),
-        model: params.model,
-        usage: { prompt_tokens: result.usage.promptTokens, total_tokens: result.usage.promptTokens },
-      },
-      200,
-      backend,
-    );
+    return c.json<EmbeddingList>({
+      object: 'list',
+      data: result.embeddings.map((vector, index) => ({ object: 'embedding', index, embedding: encode(vector) })),
+      model: params.model,
+      usage: { prompt_tokens: result.usage.promptTokens, total_tokens: result.usage.promptTokens },
+    });
   };
 }

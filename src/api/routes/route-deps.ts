@@ -1,4 +1,4 @@
-import type { Engine, ModelTask } from '../../engine/index.ts';
+import type { Engine, ModelCard, ModelTask } from '../../engine/index.ts';
 import type { KeyInfo } from '../../keys/index.ts';
 import { modelNotFound } from '../errors.ts';
 import type { Limits } from '../options.ts';
@@ -22,9 +22,10 @@ export interface RouteDeps {
 
 /**
  * 404s a model that does not exist or serves another task (a chat model on /v1/embeddings), as OpenAI does, before
- * any work is queued.
+ * any work is queued; returns its card.
  */
-export async function requireModel(engine: Engine, model: string, task: ModelTask): Promise<void> {
+export async function requireModel(engine: Engine, model: string, task: ModelTask): Promise<ModelCard> {
   const card = (await engine.models()).find((m) => m.id === model);
   if (!card || card.task !== task) throw modelNotFound(model);
+  return card;
 }

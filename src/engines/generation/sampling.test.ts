@@ -33,8 +33,8 @@ describe('sampleToken', () => {
     expect(f[0]).toBeCloseTo(0.5 / 0.8, 1);
   });
 
-  it('draws only the most likely token with a tiny top_p, at any temperature', () => {
-    const f = frequencies(logitsOf([0.2, 0.35, 0.3, 0.15]), params({ topP: 1e-6, temperature: 2 }), 2000);
+  it.each([1e-6, 0])('draws only the most likely token with top_p %d, at any temperature', (topP) => {
+    const f = frequencies(logitsOf([0.2, 0.35, 0.3, 0.15]), params({ topP, temperature: 2 }), 2000);
     expect(f).toEqual([0, 1, 0, 0]);
   });
 

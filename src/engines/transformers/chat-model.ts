@@ -2,6 +2,7 @@ import {
   AutoModelForCausalLM,
   BaseStreamer,
   LogitsProcessor,
+  type GenerationConfig,
   LogitsProcessorList,
   StoppingCriteria,
   StoppingCriteriaList,
@@ -17,11 +18,16 @@ import {
   type ChatRequest,
   type ChatResult,
   type FinishReason,
+  type GeneratedTokenLogprob,
 } from '../../engine/index.ts';
+import { GrammarCompiler, type GrammarMask } from '../generation/grammar-mask.ts';
 import { IncrementalDecoder } from '../generation/incremental-decoder.ts';
-import { adjustLogits, sampleToken, type SamplingParams } from '../generation/sampling.ts';
+import { tokenLogprob, type TokenText } from '../generation/logprobs.ts';
+import { invalidOutput, violation } from '../generation/output-constraint.ts';
+import { adjustLogits, argmax, sampleToken, type SamplingParams } from '../generation/sampling.ts';
 import { seededRandom, type Random } from '../generation/seeded-random.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
+import { readVocabulary, type TokenizerLike } from '../generation/token-bytes.ts';
 import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
 
 /**
@@ -31,12 +37,16 @@ import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.
  * sampling (temperature, top_p, penalties, logit_bias) with a seeded generator as a logits processor that leaves a
  * single candidate for the built-in greedy step; stop sequences and aborts as a stopping criterion; and a streamer that
  * decodes each token as it is generated. With temperature 0 the processor leaves the logits alone, so greedy output is
- * exactly transformers.js' own. `n` choices run as one batch of `n` identical prompts.
+ * exactly transformers.js' own. `n` choices run as one batch of `n` identical prompts. A constraint (structured output)
+ * is a grammar mask per choice, applied in the same processor after penalties and before the draw, so every other
+ * parameter composes with it; each constrained choice is validated before its end is reported.
  */
 export class TransformersChatModel {
   readonly #tokenizer: PreTrainedTokenizer;
   readonly #model: PreTrainedModel;
   readonly #eos: ReadonlySet<number>;
+  #grammars: Promise<GrammarCompiler> | undefined;
+  #words: TokenText | undefined;
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
@@ -57,9 +67,14 @@ export class TransformersChatModel {
     return new TransformersChatModel(tokenizer, model);
   }
 
-  /** The prompt as the model sees it: the chat template applied, then tokenized (the template adds special tokens). */
-  encodePrompt(messages: ChatRequest['messages']): { input_ids: Tensor; attention_mask: Tensor } {
-    const text = this.#tokenizer.apply_chat_template(messages, { tokenize: false, add_generation_prompt: true });
+  /**
+   * The prompt as the model sees it: the chat template applied, then tokenized (the template adds special tokens).
+   * `enable_thinking` is the template variable of models with a thinking mode (Qwen3's templates); others ignore it.
+   */
+  encodePrompt(messages: ChatRequest['messages'], thinking = false): { input_ids: Tensor; attention_mask: Tensor } {
+    // Extra options are the template's variables; transformers.js' typing lists only its own.
+    const options = { tokenize: false, add_generation_prompt: true, enable_thinking: thinking } as const;
+    const text = this.#tokenizer.apply_chat_template(messages, options);
     return this.#tokenizer(text as string, { add_special_tokens: false }) as {
       input_ids: Tensor;
       attention_mask: Tensor;
@@ -69,7 +84,7 @@ export class TransformersChatModel {
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
     const { signal, onEvent } = options;
     throwIfAborted(signal);
-    const prompt = this.encodePrompt(request.messages);
+    const prompt = this.encodePrompt(request.messages, request.thinking === true);
     const promptTokens = prompt.input_ids.dims.at(-1)!;
     const room = this.contextLength - promptTokens;
     if (room < 1 || (request.maxTokens ?? 1) > room) {
@@ -82,22 +97,44 @@ export class TransformersChatModel {
         { param: 'messages' },
       );
     }
-    const maxNewTokens = request.maxTokens ?? room;
+    const maxNewTokens = request.maxTokens ?? Math.min(room, request.defaultMaxTokens ?? room);
 
-    const decode = (ids: number[]) => (ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true }) : '');
-    const choices = Array.from({ length: request.n }, () => ({
+    // Without `clean_up_tokenization_spaces`, which Llama-3 tokenizers turn on: it rewrites " ." as "." and " 'm" as "'m"
+    // inside each decoded window, so text decoded a window at a time loses characters ("I 'm fine  he said").
+    const decode = (ids: number[]) =>
+      ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }) : '';
+    const grammars = request.constraint
+      ? await (await this.#grammarCompiler()).matchers(request.constraint, request.n)
+      : undefined;
+    const choices = Array.from({ length: request.n }, (_, index) => ({
       decoder: new IncrementalDecoder(decode),
       stops: new StopSequenceMatcher(request.stop),
       text: '',
       tokens: 0,
       counts: new Map<number, number>(),
       finish: null as FinishReason | null,
+      grammar: grammars?.[index],
+      logprobs: [] as GeneratedTokenLogprob[],
+      pending: [] as GeneratedTokenLogprob[],
     }));
+    const logprobs = request.logprobs === undefined ? undefined : { top: request.logprobs, words: this.#tokenText() };
 
     const emit = (index: number, text: string) => {
       if (!text) return;
-      choices[index]!.text += text;
-      onEvent?.({ type: 'delta', choice: index, text });
+      const choice = choices[index]!;
+      choice.text += text;
+      // A delta carries the tokens generated since the last one (a token that completes no character waits).
+      const tokens = choice.pending.splice(0);
+      choice.logprobs.push(...tokens);
+      onEvent?.({ type: 'delta', choice: index, text, ...(logprobs && { logprobs: tokens }) });
+    };
+    const end = (index: number, reason: FinishReason) => {
+      const choice = choices[index]!;
+      // A constrained choice that ended on its own must hold a valid answer: never report an invalid one as done.
+      const why = request.constraint && reason === 'stop' ? violation(request.constraint, choice.text) : undefined;
+      if (why) throw invalidOutput(index, why);
+      choice.finish = reason;
+      onEvent?.({ type: 'finish', choice: index, reason });
     };
     const finish = (index: number, reason: FinishReason) => {
       const choice = choices[index]!;
@@ -106,34 +143,40 @@ export class TransformersChatModel {
       emit(index, tail.text);
       if (tail.stopped) reason = 'stop';
       else emit(index, choice.stops.flush());
-      choice.finish = reason;
-      onEvent?.({ type: 'finish', choice: index, reason });
+      end(index, reason);
     };
     const accept = (index: number, token: number) => {
       const choice = choices[index]!;
       if (choice.finish) return; // the batch runs until every choice is done; later tokens of this one are ignored
+      if (choice.grammar && !choice.grammar.accept(token)) {
+        throw invalidOutput(index, `the grammar engine rejected token ${token} that its own mask allowed`);
+      }
       choice.tokens += 1;
       choice.counts.set(token, (choice.counts.get(token) ?? 0) + 1);
-      if (this.#eos.has(token)) return finish(index, 'stop');
+      if (this.#eos.has(token)) {
+        // The token that ends a reply has no text, and the OpenAI API lists no log probability for it.
+        choice.pending.pop();
+        return finish(index, 'stop');
+      }
       const { text, stopped } = choice.stops.push(choice.decoder.push(token));
       if (stopped) {
         emit(index, text);
-        choice.finish = 'stop';
-        return onEvent?.({ type: 'finish', choice: index, reason: 'stop' });
+        return end(index, 'stop');
       }
       emit(index, text);
       if (choice.tokens >= maxNewTokens) finish(index, 'length');
     };
 
     const logitsProcessor = new LogitsProcessorList();
-    logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices));
+    logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices, logprobs));
     const stoppingCriteria = new StoppingCriteriaList();
     stoppingCriteria.push(new StopWhen(() => choices.map((c) => c.finish !== null || signal?.aborted === true)));
     try {
       await this.#model.generate({
         ...batchOf(prompt, request.n),
+        // As arguments, they override the model's config; they are applied last, over both of its files.
+        ...ONLY_THE_REQUEST,
         max_new_tokens: maxNewTokens,
-        do_sample: false,
         logits_processor: logitsProcessor,
         stopping_criteria: stoppingCriteria,
         // generate() calls only put() and end(), which BaseStreamer declares; its typing asks for a TextStreamer.
@@ -141,17 +184,86 @@ export class TransformersChatModel {
       });
     } catch (error) {
       throw EngineError.from(error);
+    } finally {
+      grammars?.forEach((g) => g.dispose());
     }
     throwIfAborted(signal);
     // transformers.js also stops at the model's max_position_embeddings: that is a length limit too.
     choices.forEach((choice, index) => choice.finish ?? finish(index, 'length'));
 
     return {
-      choices: choices.map((c) => ({ text: c.text, finishReason: c.finish! })),
+      choices: choices.map((c) => ({
+        text: c.text,
+        finishReason: c.finish!,
+        ...(logprobs && { logprobs: c.logprobs }),
+      })),
       usage: { promptTokens, completionTokens: choices.reduce((sum, c) => sum + c.tokens, 0) },
     };
   }
+
+  /** This model's grammar compiler, made on the first constrained request. */
+  #grammarCompiler(): Promise<GrammarCompiler> {
+    if (!this.#grammars) {
+      const vocabulary = readVocabulary(this.#tokenizer as unknown as TokenizerLike);
+      this.#grammars = GrammarCompiler.create(vocabulary, this.#eos);
+      this.#grammars.catch(() => (this.#grammars = undefined));
+    }
+    return this.#grammars;
+  }
+
+  /** How `logprobs` spells this model's tokens. */
+  #tokenText(): TokenText {
+    if (!this.#words) {
+      const { bytes } = readVocabulary(this.#tokenizer as unknown as TokenizerLike);
+      this.#words = {
+        text: (token) =>
+          this.#tokenizer.decode([token], { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
+        bytes: (token) => bytes[token] ?? new Uint8Array(),
+      };
+    }
+    return this.#words;
+  }
 }
+
+/**
+ * Every field of a generation config from which transformers.js' `generate()` builds a logits processor or picks a
+ * search other than greedy, at its neutral value. `generate()` starts from the model's config.json and
+ * generation_config.json and applies them whether or not it samples (Qwen2.5 ships `repetition_penalty: 1.1`), so
+ * without this greedy would not be the argmax and the request's penalties would stack on hidden ones. Only the
+ * request's parameters apply, through SamplingProcessor. EOS tokens stay the model's.
+ */
+const ONLY_THE_REQUEST = {
+  do_sample: false,
+  num_beams: 1,
+  num_beam_groups: 1,
+  num_return_sequences: 1,
+  penalty_alpha: null,
+  guidance_scale: null,
+  temperature: 1,
+  top_k: 0,
+  top_p: 1,
+  typical_p: 1,
+  epsilon_cutoff: 0,
+  eta_cutoff: 0,
+  diversity_penalty: 0,
+  repetition_penalty: 1,
+  encoder_repetition_penalty: 1,
+  no_repeat_ngram_size: 0,
+  encoder_no_repeat_ngram_size: 0,
+  bad_words_ids: null,
+  force_words_ids: null,
+  min_length: 0,
+  min_new_tokens: null,
+  forced_bos_token_id: null,
+  forced_eos_token_id: null,
+  forced_decoder_ids: null,
+  suppress_tokens: null,
+  begin_suppress_tokens: null,
+  exponential_decay_length_penalty: null,
+  renormalize_logits: false,
+  remove_invalid_values: false,
+  // Several defaults of transformers.js are null, which its typing does not allow; the keys are checked.
+} satisfies Partial<Record<keyof GenerationConfig, unknown>> as unknown as Partial<GenerationConfig>;
 
 /** The prompt repeated `n` times, one row per choice. */
 function batchOf(prompt: { input_ids: Tensor; attention_mask: Tensor }, n: number) {
@@ -165,22 +277,39 @@ function batchOf(prompt: { input_ids: Tensor; attention_mask: Tensor }, n: numbe
   return { input_ids: repeat(prompt.input_ids), attention_mask: repeat(prompt.attention_mask) };
 }
 
+/** What the sampling processor reads and writes of each choice. */
+interface SampledChoice {
+  counts: ReadonlyMap<number, number>;
+  finish: FinishReason | null;
+  grammar: GrammarMask | undefined;
+  pending: GeneratedTokenLogprob[];
+}
+
 /**
- * Lantern's sampling as a transformers.js logits processor. Greedy (temperature 0) leaves the logits to the built-in
- * argmax, after any penalties. Otherwise it draws the token itself and masks every other one, so the built-in greedy
- * step can only pick the drawn token.
+ * Lantern's sampling as a transformers.js logits processor: penalties and `logit_bias`, then the choice's grammar
+ * mask (after the penalties, so that none can lift a masked token), then the draw. Greedy (temperature 0) leaves the
+ * logits to the built-in argmax. Otherwise it draws the token itself and masks every other one, so the built-in greedy
+ * step can only pick the drawn token. With `logprobs`, each choice's token is reported from the distribution it was
+ * drawn from.
  */
 class SamplingProcessor extends LogitsProcessor {
   readonly #params: SamplingParams;
   readonly #random: Random;
-  readonly #choices: { counts: ReadonlyMap<number, number> }[];
+  readonly #choices: SampledChoice[];
+  readonly #logprobs: { top: number; words: TokenText } | undefined;
   #scratch: Float32Array | undefined;
 
-  constructor(params: SamplingParams, random: Random, choices: { counts: ReadonlyMap<number, number> }[]) {
+  constructor(
+    params: SamplingParams,
+    random: Random,
+    choices: SampledChoice[],
+    logprobs?: { top: number; words: TokenText },
+  ) {
     super();
     this.#params = params;
     this.#random = random;
     this.#choices = choices;
+    this.#logprobs = logprobs;
   }
 
   override _call(_inputIds: bigint[][], logits: Tensor): Tensor {
@@ -188,10 +317,21 @@ class SamplingProcessor extends LogitsProcessor {
     const data = logits.data as Float32Array;
     this.#scratch ??= new Float32Array(vocab);
     for (let row = 0; row < this.#choices.length; row++) {
+      const choice = this.#choices[row]!;
       const rowLogits = data.subarray(row * vocab, (row + 1) * vocab);
-      adjustLogits(rowLogits, this.#params, this.#choices[row]!.counts);
-      if (this.#params.temperature === 0) continue;
-      const token = sampleToken(rowLogits, this.#params, this.#random, this.#scratch);
+      adjustLogits(rowLogits, this.#params, choice.counts);
+      // A finished choice's row still runs with the batch; its tokens are ignored and its grammar is done.
+      if (choice.finish) continue;
+      if (choice.grammar && !choice.grammar.apply(rowLogits)) {
+        throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
+      }
+      const greedy = this.#params.temperature === 0;
+      const token = greedy ? argmax(rowLogits) : sampleToken(rowLogits, this.#params, this.#random, this.#scratch);
+      if (this.#logprobs) {
+        const { top, words } = this.#logprobs;
+        choice.pending.push(tokenLogprob(rowLogits, token, this.#params.temperature, top, words));
+      }
+      if (greedy) continue;
       rowLogits.fill(-Infinity);
       rowLogits[token] = 0;
     }

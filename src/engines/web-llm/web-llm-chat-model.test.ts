@@ -1,3 +1,4 @@
+import type { ChatCompletionChunk, ChatCompletionRequestStreaming } from '@mlc-ai/web-llm';
 import { describe, expect, it } from 'vitest';
 import { FakeWebLLM, fakeCreate, webLLMError } from '../../../test/support/fake-web-llm.ts';
 import type { ChatEvent, ChatRequest, LoadProgress } from '../../engine/index.ts';
@@ -58,6 +59,9 @@ describe('WebLLMChatModel', () => {
     });
     expect(toWebLLMRequest(request(), 0)).not.toHaveProperty('seed');
     expect(toWebLLMRequest(request(), 0)).not.toHaveProperty('max_tokens');
+    // An omitted max_tokens is bounded by the handler's limit (web-llm stops at its window's end by itself).
+    expect(toWebLLMRequest(request({ defaultMaxTokens: 50 }), 0).max_tokens).toBe(50);
+    expect(toWebLLMRequest(request({ maxTokens: 7, defaultMaxTokens: 50 }), 0).max_tokens).toBe(7);
   });
 
   it('streams every token as an event and translates the answer back, usage included', async () => {
@@ -84,7 +88,7 @@ describe('WebLLMChatModel', () => {
     expect(result.usage).toEqual({ promptTokens: 4, completionTokens: 6 });
   });
 
-  it('cuts at a stop sequence split across tokens, without leaking it, and releases web-llm at once', async () => {
+  it('cuts at a stop sequence split across tokens, without leaking it, counting the prompt, and releases web-llm', async () => {
     const { model, fake } = await loaded();
     fake.reply = () => ['The ', 'answer', ' is', ' 4', '2.\n', '\nUs', 'er:', ' more', ' text'];
     const deltas: string[] = [];
@@ -94,7 +98,39 @@ describe('WebLLMChatModel', () => {
     expect(result.choices[0]).toEqual({ text: 'The answer is 42.', finishReason: 'stop' });
     expect(deltas.join('')).toBe('The answer is 42.');
     expect(fake.tokensGenerated).toBe(7); // no token generated after the stop sequence matched
+    // The prompt's tokens come from web-llm's usage chunk, which the interrupted stream still ends with.
+    expect(result.usage).toEqual({ promptTokens: 4, completionTokens: 7 });
     expect(fake.locked).toBe(false);
+    // The interrupt ended that generation only.
+    fake.reply = () => ['whole', ' reply'];
+    expect((await model.generate(request())).choices[0]!.text).toBe('whole reply');
+  });
+
+  it('gives top_p 0 its OpenAI meaning, the most likely token only: web-llm refuses it, so it is temperature 0', async () => {
+    const { model, fake } = await loaded();
+    const result = await model.generate(request({ topP: 0, temperature: 1.5, seed: 3 }));
+    expect(result.choices[0]!.finishReason).toBe('stop');
+    expect(fake.requests[0]).toMatchObject({ temperature: 0, top_p: 1, seed: 3 });
+  });
+
+  it.each([
+    ['Qwen3-0.6B-q4f16_1-MLC', true],
+    ['Qwen3.5-0.8B-q4f32_1-MLC', true],
+    ['SmolLM2-360M-Instruct-q4f16_1-MLC', false],
+    ['Qwen2.5-0.5B-Instruct-q4f16_1-MLC', false],
+  ])('switches the thinking mode of %s off unless asked (has one: %s)', async (name, thinks) => {
+    const create = fakeCreate();
+    const model = await WebLLMChatModel.load({ engine: 'web-llm', model: name }, { id: 'm', create });
+    const fake = create.engines[0]!;
+    fake.reply = () => ['Paris', '.'];
+    const deltas: string[] = [];
+    const off = await model.generate(request(), { onEvent: (e) => e.type === 'delta' && deltas.push(e.text) });
+    expect(fake.requests[0]!.extra_body).toEqual(thinks ? { enable_thinking: false } : undefined);
+    // web-llm writes an empty thinking block into the reply when it switches thinking off: not the model's answer.
+    expect(off.choices[0]!.text).toBe('Paris.');
+    expect(deltas.join('')).toBe('Paris.');
+    await model.generate(request({ thinking: true }));
+    expect(fake.requests[1]).not.toHaveProperty('extra_body');
   });
 
   it('stops within a token of an abort, releases the lock, and the next generation is whole (web-llm#447)', async () => {
@@ -119,7 +155,6 @@ describe('WebLLMChatModel', () => {
 
   it.each([
     ['ContextWindowSizeExceededError', 'context_length_exceeded', 'messages'],
-    ['SystemMessageOrderError', 'invalid_request', undefined],
     ['DeviceLostError', 'internal', undefined],
     ['SomethingNew', 'internal', undefined],
   ])('maps %s to a typed %s error', async (name, kind, param) => {
@@ -128,6 +163,46 @@ describe('WebLLMChatModel', () => {
     const error = await model.generate(request()).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'EngineError', kind, message: `web-llm says ${name}`, param });
     expect(fake.locked).toBe(false);
+  });
+
+  // web-llm's own messages (lib/index.js, 0.2.86): its config errors name the parameter only in their message.
+  it.each([
+    ['RangeError', 'Make sure 0 < top_p <= 1.', 'top_p'],
+    ['RangeError', 'Make sure -2 < frequency_penalty <= 2.', 'frequency_penalty'],
+    ['RangeError', 'Make sure -100 < logit_bias <= 100. Got 120 for tokenID 5', 'logit_bias'],
+    ['MinValueError', 'Make sure `max_tokens` > 0.', 'max_tokens'],
+    ['NonNegativeError', 'Make sure temperature >= 0.', 'temperature'],
+    ['InvalidNumberStringError', "Make sure logit_bias's keys to be number represented in string. Got x", 'logit_bias'],
+    ['DependencyError', 'top_logprobs requires logprobs to be true.', 'top_logprobs'],
+    ['ConfigValueError', 'Something about presence_penalty.', 'presence_penalty'],
+    ['SeedTypeError', '`seed` should be an integer, but got 1.5', 'seed'],
+    ['StreamingCountError', 'When streaming, `n` cannot be > 1.', 'n'],
+    ['SystemMessageOrderError', 'System prompt should always be the first message in `messages`.', 'messages'],
+    ['MessageOrderError', 'Last message should be from either `user` or `tool`.', 'messages'],
+  ])('maps %s (%j) to a 400 naming %s, not a broken engine', async (name, message, param) => {
+    const { model, fake } = await loaded();
+    fake.failNext = webLLMError(name, message);
+    const error = await model.generate(request()).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: 'EngineError',
+      kind: 'invalid_request',
+      param,
+      message: `Invalid value for '${param}': ${message}`,
+    });
+    expect(fake.locked).toBe(false);
+  });
+
+  it("refuses what web-llm's own request check refuses, as the client's error", async () => {
+    const { model } = await loaded();
+    // web-llm wants the system prompt first; its exported check runs in the fake's create(), as in web-llm.
+    const misordered = request({
+      messages: [
+        { role: 'user', content: 'Hello' },
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
+    await expect(model.generate(misordered)).rejects.toMatchObject({ kind: 'invalid_request', param: 'messages' });
   });
 
   it('maps a real context overflow from the engine', async () => {
@@ -139,32 +214,57 @@ describe('WebLLMChatModel', () => {
     });
   });
 
-  it.each(['ShaderF16SupportError', 'WebGPUNotAvailableError', 'DeviceLostError', 'NetworkError'])(
-    'fails to load with a typed load_failed error on %s',
-    async (name) => {
-      const error = await WebLLMChatModel.load(candidate, {
-        id: 'crimson-falcon-4',
-        create: fakeCreate({ fail: webLLMError(name) }),
-      }).catch((e: unknown) => e);
-      expect(error).toMatchObject({
-        name: 'EngineError',
-        kind: name === 'DeviceLostError' ? 'internal' : 'load_failed',
-      });
-    },
-  );
+  it.each([
+    'ShaderF16SupportError',
+    'WebGPUNotAvailableError',
+    'DeviceLostError',
+    'NetworkError',
+    'MinValueError', // a model whose own config web-llm refuses (prefill_chunk_size): not the client's error
+  ])('fails to load with a typed load_failed error on %s', async (name) => {
+    const error = await WebLLMChatModel.load(candidate, {
+      id: 'crimson-falcon-4',
+      create: fakeCreate({ fail: webLLMError(name) }),
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: 'EngineError',
+      kind: name === 'DeviceLostError' ? 'internal' : 'load_failed',
+    });
+  });
 });
 
-describe('FakeWebLLM', () => {
-  it('has web-llm#447: after interruptGenerate the next generation is empty (which the adapter avoids)', async () => {
-    const fake = new FakeWebLLM();
-    fake.interruptGenerate();
-    const chunks = [];
-    for await (const chunk of await fake.chat.completions.create({
+describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
+  const ask = (fake: FakeWebLLM, extra: Partial<ChatCompletionRequestStreaming> = {}) =>
+    fake.chat.completions.create({
       messages: [{ role: 'user', content: 'hi' }],
       stream: true,
-    })) {
+      stream_options: { include_usage: true },
+      ...extra,
+    });
+
+  it('refuses top_p 0 on the first read of the stream, with its RangeError', async () => {
+    const stream = await ask(new FakeWebLLM(), { top_p: 0 });
+    await expect(stream[Symbol.asyncIterator]().next()).rejects.toMatchObject({
+      name: 'RangeError',
+      message: 'Make sure 0 < top_p <= 1.',
+    });
+  });
+
+  it('ends an interrupted generation with finish_reason abort and its usage; the next one is whole', async () => {
+    const fake = new FakeWebLLM();
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const chunk of await ask(fake)) {
       chunks.push(chunk);
+      if (chunks.length === 2) await fake.interruptGenerate();
     }
-    expect(chunks).toHaveLength(0);
+    expect(chunks.map((c) => c.choices[0]?.finish_reason ?? (c.usage ? 'usage' : null))).toEqual([
+      null,
+      null,
+      'abort',
+      'usage',
+    ]);
+    expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 1, completion_tokens: 2 });
+    const next: ChatCompletionChunk[] = [];
+    for await (const chunk of await ask(fake)) next.push(chunk);
+    expect(next.filter((c) => c.choices[0]?.delta.content)).toHaveLength(10);
   });
 });

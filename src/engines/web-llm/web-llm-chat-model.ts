@@ -1,6 +1,7 @@
 import type {
   ChatCompletionChunk,
   ChatCompletionRequestStreaming,
+  ChatCompletionTokenLogprob,
   InitProgressReport,
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
@@ -10,12 +11,14 @@ import {
   type ChatOptions,
   type ChatRequest,
   type ChatResult,
-  type EngineErrorKind,
   type FinishReason,
+  type GeneratedTokenLogprob,
   type LoadProgress,
 } from '../../engine/index.ts';
+import { constraintGrammar, invalidOutput, violation } from '../generation/output-constraint.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
+import { loadError, runError } from './web-llm-errors.ts';
 
 /** The part of web-llm's MLCEngine that this adapter uses; tests stand a fake with the same shape in its place. */
 export interface WebLLMEngine {
@@ -24,48 +27,25 @@ export interface WebLLMEngine {
       create(request: ChatCompletionRequestStreaming): Promise<AsyncIterable<ChatCompletionChunk>>;
     };
   };
+  /** Stops the running generation before its next token; it still ends with its final and usage chunks. */
+  interruptGenerate(): Promise<void>;
   unload(): Promise<void>;
 }
+
+/**
+ * web-llm models with a thinking mode, which web-llm switches off with `extra_body.enable_thinking: false` (it says
+ * the switch is for Qwen3 only, and applies it to any model: it writes an empty thinking block into the reply).
+ */
+const THINKING_MODELS = /^Qwen3(\.\d+)?-\d/;
+
+/** What web-llm writes at the start of a reply whose thinking it switched off (`forwardPrefill`, 0.2.86). */
+const EMPTY_THINKING_BLOCK = '<think>\n\n</think>\n\n';
 
 export type CreateWebLLMEngine = (modelId: string, config: MLCEngineConfig) => Promise<WebLLMEngine>;
 
 /** web-llm, loaded only when a web-llm model is chosen: it is large, and useless without WebGPU. */
 const createMLCEngine: CreateWebLLMEngine = async (modelId, config) =>
   (await import('@mlc-ai/web-llm')).CreateMLCEngine(modelId, config);
-
-/**
- * web-llm's errors cross its worker boundary as strings and its classes may come from another bundle, so they are
- * told apart by name. Anything not listed is an internal error.
- */
-const ERROR_KINDS: Readonly<Record<string, EngineErrorKind>> = {
-  ContextWindowSizeExceededError: 'context_length_exceeded',
-  SystemMessageOrderError: 'invalid_request',
-  MessageOrderError: 'invalid_request',
-  UnsupportedRoleError: 'invalid_request',
-  ContentTypeError: 'invalid_request',
-  // Loading: the chain moves on to its next candidate.
-  WebGPUNotAvailableError: 'load_failed',
-  WebGPUNotFoundError: 'load_failed',
-  FeatureSupportError: 'load_failed',
-  ShaderF16SupportError: 'load_failed',
-  ModelNotFoundError: 'load_failed',
-  MissingModelWasmError: 'load_failed',
-  IntegrityError: 'load_failed',
-  // A lost device leaves the engine unusable: an internal error, after which the host replaces the worker.
-  DeviceLostError: 'internal',
-};
-
-/** Any web-llm failure as a typed EngineError. */
-export function toEngineError(error: unknown, fallback: EngineErrorKind = 'internal'): EngineError {
-  if (error instanceof EngineError) return error;
-  const name = error instanceof Error ? error.name : '';
-  const kind = ERROR_KINDS[name] ?? fallback;
-  const message = error instanceof Error ? error.message : String(error);
-  return new EngineError(kind, message, {
-    cause: error,
-    ...(kind === 'context_length_exceeded' && { param: 'messages' }),
-  });
-}
 
 export interface WebLLMLoadOptions {
   /** The public model ID the progress events are reported under. */
@@ -78,15 +58,25 @@ export interface WebLLMLoadOptions {
 /**
  * A chat model on web-llm (WebGPU), behind the engine interface. Every choice is one streamed web-llm request (web-llm
  * refuses `n > 1` when streaming): the first token of each arrives as it is generated. Stop sequences are matched here
- * rather than by web-llm, so a stop sequence split across tokens never leaks into the output. A request ends by
- * closing web-llm's stream, which releases its per-model lock at once; `interruptGenerate` is never called, because
- * its flag is shared by all requests and has left later generations empty (web-llm#447).
+ * rather than by web-llm, so a stop sequence split across tokens never leaks into the output. When one matches, the
+ * generation is interrupted and its stream read to its end, which costs no further token and brings web-llm's usage
+ * chunk (the prompt's tokens are counted nowhere else); `interruptGenerate` is safe there because the stream still
+ * holds the model's lock, and web-llm clears the flag when the next generation starts (web-llm#447 concerns its
+ * non-streamed requests). An abort closes the stream instead, which releases the lock at once.
+ *
+ * A constraint reaches web-llm as the same grammar text the transformers.js engine runs
+ * (`response_format: {type: "grammar"}`, which web-llm compiles with its own XGrammar and applies as a mask), not as
+ * web-llm's schema string, whose defaults allow unbounded whitespace and skip Lantern's narrowing; each constrained
+ * choice is validated before its end is reported. Log probabilities are web-llm's own.
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
+  /** Whether the model has a thinking mode to switch off (Qwen3). */
+  readonly #thinks: boolean;
 
-  private constructor(engine: WebLLMEngine) {
+  private constructor(engine: WebLLMEngine, thinks: boolean) {
     this.#engine = engine;
+    this.#thinks = thinks;
   }
 
   static async load(candidate: WebLLMCandidate, options: WebLLMLoadOptions): Promise<WebLLMChatModel> {
@@ -103,44 +93,70 @@ export class WebLLMChatModel {
         }),
     };
     try {
-      return new WebLLMChatModel(await (options.create ?? createMLCEngine)(candidate.model, config));
+      const engine = await (options.create ?? createMLCEngine)(candidate.model, config);
+      return new WebLLMChatModel(engine, THINKING_MODELS.test(candidate.model));
     } catch (error) {
-      throw toEngineError(error, 'load_failed');
+      throw loadError(error);
     }
   }
 
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+    if (request.logprobs !== undefined && request.logprobs > WEB_LLM_MAX_TOP_LOGPROBS) {
+      throw new EngineError(
+        'invalid_request',
+        `This model (web-llm) reports at most ${WEB_LLM_MAX_TOP_LOGPROBS} \`top_logprobs\`; ${request.logprobs} were asked for.`,
+        { param: 'top_logprobs' },
+      );
+    }
+    const grammar = request.constraint ? await constraintGrammar(request.constraint) : undefined;
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
     for (let index = 0; index < request.n; index++) {
-      const choice = await this.#generateChoice(request, index, options);
-      choices.push({ text: choice.text, finishReason: choice.finishReason });
+      const choice = await this.#generateChoice(request, index, options, grammar);
+      choices.push({
+        text: choice.text,
+        finishReason: choice.finishReason,
+        ...(request.logprobs !== undefined && { logprobs: choice.logprobs }),
+      });
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
     }
     return { choices, usage };
   }
 
-  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions) {
+  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions, grammar?: string) {
     throwIfAborted(signal);
+    const thinkingOff = this.#thinks && request.thinking !== true;
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index));
+      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index, thinkingOff, grammar));
     } catch (error) {
-      throw toEngineError(error);
+      throw runError(error);
     }
     const iterator = stream[Symbol.asyncIterator]();
     const stops = new StopSequenceMatcher(request.stop);
+    // The empty thinking block web-llm writes when thinking is off is its own doing, not the model's answer.
+    const thinking = leadingStripper(thinkingOff ? EMPTY_THINKING_BLOCK : '');
     let text = '';
     let deltas = 0;
     let finishReason: FinishReason = 'stop';
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
+    const logprobs: GeneratedTokenLogprob[] = [];
+    const pending: GeneratedTokenLogprob[] = [];
     const emit = (piece: string) => {
       if (!piece) return;
       text += piece;
-      onEvent?.({ type: 'delta', choice: index, text: piece });
+      // A delta carries the tokens generated since the last one (stop-sequence matching may hold text back).
+      const tokens = pending.splice(0);
+      logprobs.push(...tokens);
+      onEvent?.({
+        type: 'delta',
+        choice: index,
+        text: piece,
+        ...(request.logprobs !== undefined && { logprobs: tokens }),
+      });
     };
     try {
       for (;;) {
@@ -155,42 +171,106 @@ export class WebLLMChatModel {
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices[0];
         if (!choice) continue;
+        if (request.logprobs !== undefined)
+          pending.push(...fromWebLLMLogprobs(choice.logprobs?.content, request.logprobs));
         const content = choice.delta.content ?? '';
+        if (stopped) {
+          // Interrupted: only the final and usage chunks should follow. A token means it was not; close it then.
+          if (content) break;
+          continue;
+        }
         if (content) {
           deltas += 1;
-          const matched = stops.push(content);
+          const matched = stops.push(thinking.push(content));
           emit(matched.text);
           if (matched.stopped) {
             stopped = true;
-            break;
+            await this.#engine.interruptGenerate();
+            continue;
           }
         }
         if (choice.finish_reason) finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
       }
     } catch (error) {
-      throw toEngineError(error);
+      throw runError(error);
     } finally {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
       if (!finished) await iterator.return?.().catch(() => {});
     }
     if (stopped) finishReason = 'stop';
-    else emit(stops.flush());
+    else {
+      const tail = stops.push(thinking.flush());
+      emit(tail.text);
+      if (tail.stopped) finishReason = 'stop';
+      else emit(stops.flush());
+    }
+    // A constrained choice that ended on its own must hold a valid answer: never report an invalid one as done.
+    const why = request.constraint && finishReason === 'stop' ? violation(request.constraint, text) : undefined;
+    if (why) throw invalidOutput(index, why);
     onEvent?.({ type: 'finish', choice: index, reason: finishReason });
     return {
       text,
       finishReason,
+      logprobs,
       promptTokens: usage?.prompt_tokens ?? 0,
-      // Without a usage chunk (a stop sequence ended the stream early), each content chunk was one token.
+      // Without a usage chunk, each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
     };
   }
 }
 
+/** web-llm refuses `top_logprobs` over 5 (its `postInitAndCheckGenerationConfigValues`). */
+const WEB_LLM_MAX_TOP_LOGPROBS = 5;
+
+/** web-llm's log probabilities of one chunk, with the requested number of alternatives. */
+function fromWebLLMLogprobs(
+  content: ChatCompletionTokenLogprob[] | null | undefined,
+  top: number,
+): GeneratedTokenLogprob[] {
+  return (content ?? []).map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes ?? [],
+    topLogprobs: t.top_logprobs
+      .slice(0, top)
+      .map((alt) => ({ token: alt.token, logprob: alt.logprob, bytes: alt.bytes ?? [] })),
+  }));
+}
+
+/** Removes `prefix` from the start of a streamed text, however its pieces split it; other text passes unchanged. */
+function leadingStripper(prefix: string) {
+  let held = '';
+  let done = prefix === '';
+  return {
+    push(piece: string): string {
+      if (done) return piece;
+      held += piece;
+      if (held.length < prefix.length && prefix.startsWith(held)) return '';
+      done = true;
+      return held.startsWith(prefix) ? held.slice(prefix.length) : held;
+    },
+    /** What is still held: a reply that ended inside what looked like the prefix. */
+    flush(): string {
+      if (done) return '';
+      done = true;
+      return held;
+    },
+  };
+}
+
 /**
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
- * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed.
+ * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed. `top_p: 0`
+ * means the most likely token only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its
+ * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar text. Log
+ * probabilities ask for at least one alternative: web-llm records none at all with `top_logprobs: 0`.
  */
-export function toWebLLMRequest(request: ChatRequest, index: number): ChatCompletionRequestStreaming {
+export function toWebLLMRequest(
+  request: ChatRequest,
+  index: number,
+  thinkingOff = false,
+  grammar?: string,
+): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
     messages: request.messages.map((m) => ({
       role: m.role,
@@ -199,13 +279,21 @@ export function toWebLLMRequest(request: ChatRequest, index: number): ChatComple
     stream: true,
     stream_options: { include_usage: true },
     n: 1,
-    temperature: request.temperature,
-    top_p: request.topP,
+    temperature: request.topP === 0 ? 0 : request.temperature,
+    top_p: request.topP === 0 ? 1 : request.topP,
     presence_penalty: request.presencePenalty,
     frequency_penalty: request.frequencyPenalty,
   };
-  if (request.maxTokens !== undefined) out.max_tokens = request.maxTokens;
+  // web-llm refuses only a prompt over its window, and stops at the window's end by itself: a default bound is passed as is.
+  const maxTokens = request.maxTokens ?? request.defaultMaxTokens;
+  if (maxTokens !== undefined) out.max_tokens = maxTokens;
   if (request.seed !== undefined) out.seed = request.seed + index;
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
+  if (thinkingOff) out.extra_body = { enable_thinking: false };
+  if (grammar !== undefined) out.response_format = { type: 'grammar', grammar };
+  if (request.logprobs !== undefined) {
+    out.logprobs = true;
+    out.top_logprobs = Math.max(1, request.logprobs);
+  }
   return out;
 }

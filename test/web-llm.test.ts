@@ -1,0 +1,120 @@
+import * as Comlink from 'comlink';
+import OpenAI from 'openai';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WebLLMChatModel } from '../src/engines/web-llm/web-llm-chat-model.ts';
+import { CPU_ONLY, createEngine, createHandler, KeyRing, type ModelProfile } from '../src/index.ts';
+import { registerEngineErrorTransfer } from '../src/worker/protocol.ts';
+import { RemoteEngine } from '../src/worker/remote-engine.ts';
+import { createWorkerApi } from '../src/worker/worker-api.ts';
+import { fakeCreate, webLLMError } from './support/fake-web-llm.ts';
+import { openaiClient } from './support/lantern.ts';
+
+/**
+ * web-llm as a browser app meets it, with the fake web-llm in place of the real one (which needs a GPU and the
+ * network): the openai SDK → the /v1 handler → a RemoteEngine → Comlink over a real MessageChannel → the engine
+ * worker's API → the engine → the web-llm adapter. What the worker would do about a failure is watched through its
+ * `fatal` hook: that is where the host is asked to replace it.
+ */
+registerEngineErrorTransfer();
+
+const profile: ModelProfile = {
+  'crimson-falcon-4': {
+    task: 'chat',
+    created: 0,
+    candidates: [{ engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f32_1-MLC' }],
+  },
+  'indigo-owl-4': { task: 'chat', created: 0, candidates: [{ engine: 'web-llm', model: 'Qwen3-0.6B-q4f32_1-MLC' }] },
+};
+const hello = [{ role: 'user' as const, content: 'Hello there' }];
+
+let create: ReturnType<typeof fakeCreate>;
+let fatal: string[];
+let client: ReturnType<typeof openaiClient>;
+const ports: MessagePort[] = [];
+
+beforeEach(async () => {
+  create = fakeCreate();
+  fatal = [];
+  const engine = createEngine({
+    profile,
+    device: { ...CPU_ONLY, webgpu: true },
+    loaders: {
+      chat: async (candidate, context) => {
+        if (candidate.engine !== 'web-llm') throw new Error('web-llm candidates only here');
+        return WebLLMChatModel.load(candidate, { ...context, create });
+      },
+      embeddings: async () => {
+        throw new Error('no embeddings here');
+      },
+    },
+  });
+  const { port1, port2 } = new MessageChannel();
+  ports.push(port1, port2);
+  Comlink.expose(
+    createWorkerApi(() => engine, { report: () => {}, fatal: (reason) => fatal.push(reason) }),
+    port1,
+  );
+  const remote = new RemoteEngine({ requestPort: () => {} });
+  remote.connect(port2, 'host#1');
+  const keys = new KeyRing();
+  client = openaiClient(
+    createHandler({ engine: remote, keys, onServerError: () => {} }),
+    (await keys.issue('web-llm')).key,
+  );
+});
+afterEach(() => ports.splice(0).forEach((port) => port.close()));
+
+/** Lets the worker's deferred call for a replacement (a macrotask after the answer) happen, if it is coming. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe('web-llm through /v1', () => {
+  it('answers top_p 0 (valid in the OpenAI API) with the most likely tokens, and the worker stays', async () => {
+    const reply = await client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, top_p: 0 });
+    expect(reply.choices[0]!.message.content).toBe('t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 ');
+    expect(create.engines[0]!.requests[0]).toMatchObject({ temperature: 0, top_p: 1 });
+    await settle();
+    expect(fatal).toEqual([]);
+  });
+
+  it('answers a value web-llm refuses with a 400 naming it; the worker stays and serves the next request', async () => {
+    await client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, max_tokens: 1 });
+    create.engines[0]!.failNext = webLLMError('MinValueError', 'Make sure `max_tokens` > 0.');
+    const error = await client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello }).catch((e) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({
+      param: 'max_tokens',
+      message: "400 Invalid value for 'max_tokens': Make sure `max_tokens` > 0.",
+    });
+    await settle();
+    expect(fatal).toEqual([]);
+    const next = await client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, max_tokens: 2 });
+    expect(next.choices[0]!.message.content).toBe('t0 t1 ');
+    expect(create.engines).toHaveLength(1); // the model was not loaded again
+  });
+
+  it('counts the prompt when a stop sequence ends the stream', async () => {
+    const stream = client.chat.completions.stream({
+      model: 'crimson-falcon-4',
+      messages: hello,
+      stop: ['t3'],
+      stream_options: { include_usage: true },
+    });
+    const final = await stream.finalChatCompletion();
+    expect(final.choices[0]!.message.content).toBe('t0 t1 t2 ');
+    expect(final.usage).toEqual({ prompt_tokens: 2, completion_tokens: 4, total_tokens: 6 });
+  });
+
+  it("switches a Qwen3's thinking off unless asked, and never shows web-llm's empty thinking block", async () => {
+    const off = await client.chat.completions.create({ model: 'indigo-owl-4', messages: hello, max_tokens: 2 });
+    expect(off.choices[0]!.message.content).toBe('t0 t1 ');
+    expect(create.engines[0]!.requests[0]!.extra_body).toEqual({ enable_thinking: false });
+    await client.chat.completions.create({
+      model: 'indigo-owl-4',
+      messages: hello,
+      max_tokens: 2,
+      // @ts-expect-error -- vLLM's field: the openai SDK passes it through as it is
+      chat_template_kwargs: { enable_thinking: true },
+    });
+    expect(create.engines[0]!.requests[1]).not.toHaveProperty('extra_body');
+  });
+});
