@@ -140,7 +140,7 @@ describe("the server's own errors", () => {
     expect(refused.headers?.get('retry-after-ms')).toBe('1000');
     expect(refused.headers?.get('retry-after')).toBe('1');
     expect(refused.headers?.get('x-ratelimit-limit-requests')).toBeTruthy();
-    expect(refused.message).toMatch(/concurrent generations/);
+    expect(refused.message).toMatch(/Too many concurrent requests/);
     // With retries on, the SDK waits as told and gets through once the running stream is over.
     const statuses: number[] = [];
     const patient = openaiClient(firstHandler, key, { maxRetries: 5 });

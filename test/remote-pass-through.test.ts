@@ -120,6 +120,44 @@ describe('chat', () => {
     expect(received.body).toEqual({ ...sent, model: 'crimson-falcon-4' });
   });
 
+  it('passes response_format and logprobs through: the JSON and log probabilities the server gives directly', async () => {
+    const weather = {
+      type: 'object',
+      properties: { city: { enum: ['Paris', 'Oslo', 'Lima'] }, raining: { type: 'boolean' } },
+      required: ['city', 'raining'],
+      additionalProperties: false,
+    };
+    const request = {
+      messages: [{ role: 'user' as const, content: 'What is the weather? Answer in JSON.' }],
+      temperature: 0,
+      max_tokens: 40,
+      response_format: { type: 'json_schema' as const, json_schema: { name: 'weather', schema: weather } },
+      logprobs: true,
+      top_logprobs: 2,
+    };
+    const ours = await client.chat.completions.create({ model: 'far-falcon', ...request });
+    const theirs = await direct.chat.completions.create({ model: 'crimson-falcon-4', ...request });
+    expect(normalized(ours)).toEqual(normalized(theirs));
+    expect(JSON.parse(ours.choices[0]!.message.content!)).toMatchObject({ city: expect.any(String) });
+    expect(ours.choices[0]!.logprobs!.content!.length).toBeGreaterThan(3);
+    // Where the schema leaves a choice, the alternatives are there too.
+    expect(ours.choices[0]!.logprobs!.content!.some((t) => t.top_logprobs.length === 2)).toBe(true);
+
+    const streamed = [];
+    for await (const chunk of await client.chat.completions.create({ model: 'far-falcon', ...request, stream: true })) {
+      streamed.push(chunk);
+    }
+    const theirStream = [];
+    for await (const chunk of await direct.chat.completions.create({
+      model: 'crimson-falcon-4',
+      ...request,
+      stream: true,
+    })) {
+      theirStream.push(chunk);
+    }
+    expect(normalized(streamed)).toEqual(normalized(theirStream));
+  });
+
   it('through the typed engine interface too (a caller with no wire body)', async () => {
     const events: string[] = [];
     const result = await engine.chat('far-falcon', chatRequest({ messages: count.messages }), {
