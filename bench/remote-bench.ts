@@ -16,11 +16,16 @@ import { median, p95, round } from './stats.ts';
  */
 const now = () => performance.timeOrigin + performance.now();
 
-/** Every `fetch` Lantern sends to the server is wrapped: the arrival time of each event of its answer is noted. */
+/**
+ * Every `fetch` Lantern sends to the server is wrapped: when it leaves, and the arrival time of each event of its
+ * answer, are noted.
+ */
 function traceArrivals() {
   const original = globalThis.fetch;
   let arrivals: number[] = [];
+  let sent: number[] = [];
   globalThis.fetch = async (input, init) => {
+    sent.push(now());
     const response = await original(input, init);
     if (!response.body) return response;
     const decoder = new TextDecoder();
@@ -41,6 +46,11 @@ function traceArrivals() {
     take: () => {
       const taken = arrivals;
       arrivals = [];
+      return taken;
+    },
+    takeSent: () => {
+      const taken = sent;
+      sent = [];
       return taken;
     },
     restore: () => void (globalThis.fetch = original),
@@ -74,6 +84,7 @@ export async function remoteBench(plan: { ttft: readonly [number, number]; chunk
 
     /** One streamed request: when it started and when the SDK handed over each chunk. */
     const run = async (client: OpenAI, model: string, tokens: number) => {
+      trace.takeSent();
       const started = now();
       const received: number[] = [];
       let first = NaN;
@@ -82,7 +93,7 @@ export async function remoteBench(plan: { ttft: readonly [number, number]; chunk
         received.push(at);
         if (Number.isNaN(first) && chunk.choices[0]?.delta.content) first = at;
       }
-      return { firstToken: first - started, received };
+      return { firstToken: first - started, received, forwardedAfter: (trace.takeSent()[0] ?? NaN) - started };
     };
 
     const measure = async (model: string) => {
@@ -91,11 +102,13 @@ export async function remoteBench(plan: { ttft: readonly [number, number]; chunk
       trace.take();
       const added: number[] = [];
       const directFirst: number[] = [];
+      const forwarding: number[] = [];
       for (let i = 0; i < plan.ttft[1]; i++) {
         const d = await run(direct, model, plan.ttft[0]);
         const l = await run(viaLantern, model, plan.ttft[0]);
         added.push(l.firstToken - d.firstToken);
         directFirst.push(d.firstToken);
+        forwarding.push(l.forwardedAfter);
       }
       trace.take();
       const delays: number[] = [];
@@ -109,6 +122,8 @@ export async function remoteBench(plan: { ttft: readonly [number, number]; chunk
           addedP50: round(median(added)),
           addedP95: round(p95(added)),
           directP50: round(median(directFirst)),
+          forwardingP50: round(median(forwarding), 3),
+          forwardingP95: round(p95(forwarding), 3),
         },
         chunkDelay: { p50: round(median(delays), 3), p95: round(p95(delays), 3), chunks: delays.length },
       };
@@ -141,6 +156,10 @@ export function remoteTable(results: RemoteResults): string {
       (r) => `${r.firstToken.addedP50} ${target(r.firstToken.addedP50 <= 5)} / ${r.firstToken.addedP95}`,
     ),
     row('First token from the server directly, ms p50', (r) => r.firstToken.directP50),
+    row(
+      "Lantern's work before the request leaves for the server, ms p50 / p95",
+      (r) => `${r.firstToken.forwardingP50} / ${r.firstToken.forwardingP95}`,
+    ),
     row(
       'Each chunk, server bytes in → SDK, ms p50 / p95 (target ≤ 1)',
       (r) => `${r.chunkDelay.p50} / ${r.chunkDelay.p95} ${target(r.chunkDelay.p95 <= 1)}`,
