@@ -1,7 +1,6 @@
 import { css, html, LitElement, nothing } from 'lit';
-import type { LocalAPI, LoadProgress, LocalCandidate, ModelCandidate, RemoteCandidate } from '../client/index.ts';
-import { candidateKey } from '../client/index.ts';
-import { isCached, isRemovable, removeFromCache } from './model-cache.ts';
+import type { LocalAPI, LoadProgress, ModelCandidate, RemoteCandidate } from '../client/index.ts';
+import { candidateKey, isModelCached, isModelRemovable, removeCachedModel } from '../client/index.ts';
 import { panelStyles } from './styles.ts';
 
 interface ModelRow {
@@ -92,10 +91,7 @@ export class ModelsPanel extends LitElement {
     if (!this.lantern) return;
     const models = await this.lantern.models();
     this.rows = await Promise.all(
-      models.map(async (m) => ({
-        ...m,
-        cached: await Promise.all(m.candidates.map((c) => (c.engine === 'remote' ? false : isCached(c)))),
-      })),
+      models.map(async (m) => ({ ...m, cached: await Promise.all(m.candidates.map((c) => isModelCached(c))) })),
     );
   }
 
@@ -198,7 +194,7 @@ export class ModelsPanel extends LitElement {
                   ${key === loaded ? html`<span class="tag">loaded</span>` : nothing} ${serving}
                   <span class="tag">${row.cached[i] ? 'cached' : 'not cached'}</span>
                   ${
-                    row.cached[i] && isRemovable(c)
+                    row.cached[i] && isModelRemovable(c)
                       ? html`<button type="button" class="secondary" @click=${() => this.#remove(c)}>
                           Remove from cache
                         </button>`
@@ -218,8 +214,8 @@ export class ModelsPanel extends LitElement {
     </li>`;
   }
 
-  async #remove(candidate: LocalCandidate) {
-    const removed = await removeFromCache(candidate);
+  async #remove(candidate: ModelCandidate) {
+    const removed = await removeCachedModel(candidate);
     this.message = `Removed ${removed} cached files of ${candidate.model}.`;
     await this.refresh();
   }
