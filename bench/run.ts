@@ -24,6 +24,8 @@ import {
 } from './measures.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
+import { realisticBench, realisticInBrowser, realisticTable } from './realistic-bench.ts';
+import { REALISTIC_DIR, REALISTIC_URL } from './realistic-model.ts';
 import { remoteBench, remoteTable } from './remote-bench.ts';
 import { structuredOutputBench } from './structured-output.ts';
 import { decodeRate, median, round } from './stats.ts';
@@ -218,7 +220,9 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
   try {
     const page = await browser.newPage();
     const stories = HAS_STORIES_260K ? `&stories=${STORIES_URL}` : '';
-    await open(page, `${origin}/bench/browser/bench.html?device=${path}${stories}`, 'window.bench !== undefined');
+    const withRealistic = path === 'wasm' && !realistic.skipped;
+    const query = `device=${path}${stories}${withRealistic ? `&realistic=${REALISTIC_URL}` : ''}`;
+    await open(page, `${origin}/bench/browser/bench.html?${query}`, 'window.bench !== undefined');
     const device = await page.evaluate(() => window.bench.device());
     const runner: Runner = {
       chat: (model, tokens, count) =>
@@ -228,6 +232,8 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
         page.evaluate((a) => window.bench.concurrent(a.model, a.streams, a.tokens), { model, streams, tokens }),
     };
     const results = await measure(path, PLANS[path], runner);
+    // On WebAssembly only: SwiftShader would take minutes a token.
+    if (withRealistic) realistic.realisticWasm = await realisticInBrowser(log, runner);
     const trips = await page.evaluate(() => window.bench.roundTrip(50));
     const roundTripP50 = round(median(trips));
     const unknownKey = `lt_${'x'.repeat(43)}`;
@@ -362,6 +368,8 @@ bundled[NODE] = node.bundled;
 if (node.stories) stories[NODE] = node.stories;
 log('node: structured output (constrained against unconstrained decoding; schema compile time over the corpus)');
 const structured = await structuredOutputBench();
+log('node: prefix reuse, and a model at the scale of real ones');
+const realistic = await realisticBench(log);
 
 log('node: the remote path (Lantern forwarding to its own server in another process)');
 const remote = await remoteBench({ ttft: [2, 40], chunks: [64, 20] });
@@ -369,7 +377,10 @@ const remote = await remoteBench({ ttft: [2, 40], chunks: [64, 20] });
 const server = await startServer(
   4191,
   { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
-  HAS_STORIES_260K ? { [STORIES_URL]: STORIES_260K } : {},
+  {
+    ...(HAS_STORIES_260K && { [STORIES_URL]: STORIES_260K }),
+    ...(!realistic.skipped && { [REALISTIC_URL]: REALISTIC_DIR }),
+  },
 );
 const browsers: Record<string, unknown> = {};
 try {
@@ -396,6 +407,8 @@ const markdown = [
   `On the bundled models (public/models):\n\n${table(bundled)}`,
   `Structured output:\n\n${structuredTable}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
+  `Prefix reuse, and a model at the scale of real ones (Node${realistic.skipped ? `; realistic model skipped: ${realistic.skipped}` : ''}):\n\n` +
+    realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }),
   `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
     `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
@@ -406,7 +419,7 @@ const report = {
   date: new Date().toISOString(),
   machine,
   browsers,
-  results: { bundled, stories, structured, remote },
+  results: { bundled, stories, structured, realistic, remote },
   markdown,
 };
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');
