@@ -18,6 +18,7 @@ import {
   createHandler,
   KeyRing,
   type Engine,
+  type ModelEntry,
   type ModelProfile,
 } from '../../src/index.ts';
 
@@ -82,9 +83,17 @@ function corruptModel(): string {
 }
 
 async function serveLantern() {
-  let profile: ModelProfile = bundledProfile(MODELS);
+  // Prefix reuse off: two identical requests then get identical answers (usage and log probabilities included), which
+  // the tests compare, and a benchmark's second request of a pair is not served from the first one's cache.
+  const noReuse = (entry: ModelEntry): ModelEntry => ({
+    ...entry,
+    candidates: entry.candidates.map((c) => (c.engine === 'transformers' ? { ...c, prefixCacheBytes: 0 } : c)),
+  });
+  let profile: ModelProfile = Object.fromEntries(
+    Object.entries(bundledProfile(MODELS)).map(([id, entry]) => [id, noReuse(entry)]),
+  );
   const cpu = (model: string) => [
-    { engine: 'transformers' as const, model, dtype: 'fp32' as const, device: 'cpu' as const },
+    { engine: 'transformers' as const, model, dtype: 'fp32' as const, device: 'cpu' as const, prefixCacheBytes: 0 },
   ];
   if (config.stories)
     profile = { ...profile, 'stories-260k': { task: 'chat', created: 0, candidates: cpu(config.stories) } };
