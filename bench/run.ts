@@ -26,6 +26,7 @@ import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
 import { realisticBench, realisticInBrowser, realisticTable } from './realistic-bench.ts';
 import { REALISTIC_DIR, REALISTIC_URL } from './realistic-model.ts';
+import { remoteBench, remoteTable } from './remote-bench.ts';
 import { structuredOutputBench } from './structured-output.ts';
 import { decodeRate, median, round } from './stats.ts';
 
@@ -370,6 +371,9 @@ const structured = await structuredOutputBench();
 log('node: prefix reuse, and a model at the scale of real ones');
 const realistic = await realisticBench(log);
 
+log('node: the remote path (Lantern forwarding to its own server in another process)');
+const remote = await remoteBench({ ttft: [2, 40], chunks: [64, 20] });
+
 const server = await startServer(
   4191,
   { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
@@ -405,6 +409,8 @@ const markdown = [
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
   `Prefix reuse, and a model at the scale of real ones (Node${realistic.skipped ? `; realistic model skipped: ${realistic.skipped}` : ''}):\n\n` +
     realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }),
+  `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
+    `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
 console.log(`\n${markdown}\n`);
 const out = fileURLToPath(new URL('./results/', import.meta.url));
@@ -413,7 +419,7 @@ const report = {
   date: new Date().toISOString(),
   machine,
   browsers,
-  results: { bundled, stories, structured, realistic },
+  results: { bundled, stories, structured, realistic, remote },
   markdown,
 };
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');

@@ -18,6 +18,8 @@ export {
   type LoadProgress,
   type ModelCard,
   type ModelTask,
+  type WireObject,
+  type WireOptions,
 } from './engine/index.ts';
 export * from './engines/index.ts';
 export * from './keys/index.ts';

@@ -35,7 +35,7 @@ export function createHandler(options: HandlerOptions): Handler {
     options.onServerError ?? ((error, requestId) => console.error(`[lantern] ${requestId}:`, error));
   const report = (error: unknown, requestId: string): ApiError => {
     const apiError = toApiError(error);
-    if (apiError.status === 500 && apiError.code !== 'request_cancelled')
+    if (apiError.status >= 500 && apiError.code !== 'request_cancelled')
       onServerError(apiError.cause ?? error, requestId);
     return apiError;
   };

@@ -83,6 +83,10 @@ export interface Model {
   object: 'model';
   created: number;
   owned_by: string;
+  /** Lantern's own: the candidates that can serve it here, in the order they are tried (`x-lantern-backend` names). */
+  candidates?: string[];
+  /** Lantern's own: the candidate that answered its last request or, before any, the first in line. */
+  served_by?: string | null;
 }
 
 export interface ModelList {

@@ -33,6 +33,21 @@ for (const [param, folder] of [
     profile = { ...profile, [id]: { task: 'chat', created: 0, candidates } };
   }
 }
+// ?remote=ID&upstream=URL&upstreamKey=KEY: that ID's chain is a model no browser here can run (web-llm in half
+// precision: no shader-f16 on SwiftShader, no WebGPU on the wasm path), then that OpenAI-compatible server.
+const remote = params.get('remote');
+if (remote) {
+  const candidates = [
+    { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f16_1-MLC' },
+    {
+      engine: 'remote',
+      baseURL: params.get('upstream')!,
+      model: params.get('upstreamModel') ?? 'crimson-falcon-4',
+      apiKey: params.get('upstreamKey') ?? '',
+    },
+  ] as const;
+  profile = { ...profile, [remote]: { task: 'chat', created: 0, candidates } };
+}
 // ?fallback=ID,ID: each of those IDs tries, before each of its bundled candidates, a corrupt copy of it on the same
 // device, which fails inside onnxruntime's session creation: its chain must really fall back.
 for (const id of params.get('fallback')?.split(',') ?? []) {
