@@ -148,7 +148,7 @@ describe('routing', () => {
   });
 
   it('answers unknown URLs and wrong methods with an OpenAI 404', async () => {
-    await expectError(await request('/v1/completions', chatBody()), 404, 'unknown_url');
+    await expectError(await request('/v1/assistants', chatBody()), 404, 'unknown_url');
     await expectError(await request('/v1/chat/completions'), 404, 'unknown_url');
   });
 

@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type CorsOptions, type HandlerOpti
 import { RateLimiter } from './rate-limiter.ts';
 import { requestParsers } from './request-schemas.ts';
 import { createChatCompletion } from './routes/chat-completions.ts';
+import { createCompletion } from './routes/completions.ts';
 import { createEmbeddings } from './routes/embeddings.ts';
 import { listModels, retrieveModel } from './routes/models.ts';
 import type { Env, RouteDeps } from './routes/route-deps.ts';
@@ -74,6 +75,7 @@ export function createHandler(options: HandlerOptions): Handler {
   app.get('/v1/models', listModels(deps));
   app.get('/v1/models/:id{.+}', retrieveModel(deps));
   app.post('/v1/chat/completions', rateLimit(limiter), createChatCompletion(deps));
+  app.post('/v1/completions', rateLimit(limiter), createCompletion(deps));
   // Embeddings run on the same device, in the same engine queue, as generations: the same limits hold them.
   app.post('/v1/embeddings', rateLimit(limiter), createEmbeddings(deps));
 

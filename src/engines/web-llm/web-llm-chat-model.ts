@@ -2,6 +2,8 @@ import type {
   ChatCompletionChunk,
   ChatCompletionRequestStreaming,
   ChatCompletionTokenLogprob,
+  Completion,
+  CompletionCreateParamsStreaming,
   InitProgressReport,
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
@@ -26,6 +28,10 @@ export interface WebLLMEngine {
     completions: {
       create(request: ChatCompletionRequestStreaming): Promise<AsyncIterable<ChatCompletionChunk>>;
     };
+  };
+  /** Its text completion, which continues a raw prompt without the chat template. */
+  completions: {
+    create(request: CompletionCreateParamsStreaming): Promise<AsyncIterable<Completion>>;
   };
   /** Stops the running generation before its next token; it still ends with its final and usage chunks. */
   interruptGenerate(): Promise<void>;
@@ -68,6 +74,9 @@ export interface WebLLMLoadOptions {
  * (`response_format: {type: "grammar"}`, which web-llm compiles with its own XGrammar and applies as a mask), not as
  * web-llm's schema string, whose defaults allow unbounded whitespace and skip Lantern's narrowing; each constrained
  * choice is validated before its end is reported. Log probabilities are web-llm's own.
+ *
+ * A raw prompt (`ChatRequest.prompt`) goes to web-llm's text completion instead (`completions.create`), whose chunks
+ * are read the same way; web-llm takes no grammar there.
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
@@ -108,6 +117,11 @@ export class WebLLMChatModel {
         { param: 'top_logprobs' },
       );
     }
+    if (request.prompt !== undefined && request.constraint) {
+      throw new EngineError('invalid_request', 'web-llm cannot constrain the continuation of a raw prompt.', {
+        param: 'prompt',
+      });
+    }
     const grammar = request.constraint ? await constraintGrammar(request.constraint) : undefined;
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
@@ -126,10 +140,14 @@ export class WebLLMChatModel {
 
   async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions, grammar?: string) {
     throwIfAborted(signal);
-    const thinkingOff = this.#thinks && request.thinking !== true;
+    // A raw prompt has no template to switch thinking off in.
+    const thinkingOff = this.#thinks && request.thinking !== true && request.prompt === undefined;
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#engine.chat.completions.create(toWebLLMRequest(request, index, thinkingOff, grammar));
+      stream =
+        request.prompt === undefined
+          ? await this.#engine.chat.completions.create(toWebLLMRequest(request, index, thinkingOff, grammar))
+          : asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index)));
     } catch (error) {
       throw runError(error);
     }
@@ -237,6 +255,25 @@ function fromWebLLMLogprobs(
   }));
 }
 
+/** web-llm's text completion chunks in the shape of its chat chunks: the text as the delta's content. */
+async function* asChatChunks(stream: AsyncIterable<Completion>): AsyncGenerator<ChatCompletionChunk> {
+  for await (const chunk of stream) {
+    yield {
+      id: chunk.id,
+      object: 'chat.completion.chunk',
+      created: chunk.created,
+      model: chunk.model,
+      choices: chunk.choices.map((c) => ({
+        index: c.index,
+        delta: { content: c.text },
+        finish_reason: c.finish_reason,
+        logprobs: c.logprobs ?? null,
+      })),
+      ...(chunk.usage && { usage: chunk.usage }),
+    } as ChatCompletionChunk;
+  }
+}
+
 /** Removes `prefix` from the start of a streamed text, however its pieces split it; other text passes unchanged. */
 function leadingStripper(prefix: string) {
   let held = '';
@@ -265,6 +302,12 @@ function leadingStripper(prefix: string) {
  * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar text. Log
  * probabilities ask for at least one alternative: web-llm records none at all with `top_logprobs: 0`.
  */
+/** The engine request for one choice of a raw prompt, in web-llm's text completion terms (as `toWebLLMRequest`). */
+export function toWebLLMCompletionRequest(request: ChatRequest, index: number): CompletionCreateParamsStreaming {
+  const { messages: _messages, ...sampling } = toWebLLMRequest(request, index);
+  return { ...sampling, prompt: request.prompt ?? '', stream: true } as CompletionCreateParamsStreaming;
+}
+
 export function toWebLLMRequest(
   request: ChatRequest,
   index: number,
