@@ -1,7 +1,15 @@
 import { AutoModelForCausalLM, AutoTokenizer, type Tensor } from '@huggingface/transformers';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bundledProfile, createEngine, createHandler, KeyRing, type ChatRequest, type Engine } from '../src/index.ts';
+import {
+  bundledProfile,
+  createEngine,
+  createHandler,
+  KeyRing,
+  type ChatRequest,
+  type Engine,
+  type ModelProfile,
+} from '../src/index.ts';
 import {
   BUNDLED_MODELS,
   HAS_STORIES_260K,
@@ -26,18 +34,15 @@ const requests: ChatRequest[] = [];
 
 beforeAll(async () => {
   const keys = new KeyRing();
-  const engine = createEngine({
-    profile: {
-      ...bundledProfile(BUNDLED_MODELS),
-      ...(HAS_STORIES_260K && {
-        'stories-260k': {
-          task: 'chat' as const,
-          created: 0,
-          candidates: [{ engine: 'transformers' as const, model: STORIES_260K, dtype: 'fp32' as const }],
-        },
-      }),
+  const stories: ModelProfile = {
+    'stories-260k': {
+      task: 'chat',
+      created: 0,
+      candidates: [{ engine: 'transformers', model: STORIES_260K, dtype: 'fp32', device: 'cpu' }],
     },
-  });
+  };
+  const profile: ModelProfile = { ...bundledProfile(BUNDLED_MODELS), ...(HAS_STORIES_260K && stories) };
+  const engine = createEngine({ profile });
   // What reached the engine, to check that each prompt is its own raw request.
   const watched: Engine = {
     ...engine,
