@@ -83,7 +83,9 @@ describe('POST /v1/completions', () => {
       temperature: 0,
       max_tokens: 3,
     });
-    expect(cut.choices[0]).toMatchObject({ finish_reason: 'length', text: '1, 2' });
+    expect(cut.choices[0]!.finish_reason).toBe('length');
+    expect(count.greedy_text.startsWith(cut.choices[0]!.text)).toBe(true);
+    expect(cut.choices[0]!.text.length).toBeLessThan(count.greedy_text.length);
     expect(cut.usage!.completion_tokens).toBe(3);
     const unbounded = await client.completions.create({
       model: 'crimson-falcon-4',
@@ -195,13 +197,14 @@ describe('POST /v1/completions', () => {
   });
 
   it('stops at a stop sequence, which is not part of the text', async () => {
+    const stop = count.greedy_text.slice(4, 7);
     const answer = await client.completions.create({
       model: 'crimson-falcon-4',
       prompt: templated('Count to 10.'),
       temperature: 0,
-      stop: ', 4',
+      stop,
     });
-    expect(answer.choices[0]).toMatchObject({ text: '1, 2, 3', finish_reason: 'stop' });
+    expect(answer.choices[0]).toMatchObject({ text: count.greedy_text.split(stop)[0], finish_reason: 'stop' });
   });
 
   it('reports logprobs in the legacy shape: tokens, their log probabilities, the top ones and text offsets', async () => {
