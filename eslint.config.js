@@ -39,16 +39,13 @@ const boundaries = [
   },
   {
     files: ['src/playground/**'],
-    patterns: [
-      '**/api/**',
-      '**/sw/**',
-      '**/worker/**',
-      '**/engines/**',
-      '!**/engines/model-profile.ts',
-      '@huggingface/*',
-      '@mlc-ai/*',
-    ],
-    why: 'The playground is an app of Lantern: it uses lantern/client and the wire, like any other app.',
+    patterns: ['../*', '!../client', '../client/*', '!../client/index.ts', '@huggingface/*', '@mlc-ai/*'],
+    why: 'The playground is an app of Lantern: it uses lantern/client (src/client/index.ts) and the wire, like any other app.',
+  },
+  {
+    files: ['src/vite/**'],
+    patterns: ['../**'],
+    why: 'src/vite is build tooling that runs in Node: it bundles the browser entries, never imports them.',
   },
   {
     files: ['sw/**'],
@@ -68,7 +65,18 @@ const boundaries = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-e2e/', 'dev-dist/', 'test-results/', 'coverage/', 'public/models/', 'node_modules/'] },
+  {
+    ignores: [
+      'dist/',
+      'dist-app/',
+      'dist-e2e/',
+      'dev-dist/',
+      'test-results/',
+      'coverage/',
+      'public/models/',
+      'node_modules/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -19,6 +19,9 @@ const chromiumArgs = [
   '--enable-blink-features=ForceEagerMeasureMemory',
 ];
 
+/** Specs that launch a browser of their own and run once, in a project of their own, rather than per device. */
+const OWN_BROWSER = ['firefox.spec.ts', 'quickstart.spec.ts'];
+
 export default defineConfig({
   testDir: 'test/e2e',
   // Model loading and SwiftShader's shader compilation take seconds on a shared CPU; this bounds hangs only.
@@ -35,16 +38,26 @@ export default defineConfig({
   projects: [
     {
       name: 'wasm',
+      testIgnore: OWN_BROWSER,
       use: { launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs } },
     },
     {
       name: 'webgpu',
+      testIgnore: OWN_BROWSER,
       use: {
         launchOptions: {
           executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
           args: [...chromiumArgs, '--enable-unsafe-webgpu'],
         },
       },
+    },
+    // Debian's firefox-esr, driven by puppeteer-core inside the spec (the wasm path: no WebGPU on Linux).
+    { name: 'firefox', testMatch: 'firefox.spec.ts' },
+    // The README's quick start in a fresh app, from the packed tarball, in Chromium without WebGPU.
+    {
+      name: 'quickstart',
+      testMatch: 'quickstart.spec.ts',
+      use: { launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs } },
     },
   ],
   webServer: {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Plugin } from 'vite';
-import { VitePWA } from 'vite-plugin-pwa';
 import { defineConfig } from 'vitest/config';
+import { lantern } from './src/vite/index.ts';
 
 /**
  * For the end-to-end tests: a chat and an embedding model folder whose tokenizer and config are fine but whose weights
@@ -33,14 +33,15 @@ function e2eModelFixtures(): Plugin {
 }
 
 /**
- * One build for the browser: the page (index.html), the engine worker it spawns, and the service worker
- * (sw/service-worker.ts, built by vite-plugin-pwa with the list of files to precache for offline use).
- * `--mode e2e` adds the end-to-end test harness and the benchmark page, and writes to dist-e2e/.
+ * One build for the browser: the playground page (index.html); and, through Lantern's own Vite plugin as any app
+ * uses it, the service worker (sw/service-worker.ts, precaching the build for offline use) and the engine worker,
+ * both built from source here. `--mode e2e` adds the end-to-end test harness and the benchmark page, and writes to
+ * dist-e2e/. (dist/ is the package that `npm run build:lib` builds.)
  */
 export default defineConfig(({ mode }) => ({
   build: {
     target: 'es2022',
-    outDir: mode === 'e2e' ? 'dist-e2e' : 'dist',
+    outDir: mode === 'e2e' ? 'dist-e2e' : 'dist-app',
     rollupOptions: {
       input: {
         main: 'index.html',
@@ -48,23 +49,26 @@ export default defineConfig(({ mode }) => ({
       },
     },
   },
-  worker: { format: 'es' },
+  // The benchmark page's own worker (bench/browser/direct-worker.ts), in a folder of its own: it carries its own copy of
+  // the engines and onnxruntime-web, which the pages never need offline.
+  worker: {
+    format: 'es',
+    rollupOptions: {
+      output: {
+        entryFileNames: 'bench-worker/[name]-[hash].js',
+        chunkFileNames: 'bench-worker/[name]-[hash].js',
+        assetFileNames: 'bench-worker/[name]-[hash][extname]',
+      },
+    },
+  },
   plugins: [
     mode === 'e2e' && e2eModelFixtures(),
-    VitePWA({
-      strategies: 'injectManifest',
-      srcDir: 'sw',
-      filename: 'service-worker.ts',
-      injectRegister: false, // startLocalAPI() registers it, with workbox-window
-      manifest: false,
-      injectManifest: {
-        // Everything a page needs offline: the app shell, the engine worker, onnxruntime-web and the bundled models.
-        globPatterns: ['**/*.{html,js,mjs,css,wasm,onnx,json,svg}'],
-        globIgnores: ['**/reference.json', 'e2e/late-chat/**'],
-        // onnxruntime-web's WebAssembly binary alone is 26 MB.
-        maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
-        rollupFormat: 'iife',
-      },
+    lantern({
+      serviceWorker: 'sw/service-worker.ts',
+      engineWorker: 'src/worker/engine-worker.ts',
+      // public/models is the bundled models' source here (not copied from the package); the reliability tests'
+      // withheld model must not be precached, nor the benchmark's worker.
+      precache: (file) => !/^(e2e\/late-chat|bench-worker)\/|\/reference\.json$/.test(file),
     }),
   ],
   test: {

@@ -58,4 +58,23 @@ describe('readJsonObject', () => {
     expect(error.code).toBe('request_too_large');
     expect(pulled).toBeLessThan(5);
   });
+
+  describe('in a browser without Request.body streams (Firefox)', () => {
+    /** A request as Firefox's service worker sees it: the body is there, but `request.body` is undefined. */
+    const withoutBodyStream = (request: Request) => {
+      Object.defineProperty(request, 'body', { value: undefined });
+      return request;
+    };
+
+    it('reads the body another way', async () => {
+      expect(await readJsonObject(withoutBodyStream(post('{"model": "m"}')), 100)).toEqual({ model: 'm' });
+    });
+
+    it('still refuses a body over the limit, and an empty one', async () => {
+      const large = await rejection(readJsonObject(withoutBodyStream(post(`"${'x'.repeat(200)}"`)), 100));
+      expect(large.code).toBe('request_too_large');
+      const empty = await rejection(readJsonObject(withoutBodyStream(post(null)), 100));
+      expect(empty.message).toMatch(/empty/);
+    });
+  });
 });

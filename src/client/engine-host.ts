@@ -37,6 +37,7 @@ export class EngineHost {
   readonly id = crypto.randomUUID();
   readonly #config: EngineWorkerConfig;
   readonly #events: EngineHostEvents;
+  readonly #script: URL;
   #worker: Worker | undefined;
   #control: Comlink.Remote<EngineWorkerControl> | undefined;
   #started: Promise<DeviceInfo> | undefined;
@@ -45,17 +46,19 @@ export class EngineHost {
   /** Candidates that failed to load, by key: each fresh worker skips them. */
   readonly #failed = new Map<string, CandidateFailure>();
 
-  constructor(config: EngineWorkerConfig, events: EngineHostEvents) {
+  /** `script`: the engine worker's URL (see `LocalAPIOptions.engineWorker`). */
+  constructor(config: EngineWorkerConfig, events: EngineHostEvents, script: URL) {
     registerEngineErrorTransfer();
     this.#config = config;
     this.#events = events;
+    this.#script = script;
   }
 
   /** Spawns and configures the engine worker; resolves with the device it runs on. */
   start(): Promise<DeviceInfo> {
     this.#generation += 1;
     const generation = this.#generation;
-    const worker = new Worker(new URL('../worker/engine-worker.ts', import.meta.url), {
+    const worker = new Worker(this.#script, {
       type: 'module',
       name: 'lantern-engine',
     });

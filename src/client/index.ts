@@ -14,3 +14,5 @@ export {
   type ModelProfile,
 } from '../engines/model-profile.ts';
 export { DEFAULT_PROFILE } from '../engines/model-registry.ts';
+export type { IssuedKey, KeyInfo, KeyStore } from '../keys/index.ts';
+export { isModelCached, isModelRemovable, removeCachedModel } from './model-cache.ts';

@@ -17,8 +17,13 @@ import { deviceCapabilities } from '../worker/device.ts';
 import { EngineHost } from './engine-host.ts';
 
 export interface LocalAPIOptions {
-  /** URL of the service worker script that mounts Lantern (default `/service-worker.js`, as `npm run build` emits). */
+  /** URL of the service worker script that mounts Lantern (default `/service-worker.js`, as the Vite plugin emits). */
   serviceWorker?: string;
+  /**
+   * URL of the engine worker script (default `lantern/engine-worker.js` beside the service worker, where the Vite
+   * plugin and the package's prebuilt files put it).
+   */
+  engineWorker?: string;
   /**
    * Public model IDs and what each runs (default: `DEFAULT_PROFILE`, real models from the Hugging Face hub, cached
    * after their first download). `bundledProfile('/models')` selects the tiny fixture models that ship with the app.
@@ -193,7 +198,8 @@ export class LocalAPI extends EventTarget {
     container.startMessages();
     this.#tabs.onmessage = (event: MessageEvent<TabMessage>) => this.#onTabMessage(event.data);
 
-    const workbox = new Workbox(options.serviceWorker ?? '/service-worker.js');
+    const serviceWorker = options.serviceWorker ?? '/service-worker.js';
+    const workbox = new Workbox(serviceWorker);
     workbox.addEventListener('controlling', (event) => {
       if (event.isUpdate) this.dispatchEvent(new Event('update'));
       if (this.#host && container.controller) void this.#host.offerPort(container.controller);
@@ -207,7 +213,14 @@ export class LocalAPI extends EventTarget {
     }
 
     this.#profile = options.profile ?? DEFAULT_PROFILE;
-    this.#elect({ profile: this.#profile, device: options.device ?? 'auto', trace: options.trace === true });
+    const engineWorker = new URL(
+      options.engineWorker ?? 'lantern/engine-worker.js',
+      new URL(serviceWorker, location.href),
+    );
+    this.#elect(
+      { profile: this.#profile, device: options.device ?? 'auto', trace: options.trace === true },
+      engineWorker,
+    );
     this.#tabs.postMessage({ type: 'hello' } satisfies TabMessage);
   }
 
@@ -216,20 +229,24 @@ export class LocalAPI extends EventTarget {
    * takes over when the host tab closes (the browser releases a closed tab's locks), so there is always one host and
    * one copy of each model.
    */
-  #elect(config: EngineWorkerConfig): void {
+  #elect(config: EngineWorkerConfig, script: URL): void {
     navigator.locks
       .request(HOST_LOCK, { signal: this.#closed.signal }, async () => {
-        const host = new EngineHost(config, {
-          progress: (detail) => this.#broadcast({ type: 'progress', detail }),
-          report: (detail) => this.#broadcast({ type: 'run', detail }),
-          device: (detail) => this.#broadcast({ type: 'device', detail }),
-          restarted: (reason) => {
-            this.#broadcast({ type: 'restart', detail: { reason } });
-            const controller = navigator.serviceWorker.controller;
-            if (controller) void host.offerPort(controller);
+        const host = new EngineHost(
+          config,
+          {
+            progress: (detail) => this.#broadcast({ type: 'progress', detail }),
+            report: (detail) => this.#broadcast({ type: 'run', detail }),
+            device: (detail) => this.#broadcast({ type: 'device', detail }),
+            restarted: (reason) => {
+              this.#broadcast({ type: 'restart', detail: { reason } });
+              const controller = navigator.serviceWorker.controller;
+              if (controller) void host.offerPort(controller);
+            },
+            failures: (detail) => this.#broadcast({ type: 'failures', detail }),
           },
-          failures: (detail) => this.#broadcast({ type: 'failures', detail }),
-        });
+          script,
+        );
         const started = host.start();
         this.#host = host;
         this.#broadcast({ type: 'failures', detail: host.failures }); // a new host knows of no failure yet

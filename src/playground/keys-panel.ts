@@ -1,5 +1,5 @@
 import { css, html, LitElement, nothing } from 'lit';
-import type { KeyInfo, KeyStore } from '../keys/index.ts';
+import type { KeyInfo, KeyStore } from '../client/index.ts';
 import { panelStyles } from './styles.ts';
 
 /** API keys: issue one (shown once, with a copy button), list them, revoke them. */

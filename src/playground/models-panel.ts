@@ -1,7 +1,6 @@
 import { css, html, LitElement, nothing } from 'lit';
 import type { LocalAPI, LoadProgress, ModelCandidate } from '../client/index.ts';
-import { candidateKey } from '../client/index.ts';
-import { isCached, isRemovable, removeFromCache } from './model-cache.ts';
+import { candidateKey, isModelCached, isModelRemovable, removeCachedModel } from '../client/index.ts';
 import { panelStyles } from './styles.ts';
 
 interface ModelRow {
@@ -87,7 +86,7 @@ export class ModelsPanel extends LitElement {
     if (!this.lantern) return;
     const models = await this.lantern.models();
     this.rows = await Promise.all(
-      models.map(async (m) => ({ ...m, cached: await Promise.all(m.candidates.map((c) => isCached(c))) })),
+      models.map(async (m) => ({ ...m, cached: await Promise.all(m.candidates.map((c) => isModelCached(c))) })),
     );
   }
 
@@ -143,7 +142,7 @@ export class ModelsPanel extends LitElement {
                   ${key === loaded ? html`<span class="tag">loaded</span>` : nothing}
                   <span class="tag">${row.cached[i] ? 'cached' : 'not cached'}</span>
                   ${
-                    row.cached[i] && isRemovable(c)
+                    row.cached[i] && isModelRemovable(c)
                       ? html`<button type="button" class="secondary" @click=${() => this.#remove(c)}>
                           Remove from cache
                         </button>`
@@ -157,7 +156,7 @@ export class ModelsPanel extends LitElement {
   }
 
   async #remove(candidate: ModelCandidate) {
-    const removed = await removeFromCache(candidate);
+    const removed = await removeCachedModel(candidate);
     this.message = `Removed ${removed} cached files of ${candidate.model}.`;
     await this.refresh();
   }

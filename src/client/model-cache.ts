@@ -3,7 +3,7 @@ import { isHubModel, ONNX_FILES, type ModelCandidate } from '../engines/model-pr
 /**
  * What a candidate stores in the browser's Cache API, as the engines cache it: transformers.js keys its
  * `transformers-cache` by hub URL, web-llm its caches by the URLs of its model repository. A model served by the app
- * itself (a path, like the bundled ones) belongs to the app's precache and is not the playground's to remove.
+ * itself (a path, like the bundled ones) belongs to the app's precache and is not a page's to remove.
  */
 function storage(candidate: ModelCandidate): { probe: string; prefix: string | null } {
   if (candidate.engine === 'web-llm') {
@@ -17,17 +17,25 @@ function storage(candidate: ModelCandidate): { probe: string; prefix: string | n
   return { probe: `${repo}resolve/main/${file}`, prefix: repo };
 }
 
-/** Whether the candidate's weights are in a cache of this origin (so it loads without the network). */
-export async function isCached(candidate: ModelCandidate): Promise<boolean> {
+/**
+ * Whether a model candidate's weights are in a cache of this origin, so that it loads without the network.
+ *
+ * @example
+ * for (const { id, candidates } of await lantern.models()) console.log(id, await isModelCached(candidates[0]!));
+ */
+export async function isModelCached(candidate: ModelCandidate): Promise<boolean> {
   // The service worker's precache keys files with a revision query: match on the path alone.
   return (await caches.match(storage(candidate).probe, { ignoreSearch: true })) !== undefined;
 }
 
-/** Whether the playground may remove the candidate from the cache (models the app ships cannot be). */
-export const isRemovable = (candidate: ModelCandidate) => storage(candidate).prefix !== null;
+/** Whether a page may remove the candidate from the cache: downloaded models may, models the app serves may not. */
+export const isModelRemovable = (candidate: ModelCandidate) => storage(candidate).prefix !== null;
 
-/** Deletes every cached file of the candidate from every cache of this origin; returns how many were removed. */
-export async function removeFromCache(candidate: ModelCandidate): Promise<number> {
+/**
+ * Deletes every cached file of a downloaded model candidate from every cache of this origin (it downloads again on its
+ * next use); returns how many files were removed. Unload it first (`lantern.restartEngine()`) to free its memory too.
+ */
+export async function removeCachedModel(candidate: ModelCandidate): Promise<number> {
   const { prefix } = storage(candidate);
   if (!prefix) return 0;
   let removed = 0;

@@ -1,0 +1,61 @@
+import type { InlineConfig, Rollup } from 'vite';
+
+/** Built files by name (relative to the entry's own file): code as text, assets as bytes or text. */
+export type BuiltFiles = Map<string, string | Uint8Array>;
+
+export interface BundleOptions {
+  /** The project folder that the entry's imports resolve from. */
+  root: string;
+  /** The Vite mode; `development` keeps workbox's logging, any other mode drops it. */
+  mode: string;
+}
+
+/**
+ * Builds one browser entry with Vite, in memory and apart from the app's own config: an engine worker as an ES module
+ * (`es`) named `engine-worker.js`, its chunks and assets (onnxruntime-web's files) beside it and found relative to
+ * it wherever it is served; or a service worker as one classic script (`iife`) named `service-worker.js`, as every
+ * browser can register it.
+ */
+export async function bundle(entry: string, format: 'es' | 'iife', options: BundleOptions): Promise<BuiltFiles> {
+  const { build } = await import('vite');
+  const config: InlineConfig = {
+    configFile: false,
+    envDir: false,
+    root: options.root,
+    mode: options.mode,
+    publicDir: false,
+    logLevel: 'warn',
+    // Asset URLs relative to the importing file (`new URL(…, import.meta.url)`), not to the page.
+    base: './',
+    // workbox logs in development builds only.
+    define: { 'process.env.NODE_ENV': JSON.stringify(options.mode === 'development' ? 'development' : 'production') },
+    build: {
+      write: false,
+      target: 'es2022',
+      modulePreload: false,
+      reportCompressedSize: false,
+      assetsDir: '',
+      // A strict Content-Security-Policy refuses data: URLs for scripts and WebAssembly: always emit files.
+      assetsInlineLimit: 0,
+      rollupOptions: {
+        input: entry,
+        output:
+          format === 'iife'
+            ? { format: 'iife', entryFileNames: 'service-worker.js' }
+            : {
+                format: 'es',
+                entryFileNames: 'engine-worker.js',
+                chunkFileNames: '[name]-[hash].js',
+                assetFileNames: '[name]-[hash][extname]',
+              },
+      },
+    },
+  };
+  const result = await build(config);
+  const outputs = (Array.isArray(result) ? result : [result]) as Rollup.RollupOutput[];
+  const files: BuiltFiles = new Map();
+  for (const item of outputs.flatMap((output) => output.output)) {
+    files.set(item.fileName, item.type === 'chunk' ? item.code : item.source);
+  }
+  return files;
+}

@@ -1,0 +1,25 @@
+/// <reference lib="webworker" />
+/**
+ * Lantern's prebuilt service worker for apps built without its Vite plugin (`dist/static/service-worker.js` in the
+ * package): `/v1/*` to the handler; Lantern's own files (engine worker, onnxruntime-web) precached, their list written
+ * in when Lantern was built; and, as no build step lists the app's files, each same-origin GET is fetched from the
+ * network first and kept, so that the app answers from that copy when offline.
+ */
+import { registerRoute } from 'workbox-routing';
+import { NetworkFirst } from 'workbox-strategies';
+import { mountLantern } from './mount-lantern.ts';
+import { precacheApp, type PrecacheEntry } from './precache.ts';
+import { isLanternRequest } from './route-fetch.ts';
+
+declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: PrecacheEntry[] };
+
+mountLantern(self);
+precacheApp(self.__WB_MANIFEST);
+registerRoute(
+  ({ request, url }) =>
+    request.method === 'GET' && url.origin === self.location.origin && !isLanternRequest(request, url.origin),
+  new NetworkFirst({ cacheName: 'lantern-app' }),
+);
+
+self.addEventListener('install', () => void self.skipWaiting());
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));

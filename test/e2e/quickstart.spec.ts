@@ -1,0 +1,233 @@
+import { expect, test } from '@playwright/test';
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, extname, join, resolve } from 'node:path';
+
+/**
+ * The README's quick start, exactly as a newcomer follows it: its commands and files are read from README.md (so they
+ * cannot drift), in a fresh folder, with Lantern installed from the tarball `npm pack` makes of this repository. The
+ * app builds with its own default tsconfig, then in Chromium it lists the models, streams a chat, embeds, and still
+ * does all three after a reload with its server gone. It needs the npm registry (create-vite, vite, typescript, openai).
+ */
+const PORT = 4197;
+const ORIGIN = `http://127.0.0.1:${PORT}`;
+/** What `npm create vite@latest` runs, pinned so that CI scaffolds the same app every time. */
+const CREATE_VITE = '9.3.0';
+
+interface Snippets {
+  commands: string[];
+  files: Map<string, string>;
+}
+
+/**
+ * The snippets of one section of README.md (from its heading to the next heading of its level or above): the lines of
+ * its `sh` blocks (comments dropped) are commands, and each `ts` block whose first line is `// path` is that file.
+ */
+function readSnippets(heading: string): Snippets {
+  const readme = readFileSync('README.md', 'utf8');
+  const start = readme.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`README.md has no section "${heading}"`);
+  const level = heading.indexOf(' ');
+  const next = new RegExp(`\\n#{1,${level}} `, 'g');
+  next.lastIndex = start + heading.length + 1;
+  const section = readme.slice(start, next.exec(readme)?.index ?? readme.length);
+  const commands: string[] = [];
+  const files = new Map<string, string>();
+  for (const [, lang, body] of section.matchAll(/```(\w+)\n([\s\S]*?)```/g)) {
+    if (lang === 'sh') {
+      const lines = body!.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim());
+      commands.push(...lines.filter(Boolean));
+    } else if (lang === 'ts' && body!.startsWith('// ')) {
+      files.set(body!.slice(3, body!.indexOf('\n')).trim(), body!);
+    }
+  }
+  return { commands, files };
+}
+
+const quickStart = readSnippets('## Quick start');
+// One app for the file, built once; after a failure the rest is skipped rather than built again.
+test.describe.configure({ mode: 'serial' });
+/**
+ * The environment of the app's commands, as in a newcomer's shell: none of the npm_* variables of the `npm test` that
+ * runs this (they would configure the app's npm as this repository's), and yes to npx's question whether to fetch
+ * create-vite.
+ */
+const APP_ENV = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_'))),
+  npm_config_yes: 'true',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
+const timings: Record<string, number> = {};
+
+/** Runs one step and records how long it took (reported, never asserted: the machine is shared). */
+function timed<T>(name: string, step: () => T): T {
+  const started = performance.now();
+  try {
+    return step();
+  } finally {
+    timings[name] = Math.round(performance.now() - started) / 1000;
+  }
+}
+
+let folder: string;
+let app: string;
+let server: ChildProcess | undefined;
+
+test.beforeAll(async () => {
+  test.setTimeout(600_000);
+  folder = mkdtempSync(join(tmpdir(), 'lantern-quickstart-'));
+  // The package as it would be published: `npm pack` runs `prepack`, which builds dist/.
+  const tarball = timed('npm pack (builds dist/)', () => {
+    execSync(`npm pack --pack-destination ${folder}`, { stdio: ['ignore', 'inherit', 'inherit'] });
+    const { name, version } = JSON.parse(readFileSync('package.json', 'utf8'));
+    return join(folder, `${name}-${version}.tgz`);
+  });
+  let cwd = folder;
+  for (const command of quickStart.commands) {
+    if (command.startsWith('cd ')) {
+      cwd = resolve(cwd, command.slice(3));
+      continue;
+    }
+    if (command.startsWith('npm run preview')) break; // started below, on the test's port
+    const run = command
+      .replace('create vite@latest', `create vite@${CREATE_VITE}`)
+      .replace(/^npm install lantern\b/, `npm install ${tarball}`);
+    timed(command, () => execSync(run, { cwd, env: APP_ENV, stdio: ['ignore', 'inherit', 'inherit'] }));
+    if (command.startsWith('npm create')) {
+      for (const [path, content] of quickStart.files) {
+        const file = join(cwd, command.split(' ')[3]!, path); // the new app's folder, named in the command
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, content);
+      }
+    }
+  }
+  app = cwd;
+});
+
+test.afterAll(async () => {
+  if (server) stop(server);
+  console.log('Quick start, seconds per step:', timings);
+  if (folder) rmSync(folder, { recursive: true, force: true });
+});
+
+/** `npm run <script>` of the app (`preview` or `dev`, as the README says) on the test's port; resolves once it answers. */
+async function serve(script: 'preview' | 'dev'): Promise<ChildProcess> {
+  const args = ['run', script, '--', '--host', '127.0.0.1', '--port', String(PORT), '--strictPort'];
+  const child = spawn('npm', args, { cwd: app, env: APP_ENV, stdio: 'ignore', detached: true });
+  const answers = () => {
+    if (child.exitCode !== null) throw new Error(`npm run ${script} exited (is port ${PORT} taken?)`);
+    return fetch(ORIGIN).then(
+      (response) => response.ok,
+      () => false,
+    );
+  };
+  await expect.poll(answers, { timeout: 30_000 }).toBe(true);
+  return child;
+}
+
+/** Stops a server started by `serve`: npm and the vite it started. */
+function stop(child: ChildProcess) {
+  process.kill(-child.pid!);
+  server = undefined;
+}
+
+/** The page's lines once the quick start has run: the models, the reply to "Count to 10.", the embeddings. */
+function expectedLines(): string[] {
+  const reference = JSON.parse(readFileSync('public/models/tiny-chat/reference.json', 'utf8')) as {
+    messages: { content: string }[];
+    greedy_text: string;
+  }[];
+  const count = reference.find((r) => r.messages.at(-1)!.content === 'Count to 10.')!.greedy_text;
+  return [
+    'Models: crimson-falcon-4, indigo-owl-4, amber-phoenix-4, jade-mole-4',
+    `Chat: ${count}`,
+    'Embeddings: 2 vectors of 64 numbers',
+  ];
+}
+
+test('the README quick start: a fresh Vite app lists the models, streams a chat and embeds, online and offline', async ({
+  page,
+}) => {
+  expect(quickStart.commands.length).toBeGreaterThan(3);
+  expect([...quickStart.files.keys()].sort()).toEqual(['src/main.ts', 'vite.config.ts']);
+  const expected = expectedLines();
+  server = await serve('preview');
+  const chatTypes: string[] = [];
+  page.on('response', (response) => {
+    const type = response.headers()['content-type'] ?? '';
+    if (response.url().endsWith('/v1/chat/completions')) chatTypes.push(type.split(';')[0]!);
+  });
+  page.on('pageerror', (error) => console.log(`[page error] ${error.message}`));
+
+  const started = performance.now();
+  await page.goto(ORIGIN);
+  await expect(page.locator('#app p')).toHaveText(expected, { timeout: 60_000 });
+  timings['first visit: page load to the last line'] = Math.round(performance.now() - started) / 1000;
+  expect(chatTypes).toEqual(['text/event-stream']); // streamed, through Lantern's service worker
+  expect(await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(`${ORIGIN}/service-worker.js`);
+  await page.evaluate(async () => void (await navigator.serviceWorker.ready));
+
+  stop(server);
+  await expect(fetch(ORIGIN)).rejects.toThrow(); // the server really is gone
+  await page.reload();
+  await expect(page.locator('#app p')).toHaveText(expected, { timeout: 60_000 });
+  expect(chatTypes).toEqual(['text/event-stream', 'text/event-stream']);
+});
+
+test('`npm run dev` serves the same app, with Lantern working', async ({ page }) => {
+  server = await serve('dev');
+  await page.goto(ORIGIN);
+  await expect(page.locator('#app p')).toHaveText(expectedLines(), { timeout: 60_000 });
+  expect(await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(`${ORIGIN}/service-worker.js`);
+  stop(server);
+});
+
+/** A plain static file server, as an app built without Vite might use. */
+async function serveFolder(root: string): Promise<Server> {
+  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript' };
+  const files = createServer((request, response) => {
+    const path = decodeURIComponent(new URL(request.url ?? '/', ORIGIN).pathname);
+    const file = join(root, path.endsWith('/') ? `${path}index.html` : path);
+    try {
+      const body = readFileSync(file);
+      response.setHeader('content-type', types[extname(file)] ?? 'application/octet-stream');
+      response.end(body);
+    } catch {
+      response.statusCode = 404;
+      response.end();
+    }
+  });
+  await new Promise<void>((done) => files.listen(PORT, '127.0.0.1', done));
+  return files;
+}
+
+test("without Vite: the package's prebuilt service worker and engine worker, served as files, online and offline", async ({
+  page,
+}) => {
+  // A site with no Vite plugin: the README's "Without Vite" commands copy Lantern's prebuilt files into its web root,
+  // beside a page bundled elsewhere (here: the quick start's page, whose bundle holds lantern/client).
+  const site = join(folder, 'plain');
+  mkdirSync(join(site, 'public'), { recursive: true });
+  symlinkSync(join(app, 'node_modules'), join(site, 'node_modules'));
+  for (const command of readSnippets('### Without Vite').commands) execSync(command, { cwd: site });
+  cpSync(join(app, 'dist', 'index.html'), join(site, 'public', 'index.html'));
+  cpSync(join(app, 'dist', 'assets'), join(site, 'public', 'assets'), { recursive: true });
+
+  const files = await serveFolder(join(site, 'public'));
+  try {
+    await page.goto(ORIGIN);
+    await expect(page.locator('#app p')).toHaveText(expectedLines(), { timeout: 60_000 });
+    // That service worker keeps the app's files as it serves them: from the first load it controls, the second.
+    await page.reload();
+    await expect(page.locator('#app p')).toHaveText(expectedLines(), { timeout: 60_000 });
+  } finally {
+    files.closeAllConnections();
+    await new Promise((done) => files.close(done));
+  }
+  await expect(fetch(ORIGIN)).rejects.toThrow();
+  await page.reload();
+  await expect(page.locator('#app p')).toHaveText(expectedLines(), { timeout: 60_000 });
+});
