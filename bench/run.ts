@@ -24,6 +24,7 @@ import {
 } from './measures.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
+import { responsesBench } from './responses.ts';
 import { structuredOutputBench } from './structured-output.ts';
 import { decodeRate, median, round } from './stats.ts';
 
@@ -361,6 +362,8 @@ bundled[NODE] = node.bundled;
 if (node.stories) stories[NODE] = node.stories;
 log('node: structured output (constrained against unconstrained decoding; schema compile time over the corpus)');
 const structured = await structuredOutputBench();
+log('node: the Responses API against chat completions; the response store');
+const responses = await responsesBench();
 
 const server = await startServer(
   4191,
@@ -388,9 +391,18 @@ const structuredTable = [
   `| Schema compile ms over the corpus (${structured.schemas} schemas), cold p50 / p95 (target ≤ 50) / max | ${c.cold.p50} / ${c.cold.p95} ${c.cold.p95 <= 50 ? '✓' : '✗'} / ${c.cold.max} |`,
   `| Schema compile ms, cached p50 / p95 | ${c.cached.p50} / ${c.cached.p95} |`,
 ].join('\n');
+const r = responses;
+const responsesTable = [
+  '| Measure (Node, bundled tiny-chat, 64 tokens streamed) | Chat completions | Responses API |',
+  '| --- | --- | --- |',
+  `| Time to first token, ms (median) | ${r.firstTokenMs.chat} | ${r.firstTokenMs.responses} |`,
+  `| Whole request, ms (median); responses ÷ chat, median of pairs | ${r.wholeRequestMs.chat} | ${r.wholeRequestMs.responses} (${r.ratio}) |`,
+  `| Memory store: put / get ms, p50 (p95) | | ${r.store.putMs.p50} (${r.store.putMs.p95}) / ${r.store.getMs.p50} (${r.store.getMs.p95}) |`,
+].join('\n');
 const markdown = [
   `On the bundled models (public/models):\n\n${table(bundled)}`,
   `Structured output:\n\n${structuredTable}`,
+  `The Responses API:\n\n${responsesTable}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
 ].join('\n\n');
 console.log(`\n${markdown}\n`);
@@ -400,7 +412,7 @@ const report = {
   date: new Date().toISOString(),
   machine,
   browsers,
-  results: { bundled, stories, structured },
+  results: { bundled, stories, structured, responses },
   markdown,
 };
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');

@@ -295,6 +295,12 @@ function leadingStripper(prefix: string) {
   };
 }
 
+/** The engine request for one choice of a raw prompt, in web-llm's text completion terms (as `toWebLLMRequest`). */
+export function toWebLLMCompletionRequest(request: ChatRequest, index: number): CompletionCreateParamsStreaming {
+  const { messages: _messages, ...sampling } = toWebLLMRequest(request, index);
+  return { ...sampling, prompt: request.prompt ?? '', stream: true } as CompletionCreateParamsStreaming;
+}
+
 /**
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
  * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed. `top_p: 0`
@@ -302,12 +308,6 @@ function leadingStripper(prefix: string) {
  * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar text. Log
  * probabilities ask for at least one alternative: web-llm records none at all with `top_logprobs: 0`.
  */
-/** The engine request for one choice of a raw prompt, in web-llm's text completion terms (as `toWebLLMRequest`). */
-export function toWebLLMCompletionRequest(request: ChatRequest, index: number): CompletionCreateParamsStreaming {
-  const { messages: _messages, ...sampling } = toWebLLMRequest(request, index);
-  return { ...sampling, prompt: request.prompt ?? '', stream: true } as CompletionCreateParamsStreaming;
-}
-
 export function toWebLLMRequest(
   request: ChatRequest,
   index: number,
