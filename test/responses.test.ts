@@ -227,7 +227,7 @@ describe('openai SDK: responses.stream', () => {
       .create({ model, input: 'hi '.repeat(2000), stream: true })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'messages' });
+    expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'input' });
   });
 
   it('stops generating when the client aborts, and keeps nothing', async () => {

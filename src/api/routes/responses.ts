@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { ChatEvent, ChatRequest, ChatResult } from '../../engine/index.ts';
+import { EngineError, type ChatEvent, type ChatRequest, type ChatResult } from '../../engine/index.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
@@ -59,7 +59,7 @@ export function createResponse({ engine, limits, now, errorBody, responses }: Ro
 
     if (!params.stream) {
       const output = new ResponseOutput();
-      const result = await engine.chat(params.model, request, { signal: c.req.raw.signal });
+      const result = await engine.chat(params.model, request, { signal: c.req.raw.signal }).catch(asInputError);
       const [choice] = result.choices;
       output.addText(choice!.text, choice!.logprobs);
       output.finish(choice!.finishReason);
@@ -87,7 +87,7 @@ export function createResponse({ engine, limits, now, errorBody, responses }: Ro
           else if (event.type === 'finish') output.finish(event.reason);
         };
         try {
-          const result = await engine.chat(params.model, request, { signal, onEvent });
+          const result = await engine.chat(params.model, request, { signal, onEvent }).catch(asInputError);
           const done = await complete(output, result);
           emit({ type: done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: done });
         } catch (error) {
@@ -130,6 +130,14 @@ export function deleteResponse({ responses }: RouteDeps) {
     }
     return c.json<ResponseDeleted>({ id, object: 'response.deleted', deleted: true });
   };
+}
+
+/** An engine error about the conversation (`messages`, as the engine calls it) is about the request's `input`. */
+function asInputError(error: unknown): never {
+  if (error instanceof EngineError && error.param === 'messages') {
+    throw new EngineError(error.kind, error.message, { param: 'input', cause: error });
+  }
+  throw error;
 }
 
 const responseNotFound = (id: string) =>
