@@ -4,14 +4,24 @@ import { bundledProfile, type ModelProfile } from '../src/engines/model-profile.
 export const CHAT = 'crimson-falcon-4';
 export const EMBED = 'jade-mole-4';
 export const STORIES = 'stories-260k';
+/** The realistic model (bench/realistic-model.ts), when it could be built. */
+export const REALISTIC = 'bench-llama';
 
 /**
  * The bundled profile at `base`, with stories260K beside it as `stories-260k` when `stories` (its folder in Node, its
- * URL in a browser) is given, on the same candidates as the bundled chat model: WebGPU where there is one, else CPU.
+ * URL in a browser) is given, and the realistic model as `bench-llama` when `realistic` is, on the same candidates as
+ * the bundled chat model: WebGPU where there is one, else CPU.
  */
-export function benchProfile(base: string, stories?: string | null): ModelProfile {
+export function benchProfile(base: string, stories?: string | null, realistic?: string | null): ModelProfile {
   const bundled = bundledProfile(base);
-  if (!stories) return bundled;
-  const candidates = bundled[CHAT]!.candidates.map((candidate) => ({ ...candidate, model: stories }));
-  return { ...bundled, [STORIES]: { task: 'chat', created: 0, candidates } };
+  const at = (model: string) => ({
+    task: 'chat' as const,
+    created: 0,
+    candidates: bundled[CHAT]!.candidates.map((candidate) => ({ ...candidate, model })),
+  });
+  return {
+    ...bundled,
+    ...(stories && { [STORIES]: at(stories) }),
+    ...(realistic && { [REALISTIC]: at(realistic) }),
+  };
 }

@@ -24,6 +24,8 @@ import {
 } from './measures.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
+import { realisticBench, realisticInBrowser, realisticTable } from './realistic-bench.ts';
+import { REALISTIC_DIR, REALISTIC_URL } from './realistic-model.ts';
 import { responsesBench } from './responses.ts';
 import { structuredOutputBench } from './structured-output.ts';
 import { decodeRate, median, round } from './stats.ts';
@@ -218,7 +220,9 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
   try {
     const page = await browser.newPage();
     const stories = HAS_STORIES_260K ? `&stories=${STORIES_URL}` : '';
-    await open(page, `${origin}/bench/browser/bench.html?device=${path}${stories}`, 'window.bench !== undefined');
+    const withRealistic = path === 'wasm' && !realistic.skipped;
+    const query = `device=${path}${stories}${withRealistic ? `&realistic=${REALISTIC_URL}` : ''}`;
+    await open(page, `${origin}/bench/browser/bench.html?${query}`, 'window.bench !== undefined');
     const device = await page.evaluate(() => window.bench.device());
     const runner: Runner = {
       chat: (model, tokens, count) =>
@@ -228,6 +232,8 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
         page.evaluate((a) => window.bench.concurrent(a.model, a.streams, a.tokens), { model, streams, tokens }),
     };
     const results = await measure(path, PLANS[path], runner);
+    // On WebAssembly only: SwiftShader would take minutes a token.
+    if (withRealistic) realistic.realisticWasm = await realisticInBrowser(log, runner);
     const trips = await page.evaluate(() => window.bench.roundTrip(50));
     const roundTripP50 = round(median(trips));
     const unknownKey = `lt_${'x'.repeat(43)}`;
@@ -364,11 +370,16 @@ log('node: structured output (constrained against unconstrained decoding; schema
 const structured = await structuredOutputBench();
 log('node: the Responses API against chat completions; the response store');
 const responses = await responsesBench();
+log('node: prefix reuse, and a model at the scale of real ones');
+const realistic = await realisticBench(log);
 
 const server = await startServer(
   4191,
   { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
-  HAS_STORIES_260K ? { [STORIES_URL]: STORIES_260K } : {},
+  {
+    ...(HAS_STORIES_260K && { [STORIES_URL]: STORIES_260K }),
+    ...(!realistic.skipped && { [REALISTIC_URL]: REALISTIC_DIR }),
+  },
 );
 const browsers: Record<string, unknown> = {};
 try {
@@ -404,6 +415,8 @@ const markdown = [
   `Structured output:\n\n${structuredTable}`,
   `The Responses API:\n\n${responsesTable}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
+  `Prefix reuse, and a model at the scale of real ones (Node${realistic.skipped ? `; realistic model skipped: ${realistic.skipped}` : ''}):\n\n` +
+    realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }),
 ].join('\n\n');
 console.log(`\n${markdown}\n`);
 const out = fileURLToPath(new URL('./results/', import.meta.url));
@@ -412,7 +425,7 @@ const report = {
   date: new Date().toISOString(),
   machine,
   browsers,
-  results: { bundled, stories, structured, responses },
+  results: { bundled, stories, structured, responses, realistic },
   markdown,
 };
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');

@@ -270,6 +270,8 @@ describe('stored responses', () => {
       { role: 'user', content: 'Count to 10.' },
     ];
     expect(runs.at(-1)!.request.messages).toEqual(history);
+    // The kept conversation continues from the engine's prefix cache: the first turn is not prefilled again.
+    expect(second.usage!.input_tokens_details.cached_tokens).toBeGreaterThan(first.usage!.input_tokens / 2);
     expect(second.output_text).toBe(await chatReply(history));
 
     // Streamed, a third turn continues the second, whose history it holds.

@@ -12,8 +12,11 @@ import type { DirectWorker } from './direct-worker.ts';
 
 const params = new URLSearchParams(location.search);
 const device = (params.get('device') as DevicePreference | null) ?? 'auto';
-/** `?stories=URL`: the real stories260K model, served from outside the project, beside the bundled ones. */
-const profile = benchProfile('/models', params.get('stories'));
+/**
+ * `?stories=URL`: the real stories260K model, served from outside the project, beside the bundled ones;
+ * `?realistic=URL`: the realistic model (bench/realistic-model.ts).
+ */
+const profile = benchProfile('/models', params.get('stories'), params.get('realistic'));
 const lantern = await startLocalAPI({ profile, device, trace: true });
 const direct = Comlink.wrap<DirectWorker>(
   new Worker(new URL('./direct-worker.ts', import.meta.url), { type: 'module' }),
@@ -31,7 +34,12 @@ for (let i = 0; i < 8; i++) keys.push((await lantern.keys.issue(`bench ${i}`)).k
 
 const warm = new Set<string>();
 const now = () => performance.timeOrigin + performance.now();
-const client = (key = keys[0]!) =>
+let sent = 0;
+/**
+ * A client on the next key in turn: a fast model's short requests (time to first token) come faster than one key's
+ * 120 a minute, and a 429 would end the run.
+ */
+const client = (key = keys[sent++ % keys.length]!) =>
   new OpenAI({ baseURL: lantern.baseURL, apiKey: key, dangerouslyAllowBrowser: true, maxRetries: 0 });
 
 /** The next run report, once the run that is going on has finished. */

@@ -10,6 +10,8 @@ export interface CompletionUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Present when part of the prompt came from the prefix cache, as the OpenAI API reports its prompt caching. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 /** A token's log probability (`top_logprobs` entries have no `top_logprobs` of their own). */

@@ -101,6 +101,8 @@ export interface TokenUsage {
   promptTokens: number;
   /** Tokens generated, summed over all choices. */
   completionTokens: number;
+  /** Tokens of the prompt not computed again: their keys and values came from an earlier request (prefix reuse). */
+  cachedPromptTokens?: number;
 }
 
 export interface ChatResult {

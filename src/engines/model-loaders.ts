@@ -40,7 +40,10 @@ export const DEFAULT_LOADERS: ModelLoaders = {
   async chat(candidate, context) {
     if (candidate.engine === 'web-llm') return loadWebLLM(candidate, context);
     await ensureStorage(candidate);
-    return TransformersChatModel.load(candidate.model, transformersOptions(candidate, context));
+    return TransformersChatModel.load(candidate.model, {
+      ...transformersOptions(candidate, context),
+      prefixCacheBytes: candidate.prefixCacheBytes,
+    });
   },
   async embeddings(candidate, context) {
     if (candidate.engine === 'web-llm') {

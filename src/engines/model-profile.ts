@@ -36,6 +36,11 @@ export interface TransformersCandidate extends GPUNeeds {
   /** What a first use downloads, in bytes (an estimate, for the storage check and the README). */
   downloadBytes?: number;
   /**
+   * Chat models: bytes of keys and values kept between requests so that a prompt sharing a prefix with an earlier one
+   * (the next turn, a shared system prompt) prefills only its new tokens. Default 256 MiB; 0 turns prefix reuse off.
+   */
+  prefixCacheBytes?: number;
+  /**
    * Embedding models: the longest input, in tokens, that the model was trained on, where that is shorter than its
    * position embeddings allow (sentence-transformers' `max_seq_length`). Longer inputs are refused, never truncated.
    */

@@ -42,6 +42,19 @@ for (const id of params.get('fallback')?.split(',') ?? []) {
   const candidates = entry.candidates.flatMap((candidate) => [{ ...candidate, model: corrupt }, candidate]);
   profile = { ...profile, [id]: { ...entry, candidates } };
 }
+// ?scratch=ID: that ID runs the tiny chat model's sound copy (another folder, so a model loaded apart) with prefix reuse
+// off, to compare answers with and without it.
+const scratch = params.get('scratch');
+if (scratch) {
+  const candidates = (['webgpu', 'cpu'] as const).map((device) => ({
+    engine: 'transformers' as const,
+    model: '/e2e/late-chat',
+    dtype: 'fp32' as const,
+    device,
+    prefixCacheBytes: 0,
+  }));
+  profile = { ...profile, [scratch]: { task: 'chat', created: 0, candidates } };
+}
 const lantern = await startLocalAPI({ device: (params.get('device') as DevicePreference | null) ?? 'auto', profile });
 
 const runs: RunReport[] = [];

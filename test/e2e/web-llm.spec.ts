@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { engineDevice, issueKey, openHarness } from './harness-page.ts';
 
 /**
@@ -16,8 +16,9 @@ async function huggingFaceReachable(): Promise<boolean> {
   }
 }
 
-test('a real web-llm model answers through /v1', async ({ page }, info) => {
-  test.skip(info.project.name !== 'webgpu', 'web-llm needs WebGPU: it runs in the webgpu project only');
+/** Skips the test unless this is the webgpu project on a real GPU with the hub reachable; opens the default profile. */
+async function realGPU(page: Page, project: string): Promise<void> {
+  test.skip(project !== 'webgpu', 'web-llm needs WebGPU: it runs in the webgpu project only');
   const network = await huggingFaceReachable();
   if (!network)
     console.log('[web-llm test] skipped: huggingface.co is not reachable from here, so no model can be downloaded');
@@ -32,8 +33,11 @@ test('a real web-llm model answers through /v1', async ({ page }, info) => {
     software,
     'the WebGPU adapter is a fallback (software) one, such as SwiftShader: a real model would take hours',
   );
-
   test.setTimeout(20 * 60_000);
+}
+
+test('a real web-llm model answers through /v1', async ({ page }, info) => {
+  await realGPU(page, info.project.name);
   const key = await issueKey(page);
   const reply = await page.evaluate(async (k) => {
     const completion = await window.harness.client(k).chat.completions.create({
@@ -46,4 +50,59 @@ test('a real web-llm model answers through /v1', async ({ page }, info) => {
   expect(reply?.length).toBeGreaterThan(0);
   const ready = await page.evaluate(() => window.harness.progress.find((p) => p.status === 'ready'));
   expect(ready).toMatchObject({ resolved: expect.stringMatching(/^web-llm:/) });
+});
+
+/**
+ * web-llm's own prefix reuse through Lantern, on a real GPU: the next turn of a conversation is prefilled from web-llm's
+ * KV cache (usage reports the cached tokens), and its time to first token is printed beside that of the same request
+ * after another conversation took the cache (a full prefill). Only printed: timing is for the bench, not a test.
+ */
+test('a real web-llm model reuses its KV cache on the next turn of a conversation', async ({ page }, info) => {
+  await realGPU(page, info.project.name);
+  const key = await issueKey(page);
+  const result = await page.evaluate(async (k) => {
+    type Message = { role: 'system' | 'user' | 'assistant'; content: string };
+    const client = window.harness.client(k);
+    const history = Array.from({ length: 120 }, (_, i) => `Fact ${i}: the lantern number ${i} is lit.`).join(' ');
+    const timed = async (messages: Message[], maxTokens = 24) => {
+      const started = performance.now();
+      let first = NaN;
+      let text = '';
+      let usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } | undefined;
+      const stream = await client.chat.completions.create({
+        model: 'crimson-falcon-4',
+        messages,
+        max_tokens: maxTokens,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      for await (const chunk of stream) {
+        const piece = chunk.choices[0]?.delta.content;
+        if (piece && Number.isNaN(first)) first = performance.now() - started;
+        text += piece ?? '';
+        if (chunk.usage) usage = chunk.usage;
+      }
+      return { first, text, usage: usage! };
+    };
+    const messages: Message[] = [
+      { role: 'system', content: `Remember these facts. ${history}` },
+      { role: 'user', content: 'Which lantern is number 7? Answer in a few words.' },
+    ];
+    // Room to end on its own: web-llm does not keep a reply cut by max_tokens.
+    const turn1 = await timed(messages, 256);
+    messages.push({ role: 'assistant', content: turn1.text }, { role: 'user', content: 'And number 8?' });
+    const reused = await timed(messages);
+    await timed([{ role: 'user', content: 'Say hello.' }]); // another conversation: web-llm's cache now holds it
+    const recomputed = await timed(messages);
+    return { turn1, reused, recomputed };
+  }, key);
+  console.log(
+    `[web-llm reuse] second turn of ${result.reused.usage.prompt_tokens} prompt tokens, first token: ` +
+      `${result.reused.first.toFixed(0)} ms with web-llm's cache ` +
+      `(${result.reused.usage.prompt_tokens_details?.cached_tokens} cached), ` +
+      `${result.recomputed.first.toFixed(0)} ms prefilled from scratch`,
+  );
+  expect(result.reused.usage.prompt_tokens_details?.cached_tokens).toBeGreaterThan(result.turn1.usage.prompt_tokens);
+  expect(result.recomputed.usage.prompt_tokens_details).toBeUndefined();
+  expect(result.reused.usage.prompt_tokens).toBeGreaterThan(result.turn1.usage.prompt_tokens);
 });

@@ -32,6 +32,15 @@ export function webLLMError(name: string, message = name): Error {
   return error;
 }
 
+/** Tokens of a text, for the fake: its words. */
+export const fakeTokens = (text: unknown) => String(text).split(/\s+/).filter(Boolean).length;
+
+/** What web-llm prefilled for a request: whether it kept its cache (multi-round chat) and how many tokens it added. */
+export interface FakePrefill {
+  reused: boolean;
+  tokens: number;
+}
+
 /** What web-llm 0.2.86 prepends to the reply when `extra_body.enable_thinking` is false (`forwardPrefill`). */
 export const EMPTY_THINKING_BLOCK = '<think>\n\n</think>\n\n';
 
@@ -90,6 +99,13 @@ function checkGenerationConfig(config: GenerationConfig): void {
  * XGrammar against the fake's vocabulary and masks every step, tokens drawn by a seeded generator among those allowed
  * (the stop token, once allowed, half the time), so the output follows the grammar and nothing else. Log probabilities
  * are recorded only when `top_logprobs > 0` (with 0, web-llm's chunks carry `content: []`), one entry per token chunk.
+ *
+ * The usage's `completion_tokens` counts the end-of-reply token too when the reply ended on its own, as web-llm
+ * counts every sampled token. Its KV cache behaves as web-llm's (`preparePrefillInput`, `compareConversationObject`):
+ * it holds one conversation, and a request whose messages before the last are exactly that conversation (system
+ * message, roles, texts, its own last reply as it wrote it, thinking block included) reuses it, unless the last reply
+ * did not end on its own (`length`, or `abort`: interrupted, or its stream closed early); a reused request prefills,
+ * and counts in `usage.prompt_tokens`, only its last message.
  */
 export class FakeWebLLM implements WebLLMEngine {
   readonly requests: ChatCompletionRequestStreaming[] = [];
@@ -102,8 +118,13 @@ export class FakeWebLLM implements WebLLMEngine {
   contextWindow = 4096;
   readonly config: MLCEngineConfig | undefined;
   tokensGenerated = 0;
+  /** What each request prefilled, in order. */
+  readonly prefills: FakePrefill[] = [];
   #locked = false;
   #interruptSignal = false;
+  /** The conversation in the KV cache (every message, the last reply included), and how its last reply ended. */
+  #conversation: { role: string; content: string }[] = [];
+  #finish: 'stop' | 'length' | 'abort' | undefined;
 
   constructor(config?: MLCEngineConfig) {
     this.config = config;
@@ -157,11 +178,21 @@ export class FakeWebLLM implements WebLLMEngine {
       this.failNext = undefined;
       if (failure) throw failure;
       checkRequest(request);
-      const promptTokens = request.messages.reduce((n, m) => n + String(m.content).split(/\s+/).length, 0);
-      if (promptTokens > this.contextWindow) {
+      const history = request.messages.slice(0, -1).map((m) => ({ role: m.role, content: String(m.content) }));
+      const reused =
+        this.#finish === 'stop' &&
+        history.some((m) => m.role !== 'system') &&
+        JSON.stringify(history) === JSON.stringify(this.#conversation);
+      // Until this reply ends on its own, the next request starts afresh (after an error or an early close too).
+      this.#finish = 'abort';
+      this.#conversation = [];
+      const allTokens = request.messages.reduce((n, m) => n + fakeTokens(m.content), 0);
+      const promptTokens = reused ? fakeTokens(request.messages.at(-1)!.content) : allTokens;
+      this.prefills.push({ reused, tokens: promptTokens });
+      if (allTokens > this.contextWindow) {
         throw webLLMError(
           'ContextWindowSizeExceededError',
-          `Prompt tokens exceed context window size: number of prompt tokens: ${promptTokens}; context window size: ${this.contextWindow}`,
+          `Prompt tokens exceed context window size: number of prompt tokens: ${allTokens}; context window size: ${this.contextWindow}`,
         );
       }
       const limit = request.max_tokens ?? Infinity;
@@ -173,6 +204,7 @@ export class FakeWebLLM implements WebLLMEngine {
       else tokens = this.reply(request);
       const prefix = request.extra_body?.enable_thinking === false ? EMPTY_THINKING_BLOCK : '';
       let emitted = 0;
+      let reply = '';
       let finishReason: 'stop' | 'length' | 'abort' = 'stop';
       for (;;) {
         // As web-llm's loop: a token that reached max_tokens or ended the reply stops it; then the interrupt flag.
@@ -189,6 +221,7 @@ export class FakeWebLLM implements WebLLMEngine {
         this.tokensGenerated += 1;
         const content = (emitted === 0 ? prefix : '') + tokens[emitted]!;
         emitted += 1;
+        reply += content;
         const logprobs = request.logprobs
           ? {
               content:
@@ -199,11 +232,22 @@ export class FakeWebLLM implements WebLLMEngine {
       }
       // A grammar walk that the limit cut came back shorter than the limit in chunks: it still ended on length.
       if (cutByGrammar && finishReason === 'stop') finishReason = 'length';
+      // The reply is over (web-llm's finishReply): what the KV cache now holds, whoever reads on.
+      this.#finish = finishReason;
+      this.#conversation = [...history, request.messages.at(-1)!, { role: 'assistant', content: reply }].map((m) => ({
+        role: m.role,
+        content: String(m.content),
+      }));
+      const completionTokens = emitted + (finishReason === 'stop' ? 1 : 0);
       yield this.#chunk([{ index: 0, delta: {}, finish_reason: finishReason } as ChatCompletionChunk['choices'][0]]);
       if (request.stream_options?.include_usage) {
         yield {
           ...this.#chunk([]),
-          usage: { prompt_tokens: promptTokens, completion_tokens: emitted, total_tokens: promptTokens + emitted },
+          usage: {
+            prompt_tokens: promptTokens,
+            completion_tokens: completionTokens,
+            total_tokens: promptTokens + completionTokens,
+          },
         } as ChatCompletionChunk;
       }
     } finally {

@@ -10,6 +10,7 @@ const toUsage = (usage: TokenUsage): CompletionUsage => ({
   prompt_tokens: usage.promptTokens,
   completion_tokens: usage.completionTokens,
   total_tokens: usage.promptTokens + usage.completionTokens,
+  ...(usage.cachedPromptTokens && { prompt_tokens_details: { cached_tokens: usage.cachedPromptTokens } }),
 });
 
 /** Engine log probabilities in the wire's shape. */

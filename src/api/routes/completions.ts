@@ -1,5 +1,10 @@
 import type { Context } from 'hono';
-import type { ChatEvent, FinishReason as EngineFinishReason, GeneratedTokenLogprob } from '../../engine/index.ts';
+import type {
+  ChatEvent,
+  FinishReason as EngineFinishReason,
+  GeneratedTokenLogprob,
+  TokenUsage,
+} from '../../engine/index.ts';
 import { completionsParser } from '../completions-schema.ts';
 import { newId, systemFingerprint } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
@@ -55,10 +60,16 @@ export function createCompletion({ engine, limits, now, ownedBy, errorBody }: Ro
     const created = Math.floor(now() / 1000);
     const n = requests[0]!.n;
     const usage: CompletionUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-    const count = (tokens: { promptTokens: number; completionTokens: number }) => {
-      usage.prompt_tokens += tokens.promptTokens;
-      usage.completion_tokens += tokens.completionTokens;
+    const count = ({ promptTokens, completionTokens, cachedPromptTokens = 0 }: TokenUsage) => {
+      usage.prompt_tokens += promptTokens;
+      usage.completion_tokens += completionTokens;
       usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+      // As chat completions report it: only when some of a prompt came from the engine's prefix cache.
+      if (cachedPromptTokens) {
+        usage.prompt_tokens_details = {
+          cached_tokens: (usage.prompt_tokens_details?.cached_tokens ?? 0) + cachedPromptTokens,
+        };
+      }
     };
     const completion = (choices: CompletionChoice[]): Completion => ({
       id,

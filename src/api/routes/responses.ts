@@ -34,7 +34,7 @@ export function createResponse({ engine, limits, now, errorBody, responses }: Ro
 
     /** Completes the response from the generation's result, and keeps it when asked. */
     const complete = async (output: ResponseOutput, result: ChatResult): Promise<Response> => {
-      const { promptTokens, completionTokens } = result.usage;
+      const { promptTokens, completionTokens, cachedPromptTokens = 0 } = result.usage;
       const cut = result.choices[0]!.finishReason === 'length';
       Object.assign(response, {
         status: cut ? 'incomplete' : 'completed',
@@ -44,7 +44,8 @@ export function createResponse({ engine, limits, now, errorBody, responses }: Ro
         output_text: output.text,
         usage: {
           input_tokens: promptTokens,
-          input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+          // The prompt tokens a continued conversation found in the engine's prefix cache.
+          input_tokens_details: { cached_tokens: cachedPromptTokens, cache_write_tokens: 0 },
           output_tokens: completionTokens,
           output_tokens_details: { reasoning_tokens: 0 },
           total_tokens: promptTokens + completionTokens,

@@ -1,6 +1,7 @@
 import {
   AutoModelForCausalLM,
   BaseStreamer,
+  type DynamicCache,
   LogitsProcessor,
   type GenerationConfig,
   LogitsProcessorList,
@@ -29,6 +30,12 @@ import { seededRandom, type Random } from '../generation/seeded-random.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import { readVocabulary, type TokenizerLike } from '../generation/token-bytes.ts';
 import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
+import { PrefixReuse } from './prefix-reuse.ts';
+
+export interface ChatModelOptions extends TransformersLoadOptions {
+  /** Bytes of keys and values kept between requests for prefix reuse (default 256 MiB; 0 turns reuse off). */
+  prefixCacheBytes?: number | undefined;
+}
 
 /**
  * A causal language model on transformers.js, generating chat replies token by token.
@@ -39,20 +46,23 @@ import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.
  * decodes each token as it is generated. With temperature 0 the processor leaves the logits alone, so greedy output is
  * exactly transformers.js' own. `n` choices run as one batch of `n` identical prompts. A constraint (structured output)
  * is a grammar mask per choice, applied in the same processor after penalties and before the draw, so every other
- * parameter composes with it; each constrained choice is validated before its end is reported.
+ * parameter composes with it; each constrained choice is validated before its end is reported. A prompt that
+ * shares a prefix with an earlier generation's tokens starts from that generation's KV cache (see PrefixReuse).
  */
 export class TransformersChatModel {
   readonly #tokenizer: PreTrainedTokenizer;
   readonly #model: PreTrainedModel;
   readonly #eos: ReadonlySet<number>;
+  readonly #prefixes: PrefixReuse;
   #grammars: Promise<GrammarCompiler> | undefined;
   #words: TokenText | undefined;
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
-  private constructor(tokenizer: PreTrainedTokenizer, model: PreTrainedModel) {
+  private constructor(tokenizer: PreTrainedTokenizer, model: PreTrainedModel, prefixCacheBytes?: number) {
     this.#tokenizer = tokenizer;
     this.#model = model;
+    this.#prefixes = new PrefixReuse(prefixCacheBytes);
     const config = model.config as { max_position_embeddings?: number };
     this.contextLength = config.max_position_embeddings ?? tokenizer.model_max_length;
     const generationEos = (model as { generation_config?: { eos_token_id?: number | number[] | null } })
@@ -62,9 +72,9 @@ export class TransformersChatModel {
   }
 
   /** Loads tokenizer and model (from a hub ID, a folder path or a URL) in parallel. */
-  static async load(source: string, options: TransformersLoadOptions): Promise<TransformersChatModel> {
+  static async load(source: string, options: ChatModelOptions): Promise<TransformersChatModel> {
     const [tokenizer, model] = await loadPretrained(source, AutoModelForCausalLM, options);
-    return new TransformersChatModel(tokenizer, model);
+    return new TransformersChatModel(tokenizer, model, options.prefixCacheBytes);
   }
 
   /**
@@ -185,9 +195,16 @@ export class TransformersChatModel {
     logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices, logprobs));
     const stoppingCriteria = new StoppingCriteriaList();
     stoppingCriteria.push(new StopWhen(() => choices.map((c) => c.finish !== null || signal?.aborted === true)));
+    // Only the tokens past the longest cached prefix of the prompt are prefilled; the final cache is kept for later.
+    const promptIds = Array.from(prompt.input_ids.data as BigInt64Array, Number);
+    const past_key_values = await this.#prefixes.prepare(promptIds, request.n);
+    const cachedPromptTokens = past_key_values.get_seq_length();
+    let output: { sequences: Tensor; past_key_values: DynamicCache };
     try {
-      await this.#model.generate({
+      output = (await this.#model.generate({
         ...batchOf(prompt, request.n),
+        past_key_values,
+        return_dict_in_generate: true,
         // As arguments, they override the model's config; they are applied last, over both of its files.
         ...ONLY_THE_REQUEST,
         max_new_tokens: maxNewTokens,
@@ -195,12 +212,15 @@ export class TransformersChatModel {
         stopping_criteria: stoppingCriteria,
         // generate() calls only put() and end(), which BaseStreamer declares; its typing asks for a TextStreamer.
         streamer: new TokenStreamer(accept) as BaseStreamer as TextStreamer,
-      });
+      })) as typeof output;
     } catch (error) {
+      this.#prefixes.discard(past_key_values);
       throw EngineError.from(error);
     } finally {
       grammars?.forEach((g) => g.dispose());
     }
+    // Kept even after an abort: generate() returned normally, so the cache matches the tokens it holds.
+    this.#prefixes.keep(output.sequences, output.past_key_values);
     throwIfAborted(signal);
     // transformers.js also stops at the model's max_position_embeddings: that is a length limit too.
     choices.forEach((choice, index) => choice.finish ?? finish(index, 'length'));
@@ -211,7 +231,11 @@ export class TransformersChatModel {
         finishReason: c.finish!,
         ...(logprobs && { logprobs: c.logprobs }),
       })),
-      usage: { promptTokens, completionTokens: choices.reduce((sum, c) => sum + c.tokens, 0) },
+      usage: {
+        promptTokens,
+        completionTokens: choices.reduce((sum, c) => sum + c.tokens, 0),
+        ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
+      },
     };
   }
 

@@ -1,7 +1,13 @@
 import type { ChatCompletionChunk, ChatCompletionRequestStreaming } from '@mlc-ai/web-llm';
 import { describe, expect, it } from 'vitest';
-import { FakeWebLLM, fakeCreate, webLLMError } from '../../../test/support/fake-web-llm.ts';
-import type { ChatEvent, ChatRequest, LoadProgress } from '../../engine/index.ts';
+import {
+  EMPTY_THINKING_BLOCK,
+  FakeWebLLM,
+  fakeCreate,
+  fakeTokens,
+  webLLMError,
+} from '../../../test/support/fake-web-llm.ts';
+import type { ChatEvent, ChatMessage, ChatRequest, LoadProgress } from '../../engine/index.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
 
 const candidate = { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f32_1-MLC', downloadBytes: 1000 } as const;
@@ -73,13 +79,15 @@ describe('WebLLMChatModel', () => {
     expect(result.choices).toEqual([
       { text: Array.from({ length: 10 }, (_, i) => `t${i}1 `).join(''), finishReason: 'stop' },
     ]);
-    expect(result.usage).toEqual({ promptTokens: 4, completionTokens: 10 });
+    // Ten tokens of text and the end-of-reply token, as web-llm counts them.
+    expect(result.usage).toEqual({ promptTokens: 4, completionTokens: 11 });
   });
 
   it('generates n choices one after the other, seeded seed + i, counting the prompt once', async () => {
     const { model, fake } = await loaded();
     const result = await model.generate(request({ n: 3, seed: 10, maxTokens: 2 }));
-    expect(fake.requests.map((r) => r.seed)).toEqual([10, 11, 12]);
+    // Choice 0 last: it is the conversation web-llm keeps.
+    expect(fake.requests.map((r) => r.seed)).toEqual([12, 11, 10]);
     expect(result.choices).toEqual([
       { text: 't010 t110 ', finishReason: 'length' },
       { text: 't011 t111 ', finishReason: 'length' },
@@ -232,6 +240,97 @@ describe('WebLLMChatModel', () => {
   });
 });
 
+describe('WebLLMChatModel and web-llm prefix reuse', () => {
+  const reply = (i: number) => [`reply `, `${i} `, `ends `];
+  const turn = (messages: ChatMessage[], result: { choices: { text: string }[] }, next: string): ChatMessage[] => [
+    ...messages,
+    { role: 'assistant', content: result.choices[0]!.text },
+    { role: 'user', content: next },
+  ];
+
+  it('sends each turn so that web-llm keeps its cache, and counts the whole prompt', async () => {
+    const { model, fake } = await loaded();
+    let calls = 0;
+    fake.reply = () => reply(calls++);
+    let messages: ChatMessage[] = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hello there' },
+    ];
+    const usages = [];
+    const wholes = [];
+    const whole = (m: ChatMessage[]) => m.reduce((n, x) => n + fakeTokens(x.content), 0);
+    for (const next of ['and then', 'go on please', undefined]) {
+      const result = await model.generate(request({ messages }));
+      usages.push(result.usage);
+      wholes.push(whole(messages));
+      if (next) messages = turn(messages, result, next);
+    }
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, true, true]);
+    // As if web-llm had prefilled every message; cached: the prompt and reply (less its end token) before.
+    expect(usages.map((u) => u.promptTokens)).toEqual(wholes);
+    expect(usages.map((u) => u.cachedPromptTokens)).toEqual([undefined, 4 + 3, 4 + 3 + 2 + 3]);
+  });
+
+  it('with n > 1, leaves web-llm holding choice 0, which the next turn continues', async () => {
+    const { model, fake } = await loaded();
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Hello there' }];
+    const first = await model.generate(request({ messages, n: 3, seed: 1 }));
+    await model.generate(request({ messages: turn(messages, first, 'more') }));
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, false, false, true]);
+  });
+
+  it.each([
+    ['cut by max_tokens', { maxTokens: 2 }],
+    ['ended by a stop sequence', { stop: ['1 '] }],
+  ])('starts afresh after a reply %s, and says no token was cached', async (_name, overrides) => {
+    const { model, fake } = await loaded();
+    fake.reply = () => reply(1);
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Hello there' }];
+    const first = await model.generate(request({ messages, ...overrides }));
+    const second = await model.generate(request({ messages: turn(messages, first, 'more') }));
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, false]);
+    expect(second.usage.cachedPromptTokens).toBeUndefined();
+    expect(second.usage.promptTokens).toBe(fake.prefills[1]!.tokens);
+  });
+
+  it('sends a thinking model the conversation as web-llm holds it (its empty thinking block included)', async () => {
+    const create = fakeCreate();
+    const model = await WebLLMChatModel.load(
+      { engine: 'web-llm', model: 'Qwen3-0.6B-q4f16_1-MLC' },
+      { id: 'm', create },
+    );
+    const fake = create.engines[0]!;
+    fake.reply = () => ['Paris', '.'];
+    let messages: ChatMessage[] = [{ role: 'user', content: 'Capital of France?' }];
+    for (const next of ['And of Italy?', 'Thanks']) {
+      const result = await model.generate(request({ messages }));
+      expect(result.choices[0]!.text).toBe('Paris.');
+      messages = turn(messages, result, next);
+    }
+    await model.generate(request({ messages }));
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, true, true]);
+    // What the client sent back: 'Paris.'; what web-llm holds, and is sent: its reply as it wrote it.
+    expect(fake.requests[2]!.messages.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([
+      `${EMPTY_THINKING_BLOCK}Paris.`,
+      `${EMPTY_THINKING_BLOCK}Paris.`,
+    ]);
+  });
+
+  it('starts afresh after an aborted reply', async () => {
+    const { model, fake } = await loaded();
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Hello there' }];
+    const abort = new AbortController();
+    const aborted = model.generate(request({ messages }), {
+      signal: abort.signal,
+      onEvent: (e) => e.type === 'delta' && abort.abort(),
+    });
+    await expect(aborted).rejects.toMatchObject({ kind: 'aborted' });
+    const next = [...messages, { role: 'assistant' as const, content: 't0 ' }, { role: 'user' as const, content: 'x' }];
+    expect((await model.generate(request({ messages: next }))).usage.cachedPromptTokens).toBeUndefined();
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, false]);
+  });
+});
+
 describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
   const ask = (fake: FakeWebLLM, extra: Partial<ChatCompletionRequestStreaming> = {}) =>
     fake.chat.completions.create({
@@ -240,6 +339,27 @@ describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
       stream_options: { include_usage: true },
       ...extra,
     });
+
+  async function read(fake: FakeWebLLM, messages: { role: 'system' | 'user' | 'assistant'; content: string }[]) {
+    let text = '';
+    const stream = await fake.chat.completions.create({ messages, stream: true } as never);
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    return text;
+  }
+
+  it("reuses its cache only for the exact conversation it holds, as web-llm's compareConversationObject does", async () => {
+    const fake = new FakeWebLLM();
+    const system = { role: 'system' as const, content: 'Be brief.' };
+    const user = { role: 'user' as const, content: 'Hello' };
+    const reply = await read(fake, [system, user]);
+    const more = { role: 'user' as const, content: 'more' };
+    await read(fake, [system, user, { role: 'assistant', content: `${reply} ` }, more]); // not its own reply
+    const again = await read(fake, [system, user]);
+    await read(fake, [{ ...system, content: 'Be long.' }, user, { role: 'assistant', content: again }, more]);
+    const third = await read(fake, [system, user]);
+    await read(fake, [system, user, { role: 'assistant', content: third }, more]);
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, false, false, false, false, true]);
+  });
 
   it('refuses top_p 0 on the first read of the stream, with its RangeError', async () => {
     const stream = await ask(new FakeWebLLM(), { top_p: 0 });

@@ -21,6 +21,7 @@ import { constraintGrammar, invalidOutput, violation } from '../generation/outpu
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
 import { loadError, runError } from './web-llm-errors.ts';
+import { HeldConversation } from './held-conversation.ts';
 
 /** The part of web-llm's MLCEngine that this adapter uses; tests stand a fake with the same shape in its place. */
 export interface WebLLMEngine {
@@ -76,12 +77,18 @@ export interface WebLLMLoadOptions {
  * choice is validated before its end is reported. Log probabilities are web-llm's own.
  *
  * A raw prompt (`ChatRequest.prompt`) goes to web-llm's text completion instead (`completions.create`), whose chunks
- * are read the same way; web-llm takes no grammar there.
+ * are read the same way; web-llm takes no grammar there, and the conversation it held is gone afterwards.
+ *
+ * Prefix reuse is web-llm's own: it keeps the KV cache of its last conversation when the next request extends it (see
+ * HeldConversation). Messages go to it as the client sent them and replies come back as web-llm wrote them, so a
+ * client that sends the history back gets that reuse turn after turn. With `n > 1`, choice 0 runs last, so the
+ * conversation web-llm holds afterwards is the one a client most likely continues.
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
   /** Whether the model has a thinking mode to switch off (Qwen3). */
   readonly #thinks: boolean;
+  readonly #held = new HeldConversation();
 
   private constructor(engine: WebLLMEngine, thinks: boolean) {
     this.#engine = engine;
@@ -125,29 +132,39 @@ export class WebLLMChatModel {
     const grammar = request.constraint ? await constraintGrammar(request.constraint) : undefined;
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
-    for (let index = 0; index < request.n; index++) {
+    let cachedPromptTokens = 0;
+    // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
+    for (let index = request.n - 1; index >= 0; index--) {
       const choice = await this.#generateChoice(request, index, options, grammar);
-      choices.push({
+      choices[index] = {
         text: choice.text,
         finishReason: choice.finishReason,
         ...(request.logprobs !== undefined && { logprobs: choice.logprobs }),
-      });
+      };
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
+      cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
     }
-    return { choices, usage };
+    return { choices, usage: { ...usage, ...(cachedPromptTokens > 0 && { cachedPromptTokens }) } };
   }
 
   async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions, grammar?: string) {
     throwIfAborted(signal);
+    const rawPrompt = request.prompt !== undefined;
     // A raw prompt has no template to switch thinking off in.
-    const thinkingOff = this.#thinks && request.thinking !== true && request.prompt === undefined;
+    const thinkingOff = this.#thinks && request.thinking !== true && !rawPrompt;
+    // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache;
+    // a raw prompt continues no conversation.
+    const reuse = rawPrompt ? undefined : this.#held.reuseFor(request.messages);
+    const sent = reuse ? { ...request, messages: [...reuse.history, request.messages.at(-1)!] } : request;
+    const cachedPromptTokens = reuse?.tokens ?? 0;
+    // Until this choice ends on its own, web-llm will start the next request afresh.
+    this.#held.forget();
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream =
-        request.prompt === undefined
-          ? await this.#engine.chat.completions.create(toWebLLMRequest(request, index, thinkingOff, grammar))
-          : asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index)));
+      stream = rawPrompt
+        ? asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index)))
+        : await this.#engine.chat.completions.create(toWebLLMRequest(sent, index, thinkingOff, grammar));
     } catch (error) {
       throw runError(error);
     }
@@ -156,8 +173,11 @@ export class WebLLMChatModel {
     // The empty thinking block web-llm writes when thinking is off is its own doing, not the model's answer.
     const thinking = leadingStripper(thinkingOff ? EMPTY_THINKING_BLOCK : '');
     let text = '';
+    // The reply as web-llm writes it (its conversation's), before the thinking block and stop sequences come off.
+    let raw = '';
     let deltas = 0;
     let finishReason: FinishReason = 'stop';
+    let webLLMFinish: string | null = null;
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
@@ -199,6 +219,7 @@ export class WebLLMChatModel {
         }
         if (content) {
           deltas += 1;
+          raw += content;
           const matched = stops.push(thinking.push(content));
           emit(matched.text);
           if (matched.stopped) {
@@ -207,7 +228,10 @@ export class WebLLMChatModel {
             continue;
           }
         }
-        if (choice.finish_reason) finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
+        if (choice.finish_reason) {
+          webLLMFinish = choice.finish_reason;
+          finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
+        }
       }
     } catch (error) {
       throw runError(error);
@@ -215,22 +239,28 @@ export class WebLLMChatModel {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
       if (!finished) await iterator.return?.().catch(() => {});
     }
-    if (stopped) finishReason = 'stop';
-    else {
+    if (!stopped) {
       const tail = stops.push(thinking.flush());
       emit(tail.text);
-      if (tail.stopped) finishReason = 'stop';
+      if (tail.stopped) stopped = true;
       else emit(stops.flush());
     }
+    if (stopped) finishReason = 'stop';
     // A constrained choice that ended on its own must hold a valid answer: never report an invalid one as done.
     const why = request.constraint && finishReason === 'stop' ? violation(request.constraint, text) : undefined;
     if (why) throw invalidOutput(index, why);
+    // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
+    const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
+    if (finished && !stopped && webLLMFinish === 'stop' && usage && !rawPrompt) {
+      this.#held.hold(request.messages, text, sent.messages, raw, promptTokens, usage.completion_tokens);
+    }
     onEvent?.({ type: 'finish', choice: index, reason: finishReason });
     return {
       text,
       finishReason,
       logprobs,
-      promptTokens: usage?.prompt_tokens ?? 0,
+      promptTokens,
+      cachedPromptTokens,
       // Without a usage chunk, each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
     };

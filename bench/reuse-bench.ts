@@ -1,0 +1,126 @@
+import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
+import OpenAI from 'openai';
+import { performance } from 'node:perf_hooks';
+import { createEngine, createHandler, KeyRing } from '../src/index.ts';
+import { singleModelProfile } from './realistic-model.ts';
+import { median, round } from './stats.ts';
+
+/**
+ * Second-turn time to first token with prefix reuse against full recompute, through the /v1 handler in Node (openai
+ * SDK, SSE): a conversation with a long history gets a reply, then the client sends the next turn (the history, that
+ * reply, a new question). One engine keeps its prefix cache (the default), the other has it off (`prefixCacheBytes:
+ * 0`) and prefills the whole prompt again. Each sample is a new conversation; the two engines alternate who goes first.
+ */
+const ID = 'reuse-bench';
+/** Special tokens (ids 0–2 in every model here, the end-of-reply ones among them) are banned: replies run to length. */
+const BANNED = { 0: -100, 1: -100, 2: -100 };
+const REPLY_TOKENS = 16;
+const QUESTION = 'and what comes next';
+
+type Message = OpenAI.ChatCompletionMessageParam;
+
+function client(folder: string, prefixCacheBytes?: number) {
+  const keys = new KeyRing();
+  const handler = createHandler({
+    engine: createEngine({ profile: singleModelProfile(ID, folder, prefixCacheBytes) }),
+    keys,
+  });
+  return (async () =>
+    new OpenAI({
+      apiKey: (await keys.issue('reuse bench')).key,
+      baseURL: 'http://lantern.bench/v1',
+      fetch: (url, init) => handler(new Request(url, init)),
+      maxRetries: 0,
+    }))();
+}
+
+/** A conversation (system prompt, then user and assistant turns, ending on a user turn) of about `tokens` tokens. */
+function history(tokenizer: PreTrainedTokenizer, words: readonly string[], tokens: number, seed: number): Message[] {
+  let next = seed * 7919;
+  const text = (count: number) => Array.from({ length: count }, () => words[next++ % words.length]).join(' ');
+  const messages: Message[] = [{ role: 'system', content: text(40) }];
+  const length = () => {
+    const text = tokenizer.apply_chat_template(messages as never, { tokenize: false, add_generation_prompt: true });
+    return tokenizer.encode(text as string, { add_special_tokens: false }).length;
+  };
+  while (length() < tokens) {
+    const role = messages.length % 2 === 1 ? 'user' : 'assistant';
+    messages.push({ role, content: text(Math.min(120, Math.max(1, tokens - length()))) });
+  }
+  if (messages.at(-1)!.role !== 'user') messages.push({ role: 'user', content: text(4) });
+  return messages;
+}
+
+/** Time to the first streamed token of a request, with what its usage says. */
+async function firstToken(sdk: OpenAI, messages: Message[]) {
+  const started = performance.now();
+  let first = NaN;
+  let usage: OpenAI.CompletionUsage | undefined;
+  const stream = await sdk.chat.completions.create({
+    model: ID,
+    messages,
+    temperature: 0,
+    max_tokens: 4,
+    logit_bias: BANNED,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  for await (const chunk of stream) {
+    if (chunk.choices[0]?.delta.content && Number.isNaN(first)) first = performance.now() - started;
+    if (chunk.usage) usage = chunk.usage;
+  }
+  return { ms: first, promptTokens: usage!.prompt_tokens, cached: usage!.prompt_tokens_details?.cached_tokens ?? 0 };
+}
+
+export interface ReuseResult {
+  /** Tokens of the first turn's prompt: the history. */
+  historyTokens: number;
+  /** Tokens of the second turn's prompt, and how many of them the reusing engine took from its cache (median). */
+  promptTokens: number;
+  cachedTokens: number;
+  reuseTtftP50: number;
+  recomputeTtftP50: number;
+  /** Median over samples of recompute ÷ reuse time to first token (target ≥ 3). */
+  speedup: number;
+}
+
+/** Measures reuse on the model at `folder`, with histories of about `tokens` tokens made of `words`. */
+export async function reuseBench(folder: string, words: readonly string[], tokens: number, samples: number) {
+  const tokenizer = await AutoTokenizer.from_pretrained(folder);
+  const [reuse, recompute] = await Promise.all([client(folder), client(folder, 0)]);
+  const warm: Message[] = [{ role: 'user', content: words.slice(0, 8).join(' ') }];
+  await Promise.all([firstToken(reuse, warm), firstToken(recompute, warm)]);
+  const runs: { reuse: Awaited<ReturnType<typeof firstToken>>; recompute: Awaited<ReturnType<typeof firstToken>> }[] =
+    [];
+  let historyTokens = 0;
+  for (let sample = 0; sample < samples; sample++) {
+    const messages = history(tokenizer, words, tokens, sample + 1);
+    const turn = await reuse.chat.completions.create({
+      model: ID,
+      messages,
+      temperature: 0,
+      max_tokens: REPLY_TOKENS,
+      logit_bias: BANNED,
+    });
+    historyTokens = turn.usage!.prompt_tokens;
+    messages.push(
+      { role: 'assistant', content: turn.choices[0]!.message.content },
+      { role: 'user', content: QUESTION },
+    );
+    if (sample % 2 === 0) {
+      const a = await firstToken(reuse, messages);
+      runs.push({ reuse: a, recompute: await firstToken(recompute, messages) });
+    } else {
+      const b = await firstToken(recompute, messages);
+      runs.push({ reuse: await firstToken(reuse, messages), recompute: b });
+    }
+  }
+  return {
+    historyTokens,
+    promptTokens: runs[0]!.reuse.promptTokens,
+    cachedTokens: Math.round(median(runs.map((r) => r.reuse.cached))),
+    reuseTtftP50: round(median(runs.map((r) => r.reuse.ms))),
+    recomputeTtftP50: round(median(runs.map((r) => r.recompute.ms))),
+    speedup: round(median(runs.map((r) => r.recompute.ms / r.reuse.ms)), 1),
+  } satisfies ReuseResult;
+}

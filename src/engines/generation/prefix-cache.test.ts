@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { PrefixCache, sharedPrefix } from './prefix-cache.ts';
+
+function cache(budget: number) {
+  const freed: string[] = [];
+  return { cache: new PrefixCache<string>(budget, (value) => freed.push(value)), freed };
+}
+
+describe('PrefixCache', () => {
+  it('finds the row sharing the longest prefix, up to the limit', () => {
+    const { cache: c } = cache(100);
+    c.add([[1, 2, 3]], 10, 'a');
+    c.add(
+      [
+        [1, 2, 9, 9],
+        [1, 2, 4, 5, 6],
+      ],
+      10,
+      'b',
+    );
+    expect(c.match([1, 2, 4, 5, 7])).toMatchObject({ entry: { value: 'b' }, row: 1, length: 4 });
+    expect(c.match([1, 2, 3, 8])).toMatchObject({ entry: { value: 'a' }, row: 0, length: 3 });
+    // The limit: at least one token of the prompt left to compute.
+    expect(c.match([1, 2, 3], 2)).toMatchObject({ length: 2 });
+    expect(c.match([7, 1, 2])).toBeUndefined();
+  });
+
+  it('evicts the least recently used past the budget, and frees what it evicts', () => {
+    const { cache: c, freed } = cache(25);
+    c.add([[1]], 10, 'a');
+    c.add([[2]], 10, 'b');
+    c.match([1, 0]); // a is now the most recently used
+    c.add([[3]], 10, 'c');
+    expect(freed).toEqual(['b']);
+    expect(c.bytes).toBe(20);
+    expect(c.match([2, 0])).toBeUndefined();
+    expect(c.match([1, 0])?.entry.value).toBe('a');
+  });
+
+  it('refuses (and frees) a value bigger than the whole budget; a budget of 0 caches nothing', () => {
+    const { cache: c, freed } = cache(5);
+    c.add([[1]], 6, 'big');
+    expect(freed).toEqual(['big']);
+    expect(c.size).toBe(0);
+    const off = cache(0);
+    off.cache.add([[1]], 1, 'x');
+    expect(off.freed).toEqual(['x']);
+  });
+
+  it('drops entries the new one makes redundant (every row a prefix of one of its rows)', () => {
+    const { cache: c, freed } = cache(100);
+    c.add([[1, 2]], 10, 'turn 1');
+    c.add([[1, 5]], 10, 'other');
+    c.add(
+      [
+        [1, 2, 3],
+        [1, 7, 7],
+      ],
+      10,
+      'turn 2',
+    );
+    expect(freed).toEqual(['turn 1']);
+    expect(c.size).toBe(2);
+  });
+
+  it('hands an entry over without freeing it', () => {
+    const { cache: c, freed } = cache(100);
+    c.add([[1, 2]], 10, 'a');
+    const match = c.match([1, 2, 3])!;
+    expect(c.take(match.entry)).toBe('a');
+    expect(c.size).toBe(0);
+    expect(c.bytes).toBe(0);
+    expect(freed).toEqual([]);
+    c.add([[4]], 10, 'b');
+    c.clear();
+    expect(freed).toEqual(['b']);
+  });
+});
+
+describe('sharedPrefix', () => {
+  it('counts leading equal tokens', () => {
+    expect(sharedPrefix([1, 2, 3], [1, 2, 4])).toBe(2);
+    expect(sharedPrefix([1, 2], [1, 2, 4])).toBe(2);
+    expect(sharedPrefix([1, 2, 3], [1, 2, 3], 1)).toBe(1);
+    expect(sharedPrefix([], [1])).toBe(0);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * Cached token sequences and what the model computed for them (a KV cache), looked up by shared prefix, kept within a
+ * byte budget by evicting the least recently used. Engine-agnostic: the engine says what a value is, what it costs,
+ * and how it is freed.
+ */
+
+/** One cached value: a batch of `rows` token sequences (one per batch row) whose keys and values it holds. */
+export interface PrefixEntry<T> {
+  readonly rows: readonly (readonly number[])[];
+  readonly bytes: number;
+  readonly value: T;
+}
+
+/** The cached row sharing the longest prefix with a prompt, and how many tokens it shares. */
+export interface PrefixMatch<T> {
+  entry: PrefixEntry<T>;
+  row: number;
+  length: number;
+}
+
+/**
+ * Least-recently-used cache of token sequences, bounded in bytes.
+ *
+ * @example
+ * const cache = new PrefixCache<Kv>(256 * 2 ** 20, (kv) => kv.dispose());
+ * cache.add([[1, 2, 3]], 1024, kv);
+ * cache.match([1, 2, 9], 2); // { entry, row: 0, length: 2 }
+ */
+export class PrefixCache<T> {
+  /** Insertion order is recency order: the first entry is the least recently used. */
+  readonly #entries = new Set<PrefixEntry<T>>();
+  readonly #budget: number;
+  readonly #dispose: (value: T) => void;
+  #bytes = 0;
+
+  /**
+   * @param budget - the most bytes the cached values may hold together; 0 caches nothing.
+   * @param dispose - frees a value that is evicted or refused.
+   */
+  constructor(budget: number, dispose: (value: T) => void) {
+    this.#budget = budget;
+    this.#dispose = dispose;
+  }
+
+  /** Bytes held now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Entries held now. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /**
+   * The row sharing the longest prefix with `tokens`, counted up to `limit` tokens; the entry becomes the most recently
+   * used. Undefined when no row shares a token.
+   */
+  match(tokens: readonly number[], limit = tokens.length): PrefixMatch<T> | undefined {
+    let best: PrefixMatch<T> | undefined;
+    for (const entry of this.#entries) {
+      entry.rows.forEach((row, index) => {
+        const length = sharedPrefix(row, tokens, limit);
+        if (length > (best?.length ?? 0)) best = { entry, row: index, length };
+      });
+    }
+    if (best) this.#touch(best.entry);
+    return best;
+  }
+
+  /** Removes an entry without freeing it: its value now belongs to the caller. */
+  take(entry: PrefixEntry<T>): T {
+    if (this.#entries.delete(entry)) this.#bytes -= entry.bytes;
+    return entry.value;
+  }
+
+  /**
+   * Caches a value as the most recently used. Entries it makes redundant (every row of theirs a prefix of one of its
+   * rows) are freed, then the least recently used until the budget holds. A value over the whole budget is freed at
+   * once.
+   */
+  add(rows: readonly (readonly number[])[], bytes: number, value: T): void {
+    if (bytes > this.#budget) return this.#dispose(value);
+    for (const entry of [...this.#entries]) {
+      const redundant = entry.rows.every((old) => rows.some((row) => sharedPrefix(old, row) === old.length));
+      if (redundant) this.#evict(entry);
+    }
+    this.#entries.add({ rows, bytes, value });
+    this.#bytes += bytes;
+    for (const entry of this.#entries) {
+      if (this.#bytes <= this.#budget) break;
+      this.#evict(entry);
+    }
+  }
+
+  /** Frees every entry. */
+  clear(): void {
+    for (const entry of [...this.#entries]) this.#evict(entry);
+  }
+
+  #touch(entry: PrefixEntry<T>): void {
+    this.#entries.delete(entry);
+    this.#entries.add(entry);
+  }
+
+  #evict(entry: PrefixEntry<T>): void {
+    this.#dispose(this.take(entry));
+  }
+}
+
+/** How many leading tokens two sequences share, up to `limit`. */
+export function sharedPrefix(a: readonly number[], b: readonly number[], limit = Infinity): number {
+  const end = Math.min(a.length, b.length, limit);
+  let i = 0;
+  while (i < end && a[i] === b[i]) i++;
+  return i;
+}

@@ -1,0 +1,114 @@
+import { DynamicCache, Tensor } from '@huggingface/transformers';
+import { PrefixCache, type PrefixEntry } from '../generation/prefix-cache.ts';
+
+/**
+ * Default byte budget of each chat model's prefix cache. It holds about 3,000 tokens of SmolLM2-360M's keys and values
+ * in fp32 (80 KB a token), 10,000 of Qwen2.5-0.5B's (24 KB) and 4,000 of Llama-3.2-1B's (64 KB): a long conversation,
+ * or a few shorter ones sharing a system prompt.
+ */
+export const DEFAULT_PREFIX_CACHE_BYTES = 256 * 2 ** 20;
+
+/**
+ * A cached prefix is copied (rather than handed over whole) only from this many shared tokens on: below it, prefilling
+ * the tokens again costs about what copying does, and on WebGPU the copy downloads the whole cached tensor.
+ */
+const MIN_COPIED_TOKENS = 16;
+
+/**
+ * Prefix reuse for transformers.js' `generate()`: each generation's KV cache is kept, keyed by the tokens it holds, and
+ * a later prompt that shares a prefix with one of them starts from that prefix, so only its new tokens are prefilled
+ * (the next turn of a conversation, a shared system prompt, the prompt before a tool result).
+ *
+ * How it fits `generate()`: passed `past_key_values` of length P with the whole prompt as `input_ids` (and an all-ones
+ * attention mask of the prompt's length), it feeds the model only `input_ids[P:]`, at positions P and on (position ids
+ * are derived from the attention mask), while its logits processors, stopping criteria and streamer still see the
+ * whole sequence. Nothing here depends on what they do. With `return_dict_in_generate` it returns the final cache,
+ * which holds every token but the last generated one (that one was never fed back).
+ *
+ * Layout: `past_key_values.<layer>.{key,value}` tensors of shape `[batch, heads, sequence, head_dim]`, on the CPU or
+ * (WebGPU) in GPU buffers. A whole cache of one row, when the prompt extends all of it (the conversation goes on), is
+ * handed to `generate()` as it is, which updates it in place and frees what it replaces; otherwise the shared prefix of
+ * one row is copied into new CPU tensors (downloaded first from the GPU), one copy per batch row, and the cached entry
+ * stays. Models whose cache holds other state (recurrent or convolution states) are never reused.
+ *
+ * `n > 1`: the `n` rows share the prompt, so a prefix from any row is copied into each; the batch's cache is kept as one
+ * entry with one key per row, so the next turn can continue whichever choice the client kept.
+ */
+export class PrefixReuse {
+  readonly #cache: PrefixCache<DynamicCache>;
+
+  /** @param budget - bytes of keys and values kept between generations (0 turns reuse off). */
+  constructor(budget: number = DEFAULT_PREFIX_CACHE_BYTES) {
+    this.#cache = new PrefixCache(budget, disposeCache);
+  }
+
+  /**
+   * The `past_key_values` to start a generation of `rows` rows of this prompt from: the longest cached prefix, up to
+   * all but the prompt's last token (at least one token must be fed to get the first logits), or an empty cache.
+   * Always a cache the caller owns, so that {@link keep} or {@link discard} can account for it.
+   */
+  async prepare(prompt: readonly number[], rows: number): Promise<DynamicCache> {
+    const match = this.#cache.match(prompt, prompt.length - 1);
+    if (!match) return new DynamicCache();
+    const { entry, row, length } = match;
+    if (rows === 1 && entry.rows.length === 1 && length === entry.rows[0]!.length) return this.#cache.take(entry);
+    if (length < MIN_COPIED_TOKENS) return new DynamicCache();
+    return copyPrefix(entry, row, length, rows);
+  }
+
+  /** After a generation: keeps its final cache, keyed by the tokens of `sequences` it holds. */
+  keep(sequences: Tensor, cache: DynamicCache): void {
+    if (!isAttentionCache(cache)) return disposeCache(cache);
+    const length = cache.get_seq_length();
+    const rows = (sequences.tolist() as bigint[][]).map((row) => row.slice(0, length).map(Number));
+    this.#cache.add(rows, cacheBytes(cache), cache);
+  }
+
+  /** After a failed generation: frees the cache it was given (which `generate()` updated in place). */
+  discard(cache: DynamicCache): void {
+    disposeCache(cache);
+  }
+}
+
+/** Whether every entry is an attention key or value with a sequence axis, which a prefix of can be cut. */
+function isAttentionCache(cache: DynamicCache): boolean {
+  const tensors = Object.entries(cache);
+  return tensors.length > 0 && tensors.every(([name, t]) => name.startsWith('past_key_values.') && t.dims.length === 4);
+}
+
+/** Bytes held by a cache's tensors, wherever they are. */
+function cacheBytes(cache: DynamicCache): number {
+  return Object.values(cache).reduce((sum, t) => sum + t.size * (BYTES_PER_ELEMENT[t.type] ?? 4), 0);
+}
+
+const BYTES_PER_ELEMENT: Readonly<Record<string, number>> = { float32: 4, float16: 2, bfloat16: 2, int8: 1, uint8: 1 };
+
+/** Frees every tensor of a cache: GPU buffers at once, CPU data to the garbage collector. */
+function disposeCache(cache: DynamicCache): void {
+  for (const tensor of Object.values(cache)) tensor.dispose();
+}
+
+/** A new CPU cache holding the first `length` positions of one row of an entry, repeated for `rows` batch rows. */
+async function copyPrefix(
+  entry: PrefixEntry<DynamicCache>,
+  row: number,
+  length: number,
+  rows: number,
+): Promise<DynamicCache> {
+  const copies: Record<string, Tensor> = {};
+  for (const [name, tensor] of Object.entries(entry.value)) {
+    const [batch, heads, sequence, width] = tensor.dims as [number, number, number, number];
+    // A GPU tensor is read back first; its buffer stays with the cached entry.
+    const data = (tensor.location === 'gpu-buffer' ? await tensor.ort_tensor.getData() : tensor.data) as Float32Array;
+    if (row >= batch) throw new Error(`Prefix cache row ${row} is not in a batch of ${batch}.`);
+    // The same typed array class as the source (Float32Array, or Uint16Array for float16).
+    const out = new (data.constructor as Float32ArrayConstructor)(rows * heads * length * width);
+    for (let h = 0; h < heads; h++) {
+      const from = (row * heads + h) * sequence * width;
+      const block = data.subarray(from, from + length * width);
+      for (let r = 0; r < rows; r++) out.set(block, (r * heads + h) * length * width);
+    }
+    copies[name] = new Tensor(tensor.type, out, [rows, heads, length, width]);
+  }
+  return new DynamicCache(copies);
+}
