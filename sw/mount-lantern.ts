@@ -1,6 +1,7 @@
 /// <reference lib="webworker" />
 import { createHandler, type Handler, type HandlerOptions } from '../src/api/index.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
+import { indexedDbResponseStore } from '../src/response-store/index.ts';
 import {
   isAbortRequest,
   isHostGone,
@@ -26,8 +27,9 @@ export interface MountOptions extends Partial<Omit<HandlerOptions, 'engine'>> {
 }
 
 /**
- * Mounts Lantern in a service worker: `/v1/*` on this origin is answered by the handler, with keys from the origin's
- * IndexedDB and models from the engine worker of whichever tab hosts it; every other request is left alone. Call it
+ * Mounts Lantern in a service worker: `/v1/*` on this origin is answered by the handler, with keys and stored responses
+ * in the origin's IndexedDB and models from the engine worker of whichever tab hosts it; every other request is left
+ * alone. Call it
  * once, at the top level of your own service worker, before any other fetch listener that could answer `/v1`.
  *
  * @example
@@ -63,7 +65,12 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     else if (isAbortRequest(event.data)) running.get(event.data.id)?.abort();
   });
 
-  const handler = createHandler({ keys: new KeyRing({ storage: indexedDbKeyStorage() }), ...options, engine });
+  const handler = createHandler({
+    keys: new KeyRing({ storage: indexedDbKeyStorage() }),
+    responses: indexedDbResponseStore(),
+    ...options,
+    engine,
+  });
 
   /**
    * Answers one request with a signal that fires when its page aborts it (a `lantern:abort` message) or goes away, so

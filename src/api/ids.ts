@@ -1,6 +1,6 @@
 /**
  * Identifiers this API mints: `req_…` for requests (the `x-request-id` header), `chatcmpl-…` for completions, `fp_…`
- * for the `system_fingerprint` of a model.
+ * for the `system_fingerprint` of a model, and the ids of the other objects ({@link newId}).
  */
 import type { ModelCard } from '../engine/index.ts';
 
@@ -10,6 +10,14 @@ export function newRequestId(): string {
 
 export function newCompletionId(): string {
   return 'chatcmpl-' + crypto.randomUUID().replace(/-/g, '');
+}
+
+/**
+ * A new id of an object of the OpenAI API, with its prefix: `cmpl-` a text completion, `resp_` a response, `msg_` an
+ * output message, `fc_` a function call item, `call_` the call id its output refers to.
+ */
+export function newId(prefix: 'cmpl-' | 'resp_' | 'msg_' | 'fc_' | 'call_'): string {
+  return prefix + crypto.randomUUID().replace(/-/g, '');
 }
 
 /**

@@ -10,9 +10,15 @@ export interface ChatMessage {
   content: string;
 }
 
-/** One chat generation request, already validated by the caller. */
+/** One generation request, already validated by the caller: a conversation, or a raw prompt. */
 export interface ChatRequest {
+  /** The conversation, rendered with the model's chat template. Empty when `prompt` is given. */
   messages: ChatMessage[];
+  /**
+   * Raw text for the model to continue as it is: no chat template, the tokenizer's own special tokens (a BOS) only.
+   * The legacy completions API. When given, `messages` is empty.
+   */
+  prompt?: string;
   /**
    * Most tokens to generate for each choice, as the client asked: the prompt and these must fit the context window,
    * or the request is refused (`context_length_exceeded`).

@@ -2,11 +2,12 @@
  * The end-to-end harness page: a real app page that starts Lantern and bundles the official openai SDK. Playwright
  * drives it through `window.harness`; the SDK calls run in the page, through the real service worker and engine worker.
  */
+import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { ChatOpenAI } from '@langchain/openai';
-import { generateObject, streamObject } from 'ai';
+import { generateObject, generateText, streamObject, streamText } from 'ai';
 import OpenAI from 'openai';
-import { zodResponseFormat } from 'openai/helpers/zod';
+import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import * as z from 'zod';
 import {
   bundledProfile,
@@ -95,6 +96,8 @@ const harness = {
   OpenAI,
   /** Structured-output clients, unmodified, for test/e2e/structured-output.spec.ts. */
   structured: { z, zodResponseFormat, generateObject, streamObject, createOpenAICompatible, ChatOpenAI },
+  /** The Responses API's clients, for test/e2e/responses.spec.ts: the AI SDK's default OpenAI provider and its calls. */
+  responses: { zodTextFormat, createOpenAI, generateText, streamText },
   runs,
   progress,
   describeError,
