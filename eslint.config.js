@@ -57,6 +57,11 @@ const boundaries = [
     patterns: ['**/api/**', '**/engine/**', '**/engines/**', '**/worker/**', '**/client/**', '**/sw/**'],
     why: 'src/keys is a leaf: key storage and checking only.',
   },
+  {
+    files: ['src/response-store/**'],
+    patterns: ['**/api/**', '**/engine/**', '**/engines/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**'],
+    why: "src/response-store is a leaf: it keeps records of the Responses API, whose shape is src/api's business.",
+  },
 ];
 
 export default tseslint.config(

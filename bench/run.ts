@@ -26,6 +26,8 @@ import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
 import { realisticBench, realisticInBrowser, realisticTable } from './realistic-bench.ts';
 import { REALISTIC_DIR, REALISTIC_URL } from './realistic-model.ts';
+import { remoteBench, remoteTable } from './remote-bench.ts';
+import { responsesBench } from './responses.ts';
 import { structuredOutputBench } from './structured-output.ts';
 import { decodeRate, median, round } from './stats.ts';
 
@@ -367,8 +369,13 @@ bundled[NODE] = node.bundled;
 if (node.stories) stories[NODE] = node.stories;
 log('node: structured output (constrained against unconstrained decoding; schema compile time over the corpus)');
 const structured = await structuredOutputBench();
+log('node: the Responses API against chat completions; the response store');
+const responses = await responsesBench();
 log('node: prefix reuse, and a model at the scale of real ones');
 const realistic = await realisticBench(log);
+
+log('node: the remote path (Lantern forwarding to its own server in another process)');
+const remote = await remoteBench({ ttft: [2, 40], chunks: [64, 20] });
 
 const server = await startServer(
   4191,
@@ -399,12 +406,23 @@ const structuredTable = [
   `| Schema compile ms over the corpus (${structured.schemas} schemas), cold p50 / p95 (target ≤ 50) / max | ${c.cold.p50} / ${c.cold.p95} ${c.cold.p95 <= 50 ? '✓' : '✗'} / ${c.cold.max} |`,
   `| Schema compile ms, cached p50 / p95 | ${c.cached.p50} / ${c.cached.p95} |`,
 ].join('\n');
+const r = responses;
+const responsesTable = [
+  '| Measure (Node, bundled tiny-chat, 64 tokens streamed) | Chat completions | Responses API |',
+  '| --- | --- | --- |',
+  `| Time to first token, ms (median) | ${r.firstTokenMs.chat} | ${r.firstTokenMs.responses} |`,
+  `| Whole request, ms (median); responses ÷ chat, median of pairs | ${r.wholeRequestMs.chat} | ${r.wholeRequestMs.responses} (${r.ratio}) |`,
+  `| Memory store: put / get ms, p50 (p95) | | ${r.store.putMs.p50} (${r.store.putMs.p95}) / ${r.store.getMs.p50} (${r.store.getMs.p95}) |`,
+].join('\n');
 const markdown = [
   `On the bundled models (public/models):\n\n${table(bundled)}`,
   `Structured output:\n\n${structuredTable}`,
+  `The Responses API:\n\n${responsesTable}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
   `Prefix reuse, and a model at the scale of real ones (Node${realistic.skipped ? `; realistic model skipped: ${realistic.skipped}` : ''}):\n\n` +
     realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }),
+  `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
+    `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
 console.log(`\n${markdown}\n`);
 const out = fileURLToPath(new URL('./results/', import.meta.url));
@@ -413,7 +431,7 @@ const report = {
   date: new Date().toISOString(),
   machine,
   browsers,
-  results: { bundled, stories, structured, realistic },
+  results: { bundled, stories, structured, responses, realistic, remote },
   markdown,
 };
 writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');

@@ -1,6 +1,7 @@
 /**
- * Lantern: the OpenAI-shaped /v1 API (chat completions, embeddings, models) as one web-standard handler, the engines
- * that answer it from local models, and the key store that guards it.
+ * Lantern: the OpenAI-shaped /v1 API (chat completions, completions, responses, embeddings, models) as one
+ * web-standard handler, the engines that answer it from local models, the key store that guards it and the store that
+ * keeps responses.
  */
 export * from './api/index.ts';
 export {
@@ -22,6 +23,9 @@ export {
   type ToolCall,
   type ToolChoice,
   type ToolDefinition,
+  type WireObject,
+  type WireOptions,
 } from './engine/index.ts';
 export * from './engines/index.ts';
 export * from './keys/index.ts';
+export * from './response-store/index.ts';

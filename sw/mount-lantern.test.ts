@@ -3,14 +3,34 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { aborted, FakeEngine } from '../test/support/fake-engine.ts';
 import { EngineError } from '../src/engine/index.ts';
 import { KeyRing } from '../src/keys/index.ts';
-import { PORT_REQUEST, REQUEST_ID_HEADER, registerEngineErrorTransfer } from '../src/worker/protocol.ts';
+import {
+  PORT_REQUEST,
+  REQUEST_ID_HEADER,
+  registerEngineErrorTransfer,
+  type PortOffer,
+} from '../src/worker/protocol.ts';
 import { createWorkerApi } from '../src/worker/worker-api.ts';
+import { startUpstream } from '../test/support/upstream.ts';
 import { mountLantern } from './mount-lantern.ts';
 
 /** The service worker's side, driven with hand-made events (as Hono tests its service worker adapter). */
 registerEngineErrorTransfer();
 
 const ORIGIN = 'https://app.example';
+
+/** The host's profile as its port offer carries it: the fake engine's two models, on the CPU. */
+const ROUTING: PortOffer['routing'] = {
+  profile: {
+    'chat-model': { task: 'chat', created: 1, candidates: [{ engine: 'transformers', model: '/chat', device: 'cpu' }] },
+    'embed-model': {
+      task: 'embeddings',
+      created: 2,
+      candidates: [{ engine: 'transformers', model: '/embed', device: 'cpu' }],
+    },
+  },
+  policy: 'local-first',
+  device: { webgpu: false, shaderF16: false },
+};
 const ports: MessagePort[] = [];
 afterEach(() => ports.splice(0).forEach((p) => p.close()));
 
@@ -40,15 +60,16 @@ class FakeScope {
     return answered;
   }
 
-  /** A host tab hands over a port to a worker around `engine`. */
-  offer(engine: FakeEngine, host = 'host-a', generation = 1) {
+  /** A host tab hands over a port to a worker around `engine`, with its profile. */
+  offer(engine: FakeEngine, host = 'host-a', generation = 1, routing = ROUTING) {
     const { port1, port2 } = new MessageChannel();
     ports.push(port1, port2);
     Comlink.expose(
       createWorkerApi(() => engine, { report: () => {}, fatal: () => {} }),
       port1,
     );
-    this.dispatch('message', { data: { type: 'lantern:port-offer', host, generation }, ports: [port2] });
+    const offer: PortOffer = { type: 'lantern:port-offer', host, generation, routing };
+    this.dispatch('message', { data: offer, ports: [port2] });
   }
 }
 
@@ -134,5 +155,41 @@ describe('mountLantern', () => {
     expect(response.status).toBe(500);
     expect(response.headers.get('x-should-retry')).toBe('true');
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/No page is hosting/);
+  });
+
+  it('forwards an ID only a server can serve by itself, and keeps answering it once no tab hosts the engine', async () => {
+    const upstream = await startUpstream({ mode: 'lantern' });
+    try {
+      const { scope, post } = await mounted({ portWaitMs: 50 });
+      const engine = new FakeEngine();
+      const far = {
+        engine: 'remote',
+        baseURL: upstream.baseURL,
+        model: 'crimson-falcon-4',
+        apiKey: upstream.key,
+      } as const;
+      const profile = { ...ROUTING.profile, 'far-chat': { task: 'chat', created: 3, candidates: [far] } } as const;
+      scope.offer(engine, 'host-a', 1, { ...ROUTING, profile });
+      const served: unknown[] = [];
+      scope.windows.set('page-1', { postMessage: (data) => served.push(data) });
+      scope.dispatch('message', { data: { type: 'lantern:host-gone', host: 'host-a' }, ports: [] });
+
+      const request = { model: 'far-chat', messages: [{ role: 'user', content: 'Hello' }], temperature: 0 };
+      const response = await scope.fetch(post('/v1/chat/completions', request))!;
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-lantern-backend')).toBe(`remote:crimson-falcon-4@${upstream.baseURL}`);
+      expect(((await response.json()) as { model: string }).model).toBe('far-chat');
+      expect(engine.chats).toHaveLength(0);
+      // The pages hear which candidate answers the ID.
+      await expect
+        .poll(() => served)
+        .toContainEqual({
+          type: 'lantern:served',
+          model: 'far-chat',
+          backend: `remote:crimson-falcon-4@${upstream.baseURL}`,
+        });
+    } finally {
+      await upstream.kill();
+    }
   });
 });

@@ -1,8 +1,17 @@
 /// <reference lib="webworker" />
 import { createHandler, type Handler, type HandlerOptions } from '../src/api/index.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
-import { isAbortRequest, isHostGone, isPortOffer, PORT_REQUEST, REQUEST_ID_HEADER } from '../src/worker/protocol.ts';
+import { indexedDbResponseStore } from '../src/response-store/index.ts';
+import {
+  isAbortRequest,
+  isHostGone,
+  isPortOffer,
+  PORT_REQUEST,
+  REQUEST_ID_HEADER,
+  type Served,
+} from '../src/worker/protocol.ts';
 import { RemoteEngine } from '../src/worker/remote-engine.ts';
+import { serviceWorkerEngine } from '../src/worker/service-worker-engine.ts';
 import { routeFetch, type FetchEventLike } from './route-fetch.ts';
 
 /**
@@ -18,8 +27,9 @@ export interface MountOptions extends Partial<Omit<HandlerOptions, 'engine'>> {
 }
 
 /**
- * Mounts Lantern in a service worker: `/v1/*` on this origin is answered by the handler, with keys from the origin's
- * IndexedDB and models from the engine worker of whichever tab hosts it; every other request is left alone. Call it
+ * Mounts Lantern in a service worker: `/v1/*` on this origin is answered by the handler, with keys and stored responses
+ * in the origin's IndexedDB and models from the engine worker of whichever tab hosts it; every other request is left
+ * alone. Call it
  * once, at the top level of your own service worker, before any other fetch listener that could answer `/v1`.
  *
  * @example
@@ -36,19 +46,31 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     const windows = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
     for (const client of windows) client.postMessage({ type: PORT_REQUEST });
   };
-  const engine = new RemoteEngine({
+  const host = new RemoteEngine({
     requestPort: () => void requestPort(),
     ...(options.portWaitMs !== undefined && { portWaitMs: options.portWaitMs }),
+  });
+  // Tell the pages when an ID starts being answered by another candidate (a server, when the device cannot serve it).
+  const engine = serviceWorkerEngine(host, (model, backend) => {
+    void scope.clients.matchAll({ type: 'window' }).then((windows) => {
+      for (const client of windows) client.postMessage({ type: 'lantern:served', model, backend } satisfies Served);
+    });
   });
   const running = new Map<string, AbortController>();
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
-    if (isPortOffer(event.data) && port) engine.connect(port, `${event.data.host}#${event.data.generation}`);
-    else if (isHostGone(event.data)) engine.disconnect(event.data.host);
+    if (isPortOffer(event.data) && port) {
+      host.connect(port, `${event.data.host}#${event.data.generation}`, event.data.routing);
+    } else if (isHostGone(event.data)) host.disconnect(event.data.host);
     else if (isAbortRequest(event.data)) running.get(event.data.id)?.abort();
   });
 
-  const handler = createHandler({ keys: new KeyRing({ storage: indexedDbKeyStorage() }), ...options, engine });
+  const handler = createHandler({
+    keys: new KeyRing({ storage: indexedDbKeyStorage() }),
+    responses: indexedDbResponseStore(),
+    ...options,
+    engine,
+  });
 
   /**
    * Answers one request with a signal that fires when its page aborts it (a `lantern:abort` message) or goes away, so

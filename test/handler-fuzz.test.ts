@@ -40,7 +40,9 @@ beforeAll(async () => {
 });
 
 function assertValidChat(request: ChatRequest): void {
-  expect(request.messages.length).toBeGreaterThan(0);
+  // A conversation, or a raw prompt (/v1/completions) and nothing else.
+  if (request.prompt === undefined) expect(request.messages.length).toBeGreaterThan(0);
+  else expect(typeof request.prompt === 'string' && request.messages.length === 0).toBe(true);
   for (const m of request.messages) {
     expect(['system', 'user', 'assistant', 'tool']).toContain(m.role);
     expect(typeof m.content).toBe('string');
@@ -164,6 +166,55 @@ const embeddingsBody = fc.record(
   { requiredKeys: [] },
 );
 
+const completionsBody = fc.record(
+  {
+    model: maybe(fc.constantFrom('chat-model', 'embed-model')),
+    prompt: fc.oneof(nasty, fc.array(nasty, { maxLength: 10 }), fc.array(fc.integer()), json),
+    max_tokens: maybe(number),
+    n: maybe(number),
+    echo: maybe(fc.boolean()),
+    logprobs: maybe(number),
+    best_of: maybe(number),
+    suffix: maybe(nasty),
+    stream: maybe(fc.boolean()),
+    stop: fc.oneof(nasty, fc.array(nasty, { maxLength: 6 }), json),
+  },
+  { requiredKeys: [] },
+);
+
+const inputItem = fc.record(
+  {
+    type: maybe(fc.constantFrom('message', 'function_call', 'function_call_output', 'item_reference', 'reasoning')),
+    role: maybe(fc.constantFrom('user', 'assistant', 'system', 'developer', 'tool')),
+    content: fc.oneof(
+      nasty,
+      json,
+      fc.array(
+        fc.record({ type: maybe(fc.constantFrom('input_text', 'output_text', 'input_image')), text: maybe(nasty) }),
+      ),
+    ),
+    id: maybe(nasty),
+  },
+  { requiredKeys: [] },
+);
+
+const responsesBody = fc.record(
+  {
+    model: maybe(fc.constantFrom('chat-model', 'embed-model')),
+    input: fc.oneof(nasty, fc.array(inputItem, { maxLength: 6 }), json),
+    instructions: maybe(nasty),
+    max_output_tokens: maybe(number),
+    previous_response_id: maybe(nasty),
+    store: maybe(fc.boolean()),
+    stream: maybe(fc.boolean()),
+    tools: maybe(fc.array(json)),
+    text: maybe(fc.record({ format: maybe(fc.record({ type: maybe(fc.constantFrom('text', 'json_object')) })) })),
+    include: maybe(fc.array(nasty)),
+    metadata: maybe(json),
+  },
+  { requiredKeys: [] },
+);
+
 /** Valid in shape, hostile in content: these reach the engine, with unicode, NUL and surrogates in every string. */
 const validChat = fc.record(
   {
@@ -204,10 +255,27 @@ const validEmbeddings = fc.record({
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 const body = fc.oneof(
-  { weight: 2, arbitrary: validChat.map((b) => utf8(JSON.stringify(b))) },
+  { weight: 6, arbitrary: validChat.map((b) => utf8(JSON.stringify(b))) },
   { weight: 1, arbitrary: validEmbeddings.map((b) => utf8(JSON.stringify(b))) },
   { weight: 4, arbitrary: chatBody.map((b) => utf8(JSON.stringify(b))) },
   { weight: 3, arbitrary: embeddingsBody.map((b) => utf8(JSON.stringify(b))) },
+  { weight: 2, arbitrary: completionsBody.map((b) => utf8(JSON.stringify(b))) },
+  { weight: 2, arbitrary: responsesBody.map((b) => utf8(JSON.stringify(b))) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({
+        model: fc.constant('chat-model'),
+        prompt: fc.oneof(nasty, fc.array(nasty, { minLength: 1, maxLength: 4 })),
+      })
+      .map((b) => utf8(JSON.stringify(b))),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ model: fc.constant('chat-model'), input: nasty, stream: fc.boolean() })
+      .map((b) => utf8(JSON.stringify(b))),
+  },
   { weight: 2, arbitrary: fc.anything().map((v) => utf8(JSON.stringify(v) ?? 'undefined')) },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 256 }) }, // not JSON, often not UTF-8
   {
@@ -233,6 +301,9 @@ const path = fc.oneof(
   fc.constantFrom(
     '/v1/chat/completions',
     '/v1/embeddings',
+    '/v1/completions',
+    '/v1/responses',
+    '/v1/responses/resp_0123',
     '/v1/models',
     '/v1/models/chat-model',
     '/v1/models/',
@@ -284,7 +355,7 @@ const anyRequest = fc.record({
 /** Past the front door: a valid key, POST to a real endpoint, so that the body is what gets fuzzed. */
 const bodyRequest = fc.record({
   method: fc.constant('POST'),
-  path: fc.constantFrom('/v1/chat/completions', '/v1/embeddings'),
+  path: fc.constantFrom('/v1/chat/completions', '/v1/embeddings', '/v1/completions', '/v1/responses'),
   authorization: fc.constant<string | null>('valid'),
   contentType,
   extra,
@@ -316,7 +387,8 @@ async function expectWellFormed(response: Response, method: string): Promise<voi
   if (method === 'HEAD') return expect(text).toBe(''); // a HEAD answer has headers only
   if (response.status === 200) {
     if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+      // A response's stream ends with its last event, the others with [DONE].
+      expect(text.endsWith('data: [DONE]\n\n') || /"type":"response\.completed"[^\n]*\n\n$/.test(text)).toBe(true);
     } else {
       JSON.parse(text);
     }

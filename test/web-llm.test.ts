@@ -117,4 +117,32 @@ describe('web-llm through /v1', () => {
     });
     expect(create.engines[0]!.requests[1]).not.toHaveProperty('extra_body');
   });
+
+  it("continues a raw prompt with web-llm's text completion (no template, no thinking switch), logprobs and stop", async () => {
+    const answer = await client.completions.create({
+      model: 'indigo-owl-4',
+      prompt: 'Once upon a time',
+      max_tokens: 5,
+      logprobs: 1,
+      seed: 3,
+      stop: 't4',
+    });
+    expect(answer.choices[0]).toMatchObject({ index: 0, text: 't03 t13 t23 t33 ', finish_reason: 'stop' });
+    expect(answer.choices[0]!.logprobs).toMatchObject({
+      tokens: ['t03 ', 't13 ', 't23 ', 't33 '],
+      text_offset: [0, 4, 8, 12],
+    });
+    expect(answer.usage).toEqual({ prompt_tokens: 4, completion_tokens: 5, total_tokens: 9 });
+    const [request] = create.engines[0]!.completionRequests;
+    expect(request).toMatchObject({
+      prompt: 'Once upon a time',
+      stream: true,
+      seed: 3,
+      logprobs: true,
+      top_logprobs: 1,
+    });
+    expect(request).not.toHaveProperty('messages');
+    expect(request).not.toHaveProperty('extra_body');
+    expect(create.engines[0]!.requests).toEqual([]);
+  });
 });

@@ -78,6 +78,9 @@ describe('authentication', () => {
       ['/v1/models', undefined],
       ['/v1/models/chat-model', undefined],
       ['/v1/chat/completions', chatBody()],
+      ['/v1/completions', { model: 'chat-model', prompt: 'x' }],
+      ['/v1/responses', { model: 'chat-model', input: 'x' }],
+      ['/v1/responses/resp_1', undefined],
       ['/v1/embeddings', { model: 'embed-model', input: 'x' }],
       ['/v1/nowhere', undefined],
     ] as const) {
@@ -148,7 +151,7 @@ describe('routing', () => {
   });
 
   it('answers unknown URLs and wrong methods with an OpenAI 404', async () => {
-    await expectError(await request('/v1/completions', chatBody()), 404, 'unknown_url');
+    await expectError(await request('/v1/assistants', chatBody()), 404, 'unknown_url');
     await expectError(await request('/v1/chat/completions'), 404, 'unknown_url');
   });
 
@@ -256,6 +259,97 @@ describe('chat completions', () => {
     client.abort();
     await pending.then((r) => r.text()).catch(() => undefined);
     expect(engineSignal?.aborted).toBe(true);
+  });
+});
+
+/** The bodies of the other routes that generate: they share chat's middleware, limits and error handling. */
+const generationRoutes = [
+  ['/v1/completions', (extra: Record<string, unknown> = {}) => ({ model: 'chat-model', prompt: 'hello', ...extra })],
+  ['/v1/responses', (extra: Record<string, unknown> = {}) => ({ model: 'chat-model', input: 'hello', ...extra })],
+] as const;
+
+/** The JSON of each `data:` line of an event stream (`[DONE]` as is), whatever `event:` lines name them. */
+async function readData(response: Response): Promise<unknown[]> {
+  return (await response.text())
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => (line === 'data: [DONE]' ? '[DONE]' : JSON.parse(line.slice(6))));
+}
+
+describe.each(generationRoutes)('%s, as chat completions', (path, body) => {
+  it.each([false, true])('passes the client abort to the engine (stream: %s)', async (stream) => {
+    const client = new AbortController();
+    let engineSignal: AbortSignal | undefined;
+    engine.onChat = async (_request, { signal, onEvent }) => {
+      engineSignal = signal;
+      onEvent?.({ type: 'delta', choice: 0, text: 'x' });
+      await aborted(signal);
+      throw new EngineError('aborted', 'cancelled');
+    };
+    const pending = request(path, body({ stream }), { signal: client.signal });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    client.abort();
+    await pending.then((r) => r.text()).catch(() => undefined);
+    expect(engineSignal?.aborted).toBe(true);
+  });
+
+  it('spends the same per-key requests and generation slots as chat completions and embeddings', async () => {
+    await setUp({ rateLimits: { requestsPerMinute: 2 } });
+    expect((await request('/v1/chat/completions', chatBody())).status).toBe(200);
+    expect((await request(path, body())).status).toBe(200);
+    await expectError(await request(path, body()), 429, 'rate_limit_exceeded');
+    await setUp({ rateLimits: { concurrentGenerations: 1 } });
+    let release!: () => void;
+    engine.onChat = async (_request, { onEvent }) => {
+      onEvent?.({ type: 'delta', choice: 0, text: 'a' });
+      await new Promise<void>((resolve) => (release = resolve));
+      onEvent?.({ type: 'finish', choice: 0, reason: 'stop' });
+      return { choices: [{ text: 'a', finishReason: 'stop' }], usage: { promptTokens: 1, completionTokens: 1 } };
+    };
+    const first = await request(path, body({ stream: true }));
+    await expectError(await request('/v1/chat/completions', chatBody()), 429, 'rate_limit_exceeded');
+    release();
+    await first.text();
+    const second = request(path, body());
+    while (engine.chats.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
+    release();
+    expect((await second).status).toBe(200);
+  });
+
+  it('answers an engine refusal before the first token with its own status, even when streaming', async () => {
+    engine.onChat = async () => {
+      throw new EngineError('context_length_exceeded', 'This model has 8 tokens of context.', { param: 'messages' });
+    };
+    await expectError(await request(path, body({ stream: true })), 400, 'context_length_exceeded');
+  });
+
+  it('ends a stream that fails after its first token in its own words, and reports the failure', async () => {
+    engine.onChat = async (_request, { onEvent }) => {
+      onEvent?.({ type: 'delta', choice: 0, text: 'par' });
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      throw new EngineError('unavailable', 'The engine worker stopped.');
+    };
+    const response = await request(path, body({ stream: true }));
+    const requestId = response.headers.get('x-request-id');
+    const events = await readData(response);
+    expect(events).not.toContain('[DONE]');
+    if (path === '/v1/completions') {
+      expect(events.at(-1)).toEqual({
+        error: { message: 'The engine worker stopped.', type: 'server_error', param: null, code: 'engine_unavailable' },
+      });
+    } else {
+      // The Responses API's way: the response ends `failed`, with what it had written.
+      expect(events.at(-1)).toMatchObject({
+        type: 'response.failed',
+        sequence_number: events.length - 1,
+        response: {
+          status: 'failed',
+          error: { code: 'server_error', message: 'The engine worker stopped.' },
+          output: [{ type: 'message', content: [{ type: 'output_text', text: 'par' }] }],
+        },
+      });
+    }
+    expect(serverErrors).toEqual([{ error: expect.any(EngineError), requestId }]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { Hono } from 'hono/tiny';
 import { cors } from 'hono/cors';
+import { memoryResponseStore } from '../response-store/index.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { newRequestId } from './ids.ts';
 import { auth } from './middleware/auth.ts';
@@ -8,6 +9,8 @@ import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type CorsOptions, type HandlerOpti
 import { RateLimiter } from './rate-limiter.ts';
 import { requestParsers } from './request-schemas.ts';
 import { createChatCompletion } from './routes/chat-completions.ts';
+import { createCompletion } from './routes/completions.ts';
+import { createResponse, deleteResponse, retrieveResponse } from './routes/responses.ts';
 import { createEmbeddings } from './routes/embeddings.ts';
 import { listModels, retrieveModel } from './routes/models.ts';
 import type { Env, RouteDeps } from './routes/route-deps.ts';
@@ -16,9 +19,10 @@ import type { Env, RouteDeps } from './routes/route-deps.ts';
 export type Handler = (request: Request) => Promise<Response>;
 
 /**
- * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions` and
- * `POST /v1/embeddings`, every route behind `Authorization: Bearer lt_…`, chat completions and embeddings under a
- * per-key rate limit and a bounded engine queue, and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
+ * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`, `POST /v1/completions`,
+ * `POST /v1/responses` (with `GET` and `DELETE /v1/responses/{id}`) and `POST /v1/embeddings`, every route behind
+ * `Authorization: Bearer lt_…`, every route that runs a model under a per-key rate limit and a bounded engine queue,
+ * and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
  *
  * @example
  * const handler = createHandler({ engine, keys: new KeyRing() });
@@ -35,7 +39,7 @@ export function createHandler(options: HandlerOptions): Handler {
     options.onServerError ?? ((error, requestId) => console.error(`[lantern] ${requestId}:`, error));
   const report = (error: unknown, requestId: string): ApiError => {
     const apiError = toApiError(error);
-    if (apiError.status === 500 && apiError.code !== 'request_cancelled')
+    if (apiError.status >= 500 && apiError.code !== 'request_cancelled')
       onServerError(apiError.cause ?? error, requestId);
     return apiError;
   };
@@ -70,10 +74,15 @@ export function createHandler(options: HandlerOptions): Handler {
     now,
     ownedBy: options.ownedBy ?? 'lantern',
     errorBody: (error, requestId) => report(error, requestId).body(),
+    responses: options.responses ?? memoryResponseStore(),
   };
   app.get('/v1/models', listModels(deps));
   app.get('/v1/models/:id{.+}', retrieveModel(deps));
   app.post('/v1/chat/completions', rateLimit(limiter), createChatCompletion(deps));
+  app.post('/v1/completions', rateLimit(limiter), createCompletion(deps));
+  app.post('/v1/responses', rateLimit(limiter), createResponse(deps));
+  app.get('/v1/responses/:id', retrieveResponse(deps));
+  app.delete('/v1/responses/:id', deleteResponse(deps));
   // Embeddings run on the same device, in the same engine queue, as generations: the same limits hold them.
   app.post('/v1/embeddings', rateLimit(limiter), createEmbeddings(deps));
 
@@ -114,7 +123,7 @@ function corsMiddleware({ origins }: CorsOptions) {
   const allowed = typeof origins === 'function' ? origins : (origin: string) => origins.includes(origin);
   return cors({
     origin: (origin) => (origin && allowed(origin) ? origin : null),
-    allowMethods: ['GET', 'POST', 'OPTIONS'],
+    allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     exposeHeaders: EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_S,
   });

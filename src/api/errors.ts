@@ -1,8 +1,8 @@
 import { EngineError, type EngineErrorKind } from '../engine/index.ts';
 import type { ErrorBody } from './wire.ts';
 
-/** The statuses this API answers with (the spec's table). */
-export type ErrorStatus = 400 | 401 | 404 | 429 | 500;
+/** The statuses this API answers with (the spec's table, and 502 / 503 for a remote server that failed). */
+export type ErrorStatus = 400 | 401 | 404 | 429 | 500 | 502 | 503;
 
 export interface ApiErrorOptions {
   type?: string;
@@ -19,7 +19,12 @@ const DEFAULT_TYPE: Record<ErrorStatus, string> = {
   404: 'invalid_request_error',
   429: 'requests',
   500: 'server_error',
+  502: 'server_error',
+  503: 'server_error',
 };
+
+/** The response header naming the candidate that answered (or, on an error from a remote server, that failed). */
+export const BACKEND_HEADER = 'x-lantern-backend';
 
 /**
  * An error that becomes one OpenAI-shaped error response. Code anywhere in `src/api` throws it; the single error
@@ -74,12 +79,26 @@ const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string
   // place), so the next try runs on a fresh one. No header: the SDK retries a 500 by default.
   internal: { status: 500, code: 'engine_error' },
   invalid_output: { status: 500, code: 'invalid_structured_output', retry: true },
+  rate_limited: { status: 429, code: 'rate_limit_exceeded' },
+  upstream_error: { status: 502, code: 'upstream_error', retry: true },
+  upstream_unavailable: { status: 503, code: 'upstream_unavailable', retry: true },
 };
 
-/** The one place where typed engine errors become HTTP errors. */
+/**
+ * The one place where typed engine errors become HTTP errors. An error that knows better than its kind whether a retry
+ * can help (a remote server's own `x-should-retry`) says so; a wait becomes `retry-after-ms` and `retry-after`, which
+ * the openai SDK honours; a remote server's rate-limit headers pass through.
+ */
 export function fromEngineError(error: EngineError): ApiError {
   const rule = ENGINE_ERRORS[error.kind];
-  const headers: Record<string, string> = rule.retry === undefined ? {} : { 'x-should-retry': String(rule.retry) };
+  const retry = error.retry ?? rule.retry;
+  const headers: Record<string, string> = { ...error.headers };
+  if (retry !== undefined) headers['x-should-retry'] = String(retry);
+  if (error.retryAfterMs !== undefined) {
+    headers['retry-after-ms'] = String(Math.ceil(error.retryAfterMs));
+    headers['retry-after'] = String(Math.ceil(error.retryAfterMs / 1000));
+  }
+  if (error.backend !== undefined) headers[BACKEND_HEADER] = error.backend;
   return new ApiError(rule.status, error.message, {
     param: error.param ?? null,
     code: rule.code,

@@ -1,6 +1,6 @@
 /**
  * Identifiers this API mints: `req_…` for requests (the `x-request-id` header), `chatcmpl-…` for completions, `fp_…`
- * for the `system_fingerprint` of a model.
+ * for the `system_fingerprint` of a model, and the ids of the other objects ({@link newId}).
  */
 import type { ModelCard } from '../engine/index.ts';
 
@@ -15,6 +15,14 @@ export function newCompletionId(): string {
 /** `call_…`, 24 characters after the prefix, as OpenAI's tool call ids. */
 export function newToolCallId(): string {
   return 'call_' + crypto.randomUUID().replace(/-/g, '').slice(0, 24);
+}
+
+/**
+ * A new id of an object of the OpenAI API, with its prefix: `cmpl-` a text completion, `resp_` a response, `msg_` an
+ * output message, `fc_` a function call item, `call_` the call id its output refers to.
+ */
+export function newId(prefix: 'cmpl-' | 'resp_' | 'msg_' | 'fc_' | 'call_'): string {
+  return prefix + crypto.randomUUID().replace(/-/g, '');
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Engine } from '../engine/index.ts';
 import type { KeyStore } from '../keys/index.ts';
+import type { ResponseStore } from '../response-store/index.ts';
 
 /**
  * Every explicit limit of the API. A request over any of them is answered 400 before any work is queued, with the
@@ -74,6 +75,11 @@ export interface HandlerOptions {
   engine: Engine;
   /** Where API keys are checked. */
   keys: KeyStore;
+  /**
+   * Where the Responses API keeps responses (`store: true`, its default): `memoryResponseStore()` unless given; the
+   * service worker gives `indexedDbResponseStore()`.
+   */
+  responses?: ResponseStore;
   /** Overrides of {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits>;
   /** Overrides of {@link DEFAULT_RATE_LIMITS}. */

@@ -77,7 +77,8 @@ const responseFormat = z.discriminatedUnion(
   { error: 'The type of `response_format` must be "text", "json_object" or "json_schema".' },
 );
 
-function chatSchema(limits: Limits) {
+/** The chat completions body; the other generation routes take their common sampling fields from it. */
+export function chatSchema(limits: Limits) {
   const maxTokens = optional(z.int().min(1).max(limits.maxTokens));
   return z.object({
     model: z.string().min(1),
@@ -211,7 +212,8 @@ export function requestParsers(limits: Limits) {
 /** What zod reports for an issue without a message of our own, so that ours can be told apart from its defaults. */
 const DEFAULT_MESSAGE = '\u0000';
 
-function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+/** Validates a request body against a schema; the first problem is a 400 naming the parameter, in the OpenAI API's words. */
+export function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   const result = schema.safeParse(body, { reportInput: true, error: () => DEFAULT_MESSAGE });
   if (result.success) return result.data;
   throw issueToError(result.error.issues[0]!, []);

@@ -1,7 +1,10 @@
 import type { ErrorBody } from './wire.ts';
 
-/** Emits one server-sent event: a `data:` line holding the JSON of the value. */
-export type SendEvent = (data: unknown) => void;
+/**
+ * Emits one server-sent event: a `data:` line holding the JSON of the value, after an `event:` line naming it when
+ * `event` is given (the Responses API names its events; chat completions send data-only frames).
+ */
+export type SendEvent = (data: unknown, event?: string) => void;
 
 export interface EventStreamOptions {
   /** The request's signal: the client going away stops the producer. */
@@ -11,6 +14,11 @@ export interface EventStreamOptions {
   errorBody: (error: unknown) => ErrorBody;
   /** Called once when the producer is done, however it ended (finished, failed, or aborted by the client). */
   onDone?: (() => void) | undefined;
+  /**
+   * Whether a finished stream ends with `data: [DONE]` (default true), as chat and text completions do; the Responses
+   * API's streams end with their last event instead.
+   */
+  doneFrame?: boolean;
 }
 
 /**
@@ -49,8 +57,8 @@ export async function eventStream(
   let started = false;
   let markStarted!: () => void;
   const firstEvent = new Promise<void>((resolve) => (markStarted = resolve));
-  const send: SendEvent = (data) => {
-    write(`data: ${JSON.stringify(data)}\n\n`);
+  const send: SendEvent = (data, event) => {
+    write(`${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
     if (!started) {
       started = true;
       markStarted();
@@ -59,7 +67,9 @@ export async function eventStream(
 
   const finished = produce(send, abort.signal)
     .then(
-      () => write('data: [DONE]\n\n'),
+      () => {
+        if (options.doneFrame !== false) write('data: [DONE]\n\n');
+      },
       (error: unknown) => {
         if (!started) throw error;
         if (!abort.signal.aborted) write(`data: ${JSON.stringify(options.errorBody(error))}\n\n`);

@@ -104,6 +104,10 @@ export interface Model {
   object: 'model';
   created: number;
   owned_by: string;
+  /** Lantern's own: the candidates that can serve it here, in the order they are tried (`x-lantern-backend` names). */
+  candidates?: string[];
+  /** Lantern's own: the candidate that answered its last request or, before any, the first in line. */
+  served_by?: string | null;
 }
 
 export interface ModelList {
@@ -118,4 +122,34 @@ export interface ErrorBody {
     param: string | null;
     code: string | null;
   };
+}
+
+/** The legacy completions API's log probabilities (`logprobs: N`): parallel arrays, one entry per token. */
+export interface CompletionLogprobs {
+  tokens: string[];
+  token_logprobs: number[];
+  /** The `N` most likely tokens at each step, and the sampled one, by their text. */
+  top_logprobs: Record<string, number>[];
+  /** Where each token starts in the choice's `text` (the prompt's length first, with `echo`), in UTF-16 code units. */
+  text_offset: number[];
+}
+
+/** A choice of a text completion, or of one of its chunks (then `text` is the new text, `finish_reason` null until the end). */
+export interface CompletionChoice {
+  index: number;
+  text: string;
+  logprobs: CompletionLogprobs | null;
+  finish_reason: FinishReason | null;
+}
+
+/** `POST /v1/completions`: the answer, and each chunk of a streamed one (openai-node's `Completion`). */
+export interface Completion {
+  id: string;
+  object: 'text_completion';
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: CompletionChoice[];
+  /** On the answer; on a stream, with `stream_options.include_usage`: null on every chunk but the last. */
+  usage?: CompletionUsage | null;
 }

@@ -1,6 +1,7 @@
 import * as Comlink from 'comlink';
 import type { LoadProgress } from '../engine/index.ts';
-import type { CandidateFailure } from '../engines/model-profile.ts';
+import type { CandidateFailure, RoutingConfig } from '../engines/model-profile.ts';
+import { deviceCapabilities } from '../worker/device.ts';
 import {
   registerEngineErrorTransfer,
   type DeviceInfo,
@@ -89,11 +90,16 @@ export class EngineHost {
     const control = this.#control;
     const generation = this.#generation;
     try {
-      await this.#started;
-      if (!control || generation !== this.#generation) return;
+      const device = await this.#started;
+      if (!control || !device || generation !== this.#generation) return;
       const { port1, port2 } = new MessageChannel();
       await control.connect(Comlink.transfer(port1, [port1]));
-      const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation };
+      const routing: RoutingConfig = {
+        profile: this.#config.profile,
+        policy: this.#config.policy ?? 'local-first',
+        device: deviceCapabilities(device),
+      };
+      const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation, routing };
       serviceWorker.postMessage(offer, [port2]);
     } catch (error) {
       console.warn('[lantern] could not hand the engine worker to the service worker:', error);

@@ -6,12 +6,15 @@ export {
   bundledProfile,
   candidateKey,
   PUBLIC_MODELS,
+  type LocalCandidate,
   type AdapterLimits,
   type CandidateFailure,
   type ModelCandidate,
   type ModelChain,
   type ModelEntry,
   type ModelProfile,
+  type RemoteCandidate,
+  type RoutingPolicy,
 } from '../engines/model-profile.ts';
 export { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 export type { IssuedKey, KeyInfo, KeyStore } from '../keys/index.ts';

@@ -1,9 +1,18 @@
 import { Workbox } from 'workbox-window';
 import type { LoadProgress, ModelTask } from '../engine/index.ts';
-import { modelChain, type CandidateFailure, type ModelChain, type ModelProfile } from '../engines/model-profile.ts';
+import {
+  candidateChain,
+  modelChain,
+  type CandidateFailure,
+  type ModelCandidate,
+  type ModelChain,
+  type ModelProfile,
+  type RoutingPolicy,
+} from '../engines/model-profile.ts';
 import { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 import { indexedDbKeyStorage, KeyRing, type KeyStore } from '../keys/index.ts';
 import {
+  isServed,
   PORT_REQUEST,
   REQUEST_ID_HEADER,
   type AbortRequest,
@@ -29,6 +38,11 @@ export interface LocalAPIOptions {
    * after their first download). `bundledProfile('/models')` selects the tiny fixture models that ship with the app.
    */
   profile?: ModelProfile;
+  /**
+   * For IDs whose chains have remote candidates: `local-first` (default) tries the local ones this device can run,
+   * then the servers; `remote-first` the servers, then the local ones; `local-only` never forwards a request.
+   */
+  policy?: RoutingPolicy;
   /** Where models run (default `auto`: WebGPU when the browser has an adapter, otherwise WebAssembly). */
   device?: DevicePreference;
   /** Run reports carry each token's timestamp (`tokenTimes`), for benchmarks. */
@@ -49,12 +63,18 @@ export interface LocalAPIEventMap {
   restart: CustomEvent<{ reason: string }>;
   /** A new version of the service worker took control of this page. */
   update: Event;
+  /** A public ID is now answered by another candidate (`backend` is its `candidateKey`). */
+  served: CustomEvent<{ model: string; backend: string }>;
 }
 
-/** A public model ID on this device: what it will try, first to last, and what it will not, with why. */
-export interface ModelChoice extends ModelChain {
+/** A public model ID on this device: what it will try, first to last, what answers it, and what it will not, with why. */
+export interface ModelChoice extends Omit<ModelChain, 'candidates'> {
   id: string;
   task: ModelTask;
+  /** What serves it, first to last: the local candidates this device can run and the servers, in the policy's order. */
+  candidates: ModelCandidate[];
+  /** The `candidateKey` of the candidate that answered its last request (null before any: the first is tried first). */
+  servedBy: string | null;
 }
 
 /** Messages between the tabs of an origin, so that every tab hears the host's events. */
@@ -83,6 +103,9 @@ export class LocalAPI extends EventTarget {
   /** Candidates that failed to load in the host's engine workers, and are skipped. */
   #failures: CandidateFailure[] = [];
   #profile: ModelProfile = DEFAULT_PROFILE;
+  #policy: RoutingPolicy = 'local-first';
+  /** Public ID → the candidate that answered it last, as the service worker reports it. */
+  readonly #servedBy = new Map<string, string>();
   #host: EngineHost | undefined;
   readonly #closed = new AbortController();
   readonly #tabs = new BroadcastChannel(TAB_CHANNEL);
@@ -94,9 +117,10 @@ export class LocalAPI extends EventTarget {
 
   /**
    * Each public model ID with what this device will try for it, first to last (`candidates`: the fallback chain after
-   * the device's capabilities are taken into account; empty: the ID cannot run here), the candidates that failed to
-   * load on this page and are skipped until `restartEngine()` (`failed`, each with its reason), and those this device
-   * cannot run (`skipped`, each with why). Waits until the device is known.
+   * the device's capabilities, the failures and the policy are taken into account: the local candidates and the
+   * servers; empty: the ID cannot be served here), which of them answered it last (`servedBy`), the candidates that failed
+   * to load on this page and are skipped until `restartEngine()` (`failed`, each with its reason), and those this
+   * device cannot run (`skipped`, each with why). Waits until the device is known.
    */
   async models(): Promise<ModelChoice[]> {
     const info =
@@ -105,11 +129,11 @@ export class LocalAPI extends EventTarget {
         this.addEventListener('device', (event) => resolve(event.detail), { once: true }),
       ));
     const device = deviceCapabilities(info);
-    return Object.entries(this.#profile).map(([id, entry]) => ({
-      id,
-      task: entry.task,
-      ...modelChain(entry, device, this.#failures),
-    }));
+    return Object.entries(this.#profile).map(([id, entry]) => {
+      const candidates = candidateChain(entry, device, this.#policy, this.#failures);
+      const servedBy = this.#servedBy.get(id) ?? null;
+      return { id, task: entry.task, ...modelChain(entry, device, this.#failures), candidates, servedBy };
+    });
   }
 
   /**
@@ -193,6 +217,10 @@ export class LocalAPI extends EventTarget {
     container.addEventListener('message', (event) => {
       if (event.data?.type === PORT_REQUEST && this.#host && event.source instanceof ServiceWorker) {
         void this.#host.offerPort(event.source);
+      } else if (isServed(event.data)) {
+        const { model, backend } = event.data;
+        this.#servedBy.set(model, backend);
+        this.dispatchEvent(new CustomEvent('served', { detail: { model, backend } }));
       }
     });
     container.startMessages();
@@ -213,12 +241,18 @@ export class LocalAPI extends EventTarget {
     }
 
     this.#profile = options.profile ?? DEFAULT_PROFILE;
+    this.#policy = options.policy ?? 'local-first';
     const engineWorker = new URL(
       options.engineWorker ?? 'lantern/engine-worker.js',
       new URL(serviceWorker, location.href),
     );
     this.#elect(
-      { profile: this.#profile, device: options.device ?? 'auto', trace: options.trace === true },
+      {
+        profile: this.#profile,
+        policy: this.#policy,
+        device: options.device ?? 'auto',
+        trace: options.trace === true,
+      },
       engineWorker,
     );
     this.#tabs.postMessage({ type: 'hello' } satisfies TabMessage);

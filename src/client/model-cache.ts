@@ -1,11 +1,11 @@
-import { isHubModel, ONNX_FILES, type ModelCandidate } from '../engines/model-profile.ts';
+import { isHubModel, ONNX_FILES, type LocalCandidate, type ModelCandidate } from '../engines/model-profile.ts';
 
 /**
  * What a candidate stores in the browser's Cache API, as the engines cache it: transformers.js keys its
  * `transformers-cache` by hub URL, web-llm its caches by the URLs of its model repository. A model served by the app
  * itself (a path, like the bundled ones) belongs to the app's precache and is not a page's to remove.
  */
-function storage(candidate: ModelCandidate): { probe: string; prefix: string | null } {
+function storage(candidate: LocalCandidate): { probe: string; prefix: string | null } {
   if (candidate.engine === 'web-llm') {
     const repo = `https://huggingface.co/mlc-ai/${candidate.model}/`;
     return { probe: `${repo}resolve/main/ndarray-cache.json`, prefix: repo };
@@ -24,18 +24,21 @@ function storage(candidate: ModelCandidate): { probe: string; prefix: string | n
  * for (const { id, candidates } of await lantern.models()) console.log(id, await isModelCached(candidates[0]!));
  */
 export async function isModelCached(candidate: ModelCandidate): Promise<boolean> {
+  if (candidate.engine === 'remote') return false; // a server's model is the server's
   // The service worker's precache keys files with a revision query: match on the path alone.
   return (await caches.match(storage(candidate).probe, { ignoreSearch: true })) !== undefined;
 }
 
 /** Whether a page may remove the candidate from the cache: downloaded models may, models the app serves may not. */
-export const isModelRemovable = (candidate: ModelCandidate) => storage(candidate).prefix !== null;
+export const isModelRemovable = (candidate: ModelCandidate) =>
+  candidate.engine !== 'remote' && storage(candidate).prefix !== null;
 
 /**
  * Deletes every cached file of a downloaded model candidate from every cache of this origin (it downloads again on its
  * next use); returns how many files were removed. Unload it first (`lantern.restartEngine()`) to free its memory too.
  */
 export async function removeCachedModel(candidate: ModelCandidate): Promise<number> {
+  if (candidate.engine === 'remote') return 0;
   const { prefix } = storage(candidate);
   if (!prefix) return 0;
   let removed = 0;

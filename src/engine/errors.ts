@@ -23,23 +23,45 @@ export type EngineErrorKind =
    * A constrained choice ended without a valid answer (its JSON incomplete after a stop sequence, or invalid through a
    * gap in the grammar engine): never returned as a success. Sampling again can succeed.
    */
-  | 'invalid_output';
+  | 'invalid_output'
+  /** The server that serves the model is busy and says when to come back (`retryAfterMs`, `headers`). */
+  | 'rate_limited'
+  /** The server that serves the model answered with a failure that is not the request's fault, or not an answer. */
+  | 'upstream_error'
+  /** The server that serves the model could not be reached, did not answer in time, or is cooling down after that. */
+  | 'upstream_unavailable';
 
 export interface EngineErrorOptions {
   /** The request field the error is about, when there is one (e.g. `messages`, `input`). */
   param?: string;
   cause?: unknown;
+  /** Whether the same request can succeed if sent again; when unset, the error's kind decides. */
+  retry?: boolean;
+  /** How long to wait before trying again, in milliseconds. */
+  retryAfterMs?: number;
+  /** Headers of a server's answer worth passing on to the client (`retry-after`, `x-ratelimit-*`). */
+  headers?: Record<string, string>;
+  /** The candidate that failed (`candidateKey`), when a remote one did. */
+  backend?: string;
 }
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';
   readonly kind: EngineErrorKind;
   readonly param: string | undefined;
+  readonly retry: boolean | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly backend: string | undefined;
 
   constructor(kind: EngineErrorKind, message: string, options: EngineErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.kind = kind;
     this.param = options.param;
+    this.retry = options.retry;
+    this.retryAfterMs = options.retryAfterMs;
+    this.headers = options.headers ?? {};
+    this.backend = options.backend;
   }
 
   /** Wraps anything thrown inside an engine so that only EngineErrors leave it. */

@@ -44,9 +44,15 @@ export interface ToolCall extends FunctionCall {
   id: string;
 }
 
-/** One chat generation request, already validated by the caller. */
+/** One generation request, already validated by the caller: a conversation, or a raw prompt. */
 export interface ChatRequest {
+  /** The conversation, rendered with the model's chat template. Empty when `prompt` is given. */
   messages: ChatMessage[];
+  /**
+   * Raw text for the model to continue as it is: no chat template, the tokenizer's own special tokens (a BOS) only.
+   * The legacy completions API. When given, `messages` is empty.
+   */
+  prompt?: string;
   /**
    * Most tokens to generate for each choice, as the client asked: the prompt and these must fit the context window,
    * or the request is refused (`context_length_exceeded`).
@@ -151,13 +157,36 @@ export interface TokenUsage {
 export interface ChatResult {
   choices: ChatChoice[];
   usage: TokenUsage;
+  /** With `ChatOptions.wire`, from an engine that forwards it: the server's completion object, as it sent it. */
+  wire?: WireObject;
 }
 
-export interface ChatOptions {
+/** A JSON object of the OpenAI wire, as a client sent it or a server answered it. */
+export type WireObject = Record<string, unknown>;
+
+/**
+ * Pass-through (see `src/engines/remote/`): an engine that forwards requests to an OpenAI-compatible server sends
+ * the client's own request body rather than a translation of the typed request, and hands back what the server said,
+ * so that every field either side knows (tools, response formats, log probabilities, …) crosses it unchanged. Engines
+ * that run models themselves ignore these.
+ */
+export interface WireOptions {
+  /** The request body as the client sent it (its `model` is the public ID). */
+  wire?: WireObject;
+  /** Told which candidate serves this call (its `candidateKey`), once chosen and before any output. */
+  onBackend?: (backend: string) => void;
+}
+
+export interface ChatOptions extends WireOptions {
   /** Aborting stops generation within a token and rejects with an `aborted` EngineError. */
   signal?: AbortSignal;
   /** Called synchronously for every event, in order, as tokens are generated. */
   onEvent?: (event: ChatEvent) => void;
+  /**
+   * With `wire` and a streamed request: each chunk the server streamed, as it sent it, in place of `onEvent` (an
+   * engine that forwards calls one or the other for a call, never both).
+   */
+  onWire?: (chunk: WireObject) => void;
 }
 
 export interface EmbedRequest {
@@ -168,9 +197,11 @@ export interface EmbedResult {
   /** One L2-normalised vector per input, in input order. */
   embeddings: Float32Array[];
   usage: { promptTokens: number };
+  /** With `EmbedOptions.wire`, from an engine that forwards it: the server's answer, as it sent it. */
+  wire?: WireObject;
 }
 
-export interface EmbedOptions {
+export interface EmbedOptions extends WireOptions {
   signal?: AbortSignal;
 }
 
@@ -195,6 +226,10 @@ export interface ModelCard {
   task: ModelTask;
   /** When the model was published, in Unix seconds. */
   created: number;
+  /** The candidates that can serve it here, in the order they are tried (`candidateKey`s), when the engine says. */
+  candidates?: string[];
+  /** The candidate that answered its last request or, before any, the first in line that is not cooling down. */
+  servedBy?: string | null;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type ModelCard,
   type ModelTask,
 } from '../engine/index.ts';
+import { fallbackChain } from './fallback-chain.ts';
 import { checkConstraint } from './generation/output-constraint.ts';
 import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders } from './model-loaders.ts';
 import {
@@ -21,9 +22,10 @@ import {
   usableCandidates,
   type CandidateFailure,
   type DeviceCapabilities,
-  type ModelCandidate,
+  type LocalCandidate,
   type ModelEntry,
   type ModelProfile,
+  type RoutingPolicy,
 } from './model-profile.ts';
 import { TaskQueue } from './task-queue.ts';
 
@@ -36,6 +38,8 @@ export interface EngineOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** How candidates are loaded (default: transformers.js and web-llm). */
   loaders?: ModelLoaders;
+  /** Where IDs whose chains have remote candidates are served first (default `local-first`). */
+  policy?: RoutingPolicy;
   /** Candidates that already failed to load on this page, in an earlier engine worker: skipped (see `modelChain`). */
   failed?: readonly CandidateFailure[];
   /**
@@ -67,6 +71,8 @@ export function createEngine(options: EngineOptions): Engine {
   const loaders = options.loaders ?? DEFAULT_LOADERS;
   const byId = new Map<string, Promise<LoadedModel>>();
   const byCandidate = new Map<string, Promise<LoadedModel>>();
+  /** The candidate key of each loaded model, for `onBackend`. */
+  const keys = new WeakMap<LoadedModel, string>();
   const queue = new TaskQueue();
 
   const entryFor = (id: string, task: ModelTask): ModelEntry => {
@@ -87,7 +93,7 @@ export function createEngine(options: EngineOptions): Engine {
   /** What a call gets in a broken realm: no answer; its caller sends it again to the next realm. */
   const stalled = () => new Promise<never>(() => {});
 
-  const loadCandidate = (id: string, task: ModelTask, candidate: ModelCandidate): Promise<LoadedModel> => {
+  const loadCandidate = (id: string, task: ModelTask, candidate: LocalCandidate): Promise<LoadedModel> => {
     if (realmBroken) return stalled();
     const key = candidateKey(candidate);
     let loading = byCandidate.get(key);
@@ -111,6 +117,7 @@ export function createEngine(options: EngineOptions): Engine {
           const key = candidateKey(candidate);
           try {
             const model = await loadCandidate(id, entry.task, candidate);
+            keys.set(model, key);
             onProgress?.({ status: 'ready', model: id, resolved: key });
             return model;
           } catch (error) {
@@ -148,7 +155,8 @@ export function createEngine(options: EngineOptions): Engine {
     return loading;
   };
 
-  return {
+  // Every local candidate of the profile; the fallback chain adds the remote ones.
+  const local: Engine = {
     async models(): Promise<ModelCard[]> {
       return Object.entries(profile)
         .filter(([, entry]) => usableCandidates(entry, device).length > 0)
@@ -159,12 +167,15 @@ export function createEngine(options: EngineOptions): Engine {
       // A constraint the engines would not enforce is refused before any model loads.
       if (request.constraint) checkConstraint(request.constraint);
       const model = (await resolve(id, entryFor(id, 'chat'))) as ChatModel;
+      chatOptions.onBackend?.(keys.get(model)!);
       return queue.run(() => model.generate(request, chatOptions), chatOptions.signal);
     },
 
     async embed(id: string, request: EmbedRequest, embedOptions: EmbedOptions = {}): Promise<EmbedResult> {
       const model = (await resolve(id, entryFor(id, 'embeddings'))) as EmbeddingModel;
+      embedOptions.onBackend?.(keys.get(model)!);
       return queue.run(() => model.embed(request.input, embedOptions), embedOptions.signal);
     },
   };
+  return fallbackChain({ local, routing: () => ({ profile, device, policy: options.policy ?? 'local-first' }) });
 }

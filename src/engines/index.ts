@@ -1,5 +1,8 @@
 /** Engines that run models behind the engine interface, and the model profiles they serve. */
 export { createEngine, type EngineOptions } from './create-engine.ts';
+export { fallbackChain, type FallbackChainOptions } from './fallback-chain.ts';
+export { REMOTE_TIMEOUTS } from './remote/upstream-request.ts';
+export { DEFAULT_COOL_DOWN_MS } from './remote/circuit-breaker.ts';
 export {
   DEFAULT_LOADERS,
   type ChatModel,
@@ -10,6 +13,7 @@ export {
 export {
   bundledProfile,
   canRun,
+  candidateChain,
   candidateKey,
   CPU_ONLY,
   modelChain,
@@ -19,11 +23,16 @@ export {
   type AdapterLimits,
   type CandidateFailure,
   type DeviceCapabilities,
+  type LocalCandidate,
   type ModelCandidate,
   type ModelChain,
   type ModelEntry,
   type ModelProfile,
   type PublicModelId,
+  type RemoteCandidate,
+  type RemoteTimeouts,
+  type RoutingConfig,
+  type RoutingPolicy,
   type TransformersCandidate,
   type WebLLMCandidate,
 } from './model-profile.ts';

@@ -2,7 +2,7 @@ import type { ChatOptions, ChatRequest, ChatResult, EmbedOptions, EmbedResult, L
 import {
   isHubModel,
   ONNX_FILES,
-  type ModelCandidate,
+  type LocalCandidate,
   type TransformersCandidate,
   type WebLLMCandidate,
 } from './model-profile.ts';
@@ -28,8 +28,8 @@ export interface LoadContext {
 
 /** How candidates become loaded models; `createEngine` takes other loaders in tests. */
 export interface ModelLoaders {
-  chat(candidate: ModelCandidate, context: LoadContext): Promise<ChatModel>;
-  embeddings(candidate: ModelCandidate, context: LoadContext): Promise<EmbeddingModel>;
+  chat(candidate: LocalCandidate, context: LoadContext): Promise<ChatModel>;
+  embeddings(candidate: LocalCandidate, context: LoadContext): Promise<EmbeddingModel>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   bundledProfile,
+  candidateChain,
   candidateKey,
   CPU_ONLY,
   modelChain,
@@ -10,6 +11,7 @@ import {
   WEB_LLM_LIMITS,
   type AdapterLimits,
   type DeviceCapabilities,
+  type LocalCandidate,
   type ModelEntry,
 } from './model-profile.ts';
 import { DEFAULT_PROFILE } from './model-registry.ts';
@@ -59,7 +61,7 @@ describe('the default registry', () => {
   });
 
   it('orders three chat models by size', () => {
-    const size = (id: string) => DEFAULT_PROFILE[id]!.candidates[0]!.downloadBytes!;
+    const size = (id: string) => (DEFAULT_PROFILE[id]!.candidates[0] as LocalCandidate).downloadBytes!;
     expect(size('crimson-falcon-4')).toBeLessThan(size('indigo-owl-4'));
     expect(size('indigo-owl-4')).toBeLessThan(size('amber-phoenix-4'));
   });
@@ -84,6 +86,26 @@ describe('the bundled profile', () => {
       expect(keys.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|embed)@fp32\/cpu$/);
       expect(keys[0]!.endsWith('/webgpu')).toBe(device.webgpu);
     }
+  });
+});
+
+describe('candidateChain', () => {
+  const server = { engine: 'remote', baseURL: 'https://user:pw@llm.example/v1/?key=k', model: 'big' } as const;
+  const entry = {
+    task: 'chat' as const,
+    created: 0,
+    candidates: [server, ...DEFAULT_PROFILE['crimson-falcon-4']!.candidates],
+  };
+  const keys = (policy?: 'local-first' | 'remote-first' | 'local-only', device = CPU_ONLY) =>
+    candidateChain(entry, device, policy).map(candidateKey);
+
+  it('puts the servers after the local candidates this device can run, or first, or nowhere, as the policy says', () => {
+    const local = 'transformers:HuggingFaceTB/SmolLM2-360M-Instruct@q4/cpu';
+    const remote = 'remote:big@https://llm.example/v1'; // no user, password or query: they can hold secrets
+    expect(keys()).toEqual([local, remote]);
+    expect(keys('remote-first')).toEqual([remote, local]);
+    expect(keys('local-only')).toEqual([local]);
+    expect(usableCandidates(entry, CPU_ONLY).map(candidateKey)).toEqual([local]);
   });
 });
 

@@ -55,7 +55,61 @@ export interface WebLLMCandidate extends GPUNeeds {
   downloadBytes?: number;
 }
 
-export type ModelCandidate = TransformersCandidate | WebLLMCandidate;
+/**
+ * A model served by an OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, the app's own backend): Lantern
+ * forwards the request and streams the answer back, under the public ID. See `src/engines/remote/`.
+ */
+export interface RemoteCandidate {
+  engine: 'remote';
+  /**
+   * The server's base URL, up to and including its `/v1` (`http://127.0.0.1:11434/v1`). In a browser, best a path of
+   * the app's own backend (`/api/llm/v1`), which adds the server's key there: anything in a profile reaches the page.
+   * A server on another origin must allow this one (CORS).
+   */
+  baseURL: string;
+  /** The model's name on that server (never shown to clients: answers carry the public ID). */
+  model: string;
+  /** Sent as `Authorization: Bearer …`; never logged or echoed. For Node: in a browser every visitor can read it. */
+  apiKey?: string;
+  /** More request headers; their values are treated as secrets too. */
+  headers?: Readonly<Record<string, string>>;
+  /** Overrides of the timeouts, in milliseconds (see `REMOTE_DEFAULTS` in `src/engines/remote/`). */
+  timeouts?: Readonly<Partial<RemoteTimeouts>>;
+  /** How long a server that failed is left alone before it is tried again, in milliseconds. */
+  coolDownMs?: number;
+}
+
+/** How long Lantern waits on a remote server, in milliseconds. */
+export interface RemoteTimeouts {
+  /**
+   * Until a streamed answer's response headers: the server accepted the request (some send them only with the first
+   * token, after loading a cold model).
+   */
+  connect: number;
+  /** Until the first event of a streamed answer, or the whole answer of a JSON one (servers send it when done). */
+  firstByte: number;
+  /** Longest silence between two events of a stream. */
+  idle: number;
+}
+
+/** A candidate that runs on this device. */
+export type LocalCandidate = TransformersCandidate | WebLLMCandidate;
+
+export type ModelCandidate = LocalCandidate | RemoteCandidate;
+
+/**
+ * Where a profile's IDs are served when a chain has both kinds: `local-first` (the default) tries the local
+ * candidates this device can run, then the remote ones; `remote-first` the remote ones, then the local ones;
+ * `local-only` never forwards a request. The order within each kind is the profile's.
+ */
+export type RoutingPolicy = 'local-first' | 'remote-first' | 'local-only';
+
+/** What decides which candidate serves a request: the profile, its policy, and what this device can run. */
+export interface RoutingConfig {
+  profile: ModelProfile;
+  policy: RoutingPolicy;
+  device: DeviceCapabilities;
+}
 
 /** What a public model ID runs: candidates in order of preference; the first this device can run is used. */
 export interface ModelEntry {
@@ -109,10 +163,11 @@ export const WEB_LLM_LIMITS: Readonly<AdapterLimits> = Object.freeze({
 
 /** Whether a candidate runs on the GPU (WebGPU). */
 export const runsOnGPU = (candidate: ModelCandidate): boolean =>
-  candidate.engine === 'web-llm' || candidate.device === 'webgpu';
+  candidate.engine === 'web-llm' || (candidate.engine === 'transformers' && candidate.device === 'webgpu');
 
 /** Whether a candidate computes in half precision on the GPU, which needs the adapter's `shader-f16` feature. */
 export function needsShaderF16(candidate: ModelCandidate): boolean {
+  if (candidate.engine === 'remote') return false;
   if (candidate.engine === 'web-llm') return /-q\df16/.test(candidate.model);
   return candidate.device === 'webgpu' && (candidate.dtype === 'fp16' || candidate.dtype === 'q4f16');
 }
@@ -120,7 +175,8 @@ export function needsShaderF16(candidate: ModelCandidate): boolean {
 /** The adapter limits a GPU candidate needs: its engine's own, raised by the candidate's `requiredLimits`. */
 export function requiredLimits(candidate: ModelCandidate): Partial<AdapterLimits> {
   const needs: Partial<AdapterLimits> = { ...(candidate.engine === 'web-llm' ? WEB_LLM_LIMITS : {}) };
-  for (const [name, value] of Object.entries(candidate.requiredLimits ?? {}) as [keyof AdapterLimits, number][]) {
+  const own = candidate.engine === 'remote' ? undefined : candidate.requiredLimits;
+  for (const [name, value] of Object.entries(own ?? {}) as [keyof AdapterLimits, number][]) {
     needs[name] = Math.max(needs[name] ?? 0, value);
   }
   return needs;
@@ -139,19 +195,21 @@ export function whyNotRunnable(candidate: ModelCandidate, device: DeviceCapabili
   return undefined;
 }
 
-/** Whether this device can run the candidate at all. */
+/** Whether this device can run the candidate at all (a remote one it can always call). */
 export function canRun(candidate: ModelCandidate, device: DeviceCapabilities): boolean {
   return whyNotRunnable(candidate, device) === undefined;
 }
 
+export const isRemote = (candidate: ModelCandidate): candidate is RemoteCandidate => candidate.engine === 'remote';
+
 /**
- * The entry's candidates that this device can run, in the order they are tried: the fallback chain. On a fallback
- * (software) adapter the CPU candidates come before the GPU ones, unless a GPU candidate says otherwise.
+ * The entry's local candidates that this device can run, in the order they are tried: the local fallback chain. On a
+ * fallback (software) adapter the CPU candidates come before the GPU ones, unless a GPU candidate says otherwise.
  */
-export function usableCandidates(entry: ModelEntry, device: DeviceCapabilities): ModelCandidate[] {
-  const usable = entry.candidates.filter((candidate) => canRun(candidate, device));
+export function usableCandidates(entry: ModelEntry, device: DeviceCapabilities): LocalCandidate[] {
+  const usable = entry.candidates.filter((c): c is LocalCandidate => !isRemote(c) && canRun(c, device));
   if (!device.fallbackAdapter) return usable;
-  const deferred = (candidate: ModelCandidate) => runsOnGPU(candidate) && !candidate.evenOnFallbackAdapter;
+  const deferred = (candidate: LocalCandidate) => runsOnGPU(candidate) && !candidate.evenOnFallbackAdapter;
   return [...usable.filter((c) => !deferred(c)), ...usable.filter(deferred)];
 }
 
@@ -163,8 +221,8 @@ export interface CandidateFailure {
 
 /** What a public model ID will try on this device, and what it will not, with why. */
 export interface ModelChain {
-  /** What will be tried, first to last. */
-  candidates: ModelCandidate[];
+  /** What will be tried, first to last (the local candidates; see `candidateChain` for the servers too). */
+  candidates: LocalCandidate[];
   /** Candidates that failed to load on this page and are skipped from now on (until `restartEngine()`). */
   failed: CandidateFailure[];
   /** Candidates this device cannot run: no WebGPU, no `shader-f16`, or over the adapter's limits. */
@@ -196,6 +254,21 @@ export function modelChain(
   };
 }
 
+/**
+ * Every candidate that can serve the entry here, in the order the policy tries them: the local chain (`modelChain`,
+ * without the candidates that failed to load here), and the remote candidates before it, after it, or not at all.
+ */
+export function candidateChain(
+  entry: ModelEntry,
+  device: DeviceCapabilities,
+  policy: RoutingPolicy = 'local-first',
+  failures: Iterable<CandidateFailure> = [],
+): ModelCandidate[] {
+  const local = modelChain(entry, device, failures).candidates;
+  const remote = policy === 'local-only' ? [] : entry.candidates.filter(isRemote);
+  return policy === 'remote-first' ? [...remote, ...local] : [...local, ...remote];
+}
+
 /** The weights file of each transformers.js dtype, in a model folder's `onnx/`. */
 export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.freeze({
   fp32: 'model.onnx',
@@ -208,11 +281,25 @@ export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.fr
 /** Whether a model is named by its Hugging Face hub ID (`org/name`) rather than by a path or URL the app serves. */
 export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);
 
-/** Names a candidate in messages and as a key: `web-llm:SmolLM2-…-MLC`, `transformers:onnx-community/…@q4/cpu`. */
+/**
+ * Names a candidate in messages, headers and as a key: `web-llm:SmolLM2-…-MLC`,
+ * `transformers:onnx-community/…@q4/cpu`, `remote:llama3.2@http://127.0.0.1:11434/v1` (a URL's user, query and
+ * fragment left out: they can hold secrets).
+ */
 export function candidateKey(candidate: ModelCandidate): string {
+  if (candidate.engine === 'remote') return `remote:${candidate.model}@${redactURL(candidate.baseURL)}`;
   return candidate.engine === 'web-llm'
     ? `web-llm:${candidate.model}`
     : `transformers:${candidate.model}@${candidate.dtype ?? 'default'}/${candidate.device}`;
+}
+
+function redactURL(url: string): string {
+  try {
+    const { origin, pathname } = new URL(url);
+    return origin + pathname.replace(/\/+$/, '');
+  } catch {
+    return url.replace(/[?#].*$/, '').replace(/\/+$/, ''); // a path of the app's own origin
+  }
 }
 
 /** The date the bundled fixture models were generated (`scripts/fixtures/generate.py`). */

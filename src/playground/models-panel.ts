@@ -1,5 +1,5 @@
 import { css, html, LitElement, nothing } from 'lit';
-import type { LocalAPI, LoadProgress, ModelCandidate } from '../client/index.ts';
+import type { LocalAPI, LoadProgress, ModelCandidate, RemoteCandidate } from '../client/index.ts';
 import { candidateKey, isModelCached, isModelRemovable, removeCachedModel } from '../client/index.ts';
 import { panelStyles } from './styles.ts';
 
@@ -7,6 +7,8 @@ interface ModelRow {
   id: string;
   task: string;
   candidates: ModelCandidate[];
+  /** The candidate that answered its last request; null before any. */
+  servedBy: string | null;
   cached: boolean[];
 }
 
@@ -14,8 +16,10 @@ const size = (bytes?: number) =>
   bytes === undefined ? '' : bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.round(bytes / 1e6)} MB`;
 
 /**
- * Each public model ID: the fallback chain this device will try, what it loaded (engine, device, size), download and
- * load progress, whether each candidate is cached, and a way to remove it from the cache.
+ * Each public model ID: the fallback chain this device will try (local models and remote servers, in the policy's
+ * order), which candidate answers it, what it loaded (engine, device, size), download and load progress, whether each
+ * local candidate is cached, and a way to remove it from the cache. A form adds an OpenAI-compatible server to the
+ * chat models' chains (it reloads the page with `?remote=…`).
  */
 export class ModelsPanel extends LitElement {
   static override styles = [
@@ -77,6 +81,7 @@ export class ModelsPanel extends LitElement {
       this.#listening = true;
       this.lantern.addEventListener('progress', (event) => this.#onProgress(event.detail));
       this.lantern.addEventListener('device', () => void this.refresh());
+      this.lantern.addEventListener('served', () => void this.refresh());
       void this.refresh();
     }
   }
@@ -116,7 +121,47 @@ export class ModelsPanel extends LitElement {
       <div class="row" style="margin-top:1rem">
         <button type="button" class="secondary" @click=${this.#unload}>Unload all models</button>
       </div>
+      ${this.#serverForm()}
     `;
+  }
+
+  #serverForm() {
+    const params = new URLSearchParams(location.search);
+    return html`<form class="card" style="margin-top:1rem" @submit=${this.#useServer}>
+      <h3>A server for when this device cannot serve</h3>
+      <p class="hint">
+        An OpenAI-compatible server (vLLM, Ollama, llama.cpp, your backend) as one more candidate of each chat model.
+        Prefer a path of your own backend: a server on another origin must allow this one (CORS).
+      </p>
+      <div class="row">
+        <label>Base URL <input name="remote" .value=${params.get('remote') ?? ''} placeholder="/api/llm/v1" /></label>
+        <label>
+          Model on the server
+          <input name="remoteModel" .value=${params.get('remoteModel') ?? ''} placeholder="llama3.2" />
+        </label>
+        <label>
+          Policy
+          <select name="policy">
+            ${(['local-first', 'remote-first', 'local-only'] as const).map(
+              (p) => html`<option value=${p} ?selected=${(params.get('policy') ?? 'local-first') === p}>${p}</option>`,
+            )}
+          </select>
+        </label>
+        <button type="submit">Use it</button>
+      </div>
+    </form>`;
+  }
+
+  #useServer(event: SubmitEvent) {
+    event.preventDefault();
+    const form = new FormData(event.target as HTMLFormElement);
+    const url = new URL(location.href);
+    for (const name of ['remote', 'remoteModel', 'policy']) {
+      const value = String(form.get(name) ?? '').trim();
+      if (value) url.searchParams.set(name, value);
+      else url.searchParams.delete(name);
+    }
+    location.assign(url);
   }
 
   #row(row: ModelRow) {
@@ -136,10 +181,17 @@ export class ModelsPanel extends LitElement {
           : html`<ol>
               ${row.candidates.map((c, i) => {
                 const key = candidateKey(c);
+                const serving =
+                  key === row.servedBy
+                    ? html`<span class="tag">answers now</span>`
+                    : row.servedBy === null && i === 0
+                      ? html`<span class="tag">first in line</span>`
+                      : nothing;
+                if (c.engine === 'remote') return this.#remoteItem(c, serving);
                 return html`<li class=${key === loaded ? 'loaded' : ''}>
                   ${c.engine === 'web-llm' ? 'web-llm' : `transformers.js · ${c.device} · ${c.dtype ?? 'default'}`}
                   <code>${c.model}</code> ${size(c.downloadBytes)}
-                  ${key === loaded ? html`<span class="tag">loaded</span>` : nothing}
+                  ${key === loaded ? html`<span class="tag">loaded</span>` : nothing} ${serving}
                   <span class="tag">${row.cached[i] ? 'cached' : 'not cached'}</span>
                   ${
                     row.cached[i] && isModelRemovable(c)
@@ -153,6 +205,13 @@ export class ModelsPanel extends LitElement {
             </ol>`
       }
     </section>`;
+  }
+
+  #remoteItem(c: RemoteCandidate, serving: unknown) {
+    return html`<li class=${serving === nothing ? '' : 'loaded'}>
+      remote server <code>${c.model}</code> at <code>${candidateKey(c).replace(/^remote:[^@]*@/, '')}</code>
+      ${serving}
+    </li>`;
   }
 
   async #remove(candidate: ModelCandidate) {

@@ -42,6 +42,8 @@ export async function createBrowserEngine(
     profile: config.profile,
     device: deviceCapabilities(device),
     failed: config.failed ?? [],
+    // Remote candidates are the service worker's to forward (it decides the policy): this worker runs local ones only.
+    policy: 'local-only',
     ...(onProgress && { onProgress }),
     ...(replaceWorker && { replaceRealm: replaceWorker }),
   });

@@ -16,7 +16,13 @@ import {
   type ModelCard,
   type ModelTask,
 } from '../engine/index.ts';
-import type { AdapterLimits, CandidateFailure, ModelProfile } from '../engines/model-profile.ts';
+import type {
+  AdapterLimits,
+  CandidateFailure,
+  ModelProfile,
+  RoutingConfig,
+  RoutingPolicy,
+} from '../engines/model-profile.ts';
 
 /** What runs the models in the worker: WebGPU when an adapter exists (or is asked for), otherwise WebAssembly. */
 export type DevicePreference = 'auto' | 'webgpu' | 'wasm';
@@ -42,6 +48,8 @@ export interface DeviceInfo {
 /** How the host page configures a fresh engine worker. */
 export interface EngineWorkerConfig {
   profile: ModelProfile;
+  /** Where IDs with remote candidates are served first; the service worker applies it (the worker runs local ones). */
+  policy?: RoutingPolicy;
   device: DevicePreference;
   /** Run reports carry each token's timestamp (`tokenTimes`): for benchmarks. */
   trace?: boolean;
@@ -105,7 +113,13 @@ export interface EngineWorkerApi {
  * says `alive` every CALLER_ALIVE_MS: a service worker can be stopped by the browser at any moment, without a word to
  * the ports it held, so a call that stops hearing from its caller is aborted rather than generating for nobody.
  */
-export type CallMessage = { type: 'event'; event: ChatEvent } | { type: 'end' } | { type: 'abort' } | { type: 'alive' };
+export type CallMessage =
+  | { type: 'event'; event: ChatEvent }
+  /** Which candidate serves the call (`candidateKey`), before its first event. */
+  | { type: 'backend'; backend: string }
+  | { type: 'end' }
+  | { type: 'abort' }
+  | { type: 'alive' };
 
 /** How often a caller says `alive` on a running call's port: one message a second is nothing next to the tokens. */
 export const CALLER_ALIVE_MS = 1_000;
@@ -126,6 +140,11 @@ export interface PortOffer {
   /** Which host and which of its workers the port leads to; a service worker keeps the first port of each. */
   host: string;
   generation: number;
+  /**
+   * The host's profile, policy and device: the service worker decides with them which candidate serves a request,
+   * and forwards to a remote one itself, with no engine worker involved (it keeps them when the host goes).
+   */
+  routing: RoutingConfig;
 }
 
 export function isPortOffer(data: unknown): data is PortOffer {
@@ -159,6 +178,20 @@ export interface HostGone {
 
 export function isHostGone(data: unknown): data is HostGone {
   return typeof data === 'object' && data !== null && (data as HostGone).type === 'lantern:host-gone';
+}
+
+/**
+ * Service worker → its windows: the candidate that answers a public model ID changed (to a remote server when the
+ * device cannot serve it, back to the local model, …); `LocalAPI.models()` reports it.
+ */
+export interface Served {
+  type: 'lantern:served';
+  model: string;
+  backend: string;
+}
+
+export function isServed(data: unknown): data is Served {
+  return typeof data === 'object' && data !== null && (data as Served).type === 'lantern:served';
 }
 
 interface SerializedEngineError {

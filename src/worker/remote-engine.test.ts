@@ -59,6 +59,28 @@ function remote(portWaitMs = 2000) {
 }
 
 describe('RemoteEngine over Comlink', () => {
+  it("names the candidate that serves each call, before its events, and knows the host's routing", async () => {
+    const fake = new FakeEngine();
+    fake.onChat = async (_request, options) => {
+      options.onBackend?.('transformers:/chat@fp32/cpu');
+      options.onEvent?.({ type: 'delta', choice: 0, text: 'hi' });
+      return { choices: [{ text: 'hi', finishReason: 'stop' }], usage: { promptTokens: 1, completionTokens: 1 } };
+    };
+    const { engine } = remote();
+    const routing = { profile: {}, policy: 'remote-first', device: { webgpu: false, shaderF16: false } } as const;
+    engine.connect(worker(fake), 'host#1', routing);
+    expect(await engine.routing()).toEqual(routing);
+    const heard: string[] = [];
+    await engine.chat('chat-model', request, {
+      onBackend: (b) => heard.push(`backend ${b}`),
+      onEvent: (e) => heard.push(e.type),
+    });
+    expect(heard).toEqual(['backend transformers:/chat@fp32/cpu', 'delta']);
+    // The routing outlives its host: servers need no engine worker.
+    engine.disconnect('host');
+    expect(await engine.routing()).toEqual(routing);
+  });
+
   it('relays models, chat events in order before the result, and embeddings', async () => {
     const fake = new FakeEngine();
     const reports: RunReport[] = [];

@@ -10,6 +10,7 @@ import {
   type Engine,
   type ModelCard,
 } from '../engine/index.ts';
+import type { RoutingConfig } from '../engines/model-profile.ts';
 import { CALLER_ALIVE_MS, registerEngineErrorTransfer, type CallMessage, type EngineWorkerApi } from './protocol.ts';
 
 /**
@@ -60,6 +61,8 @@ export class RemoteEngine implements Engine {
   readonly #portWaitMs: number;
   readonly #aliveMs: number;
   #connection: Connection | undefined;
+  /** The last host's routing; kept when it goes, since remote candidates need no engine worker. */
+  #routing: RoutingConfig | undefined;
   readonly #waiting = new Set<(connection: Connection) => void>();
 
   constructor(options: RemoteEngineOptions) {
@@ -71,9 +74,10 @@ export class RemoteEngine implements Engine {
 
   /**
    * Uses `port` from now on. `key` names the worker behind it (`host#generation`): a second port to the same worker is
-   * closed unused, so a repeated offer does not cut off running calls.
+   * closed unused, so a repeated offer does not cut off running calls. `routing` is the host's.
    */
-  connect(port: MessagePort, key: string): void {
+  connect(port: MessagePort, key: string, routing?: RoutingConfig): void {
+    if (routing) this.#routing = routing;
     if (this.#connection?.key === key) {
       port.close();
       return;
@@ -88,6 +92,13 @@ export class RemoteEngine implements Engine {
   /** Forgets the port of `host`'s worker, if that is the current one: the host page is going away. */
   disconnect(host: string): void {
     if (this.#connection?.key.startsWith(`${host}#`)) this.#drop();
+  }
+
+  /** The host's profile, policy and device: known once a host offered a port (asked for, and waited for, if not). */
+  async routing(signal?: AbortSignal): Promise<RoutingConfig> {
+    if (!this.#routing) await this.#connect(signal);
+    if (!this.#routing) throw new EngineError('unavailable', 'The page hosting the engine sent no model profile.');
+    return this.#routing;
   }
 
   async models(): Promise<ModelCard[]> {
@@ -175,6 +186,7 @@ export class RemoteEngine implements Engine {
     const end = new Promise<void>((resolve) => (ended = resolve));
     mine.onmessage = (message: MessageEvent<CallMessage>) => {
       if (message.data.type === 'event') options.onEvent?.(message.data.event);
+      else if (message.data.type === 'backend') options.onBackend?.(message.data.backend);
       else if (message.data.type === 'end') ended();
     };
     const onAbort = () => mine.postMessage({ type: 'abort' } satisfies CallMessage);

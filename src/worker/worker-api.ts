@@ -53,7 +53,7 @@ export function createWorkerApi(
     port: MessagePort,
     model: string,
     task: ModelTask,
-    run: (signal: AbortSignal, send: (event: ChatEvent) => void) => Promise<T>,
+    run: (signal: AbortSignal, send: (event: ChatEvent) => void, onBackend: (backend: string) => void) => Promise<T>,
     usage: (result: T) => { promptTokens: number; completionTokens: number },
   ): Promise<T> {
     const abort = new AbortController();
@@ -95,7 +95,8 @@ export function createWorkerApi(
         ...(tokenTimes && { tokenTimes }),
       });
     try {
-      const result = await run(abort.signal, send);
+      const onBackend = (backend: string) => port.postMessage({ type: 'backend', backend } satisfies CallMessage);
+      const result = await run(abort.signal, send, onBackend);
       finish('completed', usage(result));
       return result;
     } catch (thrown) {
@@ -122,7 +123,7 @@ export function createWorkerApi(
         port,
         model,
         'chat',
-        (signal, send) => engine().chat(model, request, { signal, onEvent: send }),
+        (signal, send, onBackend) => engine().chat(model, request, { signal, onEvent: send, onBackend }),
         (result) => result.usage,
       ),
 
@@ -131,7 +132,7 @@ export function createWorkerApi(
         port,
         model,
         'embeddings',
-        (signal) => engine().embed(model, request, { signal }),
+        (signal, _send, onBackend) => engine().embed(model, request, { signal, onBackend }),
         (r) => ({ promptTokens: r.usage.promptTokens, completionTokens: 0 }),
       );
       // Move the vectors' memory to the caller instead of copying it.

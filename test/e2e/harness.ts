@@ -2,13 +2,14 @@
  * The end-to-end harness page: a real app page that starts Lantern and bundles the official openai SDK. Playwright
  * drives it through `window.harness`; the SDK calls run in the page, through the real service worker and engine worker.
  */
+import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { HumanMessage } from '@langchain/core/messages';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import OpenAI from 'openai';
-import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
+import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import * as z from 'zod';
 import {
   bundledProfile,
@@ -34,6 +35,21 @@ for (const [param, folder] of [
     const candidates = [{ engine: 'transformers', model: folder, dtype: 'fp32', device: 'cpu' }] as const;
     profile = { ...profile, [id]: { task: 'chat', created: 0, candidates } };
   }
+}
+// ?remote=ID&upstream=URL&upstreamKey=KEY: that ID's chain is a model no browser here can run (web-llm in half
+// precision: no shader-f16 on SwiftShader, no WebGPU on the wasm path), then that OpenAI-compatible server.
+const remote = params.get('remote');
+if (remote) {
+  const candidates = [
+    { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f16_1-MLC' },
+    {
+      engine: 'remote',
+      baseURL: params.get('upstream')!,
+      model: params.get('upstreamModel') ?? 'crimson-falcon-4',
+      apiKey: params.get('upstreamKey') ?? '',
+    },
+  ] as const;
+  profile = { ...profile, [remote]: { task: 'chat', created: 0, candidates } };
 }
 // ?fallback=ID,ID: each of those IDs tries, before each of its bundled candidates, a corrupt copy of it on the same
 // device, which fails inside onnxruntime's session creation: its chain must really fall back.
@@ -84,6 +100,8 @@ const harness = {
   structured: { z, zodResponseFormat, generateObject, streamObject, createOpenAICompatible, ChatOpenAI },
   /** Tool-calling clients, unmodified, for test/e2e/tool-calls.spec.ts. */
   tools: { z, zodFunction, generateText, streamText, tool, stepCountIs, ChatOpenAI, langchainTool, HumanMessage },
+  /** The Responses API's clients, for test/e2e/responses.spec.ts: the AI SDK's default OpenAI provider and its calls. */
+  responses: { zodTextFormat, createOpenAI, generateText, streamText },
   runs,
   progress,
   describeError,

@@ -147,6 +147,34 @@ test('models and capabilities: what each ID resolved to, and what the browser of
   await expectAccessible(page);
 });
 
+test('models: a server added in the models tab joins the chat chains, and the tab shows which one answers', async ({
+  page,
+}, info) => {
+  test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
+  await openPlayground(page);
+  await page.getByRole('tab', { name: 'Models' }).click();
+  await page.getByLabel('Base URL').fill('http://127.0.0.1:9/v1'); // nothing listens there
+  await page.getByLabel('Model on the server').fill('far-model');
+  await page.getByLabel('Policy').selectOption('remote-first');
+  await page.getByRole('button', { name: 'Use it' }).click();
+  await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
+  await page.getByRole('tab', { name: 'Models' }).click();
+  const crimson = page.getByRole('region', { name: 'crimson-falcon-4' });
+  await expect(crimson.locator('li').first()).toContainText('remote server far-model at http://127.0.0.1:9/v1');
+  await expect(crimson.locator('li').first()).toContainText('first in line');
+
+  // The server is not there: the device answers instead, and the tab says so.
+  await page.getByRole('tab', { name: 'Chat' }).click();
+  await page.getByLabel('Message').fill('Hello');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.locator('li.assistant .reply')).toHaveText('Hello! How can I help you today?');
+  await page.getByRole('tab', { name: 'Models' }).click();
+  await expect(crimson.locator('li', { hasText: '/models/tiny-chat' })).toContainText('answers now');
+  await expect(crimson.locator('li', { hasText: 'far-model' })).not.toContainText('answers now');
+  await shot(page, 'models-remote', info.project.name);
+  await expectAccessible(page);
+});
+
 test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await openPlayground(page);

@@ -1,4 +1,10 @@
-import type { ChatCompletionChunk, ChatCompletionRequestStreaming, MLCEngineConfig } from '@mlc-ai/web-llm';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionRequestStreaming,
+  Completion,
+  CompletionCreateParamsStreaming,
+  MLCEngineConfig,
+} from '@mlc-ai/web-llm';
 import type { CreateWebLLMEngine, WebLLMEngine } from '../../src/engines/web-llm/web-llm-chat-model.ts';
 import { seededRandom } from '../../src/engines/generation/seeded-random.ts';
 import { fillNextTokenBitmask, loadXGrammar, type XGrammarCompiler } from '../../src/engines/generation/xgrammar.ts';
@@ -150,6 +156,23 @@ export class FakeWebLLM implements WebLLMEngine {
     },
   };
 
+  /** The text completions asked for (a raw prompt), as `requests` holds the chat completions. */
+  readonly completionRequests: CompletionCreateParamsStreaming[] = [];
+
+  /**
+   * web-llm's text completion: the same generation as a chat (the prompt standing as one message, for the token count
+   * and `reply`), its chunks carrying `text` in place of a delta, as web-llm's `completion` streams them.
+   */
+  readonly completions = {
+    create: async (request: CompletionCreateParamsStreaming): Promise<AsyncIterable<Completion>> => {
+      this.completionRequests.push(structuredClone(request));
+      const webllm = await import('@mlc-ai/web-llm');
+      webllm.postInitAndCheckFieldsCompletion(request, 'fake-model');
+      const { prompt, ...sampling } = request;
+      return textCompletionChunks(this.#generate({ ...sampling, messages: [{ role: 'user', content: prompt }] }));
+    },
+  };
+
   async *#generate(request: ChatCompletionRequestStreaming): AsyncGenerator<ChatCompletionChunk> {
     while (this.#locked) await new Promise((resolve) => setTimeout(resolve, 1));
     this.#locked = true;
@@ -252,6 +275,24 @@ export class FakeWebLLM implements WebLLMEngine {
       model: 'fake',
       choices,
     } as ChatCompletionChunk;
+  }
+}
+
+async function* textCompletionChunks(chunks: AsyncIterable<ChatCompletionChunk>): AsyncGenerator<Completion> {
+  for await (const chunk of chunks) {
+    yield {
+      id: 'cmpl-fake',
+      object: 'text_completion',
+      created: 0,
+      model: 'fake',
+      choices: chunk.choices.map((c) => ({
+        index: c.index,
+        text: c.delta.content ?? '',
+        finish_reason: c.finish_reason,
+        logprobs: c.logprobs ?? null,
+      })),
+      ...(chunk.usage && { usage: chunk.usage }),
+    };
   }
 }
 

@@ -8,7 +8,8 @@ import { readVocabulary, type TokenizerLike } from '../../src/engines/generation
 
 /** ajv with ajv-formats: the reference validator every structured output of the tests is checked with. */
 export function referenceValidator() {
-  const ajv = new Ajv2020({ strict: false });
+  // ownProperties: by default ajv reads an absent property named `constructor` or `toString` from Object.prototype.
+  const ajv = new Ajv2020({ strict: false, ownProperties: true });
   addFormats.default(ajv);
   return (schema: Record<string, unknown> | null, text: string): string | undefined => {
     let value: unknown;

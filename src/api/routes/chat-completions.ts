@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
-import type { ChatChoice, ChatEvent, GeneratedTokenLogprob, TokenUsage } from '../../engine/index.ts';
+import type { ChatChoice, ChatEvent, GeneratedTokenLogprob, TokenUsage, WireObject } from '../../engine/index.ts';
+import { BACKEND_HEADER } from '../errors.ts';
 import { newCompletionId, newToolCallId, systemFingerprint } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { eventStream } from '../sse.ts';
@@ -36,16 +37,27 @@ const toLogprobs = (tokens: GeneratedTokenLogprob[]): ChoiceLogprobs => ({
   refusal: null,
 });
 
-/** `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. */
+/**
+ * `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. The engine gets the client's body too
+ * (`wire`): a remote candidate forwards it and hands back the server's own completion or chunks, which are answered
+ * as they are, with only `model` set to the public ID. `x-lantern-backend` names the candidate that answered.
+ */
 export function createChatCompletion({ engine, limits, parsers, now, ownedBy, errorBody }: RouteDeps) {
   return async (c: Context<Env>) => {
-    const { model, stream, includeUsage, request } = parsers.chat(await readJsonObject(c.req.raw, limits.maxBodyBytes));
+    const wire = await readJsonObject(c.req.raw, limits.maxBodyBytes);
+    const { model, stream, includeUsage, request } = parsers.chat(wire);
     const fingerprint = systemFingerprint(await requireModel(engine, model, 'chat'), ownedBy);
     const id = newCompletionId();
     const created = Math.floor(now() / 1000);
+    let backend: string | undefined;
+    const onBackend = (name: string) => {
+      backend = name;
+      c.header(BACKEND_HEADER, name);
+    };
 
     if (!stream) {
-      const result = await engine.chat(model, request, { signal: c.req.raw.signal });
+      const result = await engine.chat(model, request, { signal: c.req.raw.signal, wire, onBackend });
+      if (result.wire) return c.json({ ...result.wire, model });
       return c.json<ChatCompletion>({
         id,
         object: 'chat.completion',
@@ -74,8 +86,13 @@ export function createChatCompletion({ engine, limits, parsers, now, ownedBy, er
       if (includeUsage) out.usage = usage;
       return out;
     };
-    return eventStream(
+    const response = await eventStream(
       async (send, signal) => {
+        let passedThrough = false;
+        const onWire = (wireChunk: WireObject) => {
+          passedThrough = true;
+          send({ ...wireChunk, model });
+        };
         let begun = false;
         const opened = new Set<number>();
         const onEvent = (event: ChatEvent) => {
@@ -107,8 +124,9 @@ export function createChatCompletion({ engine, limits, parsers, now, ownedBy, er
               return send(chunk([{ index: event.choice, delta: {}, logprobs: null, finish_reason: event.reason }]));
           }
         };
-        const result = await engine.chat(model, request, { signal, onEvent });
-        if (includeUsage) send(chunk([], toUsage(result.usage)));
+        const result = await engine.chat(model, request, { signal, onEvent, onWire, wire, onBackend });
+        // A server's stream carried its own usage chunk, when the client asked for it.
+        if (includeUsage && !passedThrough) send(chunk([], toUsage(result.usage)));
       },
       {
         signal: c.req.raw.signal,
@@ -116,5 +134,7 @@ export function createChatCompletion({ engine, limits, parsers, now, ownedBy, er
         onDone: c.get('generation')?.release,
       },
     );
+    if (backend) response.headers.set(BACKEND_HEADER, backend);
+    return response;
   };
 }

@@ -9,6 +9,8 @@ const toModel = (card: ModelCard, ownedBy: string): Model => ({
   object: 'model',
   created: card.created,
   owned_by: ownedBy,
+  ...(card.candidates && { candidates: card.candidates }),
+  ...(card.servedBy !== undefined && { served_by: card.servedBy }),
 });
 
 /** `GET /v1/models`: the models this device can serve now. */

@@ -1,5 +1,6 @@
 import type { Engine, ModelCard, ModelTask } from '../../engine/index.ts';
 import type { KeyInfo } from '../../keys/index.ts';
+import type { ResponseStore } from '../../response-store/index.ts';
 import { modelNotFound } from '../errors.ts';
 import type { Limits } from '../options.ts';
 import type { Lease } from '../rate-limiter.ts';
@@ -18,6 +19,8 @@ export interface RouteDeps {
   ownedBy: string;
   /** The error body of a failure inside a started event stream, reported like any other failure. */
   errorBody: (error: unknown, requestId: string) => ErrorBody;
+  /** Where the Responses API keeps responses. */
+  responses: ResponseStore;
 }
 
 /**

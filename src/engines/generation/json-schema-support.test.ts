@@ -38,6 +38,26 @@ const REFUSED: [string, unknown, string][] = [
   ['a false subschema (crashes XGrammar)', { type: 'object', properties: { a: false } }, 'a `false` schema'],
   ['oneOf whose alternatives overlap', { oneOf: [str, { type: 'string', maxLength: 3 }] }, '`oneOf`'],
   ['oneOf of integer and number', { oneOf: [{ type: 'integer' }, { type: 'number' }] }, '`oneOf`'],
+  // Found by the property tests (test/structured-output/schema-properties.test.ts): each crashed XGrammar, or was
+  // let through unenforced, before.
+  [
+    'required naming an Object.prototype member',
+    { type: 'object', properties: {}, required: ['constructor'] },
+    '`constructor`',
+  ],
+  ['required without properties', { type: 'object', required: ['a'] }, '`required` names `a`'],
+  ['a $ref to an Object.prototype member', { $defs: {}, $ref: '#/$defs/toString' }, '`$ref: "#/$defs/toString"`'],
+  ['a $ref with ~1 (XGrammar does not decode it)', { $defs: { 'a/b': str }, $ref: '#/$defs/a~1b' }, '`~` or `%`'],
+  ['a $ref with %-escapes', { $defs: { 'a%20b': str }, $ref: '#/$defs/a%20b' }, '`~` or `%`'],
+  ['an invalid pattern', { type: 'string', pattern: '(x|yz)?{0,2}' }, 'not a valid regular expression'],
+  ['a pattern with a lookahead', { type: 'string', pattern: '(?=a)b' }, 'a lookaround'],
+  ['a pattern with a lookbehind', { type: 'string', pattern: '(?<!a)b' }, 'a lookaround'],
+  ['a pattern with a backreference', { type: 'string', pattern: '(a)\\1' }, 'a backreference'],
+  ['a pattern with a named backreference', { type: 'string', pattern: '(?<n>a)\\k<n>' }, 'a backreference'],
+  ['a pattern with a word boundary', { type: 'string', pattern: '\\bfoo' }, 'a word boundary'],
+  ['a pattern with a Unicode property', { type: 'string', pattern: '\\p{L}+' }, 'a Unicode property escape'],
+  ['an integer bound past 2^53 (XGrammar aborts past 2^63)', { type: 'integer', minimum: -1e20 }, 'past ±2^53'],
+  ['a number bound past 2^53', { type: 'number', maximum: 2 ** 60 }, 'past ±2^53'],
 ];
 
 describe('unsupportedFeatures', () => {
@@ -53,6 +73,12 @@ describe('unsupportedFeatures', () => {
       $defs: { x: { type: 'integer', multipleOf: 2 } },
     };
     expect(unsupportedFeatures(deep)).toEqual(['`multipleOf` at #/$defs/x']);
+  });
+
+  it('ignores unknown keywords, Object.prototype names included, and accepts the patterns XGrammar takes', () => {
+    expect(unsupportedFeatures({ type: 'string', constructor: 1, toString: 'x' })).toEqual([]);
+    for (const pattern of ['(?:ab)+', '(?<n>a)', '[\\b\\w-]', '^\\d{3}-\\d{4}$', 'a*?', '\\u0041', '[^"]'])
+      expect(unsupportedFeatures({ type: 'string', pattern }), pattern).toEqual([]);
   });
 
   it('accepts every schema of the corpus, and oneOf told apart by type or by a const property', () => {

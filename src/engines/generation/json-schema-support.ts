@@ -5,6 +5,8 @@
  * rather than decoded without its constraint. Each entry here has a test (json-schema-support.test.ts).
  */
 
+import { jsonPattern, PatternProblem } from './pattern-narrowing.ts';
+
 type Schema = Record<string, unknown>;
 
 /** Keywords that constrain a value but that the grammar would not enforce: refused wherever they appear. */
@@ -49,6 +51,9 @@ const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'prefixItems'];
 /** Enums longer than this let values outside them through (measured at 165 values); refused. */
 const MAX_ENUM = 64;
 
+/** The numeric bounds keywords. XGrammar aborts on an integer bound past 64 bits; past 2^53 no double is exact. */
+const BOUNDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'];
+
 /**
  * What in `schema` the grammar would not enforce, as short phrases for a 400's message; empty when all of it is.
  *
@@ -65,9 +70,24 @@ export function unsupportedFeatures(schema: unknown): string[] {
       return void found.add(`a schema that is not an object at ${path}`);
     }
     const s = node as Schema;
-    for (const key of Object.keys(s)) if (key in UNENFORCED) found.add(`${UNENFORCED[key]} at ${path}`);
+    // Own keys only: a schema's `constructor` or `toString` is an unknown keyword, not one of these.
+    for (const key of Object.keys(s)) if (Object.hasOwn(UNENFORCED, key)) found.add(`${UNENFORCED[key]} at ${path}`);
     if (typeof s.$ref === 'string' && !resolves(root, s.$ref))
       found.add(`\`$ref: "${s.$ref}"\` (only local references)`);
+    // XGrammar looks pointers up segment by segment as written, without decoding `~0`, `~1` or `%`: it would abort.
+    else if (typeof s.$ref === 'string' && /[~%]/.test(s.$ref))
+      found.add(
+        `\`$ref: "${s.$ref}"\` (a pointer with \`~\` or \`%\` escapes; name definitions without \`/\`, \`~\`, \`%\`)`,
+      );
+    if (typeof s.pattern === 'string') {
+      const why = patternProblem(s.pattern);
+      if (why) found.add(`\`pattern: ${JSON.stringify(s.pattern)}\` (${why}) at ${path}`);
+    }
+    for (const key of BOUNDS) {
+      const bound = s[key];
+      if (typeof bound === 'number' && Math.abs(bound) > Number.MAX_SAFE_INTEGER)
+        found.add(`\`${key}: ${bound}\`, past ±2^53, at ${path}`);
+    }
     if (typeof s.format === 'string' && !SUPPORTED_FORMATS.has(s.format))
       found.add(`\`format: "${s.format}"\` at ${path}`);
     if (typeof s.exclusiveMinimum === 'boolean' || typeof s.exclusiveMaximum === 'boolean') {
@@ -86,10 +106,11 @@ export function unsupportedFeatures(schema: unknown): string[] {
     ) {
       found.add(`\`minItems\`/\`maxItems\` without \`items\` at ${path}`);
     }
-    if (Array.isArray(s.required) && s.properties !== undefined) {
-      const declared = s.properties as Schema;
+    if (Array.isArray(s.required)) {
+      // Without `properties` too: XGrammar ignores a required property it has no schema for.
+      const declared = (s.properties ?? {}) as Schema;
       for (const name of s.required) {
-        if (typeof name === 'string' && !(name in declared))
+        if (typeof name === 'string' && !Object.hasOwn(declared, name))
           found.add(`\`required\` names \`${name}\`, which is not in \`properties\`, at ${path}`);
       }
     }
@@ -127,7 +148,7 @@ function lookup(root: unknown, ref: string): unknown {
   let node: unknown = root;
   for (const part of ref.slice(2).split('/')) {
     const key = part.replaceAll('~1', '/').replaceAll('~0', '~');
-    if (node === null || typeof node !== 'object') return undefined;
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
     node = (node as Schema)[key];
   }
   return node;
@@ -160,4 +181,63 @@ function disjoint(alternatives: unknown[], root: unknown): boolean {
     const values = props.map((p) => JSON.stringify(p[name]!.const));
     return new Set(values).size === values.length;
   });
+}
+
+/**
+ * Why XGrammar cannot take a `pattern`, or nothing: it must be an ECMAScript regular expression (as validators read
+ * it, with the `u` flag), without the constructs XGrammar's regex converter aborts on (measured): lookaround,
+ * backreferences, word boundaries and Unicode property escapes.
+ */
+function patternProblem(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern, 'u');
+  } catch {
+    return 'not a valid regular expression';
+  }
+  try {
+    jsonPattern(pattern);
+  } catch (error) {
+    if (error instanceof PatternProblem) return error.message;
+    throw error;
+  }
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      const next = pattern[++i] ?? '';
+      if (/[pP]/.test(next)) return 'a Unicode property escape';
+      if (inClass) continue;
+      if (/[bB]/.test(next)) return 'a word boundary';
+      if (/[1-9k]/.test(next)) return 'a backreference';
+    } else if (inClass) {
+      if (c === ']') inClass = false;
+    } else if (c === '[') {
+      inClass = true;
+    } else if (c === '(' && /^\?<?[=!]/.test(pattern.slice(i + 1, i + 4))) {
+      return 'a lookaround';
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A copy of `schema` with `map` applied to every subschema, innermost first and the root last: the places that hold
+ * schemas, as {@link unsupportedFeatures} walks them. What holds data (`const`, `enum`, `default`, `examples`) is kept
+ * as it is, however much it looks like a schema.
+ */
+export function mapSubschemas(schema: unknown, map: (schema: Schema) => Schema): unknown {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
+  const out: Schema = { ...(schema as Schema) };
+  for (const key of SUBSCHEMA) if (out[key] !== undefined) out[key] = mapSubschemas(out[key], map);
+  for (const key of SUBSCHEMA_MAPS) {
+    const entries = out[key];
+    if (entries && typeof entries === 'object' && !Array.isArray(entries)) {
+      out[key] = Object.fromEntries(Object.entries(entries).map(([name, sub]) => [name, mapSubschemas(sub, map)]));
+    }
+  }
+  for (const key of SUBSCHEMA_LISTS) {
+    const list = out[key];
+    if (Array.isArray(list)) out[key] = list.map((sub) => mapSubschemas(sub, map));
+  }
+  return map(out);
 }

@@ -2,6 +2,7 @@ import { Validator, type Schema } from '@cfworker/json-schema';
 import { EngineError, type OutputConstraint } from '../../engine/index.ts';
 import { BoundedCache } from './bounded-cache.ts';
 import { unsupportedFeatures } from './json-schema-support.ts';
+import { narrowSchema, withRanges } from './schema-narrowing.ts';
 import { loadXGrammar } from './xgrammar.ts';
 
 /*
@@ -56,15 +57,16 @@ export function constraintGrammar(constraint: OutputConstraint): Promise<string>
       const schema = constraint.schema ? narrowSchema(constraint.schema) : ANY_OBJECT;
       grammar = await xg.Grammar.fromJSONSchema(JSON.stringify(schema), false, -1, [',', ':'], true);
     } catch (error) {
-      // An abort kills XGrammar's WebAssembly for the rest of this realm: an internal error, after which a browser's
-      // engine worker is replaced. Anything else is the schema's fault.
-      if (/Aborted/.test(messageOf(error))) throw EngineError.from(error, 'internal');
+      if (error instanceof EngineError) throw error; // a refusal of the narrowing, already worded
+      // XGrammar's WebAssembly failed (an abort, which leaks its memory; or out of bounds, once enough aborts did): an
+      // internal error, after which a browser's engine worker is replaced. Not the schema's fault.
+      if (error instanceof WebAssembly.RuntimeError) throw EngineError.from(error, 'internal');
       throw new EngineError('invalid_request', `This JSON schema cannot be compiled: ${messageOf(error)}`, {
         param: PARAM,
       });
     }
     try {
-      return narrow(grammar.toString());
+      return narrow(withRanges(grammar.toString()));
     } finally {
       grammar.dispose();
     }
@@ -86,88 +88,6 @@ export function narrow(ebnf: string): string {
     .replaceAll('[^\\"\\\\\\r\\n]', '[^\\0-\\x1f\\"\\\\]')
     .replaceAll('(("0" [1-9]) | ([1-2] [0-9]) | ("3" [01]))', '(("0" [1-9]) | ("1" [0-9]) | ("2" [0-8]))')
     .replaceAll('(([0-5] [0-9]) | ("6" "0"))', '(([0-5] [0-9]))');
-}
-
-/**
- * An email address the validators all accept (letters and digits, dot-separated, a top-level domain of letters): what
- * a grammar generates for `format: "email"`. XGrammar's own email rule has no length limits, and a local part over
- * 64 characters or a domain label over 63 is invalid.
- */
-const EMAIL_PATTERN = '^[a-z0-9]{1,16}(\\.[a-z0-9]{1,16}){0,2}@[a-z0-9]{1,16}(\\.[a-z0-9]{1,16}){0,2}\\.[a-z]{2,6}$';
-
-/**
- * A URI every validator accepts, for `format: "uri"`: XGrammar's URI rule admits text that RFC 3986 validators
- * reject (seen with stories260K's vocabulary).
- */
-const URI_PATTERN = '^https?://[a-z0-9]{1,16}(\\.[a-z0-9]{1,16}){0,3}(/[A-Za-z0-9_-]{1,16}){0,4}$';
-
-/** Formats whose grammar is Lantern's own pattern rather than XGrammar's rule. */
-const FORMAT_PATTERNS: Readonly<Record<string, string>> = { email: EMAIL_PATTERN, uri: URI_PATTERN };
-
-/**
- * The schema as the grammar is written from it, narrowed where XGrammar 0.1.27 would admit invalid values:
- * - every `format: "email"` or `"uri"` becomes a pattern ({@link EMAIL_PATTERN}, {@link URI_PATTERN});
- * - the bounds of every `type: "number"`: XGrammar bounds a decimal by its integer part and lets any fraction follow,
- *   so `maximum: 1` admits 1.5 and `minimum: -3` admits -3.5 (and exclusive bounds are treated as inclusive), and a
- *   one-sided bound is ignored. Bounds on the integer part that keep every fraction inside the range are given instead
- *   (a value in [0, 1] is generated as 0.xxx; a missing side gets a bound a billion away); a range across zero is
- *   split in two at zero, as XGrammar's admits a leading zero there (`09`). A range too narrow for that is refused.
- * The validator still checks the output against the schema as sent.
- */
-export function narrowSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-    const s = value as Record<string, unknown>;
-    if (s.type === 'string' && typeof s.format === 'string' && FORMAT_PATTERNS[s.format]) {
-      const { format, ...rest } = s;
-      return { ...rest, pattern: FORMAT_PATTERNS[format as string] };
-    }
-    if (s.type !== 'number') return value;
-    let lo =
-      typeof s.minimum === 'number'
-        ? s.minimum
-        : typeof s.exclusiveMinimum === 'number'
-          ? s.exclusiveMinimum
-          : undefined;
-    let hi =
-      typeof s.maximum === 'number'
-        ? s.maximum
-        : typeof s.exclusiveMaximum === 'number'
-          ? s.exclusiveMaximum
-          : undefined;
-    if (lo === undefined && hi === undefined) return value;
-    lo ??= Math.min(hi!, 0) - 1e9;
-    hi ??= Math.max(lo, 0) + 1e9;
-    const { minimum: _a, maximum: _b, exclusiveMinimum: _c, exclusiveMaximum: _d, ...rest } = s;
-    const out: Record<string, unknown> = { ...rest };
-    const exclusiveLo = typeof s.minimum !== 'number';
-    const exclusiveHi = typeof s.maximum !== 'number';
-    // A fraction moves a negative integer part down and a positive one up: leave a whole unit of room on that side.
-    if (lo !== undefined)
-      out.minimum = lo < 0 ? Math.ceil(lo) + 1 : Math.ceil(lo) + (exclusiveLo && Number.isInteger(lo) ? 1 : 0);
-    if (hi !== undefined) {
-      out.maximum =
-        hi > 0 ? Math.floor(hi) - 1 : Math.min(Math.floor(hi) - (exclusiveHi && Number.isInteger(hi) ? 1 : 0), -1);
-    }
-    const [min, max] = [out.minimum as number, out.maximum as number];
-    // XGrammar's decimal range across zero with a wide maximum admits a leading zero ("09"): split it at zero.
-    if (min < 0 && max >= 0) {
-      return {
-        anyOf: [
-          { ...rest, type: 'number', minimum: min, maximum: -1 },
-          { ...rest, type: 'number', minimum: 0, maximum: max },
-        ],
-      };
-    }
-    if (min > max) {
-      throw new EngineError(
-        'invalid_request',
-        `The range of a \`number\` (${lo} to ${hi}) is too narrow to enforce while generating.`,
-        { param: PARAM },
-      );
-    }
-    return out;
-  }) as Record<string, unknown>;
 }
 
 const validators = new BoundedCache<string, Validator>(CACHE_SIZE);

@@ -2,7 +2,8 @@ import { EngineError, type FunctionCall, type OutputConstraint, type ToolDefinit
 import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import { BoundedCache } from './bounded-cache.ts';
 import { unsupportedFeatures } from './json-schema-support.ts';
-import { constraintGrammar, narrow, narrowSchema, violation } from './output-constraint.ts';
+import { constraintGrammar, narrow, violation } from './output-constraint.ts';
+import { narrowSchema, withRanges } from './schema-narrowing.ts';
 import { loadXGrammar } from './xgrammar.ts';
 
 /*
@@ -68,13 +69,14 @@ function argumentsGrammar(tool: ToolDefinition, index: number): Promise<string> 
       grammar = await xg.Grammar.fromJSONSchema(JSON.stringify(schema), false, -1, [', ', ': '], true);
     } catch (error) {
       if (error instanceof EngineError) throw new EngineError(error.kind, error.message, { param: paramOf(index) });
-      if (/Aborted/.test(String(error))) throw EngineError.from(error, 'internal');
+      if (error instanceof WebAssembly.RuntimeError || /Aborted/.test(String(error)))
+        throw EngineError.from(error, 'internal');
       throw new EngineError('invalid_request', `This JSON schema cannot be compiled: ${String(error)}`, {
         param: paramOf(index),
       });
     }
     try {
-      return narrow(grammar.toString());
+      return narrow(withRanges(grammar.toString()));
     } finally {
       grammar.dispose();
     }

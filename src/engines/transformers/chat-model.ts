@@ -104,21 +104,33 @@ export class TransformersChatModel {
     };
   }
 
+  /**
+   * A raw prompt as the model sees it: tokenized as it is, with the special tokens the tokenizer itself adds (the BOS
+   * of Llama tokenizers), as a model continues text outside a chat.
+   */
+  encodeText(text: string): { input_ids: Tensor; attention_mask: Tensor } {
+    return this.#tokenizer(text) as { input_ids: Tensor; attention_mask: Tensor };
+  }
+
   async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
     const { signal, onEvent } = options;
     throwIfAborted(signal);
+    const raw = request.prompt !== undefined;
     const tools = toolPrompt(request, this.#toolFormat);
-    const prompt = this.encodePrompt(tools, request.thinking === true);
+    const prompt = raw ? this.encodeText(request.prompt!) : this.encodePrompt(tools, request.thinking === true);
     const promptTokens = prompt.input_ids.dims.at(-1)!;
+    // A prompt that is no token at all (blank text on a tokenizer that adds no BOS) gives the model nothing to continue.
+    if (promptTokens === 0) throw new EngineError('invalid_request', 'The prompt is empty.', { param: 'prompt' });
     const room = this.contextLength - promptTokens;
     if (room < 1 || (request.maxTokens ?? 1) > room) {
       const asked = request.maxTokens ?? 1;
+      const what = raw ? 'prompt' : 'messages';
       throw new EngineError(
         'context_length_exceeded',
         `This model's maximum context length is ${this.contextLength} tokens. However, you requested ` +
-          `${promptTokens + asked} tokens (${promptTokens} in the messages, ${asked} in the completion). ` +
-          'Please reduce the length of the messages or completion.',
-        { param: 'messages' },
+          `${promptTokens + asked} tokens (${promptTokens} in the ${what}, ${asked} in the completion). ` +
+          `Please reduce the length of the ${what} or completion.`,
+        { param: what },
       );
     }
     const maxNewTokens = request.maxTokens ?? Math.min(room, request.defaultMaxTokens ?? room);

@@ -2,6 +2,8 @@ import type {
   ChatCompletionChunk,
   ChatCompletionRequestStreaming,
   ChatCompletionTokenLogprob,
+  Completion,
+  CompletionCreateParamsStreaming,
   InitProgressReport,
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
@@ -38,6 +40,10 @@ export interface WebLLMEngine {
     completions: {
       create(request: ChatCompletionRequestStreaming): Promise<AsyncIterable<ChatCompletionChunk>>;
     };
+  };
+  /** Its text completion, which continues a raw prompt without the chat template. */
+  completions: {
+    create(request: CompletionCreateParamsStreaming): Promise<AsyncIterable<Completion>>;
   };
   /** Stops the running generation before its next token; it still ends with its final and usage chunks. */
   interruptGenerate(): Promise<void>;
@@ -80,6 +86,9 @@ export interface WebLLMLoadOptions {
  * (`response_format: {type: "grammar"}`, which web-llm compiles with its own XGrammar and applies as a mask), not as
  * web-llm's schema string, whose defaults allow unbounded whitespace and skip Lantern's narrowing; each constrained
  * choice is validated before its end is reported. Log probabilities are web-llm's own.
+ *
+ * A raw prompt (`ChatRequest.prompt`) goes to web-llm's text completion instead (`completions.create`), whose chunks
+ * are read the same way; web-llm takes no grammar there, and the conversation it held is gone afterwards.
  *
  * Prefix reuse is web-llm's own: it keeps the KV cache of its last conversation when the next request extends it (see
  * HeldConversation). Messages go to it as the client sent them and replies come back as web-llm wrote them, so a
@@ -126,6 +135,11 @@ export class WebLLMChatModel {
         { param: 'top_logprobs' },
       );
     }
+    if (request.prompt !== undefined && request.constraint) {
+      throw new EngineError('invalid_request', 'web-llm cannot constrain the continuation of a raw prompt.', {
+        param: 'prompt',
+      });
+    }
     // The request's response format, or the constraint of a reply that may call its tools: one grammar for all choices.
     const constraint = replyConstraint(request, toolPrompt(request, TOOL_FORMAT));
     const grammar = constraint ? await grammarSpec(constraint) : undefined;
@@ -151,16 +165,21 @@ export class WebLLMChatModel {
     grammar?: GrammarSpec,
   ) {
     throwIfAborted(signal);
-    const thinkingOff = this.#thinks && request.thinking !== true;
-    // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache.
-    const reuse = this.#held.reuseFor(request.messages);
+    const rawPrompt = request.prompt !== undefined;
+    // A raw prompt has no template to switch thinking off in.
+    const thinkingOff = this.#thinks && request.thinking !== true && !rawPrompt;
+    // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache;
+    // a raw prompt continues no conversation.
+    const reuse = rawPrompt ? undefined : this.#held.reuseFor(request.messages);
     const sent = reuse ? { ...request, messages: [...reuse.history, request.messages.at(-1)!] } : request;
     const cachedPromptTokens = reuse?.tokens ?? 0;
     // Until this choice ends on its own, web-llm will start the next request afresh.
     this.#held.forget();
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = await this.#engine.chat.completions.create(toWebLLMRequest(sent, index, thinkingOff, grammar));
+      stream = rawPrompt
+        ? asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index)))
+        : await this.#engine.chat.completions.create(toWebLLMRequest(sent, index, thinkingOff, grammar));
     } catch (error) {
       throw runError(error);
     }
@@ -239,7 +258,7 @@ export class WebLLMChatModel {
     // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
     const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
     const result = out.result();
-    if (finished && !stopped && webLLMFinish === 'stop' && usage) {
+    if (finished && !stopped && webLLMFinish === 'stop' && usage && !rawPrompt) {
       const reply = { text: result.text, toolCalls: result.toolCalls ?? [] };
       this.#held.hold(request.messages, reply, sent.messages, raw, promptTokens, usage.completion_tokens);
     }
@@ -271,6 +290,25 @@ function fromWebLLMLogprobs(
   }));
 }
 
+/** web-llm's text completion chunks in the shape of its chat chunks: the text as the delta's content. */
+async function* asChatChunks(stream: AsyncIterable<Completion>): AsyncGenerator<ChatCompletionChunk> {
+  for await (const chunk of stream) {
+    yield {
+      id: chunk.id,
+      object: 'chat.completion.chunk',
+      created: chunk.created,
+      model: chunk.model,
+      choices: chunk.choices.map((c) => ({
+        index: c.index,
+        delta: { content: c.text },
+        finish_reason: c.finish_reason,
+        logprobs: c.logprobs ?? null,
+      })),
+      ...(chunk.usage && { usage: chunk.usage }),
+    } as ChatCompletionChunk;
+  }
+}
+
 /** Removes `prefix` from the start of a streamed text, however its pieces split it; other text passes unchanged. */
 function leadingStripper(prefix: string) {
   let held = '';
@@ -290,6 +328,12 @@ function leadingStripper(prefix: string) {
       return held;
     },
   };
+}
+
+/** The engine request for one choice of a raw prompt, in web-llm's text completion terms (as `toWebLLMRequest`). */
+export function toWebLLMCompletionRequest(request: ChatRequest, index: number): CompletionCreateParamsStreaming {
+  const { messages: _messages, ...sampling } = toWebLLMRequest(request, index);
+  return { ...sampling, prompt: request.prompt ?? '', stream: true } as CompletionCreateParamsStreaming;
 }
 
 /**

@@ -1,0 +1,180 @@
+import type { Context } from 'hono';
+import { EngineError, type ChatEvent, type ChatRequest, type ChatResult } from '../../engine/index.ts';
+import { ApiError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { readJsonObject } from '../read-json.ts';
+import { ResponseOutput, type UnsequencedEvent } from '../response-output.ts';
+import {
+  itemIds,
+  ownResponse,
+  resolveConversation,
+  toChatMessages,
+  type KeptResponse,
+} from '../responses-conversation.ts';
+import { responsesParser, type ResponsesParams } from '../responses-schema.ts';
+import type { Response, ResponseDeleted, ResponseError, ResponseStreamEvent } from '../responses-wire.ts';
+import { eventStream } from '../sse.ts';
+import type { ErrorBody } from '../wire.ts';
+import { requireModel, type Env, type RouteDeps } from './route-deps.ts';
+
+/**
+ * `POST /v1/responses`: one response, as a JSON object or as OpenAI's stream of events, each with its
+ * `sequence_number`. The conversation is the request's input after the stored one it continues
+ * (`previous_response_id`, `item_reference`); with `store` (the default) the response and its conversation are kept.
+ */
+export function createResponse({ engine, limits, now, errorBody, responses }: RouteDeps) {
+  const parse = responsesParser(limits);
+  return async (c: Context<Env>) => {
+    const params = parse(await readJsonObject(c.req.raw, limits.maxBodyBytes));
+    await requireModel(engine, params.model, 'chat');
+    const owner = c.get('key').id;
+    const conversation = await resolveConversation(responses, owner, params);
+    const request: ChatRequest = { ...params.request, messages: toChatMessages(params.instructions, conversation) };
+    const response = inProgress(newId('resp_'), Math.floor(now() / 1000), params);
+
+    /** Completes the response from the generation's result, and keeps it when asked. */
+    const complete = async (output: ResponseOutput, result: ChatResult): Promise<Response> => {
+      const { promptTokens, completionTokens, cachedPromptTokens = 0 } = result.usage;
+      const cut = result.choices[0]!.finishReason === 'length';
+      Object.assign(response, {
+        status: cut ? 'incomplete' : 'completed',
+        completed_at: Math.floor(now() / 1000),
+        incomplete_details: cut ? { reason: 'max_output_tokens' } : null,
+        output: output.items,
+        output_text: output.text,
+        usage: {
+          input_tokens: promptTokens,
+          // The prompt tokens a continued conversation found in the engine's prefix cache.
+          input_tokens_details: { cached_tokens: cachedPromptTokens, cache_write_tokens: 0 },
+          output_tokens: completionTokens,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: promptTokens + completionTokens,
+        },
+      } satisfies Partial<Response>);
+      if (params.store) {
+        const kept: KeptResponse = { response, conversation };
+        await responses.put({ id: response.id, owner, storedAt: now(), itemIds: itemIds(kept), data: kept });
+      }
+      return response;
+    };
+
+    if (!params.stream) {
+      const output = new ResponseOutput();
+      const result = await engine.chat(params.model, request, { signal: c.req.raw.signal }).catch(asInputError);
+      const [choice] = result.choices;
+      output.addText(choice!.text, choice!.logprobs);
+      output.finish(choice!.finishReason);
+      return c.json<Response>(await complete(output, result));
+    }
+
+    return eventStream(
+      async (send, signal) => {
+        let sequence = 0;
+        const emit = (event: UnsequencedEvent) => {
+          const sequenced = { ...event, sequence_number: sequence++ } as ResponseStreamEvent;
+          send(sequenced, sequenced.type);
+        };
+        const output = new ResponseOutput(emit);
+        let begun = false;
+        const onEvent = (event: ChatEvent) => {
+          // Sent with the first token, not up front: a request the engine refuses (a prompt over the context window)
+          // still gets its own status code instead of a stream.
+          if (!begun) {
+            begun = true;
+            emit({ type: 'response.created', response: structuredClone(response) });
+            emit({ type: 'response.in_progress', response: structuredClone(response) });
+          }
+          if (event.type === 'delta') output.addText(event.text, event.logprobs);
+          else if (event.type === 'finish') output.finish(event.reason);
+        };
+        try {
+          const result = await engine.chat(params.model, request, { signal, onEvent }).catch(asInputError);
+          const done = await complete(output, result);
+          emit({ type: done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: done });
+        } catch (error) {
+          if (!begun || signal.aborted) throw error;
+          // Once the stream has begun, a failure is the response's: it ends `failed`, with what it had written.
+          const failure = errorBody(error, c.get('requestId'));
+          Object.assign(response, { status: 'failed', error: toResponseError(failure), output: output.items });
+          emit({ type: 'response.failed', response });
+        }
+      },
+      {
+        signal: c.req.raw.signal,
+        errorBody: (error) => errorBody(error, c.get('requestId')),
+        onDone: c.get('generation')?.release,
+        doneFrame: false,
+      },
+    );
+  };
+}
+
+/** `GET /v1/responses/{id}`: a kept response of the caller's key. */
+export function retrieveResponse({ responses }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const id = c.req.param('id') ?? '';
+    if (c.req.query('stream') === 'true') {
+      throw new ApiError(400, 'Streaming a stored response again is not supported.', { param: 'stream' });
+    }
+    const kept = await ownResponse(responses, c.get('key').id, id);
+    if (!kept) throw responseNotFound(id);
+    return c.json<Response>(kept.response);
+  };
+}
+
+/** `DELETE /v1/responses/{id}`: forgets a kept response of the caller's key. */
+export function deleteResponse({ responses }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const id = c.req.param('id') ?? '';
+    if (!(await ownResponse(responses, c.get('key').id, id)) || !(await responses.delete(id))) {
+      throw responseNotFound(id);
+    }
+    return c.json<ResponseDeleted>({ id, object: 'response.deleted', deleted: true });
+  };
+}
+
+/** An engine error about the conversation (`messages`, as the engine calls it) is about the request's `input`. */
+function asInputError(error: unknown): never {
+  if (error instanceof EngineError && error.param === 'messages') {
+    throw new EngineError(error.kind, error.message, { param: 'input', cause: error });
+  }
+  throw error;
+}
+
+const responseNotFound = (id: string) =>
+  new ApiError(404, `Response with id '${id}' not found.`, { param: 'response_id', code: 'not_found' });
+
+/** A response in progress: what `response.created` shows, and what the finished response is made from. */
+function inProgress(id: string, createdAt: number, params: ResponsesParams): Response {
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status: 'in_progress',
+    completed_at: null,
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: params.instructions,
+    model: params.model,
+    output: [],
+    output_text: '',
+    previous_response_id: params.previousResponseId,
+    service_tier: 'default',
+    store: params.store,
+    truncation: 'disabled',
+    usage: null,
+    ...params.settings,
+  };
+}
+
+/** A failure's error body as the response's `error`, in the Responses API's codes. */
+function toResponseError({ error }: ErrorBody): ResponseError {
+  const code =
+    error.type === 'invalid_request_error'
+      ? 'invalid_prompt'
+      : error.type === 'requests'
+        ? 'rate_limit_exceeded'
+        : 'server_error';
+  return { code, message: error.message };
+}
