@@ -225,6 +225,68 @@ describe('chat', () => {
     expect(result.usage).toEqual({ promptTokens: count.input_ids.length, completionTokens: count.greedy_ids.length });
   });
 
+  it('carries function tools, calls and results through the typed interface (the Responses API forwards no body)', async () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        name: 'get_weather',
+        description: 'Get the current weather in a city.',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        strict: true,
+      },
+    ];
+    const request = { input: 'What is the weather in Paris?', tools, tool_choice: 'required' as const, temperature: 0 };
+    // The output items, without their ids (minted anew by each side).
+    const items = (response: OpenAI.Responses.Response) =>
+      response.output.map((item) => ({ ...item, id: '…', ...(item.type === 'function_call' && { call_id: '…' }) }));
+    const ours = await client.responses.create({ model: 'far-falcon', ...request });
+    const theirs = await direct.responses.create({ model: 'crimson-falcon-4', ...request });
+    expect(items(ours)).toEqual(items(theirs));
+    expect(ours.output[0]).toMatchObject({ type: 'function_call', name: 'get_weather' });
+
+    const events = [];
+    for await (const event of await client.responses.create({ model: 'far-falcon', ...request, stream: true })) {
+      events.push(event.type);
+    }
+    expect(events).toContain('response.function_call_arguments.delta');
+    expect(events.slice(-3)).toEqual([
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+
+    // The call's output continues the kept conversation: the server gets the call and its result.
+    const call = ours.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    const output = '{"temperature": 18, "condition": "sunny"}';
+    const answer = await client.responses.create({
+      model: 'far-falcon',
+      previous_response_id: ours.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output }],
+      tools,
+      temperature: 0,
+    });
+    const received = await upstream.waitFor('request', (m) => JSON.stringify(m.body).includes(call.call_id));
+    expect((received.body as { messages: unknown[] }).messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: call.call_id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
+      },
+      { role: 'tool', tool_call_id: call.call_id, content: output },
+    ]);
+    const theirAnswer = await direct.responses.create({
+      model: 'crimson-falcon-4',
+      input: [
+        { role: 'user', content: request.input },
+        { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
+        { type: 'function_call_output', call_id: call.call_id, output },
+      ],
+      tools,
+      temperature: 0,
+    });
+    expect(answer.output_text).toBe(theirAnswer.output_text);
+  });
+
   it.skipIf(!HAS_STORIES_260K)('streams stories260K from the server as it streams it directly', async () => {
     const request = {
       messages: [{ role: 'user' as const, content: 'Once upon a time' }],

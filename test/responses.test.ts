@@ -409,6 +409,11 @@ describe('refusals', () => {
       'text.format.name',
     );
     expect(await refused({ input: undefined })).toBe('input');
+    // A schema the constraint cannot enforce: the engine's refusal, named as this API names the format.
+    const unenforceable = { type: 'object', patternProperties: { '^x': {} } };
+    expect(await refused({ text: { format: { type: 'json_schema', name: 'w', schema: unenforceable } } })).toBe(
+      'text.format',
+    );
     expect(
       await client.responses.create({ model: 'jade-mole-4', input: 'hi' }).catch((e: unknown) => e),
     ).toBeInstanceOf(OpenAI.NotFoundError);

@@ -7,10 +7,12 @@ import type {
   EmbedRequest,
   EmbedResult,
   FinishReason,
+  FunctionCall,
   WireObject,
 } from '../../engine/index.ts';
 import type { RemoteCandidate } from '../model-profile.ts';
 import { cutShort, fromStreamError, notAnAnswer } from './upstream-errors.ts';
+import { callParts, finishReason, functionCalls, isObject, typedChatBody } from './typed-wire.ts';
 import { postUpstream, UpstreamTarget } from './upstream-request.ts';
 
 /**
@@ -41,7 +43,9 @@ export class RemoteModel {
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
     const { wire, signal } = options;
     const stream = wire ? wire.stream === true : options.onEvent !== undefined;
-    const body = wire ? { ...wire, model: this.#target.candidate.model } : typedChatBody(this.#target, request, stream);
+    const body = wire
+      ? { ...wire, model: this.#target.candidate.model }
+      : typedChatBody(this.#target.candidate.model, this.backend, request, stream);
     const answer = await postUpstream(this.#target, '/chat/completions', body, { signal, stream });
     options.onBackend?.(this.backend);
     if (!stream) {
@@ -100,31 +104,6 @@ export class RemoteModel {
   }
 }
 
-const isObject = (value: unknown): value is WireObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** The typed request in the wire's words, for callers that have no client body to forward. */
-function typedChatBody(target: UpstreamTarget, request: ChatRequest, stream: boolean): WireObject {
-  return {
-    model: target.candidate.model,
-    messages: request.messages,
-    temperature: request.temperature,
-    top_p: request.topP,
-    presence_penalty: request.presencePenalty,
-    frequency_penalty: request.frequencyPenalty,
-    n: request.n,
-    ...(request.stop.length > 0 && { stop: request.stop }),
-    ...(request.maxTokens !== undefined && { max_tokens: request.maxTokens }),
-    ...(request.seed !== undefined && { seed: request.seed }),
-    ...(request.logitBias && { logit_bias: request.logitBias }),
-    stream,
-    // The typed result reports usage, so ask for it.
-    ...(stream && { stream_options: { include_usage: true } }),
-  };
-}
-
-const finishReason = (reason: unknown): FinishReason => (reason === 'length' ? 'length' : 'stop');
-
 function usageOf(value: unknown): ChatResult['usage'] {
   const usage = isObject(value) ? value : {};
   const count = (n: unknown) => (typeof n === 'number' ? n : 0);
@@ -135,9 +114,11 @@ function usageOf(value: unknown): ChatResult['usage'] {
 function resultOf(completion: WireObject): ChatResult {
   const choices = (completion.choices as unknown[]).filter(isObject).map((choice) => {
     const message = isObject(choice.message) ? choice.message : {};
+    const toolCalls = functionCalls(message);
     return {
       text: typeof message.content === 'string' ? message.content : '',
       finishReason: finishReason(choice.finish_reason),
+      ...(toolCalls.length && { toolCalls }),
     };
   });
   return { choices, usage: usageOf(completion.usage) };
@@ -148,6 +129,8 @@ class ChunkTally {
   done = false;
   readonly #texts: string[] = [];
   readonly #reasons: (FinishReason | undefined)[] = [];
+  /** Each choice's calls so far. */
+  readonly #calls: FunctionCall[][] = [];
   #usage: ChatResult['usage'] = { promptTokens: 0, completionTokens: 0 };
 
   /** Whether every choice seen has ended (a server that closes without [DONE] has then still finished). */
@@ -161,6 +144,13 @@ class ChunkTally {
       const index = typeof choice.index === 'number' ? choice.index : 0;
       const content = isObject(choice.delta) ? choice.delta.content : undefined;
       this.#texts[index] = (this.#texts[index] ?? '') + (typeof content === 'string' ? content : '');
+      for (const part of callParts(choice.delta)) {
+        const calls = (this.#calls[index] ??= []);
+        // A call's first part names it; the rest add to its arguments.
+        if (part.name !== undefined) calls[part.index] = { name: part.name, arguments: '' };
+        const call = calls[part.index];
+        if (call) call.arguments += part.arguments;
+      }
       if (choice.finish_reason != null) this.#reasons[index] = finishReason(choice.finish_reason);
     }
   }
@@ -172,6 +162,10 @@ class ChunkTally {
       const index = typeof choice.index === 'number' ? choice.index : 0;
       const content = isObject(choice.delta) ? choice.delta.content : undefined;
       if (typeof content === 'string' && content) onEvent({ type: 'delta', choice: index, text: content });
+      for (const part of callParts(choice.delta)) {
+        if (part.name !== undefined) onEvent({ type: 'tool_call', choice: index, index: part.index, name: part.name });
+        if (part.arguments) onEvent({ type: 'tool_arguments', choice: index, index: part.index, text: part.arguments });
+      }
       if (choice.finish_reason != null) {
         onEvent({ type: 'finish', choice: index, reason: finishReason(choice.finish_reason) });
       }
@@ -179,10 +173,10 @@ class ChunkTally {
   }
 
   result(): ChatResult {
-    const choices = Array.from(this.#texts, (text, i) => ({
-      text: text ?? '',
-      finishReason: this.#reasons[i] ?? 'stop',
-    }));
+    const choices = Array.from(this.#texts, (text, i) => {
+      const toolCalls = (this.#calls[i] ?? []).filter(Boolean);
+      return { text: text ?? '', finishReason: this.#reasons[i] ?? 'stop', ...(toolCalls.length && { toolCalls }) };
+    });
     return { choices, usage: this.#usage };
   }
 }
