@@ -7,6 +7,9 @@ import type {
   EmbedRequest,
   EmbedResult,
   FinishReason,
+  GeneratedTokenLogprob,
+  OutputConstraint,
+  TokenLogprob,
   WireObject,
 } from '../../engine/index.ts';
 import type { RemoteCandidate } from '../model-profile.ts';
@@ -42,7 +45,9 @@ export class RemoteModel {
     const { wire, signal } = options;
     const stream = wire ? wire.stream === true : options.onEvent !== undefined;
     const body = wire ? { ...wire, model: this.#target.candidate.model } : typedChatBody(this.#target, request, stream);
-    const answer = await postUpstream(this.#target, '/chat/completions', body, { signal, stream });
+    // A raw prompt (the legacy completions API) is the server's /completions: no chat template on either side.
+    const path = !wire && request.prompt !== undefined ? '/completions' : '/chat/completions';
+    const answer = await postUpstream(this.#target, path, body, { signal, stream });
     options.onBackend?.(this.backend);
     if (!stream) {
       const completion = await answer.json();
@@ -103,11 +108,17 @@ export class RemoteModel {
 const isObject = (value: unknown): value is WireObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The typed request in the wire's words, for callers that have no client body to forward. */
+/**
+ * The typed request in the wire's words, for callers that have no client body to forward (the Responses API and
+ * completions routes): a chat completion, or a text completion for a raw prompt. Every field that changes what the
+ * model may say crosses — the constraint as the server's `response_format`, so that the server enforces it; log
+ * probabilities in the dialect of the endpoint.
+ */
 function typedChatBody(target: UpstreamTarget, request: ChatRequest, stream: boolean): WireObject {
+  const raw = request.prompt !== undefined;
   return {
     model: target.candidate.model,
-    messages: request.messages,
+    ...(raw ? { prompt: request.prompt } : { messages: request.messages }),
     temperature: request.temperature,
     top_p: request.topP,
     presence_penalty: request.presencePenalty,
@@ -117,10 +128,57 @@ function typedChatBody(target: UpstreamTarget, request: ChatRequest, stream: boo
     ...(request.maxTokens !== undefined && { max_tokens: request.maxTokens }),
     ...(request.seed !== undefined && { seed: request.seed }),
     ...(request.logitBias && { logit_bias: request.logitBias }),
+    ...(request.constraint && !raw && { response_format: responseFormat(request.constraint) }),
+    ...(request.logprobs !== undefined &&
+      (raw ? { logprobs: request.logprobs } : { logprobs: true, top_logprobs: request.logprobs })),
     stream,
     // The typed result reports usage, so ask for it.
     ...(stream && { stream_options: { include_usage: true } }),
   };
+}
+
+/** A constraint as the OpenAI API's `response_format`: any JSON object, or JSON valid against a schema. */
+function responseFormat(constraint: OutputConstraint): WireObject {
+  if (constraint.schema === null) return { type: 'json_object' };
+  return { type: 'json_schema', json_schema: { name: 'response', schema: constraint.schema, strict: true } };
+}
+
+/**
+ * A choice's log probabilities as typed entries, from either dialect: chat's `logprobs.content` (token, logprob,
+ * bytes, top_logprobs) or legacy completions' parallel arrays (`tokens`, `token_logprobs`, `top_logprobs` maps).
+ */
+function logprobsOf(value: unknown): GeneratedTokenLogprob[] | undefined {
+  if (!isObject(value)) return undefined;
+  const entry = (token: unknown, logprob: unknown, bytes?: unknown): TokenLogprob => {
+    const text = typeof token === 'string' ? token : '';
+    return {
+      token: text,
+      logprob: typeof logprob === 'number' ? logprob : -Infinity,
+      bytes: Array.isArray(bytes) ? (bytes as number[]) : [...new TextEncoder().encode(text)],
+    };
+  };
+  if (Array.isArray(value.content)) {
+    return value.content.filter(isObject).map((item) => ({
+      ...entry(item.token, item.logprob, item.bytes),
+      topLogprobs: (Array.isArray(item.top_logprobs) ? item.top_logprobs.filter(isObject) : []).map((top) =>
+        entry(top.token, top.logprob, top.bytes),
+      ),
+    }));
+  }
+  if (!Array.isArray(value.tokens)) return undefined;
+  const logprobs = Array.isArray(value.token_logprobs) ? value.token_logprobs : [];
+  const tops = Array.isArray(value.top_logprobs) ? value.top_logprobs : [];
+  return value.tokens.map((token, i) => ({
+    ...entry(token, logprobs[i]),
+    topLogprobs: Object.entries(isObject(tops[i]) ? tops[i] : {}).map(([t, lp]) => entry(t, lp)),
+  }));
+}
+
+/** A choice's text, from a chat message or delta (`content`) or a text completion (`text`). */
+function textOf(choice: WireObject, key: 'message' | 'delta'): string {
+  if (typeof choice.text === 'string') return choice.text;
+  const part = isObject(choice[key]) ? choice[key] : {};
+  return typeof part.content === 'string' ? part.content : '';
 }
 
 const finishReason = (reason: unknown): FinishReason => (reason === 'length' ? 'length' : 'stop');
@@ -134,10 +192,11 @@ function usageOf(value: unknown): ChatResult['usage'] {
 /** A JSON completion as a typed result (text, finish reason and usage; the rest stays in `wire`). */
 function resultOf(completion: WireObject): ChatResult {
   const choices = (completion.choices as unknown[]).filter(isObject).map((choice) => {
-    const message = isObject(choice.message) ? choice.message : {};
+    const logprobs = logprobsOf(choice.logprobs);
     return {
-      text: typeof message.content === 'string' ? message.content : '',
+      text: textOf(choice, 'message'),
       finishReason: finishReason(choice.finish_reason),
+      ...(logprobs && { logprobs }),
     };
   });
   return { choices, usage: usageOf(completion.usage) };
@@ -147,6 +206,7 @@ function resultOf(completion: WireObject): ChatResult {
 class ChunkTally {
   done = false;
   readonly #texts: string[] = [];
+  readonly #logprobs: (GeneratedTokenLogprob[] | undefined)[] = [];
   readonly #reasons: (FinishReason | undefined)[] = [];
   #usage: ChatResult['usage'] = { promptTokens: 0, completionTokens: 0 };
 
@@ -159,19 +219,21 @@ class ChunkTally {
     if (isObject(chunk.usage)) this.#usage = usageOf(chunk.usage);
     for (const choice of Array.isArray(chunk.choices) ? chunk.choices.filter(isObject) : []) {
       const index = typeof choice.index === 'number' ? choice.index : 0;
-      const content = isObject(choice.delta) ? choice.delta.content : undefined;
-      this.#texts[index] = (this.#texts[index] ?? '') + (typeof content === 'string' ? content : '');
+      this.#texts[index] = (this.#texts[index] ?? '') + textOf(choice, 'delta');
+      const logprobs = logprobsOf(choice.logprobs);
+      if (logprobs) this.#logprobs[index] = [...(this.#logprobs[index] ?? []), ...logprobs];
       if (choice.finish_reason != null) this.#reasons[index] = finishReason(choice.finish_reason);
     }
   }
 
-  /** The typed events of a chunk: a delta for its text, a finish for its finish reason. */
+  /** The typed events of a chunk: a delta for its text (and its log probabilities), a finish for its finish reason. */
   events(chunk: WireObject, onEvent: ((event: ChatEvent) => void) | undefined): void {
     if (!onEvent) return;
     for (const choice of Array.isArray(chunk.choices) ? chunk.choices.filter(isObject) : []) {
       const index = typeof choice.index === 'number' ? choice.index : 0;
-      const content = isObject(choice.delta) ? choice.delta.content : undefined;
-      if (typeof content === 'string' && content) onEvent({ type: 'delta', choice: index, text: content });
+      const text = textOf(choice, 'delta');
+      const logprobs = logprobsOf(choice.logprobs);
+      if (text || logprobs?.length) onEvent({ type: 'delta', choice: index, text, ...(logprobs && { logprobs }) });
       if (choice.finish_reason != null) {
         onEvent({ type: 'finish', choice: index, reason: finishReason(choice.finish_reason) });
       }
@@ -179,10 +241,10 @@ class ChunkTally {
   }
 
   result(): ChatResult {
-    const choices = Array.from(this.#texts, (text, i) => ({
-      text: text ?? '',
-      finishReason: this.#reasons[i] ?? 'stop',
-    }));
+    const choices = Array.from(this.#texts, (text, i) => {
+      const logprobs = this.#logprobs[i];
+      return { text: text ?? '', finishReason: this.#reasons[i] ?? 'stop', ...(logprobs && { logprobs }) };
+    });
     return { choices, usage: this.#usage };
   }
 }
