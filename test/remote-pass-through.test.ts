@@ -287,6 +287,53 @@ describe('chat', () => {
     expect(answer.output_text).toBe(theirAnswer.output_text);
   });
 
+  it("answers the Responses API from the server, the text format enforced there: the server's own JSON", async () => {
+    const weather = {
+      type: 'object',
+      properties: { city: { enum: ['Paris', 'Oslo', 'Lima'] }, raining: { type: 'boolean' } },
+      required: ['city', 'raining'],
+      additionalProperties: false,
+    };
+    const content = 'What is the weather? Answer in JSON.';
+    const ours = await client.responses.create({
+      model: 'far-falcon',
+      input: content,
+      temperature: 0,
+      max_output_tokens: 40,
+      text: { format: { type: 'json_schema', name: 'weather', schema: weather, strict: true } },
+      store: false,
+    });
+    const theirs = await direct.chat.completions.create({
+      model: 'crimson-falcon-4',
+      messages: [{ role: 'user', content }],
+      temperature: 0,
+      max_tokens: 40,
+      response_format: { type: 'json_schema', json_schema: { name: 'weather', schema: weather, strict: true } },
+    });
+    expect(ours.output_text).toBe(theirs.choices[0]!.message.content);
+    expect(JSON.parse(ours.output_text)).toMatchObject({ city: expect.any(String), raining: expect.any(Boolean) });
+    expect(ours.model).toBe('far-falcon');
+    expect(ours.usage!.input_tokens).toBe(theirs.usage!.prompt_tokens);
+  });
+
+  it("answers completions from the server's own /v1/completions: text, log probabilities and streams as it gives them", async () => {
+    const request = { prompt: 'Once upon a time', temperature: 0, max_tokens: 12, logprobs: 2 };
+    const ours = await client.completions.create({ model: 'far-falcon', ...request });
+    const theirs = await direct.completions.create({ model: 'crimson-falcon-4', ...request });
+    expect(ours.choices[0]!.text).toBe(theirs.choices[0]!.text);
+    expect(ours.choices[0]!.finish_reason).toBe(theirs.choices[0]!.finish_reason);
+    expect(ours.choices[0]!.logprobs!.tokens).toEqual(theirs.choices[0]!.logprobs!.tokens);
+    expect(ours.choices[0]!.logprobs!.token_logprobs).toEqual(theirs.choices[0]!.logprobs!.token_logprobs);
+    expect(ours.choices[0]!.logprobs!.top_logprobs).toEqual(theirs.choices[0]!.logprobs!.top_logprobs);
+    expect(ours.usage).toEqual(theirs.usage);
+
+    let streamed = '';
+    for await (const chunk of await client.completions.create({ model: 'far-falcon', ...request, stream: true })) {
+      streamed += chunk.choices[0]?.text ?? '';
+    }
+    expect(streamed).toBe(theirs.choices[0]!.text);
+  });
+
   it.skipIf(!HAS_STORIES_260K)('streams stories260K from the server as it streams it directly', async () => {
     const request = {
       messages: [{ role: 'user' as const, content: 'Once upon a time' }],

@@ -14,6 +14,26 @@ async function openPlayground(page: Page) {
   await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
 }
 
+/** Temperature 0: the tiny model's greedy reply is exact; at the playground's default of 1 it is sampled. */
+async function chooseGreedy(page: Page) {
+  await page.getByRole('group').filter({ hasText: 'System prompt' }).or(page.locator('summary')).first().click();
+  await page.getByLabel('Temperature').fill('0');
+}
+
+// A failed run says what the page said: its alerts and console errors reach the CI log, not only a screenshot.
+const pageErrors = new WeakMap<Page, string[]>();
+test.beforeEach(({ page }) => {
+  const errors: string[] = [];
+  pageErrors.set(page, errors);
+  page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+  page.on('pageerror', (e) => void errors.push(String(e)));
+});
+test.afterEach(async ({ page }, info) => {
+  if (info.status === info.expectedStatus) return;
+  const alerts = await page.getByRole('alert').allTextContents();
+  console.log(`${info.title}: alerts ${JSON.stringify(alerts)}, errors ${JSON.stringify(pageErrors.get(page))}`);
+});
+
 async function expectAccessible(page: Page) {
   const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21aa']).analyze();
   expect(results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
@@ -21,8 +41,7 @@ async function expectAccessible(page: Page) {
 
 test('chat: type, send, watch the reply stream, with its speed; regenerate', async ({ page }, info) => {
   await openPlayground(page);
-  await page.getByRole('group').filter({ hasText: 'System prompt' }).or(page.locator('summary')).first().click();
-  await page.getByLabel('Temperature').fill('0');
+  await chooseGreedy(page);
   await page.getByLabel('Message').fill('Count to 10.');
   // Watch the reply grow while it streams: every version of the text the page shows, recorded as it renders.
   await page.evaluate(() => {
@@ -122,6 +141,7 @@ test('keys: issue one (shown once, copied), see it listed, revoke it', async ({ 
 
 test('models and capabilities: what each ID resolved to, and what the browser offers', async ({ page }, info) => {
   await openPlayground(page);
+  await chooseGreedy(page);
   await page.getByLabel('Message').fill('Hello');
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.locator('li.assistant .reply')).toHaveText('Hello! How can I help you today?');
@@ -165,6 +185,7 @@ test('models: a server added in the models tab joins the chat chains, and the ta
 
   // The server is not there: the device answers instead, and the tab says so.
   await page.getByRole('tab', { name: 'Chat' }).click();
+  await chooseGreedy(page);
   await page.getByLabel('Message').fill('Hello');
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.locator('li.assistant .reply')).toHaveText('Hello! How can I help you today?');

@@ -8,11 +8,12 @@ import type {
   EmbedResult,
   FinishReason,
   FunctionCall,
+  GeneratedTokenLogprob,
   WireObject,
 } from '../../engine/index.ts';
 import type { RemoteCandidate } from '../model-profile.ts';
 import { cutShort, fromStreamError, notAnAnswer } from './upstream-errors.ts';
-import { callParts, finishReason, functionCalls, isObject, typedChatBody } from './typed-wire.ts';
+import { callParts, finishReason, functionCalls, isObject, logprobsOf, textOf, typedChatBody } from './typed-wire.ts';
 import { postUpstream, UpstreamTarget } from './upstream-request.ts';
 
 /**
@@ -45,8 +46,10 @@ export class RemoteModel {
     const stream = wire ? wire.stream === true : options.onEvent !== undefined;
     const body = wire
       ? { ...wire, model: this.#target.candidate.model }
-      : typedChatBody(this.#target.candidate.model, this.backend, request, stream);
-    const answer = await postUpstream(this.#target, '/chat/completions', body, { signal, stream });
+      : typedChatBody(this.#target.candidate.model, request, stream);
+    // A raw prompt (the legacy completions API) is the server's /completions: no chat template on either side.
+    const path = !wire && request.prompt !== undefined ? '/completions' : '/chat/completions';
+    const answer = await postUpstream(this.#target, path, body, { signal, stream });
     options.onBackend?.(this.backend);
     if (!stream) {
       const completion = await answer.json();
@@ -113,11 +116,12 @@ function usageOf(value: unknown): ChatResult['usage'] {
 /** A JSON completion as a typed result (text, finish reason and usage; the rest stays in `wire`). */
 function resultOf(completion: WireObject): ChatResult {
   const choices = (completion.choices as unknown[]).filter(isObject).map((choice) => {
-    const message = isObject(choice.message) ? choice.message : {};
-    const toolCalls = functionCalls(message);
+    const logprobs = logprobsOf(choice.logprobs);
+    const toolCalls = functionCalls(choice.message);
     return {
-      text: typeof message.content === 'string' ? message.content : '',
+      text: textOf(choice, 'message'),
       finishReason: finishReason(choice.finish_reason),
+      ...(logprobs && { logprobs }),
       ...(toolCalls.length && { toolCalls }),
     };
   });
@@ -128,6 +132,7 @@ function resultOf(completion: WireObject): ChatResult {
 class ChunkTally {
   done = false;
   readonly #texts: string[] = [];
+  readonly #logprobs: (GeneratedTokenLogprob[] | undefined)[] = [];
   readonly #reasons: (FinishReason | undefined)[] = [];
   /** Each choice's calls so far. */
   readonly #calls: FunctionCall[][] = [];
@@ -142,8 +147,9 @@ class ChunkTally {
     if (isObject(chunk.usage)) this.#usage = usageOf(chunk.usage);
     for (const choice of Array.isArray(chunk.choices) ? chunk.choices.filter(isObject) : []) {
       const index = typeof choice.index === 'number' ? choice.index : 0;
-      const content = isObject(choice.delta) ? choice.delta.content : undefined;
-      this.#texts[index] = (this.#texts[index] ?? '') + (typeof content === 'string' ? content : '');
+      this.#texts[index] = (this.#texts[index] ?? '') + textOf(choice, 'delta');
+      const logprobs = logprobsOf(choice.logprobs);
+      if (logprobs) this.#logprobs[index] = [...(this.#logprobs[index] ?? []), ...logprobs];
       for (const part of callParts(choice.delta)) {
         const calls = (this.#calls[index] ??= []);
         // A call's first part names it; the rest add to its arguments.
@@ -155,13 +161,14 @@ class ChunkTally {
     }
   }
 
-  /** The typed events of a chunk: a delta for its text, a finish for its finish reason. */
+  /** The typed events of a chunk: a delta for its text (and its log probabilities), a finish for its finish reason. */
   events(chunk: WireObject, onEvent: ((event: ChatEvent) => void) | undefined): void {
     if (!onEvent) return;
     for (const choice of Array.isArray(chunk.choices) ? chunk.choices.filter(isObject) : []) {
       const index = typeof choice.index === 'number' ? choice.index : 0;
-      const content = isObject(choice.delta) ? choice.delta.content : undefined;
-      if (typeof content === 'string' && content) onEvent({ type: 'delta', choice: index, text: content });
+      const text = textOf(choice, 'delta');
+      const logprobs = logprobsOf(choice.logprobs);
+      if (text || logprobs?.length) onEvent({ type: 'delta', choice: index, text, ...(logprobs && { logprobs }) });
       for (const part of callParts(choice.delta)) {
         if (part.name !== undefined) onEvent({ type: 'tool_call', choice: index, index: part.index, name: part.name });
         if (part.arguments) onEvent({ type: 'tool_arguments', choice: index, index: part.index, text: part.arguments });
@@ -174,8 +181,14 @@ class ChunkTally {
 
   result(): ChatResult {
     const choices = Array.from(this.#texts, (text, i) => {
+      const logprobs = this.#logprobs[i];
       const toolCalls = (this.#calls[i] ?? []).filter(Boolean);
-      return { text: text ?? '', finishReason: this.#reasons[i] ?? 'stop', ...(toolCalls.length && { toolCalls }) };
+      return {
+        text: text ?? '',
+        finishReason: this.#reasons[i] ?? 'stop',
+        ...(logprobs && { logprobs }),
+        ...(toolCalls.length && { toolCalls }),
+      };
     });
     return { choices, usage: this.#usage };
   }

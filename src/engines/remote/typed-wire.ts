@@ -1,41 +1,34 @@
-import {
-  EngineError,
-  type ChatMessage,
-  type ChatRequest,
-  type FinishReason,
-  type FunctionCall,
-  type WireObject,
+import type {
+  ChatMessage,
+  ChatRequest,
+  FinishReason,
+  FunctionCall,
+  GeneratedTokenLogprob,
+  OutputConstraint,
+  TokenLogprob,
+  WireObject,
 } from '../../engine/index.ts';
 
 /*
  * The typed engine request in the wire's words, and the wire's answers back in the engine's, for callers of a remote
- * candidate that have no client body to forward (the Responses API, direct callers of the engine interface).
+ * candidate that have no client body to forward (the Responses API and completions routes, direct callers).
  */
 
 export const isObject = (value: unknown): value is WireObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The chat completions body of a typed request: the conversation with its calls and results, the tools, and the
- * sampling settings. What it cannot carry (a response format, a raw prompt) is refused rather than silently left out.
+ * The typed request in the wire's words, for callers that have no client body to forward (the Responses API and
+ * completions routes): a chat completion, or a text completion for a raw prompt. Every field that changes what the
+ * model may say crosses — the constraint as the server's `response_format`, so that the server enforces it; the tools,
+ * and the conversation's calls and results in the wire's shape; log probabilities in the dialect of the endpoint.
  */
-export function typedChatBody(model: string, backend: string, request: ChatRequest, stream: boolean): WireObject {
-  const uncarried = request.constraint
-    ? ['response_format', 'A response format']
-    : request.prompt !== undefined
-      ? ['prompt', 'A raw prompt']
-      : undefined;
-  if (uncarried) {
-    throw new EngineError(
-      'invalid_request',
-      `${uncarried[1]} cannot be sent to the remote candidate ${backend} from this API: only chat completions forward it.`,
-      { param: uncarried[0] },
-    );
-  }
+export function typedChatBody(model: string, request: ChatRequest, stream: boolean): WireObject {
+  const raw = request.prompt !== undefined;
   const { tools, toolChoice } = request;
   return {
     model,
-    messages: request.messages.map(wireMessage),
+    ...(raw ? { prompt: request.prompt } : { messages: request.messages.map(wireMessage) }),
     temperature: request.temperature,
     top_p: request.topP,
     presence_penalty: request.presencePenalty,
@@ -45,21 +38,70 @@ export function typedChatBody(model: string, backend: string, request: ChatReque
     ...(request.maxTokens !== undefined && { max_tokens: request.maxTokens }),
     ...(request.seed !== undefined && { seed: request.seed }),
     ...(request.logitBias && { logit_bias: request.logitBias }),
-    ...(tools?.length && {
-      tools: tools.map(({ name, description, parameters, strict }) => ({
-        type: 'function',
-        function: { name, ...(description !== undefined && { description }), parameters, ...(strict && { strict }) },
-      })),
-      tool_choice: typeof toolChoice === 'object' ? { type: 'function', function: toolChoice } : (toolChoice ?? 'auto'),
-      parallel_tool_calls: request.parallelToolCalls ?? true,
-    }),
+    ...(request.constraint && !raw && { response_format: responseFormat(request.constraint) }),
+    ...(request.logprobs !== undefined &&
+      (raw ? { logprobs: request.logprobs } : { logprobs: true, top_logprobs: request.logprobs })),
+    ...(tools?.length &&
+      !raw && {
+        tools: tools.map(({ name, description, parameters, strict }) => ({
+          type: 'function',
+          function: { name, ...(description !== undefined && { description }), parameters, ...(strict && { strict }) },
+        })),
+        tool_choice:
+          typeof toolChoice === 'object' ? { type: 'function', function: toolChoice } : (toolChoice ?? 'auto'),
+        parallel_tool_calls: request.parallelToolCalls ?? true,
+      }),
     stream,
     // The typed result reports usage, so ask for it.
     ...(stream && { stream_options: { include_usage: true } }),
   };
 }
 
-/** A turn as the wire has it: an assistant's calls under `tool_calls` (no content: null), a result under its call's id. */
+/** A constraint as the OpenAI API's `response_format`: any JSON object, or JSON valid against a schema. */
+function responseFormat(constraint: OutputConstraint): WireObject {
+  if (constraint.schema === null) return { type: 'json_object' };
+  return { type: 'json_schema', json_schema: { name: 'response', schema: constraint.schema, strict: true } };
+}
+
+/**
+ * A choice's log probabilities as typed entries, from either dialect: chat's `logprobs.content` (token, logprob,
+ * bytes, top_logprobs) or legacy completions' parallel arrays (`tokens`, `token_logprobs`, `top_logprobs` maps).
+ */
+export function logprobsOf(value: unknown): GeneratedTokenLogprob[] | undefined {
+  if (!isObject(value)) return undefined;
+  const entry = (token: unknown, logprob: unknown, bytes?: unknown): TokenLogprob => {
+    const text = typeof token === 'string' ? token : '';
+    return {
+      token: text,
+      logprob: typeof logprob === 'number' ? logprob : -Infinity,
+      bytes: Array.isArray(bytes) ? (bytes as number[]) : [...new TextEncoder().encode(text)],
+    };
+  };
+  if (Array.isArray(value.content)) {
+    return value.content.filter(isObject).map((item) => ({
+      ...entry(item.token, item.logprob, item.bytes),
+      topLogprobs: (Array.isArray(item.top_logprobs) ? item.top_logprobs.filter(isObject) : []).map((top) =>
+        entry(top.token, top.logprob, top.bytes),
+      ),
+    }));
+  }
+  if (!Array.isArray(value.tokens)) return undefined;
+  const logprobs = Array.isArray(value.token_logprobs) ? value.token_logprobs : [];
+  const tops = Array.isArray(value.top_logprobs) ? value.top_logprobs : [];
+  return value.tokens.map((token, i) => ({
+    ...entry(token, logprobs[i]),
+    topLogprobs: Object.entries(isObject(tops[i]) ? tops[i] : {}).map(([t, lp]) => entry(t, lp)),
+  }));
+}
+
+/** A choice's text, from a chat message or delta (`content`) or a text completion (`text`). */
+export function textOf(choice: WireObject, key: 'message' | 'delta'): string {
+  if (typeof choice.text === 'string') return choice.text;
+  const part = isObject(choice[key]) ? choice[key] : {};
+  return typeof part.content === 'string' ? part.content : '';
+}
+
+/** A turn as the wire has it: an assistant's calls under `tool_calls` (no text: null), a result under its call's id. */
 function wireMessage(m: ChatMessage): WireObject {
   if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.toolCallId ?? '' };
   if (!m.toolCalls?.length) return { role: m.role, content: m.content };
