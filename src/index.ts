@@ -11,6 +11,7 @@ export {
   type ChatOptions,
   type ChatRequest,
   type ChatResult,
+  type FunctionCall,
   type EmbedOptions,
   type EmbedRequest,
   type EmbedResult,
@@ -19,6 +20,9 @@ export {
   type LoadProgress,
   type ModelCard,
   type ModelTask,
+  type ToolCall,
+  type ToolChoice,
+  type ToolDefinition,
   type WireObject,
   type WireOptions,
 } from './engine/index.ts';

@@ -111,7 +111,7 @@ describe('a chat template with a thinking switch (Qwen3 reads `enable_thinking`)
       modelCopy('tiny-chat', {
         'tokenizer_config.json': (config) => ({
           ...config,
-          chat_template: String(config.chat_template).replace(/\{% if add_generation_prompt %\}.*$/, qwen3Switch),
+          chat_template: String(config.chat_template).replace(/\{%-? if add_generation_prompt %\}.*$/, qwen3Switch),
         }),
       }),
     );

@@ -44,9 +44,18 @@ function assertValidChat(request: ChatRequest): void {
   if (request.prompt === undefined) expect(request.messages.length).toBeGreaterThan(0);
   else expect(typeof request.prompt === 'string' && request.messages.length === 0).toBe(true);
   for (const m of request.messages) {
-    expect(['system', 'user', 'assistant']).toContain(m.role);
+    expect(['system', 'user', 'assistant', 'tool']).toContain(m.role);
     expect(typeof m.content).toBe('string');
+    if (m.role === 'tool') expect(typeof m.toolCallId).toBe('string');
+    for (const call of m.toolCalls ?? []) {
+      expect(m.role).toBe('assistant');
+      expect([typeof call.id, typeof call.name, typeof call.arguments]).toEqual(['string', 'string', 'string']);
+    }
   }
+  const names = (request.tools ?? []).map((t) => t.name);
+  for (const name of names) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+  expect(new Set(names).size).toBe(names.length);
+  if (typeof request.toolChoice === 'object') expect(names).toContain(request.toolChoice.name);
   expect(request.temperature).toBeGreaterThanOrEqual(0);
   expect(request.temperature).toBeLessThanOrEqual(2);
   expect(request.topP).toBeGreaterThanOrEqual(0);
@@ -78,6 +87,39 @@ const message = fc.record(
       fc.array(fc.record({ type: maybe(fc.constantFrom('text', 'image_url')), text: maybe(nasty) })),
     ),
     name: maybe(nasty),
+    tool_calls: maybe(
+      fc.array(
+        fc.record(
+          {
+            id: maybe(fc.constantFrom('call_1', 'call_2')),
+            type: maybe(fc.constant('function')),
+            function: maybe(fc.record({ name: maybe(fc.constantFrom('f', 'g')), arguments: maybe(nasty) })),
+          },
+          { requiredKeys: [] },
+        ),
+        { maxLength: 3 },
+      ),
+    ),
+    tool_call_id: maybe(fc.constantFrom('call_1', 'call_2')),
+  },
+  { requiredKeys: [] },
+);
+
+/** A tool declaration, well-formed or nearly. */
+const tool = fc.record(
+  {
+    type: maybe(fc.constant('function')),
+    function: maybe(
+      fc.record(
+        {
+          name: maybe(fc.constantFrom('f', 'g', 'get_weather', 'bad name', '')),
+          description: maybe(nasty),
+          parameters: maybe(fc.constantFrom({ type: 'object', properties: {} }, { type: 'string' })),
+          strict: maybe(fc.boolean()),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
   },
   { requiredKeys: [] },
 );
@@ -98,7 +140,16 @@ const chatBody = fc.record(
     presence_penalty: maybe(number),
     frequency_penalty: maybe(number),
     logit_bias: maybe(fc.dictionary(fc.oneof(fc.nat().map(String), nasty), number)),
-    tools: maybe(fc.array(json)),
+    tools: maybe(fc.array(fc.oneof(tool, json), { maxLength: 3 })),
+    tool_choice: maybe(
+      fc.oneof(
+        fc.constantFrom('none', 'auto', 'required'),
+        fc.record({ type: maybe(fc.constant('function')), function: maybe(fc.record({ name: maybe(nasty) })) }),
+      ),
+    ),
+    parallel_tool_calls: maybe(fc.boolean()),
+    functions: maybe(fc.array(json, { maxLength: 2 })),
+    function_call: maybe(fc.constantFrom('none', 'auto')),
     response_format: maybe(fc.record({ type: maybe(fc.constantFrom('text', 'json_object')) })),
     user: maybe(nasty),
   },

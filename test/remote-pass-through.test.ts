@@ -158,6 +158,63 @@ describe('chat', () => {
     expect(normalized(streamed)).toEqual(normalized(theirStream));
   });
 
+  it('passes tool calls through, streamed and not, and the conversation that answers them, as the server makes them', async () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        function: {
+          name: 'get_weather',
+          description: 'Get the current weather in a city.',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      },
+    ];
+    const asked = { role: 'user' as const, content: 'What is the weather in Paris?' };
+    const request = { messages: [asked], tools, tool_choice: 'required' as const, temperature: 0 };
+    const ours = await client.chat.completions.create({ model: 'far-falcon', ...request });
+    const theirs = await direct.chat.completions.create({ model: 'crimson-falcon-4', ...request });
+    expect(normalized(ours)).toEqual(normalized(theirs));
+    expect(ours.choices[0]!.finish_reason).toBe('tool_calls');
+    const call = ours.choices[0]!.message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+    expect(call.function.name).toBe('get_weather');
+    expect(JSON.parse(call.function.arguments)).toEqual({ city: expect.any(String) });
+
+    const streamed = [];
+    for await (const chunk of await client.chat.completions.create({ model: 'far-falcon', ...request, stream: true })) {
+      streamed.push(chunk);
+    }
+    const theirStream = [];
+    for await (const chunk of await direct.chat.completions.create({
+      model: 'crimson-falcon-4',
+      ...request,
+      stream: true,
+    })) {
+      theirStream.push(chunk);
+    }
+    expect(normalized(streamed)).toEqual(normalized(theirStream));
+    // The SDK's stream helper accumulates the forwarded deltas into the same call.
+    const final = await client.chat.completions.stream({ model: 'far-falcon', ...request }).finalChatCompletion();
+    expect(final.choices[0]!.message.tool_calls).toEqual([{ ...call, id: expect.stringMatching(/^call_/) }]);
+
+    // The call answered: a tool message and the assistant's calls cross to the server as the client sent them.
+    const answered = {
+      messages: [
+        asked,
+        ours.choices[0]!.message,
+        { role: 'tool' as const, tool_call_id: call.id, content: '{"temperature": 18, "condition": "sunny"}' },
+      ],
+      tools,
+      temperature: 0,
+    };
+    const answer = await client.chat.completions.create({ model: 'far-falcon', ...answered });
+    const theirAnswer = await direct.chat.completions.create({ model: 'crimson-falcon-4', ...answered });
+    expect(normalized(answer)).toEqual(normalized(theirAnswer));
+    const received = await upstream.waitFor('request', (m) =>
+      JSON.stringify(m.body).includes(`"tool_call_id":"${call.id}"`),
+    );
+    expect(received.body).toEqual({ ...answered, model: 'crimson-falcon-4' });
+  });
+
   it('through the typed engine interface too (a caller with no wire body)', async () => {
     const events: string[] = [];
     const result = await engine.chat('far-falcon', chatRequest({ messages: count.messages }), {
@@ -166,6 +223,68 @@ describe('chat', () => {
     expect(events.join('')).toBe(count.greedy_text);
     expect(result.choices).toEqual([{ text: count.greedy_text, finishReason: 'stop' }]);
     expect(result.usage).toEqual({ promptTokens: count.input_ids.length, completionTokens: count.greedy_ids.length });
+  });
+
+  it('carries function tools, calls and results through the typed interface (the Responses API forwards no body)', async () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        name: 'get_weather',
+        description: 'Get the current weather in a city.',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        strict: true,
+      },
+    ];
+    const request = { input: 'What is the weather in Paris?', tools, tool_choice: 'required' as const, temperature: 0 };
+    // The output items, without their ids (minted anew by each side).
+    const items = (response: OpenAI.Responses.Response) =>
+      response.output.map((item) => ({ ...item, id: '…', ...(item.type === 'function_call' && { call_id: '…' }) }));
+    const ours = await client.responses.create({ model: 'far-falcon', ...request });
+    const theirs = await direct.responses.create({ model: 'crimson-falcon-4', ...request });
+    expect(items(ours)).toEqual(items(theirs));
+    expect(ours.output[0]).toMatchObject({ type: 'function_call', name: 'get_weather' });
+
+    const events = [];
+    for await (const event of await client.responses.create({ model: 'far-falcon', ...request, stream: true })) {
+      events.push(event.type);
+    }
+    expect(events).toContain('response.function_call_arguments.delta');
+    expect(events.slice(-3)).toEqual([
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+
+    // The call's output continues the kept conversation: the server gets the call and its result.
+    const call = ours.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    const output = '{"temperature": 18, "condition": "sunny"}';
+    const answer = await client.responses.create({
+      model: 'far-falcon',
+      previous_response_id: ours.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output }],
+      tools,
+      temperature: 0,
+    });
+    const received = await upstream.waitFor('request', (m) => JSON.stringify(m.body).includes(call.call_id));
+    expect((received.body as { messages: unknown[] }).messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: call.call_id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
+      },
+      { role: 'tool', tool_call_id: call.call_id, content: output },
+    ]);
+    const theirAnswer = await direct.responses.create({
+      model: 'crimson-falcon-4',
+      input: [
+        { role: 'user', content: request.input },
+        { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
+        { type: 'function_call_output', call_id: call.call_id, output },
+      ],
+      tools,
+      temperature: 0,
+    });
+    expect(answer.output_text).toBe(theirAnswer.output_text);
   });
 
   it("answers the Responses API from the server, the text format enforced there: the server's own JSON", async () => {

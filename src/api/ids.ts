@@ -12,6 +12,11 @@ export function newCompletionId(): string {
   return 'chatcmpl-' + crypto.randomUUID().replace(/-/g, '');
 }
 
+/** `call_…`, 24 characters after the prefix, as OpenAI's tool call ids. */
+export function newToolCallId(): string {
+  return 'call_' + crypto.randomUUID().replace(/-/g, '').slice(0, 24);
+}
+
 /**
  * A new id of an object of the OpenAI API, with its prefix: `cmpl-` a text completion, `resp_` a response, `msg_` an
  * output message, `fc_` a function call item, `call_` the call id its output refers to.

@@ -86,9 +86,9 @@ describe('chat request parsing', () => {
     [{ messages: 'hi' }, 'messages', /expected an array, but got "hi"/],
     [{ messages: Array(4).fill({ role: 'user', content: 'x' }) }, 'messages', /at most 3 items/],
     [
-      { messages: [{ role: 'tool', content: 'x' }] },
+      { messages: [{ role: 'robot', content: 'x' }] },
       'messages[0].role',
-      /expected "system", "developer", "user", "assistant"/,
+      /expected "system", "developer", "user", "assistant", "tool"/,
     ],
     [{ messages: [{ role: 'user' }] }, 'messages[0].content', /Missing required parameter/],
     [
@@ -114,7 +114,7 @@ describe('chat request parsing', () => {
     [{ stream_options: { include_usage: true } }, 'stream_options', /only allowed when `stream` is true/],
     [{ seed: 1.5 }, 'seed', /expected an integer/],
     [{ presence_penalty: 3 }, 'presence_penalty', /<= 2/],
-    [{ tools: [{ type: 'function' }] }, 'tools', /not supported/],
+    [{ tools: [{ type: 'function' }] }, 'tools[0].function', /Missing required parameter/],
     [{ response_format: { type: 'xml' } }, 'response_format.type', /json_schema/],
     [
       { response_format: { type: 'json_schema', json_schema: { name: 'a b', schema: {} } } },

@@ -1,13 +1,15 @@
 import * as z from 'zod';
-import type { ChatMessage, ChatRequest } from '../engine/index.ts';
+import type { ChatRequest } from '../engine/index.ts';
 import { invalidRequest, type ApiError } from './errors.ts';
 import type { Limits } from './options.ts';
+import { toEngineMessages, toEngineTools, toolCallSchema, toolFields } from './tool-schemas.ts';
 
 /*
  * The request bodies of the /v1 API as zod schemas, and their conversion to engine requests in one place.
  * Optional parameters accept `null` as "not given", as the OpenAI API does. Fields that are not listed are ignored
  * (clients send `user`, `metadata`, `store`, ...); fields that would silently change the meaning of a request when
- * ignored (tools, token-array input) are refused with a 400 that names them.
+ * ignored (token-array input) are refused with a 400 that names them. Tool calling's fields and their conversion are
+ * in `tool-schemas.ts`.
  */
 
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
@@ -16,8 +18,11 @@ const textPart = z.object({ type: z.literal('text'), text: z.string() });
 
 const message = z.object({
   // `developer` is the newer name of `system` in the OpenAI API; both reach the model as a system message.
-  role: z.enum(['system', 'developer', 'user', 'assistant']),
-  content: z.union([z.string(), z.array(textPart)]),
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  // Required, except in an assistant message with tool calls: checked in `toEngineMessages`.
+  content: z.union([z.string(), z.array(textPart)]).nullish(),
+  tool_calls: optional(z.array(toolCallSchema)),
+  tool_call_id: optional(z.string()),
 });
 
 /** OpenAI's `reasoning_effort` values; `none` and `minimal` leave a model's thinking mode off, the others turn it on. */
@@ -103,13 +108,10 @@ export function chatSchema(limits: Limits) {
           "Invalid 'seed': expected an integer of at most 64 bits.",
         ),
     ),
-    tools: optional(z.array(z.unknown()).max(0, 'Tools (function calling) are not supported by these models.')),
-    functions: optional(z.array(z.unknown()).max(0, 'Function calling is not supported by these models.')),
+    ...toolFields,
     response_format: optional(responseFormat),
     logprobs: optional(z.boolean()),
     top_logprobs: optional(z.int().min(0).max(20)),
-    // Checked against `tools` in DEPENDENT_PARAMETERS; its own shape matters once tools are supported.
-    tool_choice: optional(z.unknown()),
     // A thinking mode is switched off unless asked for, in the forms OpenAI-compatible servers take: vLLM's and
     // SGLang's template variables (other variables are ignored) and OpenAI's reasoning effort.
     chat_template_kwargs: optional(z.object({ enable_thinking: optional(z.boolean()) })),
@@ -160,10 +162,7 @@ export function requestParsers(limits: Limits) {
       if (alone) throw invalidRequest(alone.message, alone.param);
       const stop = p.stop == null ? [] : typeof p.stop === 'string' ? [p.stop] : p.stop;
       const request: ChatRequest = {
-        messages: p.messages.map((m): ChatMessage => ({
-          role: m.role === 'developer' ? 'system' : m.role,
-          content: typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join('\n'),
-        })),
+        messages: toEngineMessages(p.messages),
         temperature: p.temperature ?? 1,
         topP: p.top_p ?? 1,
         presencePenalty: p.presence_penalty ?? 0,
@@ -190,6 +189,7 @@ export function requestParsers(limits: Limits) {
       if (p.logit_bias != null) {
         request.logitBias = Object.fromEntries(Object.entries(p.logit_bias).map(([id, bias]) => [Number(id), bias]));
       }
+      Object.assign(request, toEngineTools(p));
       return {
         model: p.model,
         stream: p.stream === true,

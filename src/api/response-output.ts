@@ -71,8 +71,12 @@ export class ResponseOutput {
     });
   }
 
-  /** A function call begins: its item opens, with its name and no arguments yet. */
+  /**
+   * A function call begins: its item opens, with its name and no arguments yet. Text before it is complete: its
+   * message is closed first, as OpenAI's stream closes each item before the next begins.
+   */
   addCall(call: number, name: string): void {
+    if (this.#message) this.#close(this.#message.item, this.#message.index, 'completed');
     const item: ResponseFunctionToolCall = {
       id: newId('fc_'),
       type: 'function_call',
@@ -100,34 +104,38 @@ export class ResponseOutput {
   finish(reason: FinishReason): void {
     const status: ItemStatus = reason === 'length' ? 'incomplete' : 'completed';
     if (this.items.length === 0) this.#openMessage();
-    this.items.forEach((item, index) => {
-      if (item.status !== 'in_progress') return;
-      item.status = status;
-      if (item.type === 'message') {
-        const part = item.content[0]!;
-        const location = { item_id: item.id, output_index: index, content_index: 0 };
-        this.#emit({
-          type: 'response.output_text.done',
-          ...location,
-          text: part.text,
-          logprobs: part.logprobs.map(toDeltaLogprob),
-        });
-        this.#emit({ type: 'response.content_part.done', ...location, part: structuredClone(part) });
-      } else {
-        this.#emit({
-          type: 'response.function_call_arguments.done',
-          item_id: item.id,
-          output_index: index,
-          name: item.name,
-          arguments: item.arguments,
-        });
-      }
-      this.#emit({ type: 'response.output_item.done', output_index: index, item: structuredClone(item) });
-    });
+    this.items.forEach((item, index) => this.#close(item, index, status));
+  }
+
+  /** Closes an open item with its `…done` events. */
+  #close(item: ResponseOutputItem, index: number, status: ItemStatus): void {
+    if (item.status !== 'in_progress') return;
+    item.status = status;
+    if (item.type === 'message') {
+      const part = item.content[0]!;
+      const location = { item_id: item.id, output_index: index, content_index: 0 };
+      this.#emit({
+        type: 'response.output_text.done',
+        ...location,
+        text: part.text,
+        logprobs: part.logprobs.map(toDeltaLogprob),
+      });
+      this.#emit({ type: 'response.content_part.done', ...location, part: structuredClone(part) });
+    } else {
+      this.#emit({
+        type: 'response.function_call_arguments.done',
+        item_id: item.id,
+        output_index: index,
+        name: item.name,
+        arguments: item.arguments,
+      });
+    }
+    this.#emit({ type: 'response.output_item.done', output_index: index, item: structuredClone(item) });
   }
 
   #openMessage(): { item: ResponseOutputMessage; index: number } {
-    if (this.#message) return this.#message;
+    // Text after a call (which closed the message before it) is a message of its own.
+    if (this.#message?.item.status === 'in_progress') return this.#message;
     const item: ResponseOutputMessage = {
       id: newId('msg_'),
       type: 'message',

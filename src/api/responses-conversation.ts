@@ -75,15 +75,42 @@ export function itemIds({ response, conversation }: KeptResponse): string[] {
 
 /**
  * The conversation as the engine takes it: the instructions first, as a system message; `developer` messages as
- * system messages, as in chat completions.
+ * system messages, as in chat completions. Function calls join the assistant turn they follow (a reply's text, then
+ * its calls, as one chat message with `tool_calls`), and each `function_call_output` is a `tool` turn. As OpenAI's
+ * API does, an output must answer a call before it, and every call must have its output before the conversation goes
+ * on. `offset` is the position of the request's first input item in `items` (after a continued conversation), so
+ * that a refusal names the request's own item.
  */
-export function toChatMessages(instructions: string | null, items: ConversationItem[]): ChatMessage[] {
+export function toChatMessages(instructions: string | null, items: ConversationItem[], offset = 0): ChatMessage[] {
   const messages: ChatMessage[] = instructions === null ? [] : [{ role: 'system', content: instructions }];
+  /** Calls made and not yet answered. */
+  let unanswered: string[] = [];
+  const param = (i: number) => (i >= offset ? `input[${i - offset}]` : 'previous_response_id');
   items.forEach((item, i) => {
-    if (item.type !== 'message') {
-      throw invalidRequest('Function calls and their outputs are not supported by these models yet.', `input[${i}]`);
+    if (item.type === 'function_call_output') {
+      if (!unanswered.includes(item.call_id)) {
+        throw invalidRequest(`No tool call found for function call output with call_id ${item.call_id}.`, param(i));
+      }
+      unanswered = unanswered.filter((id) => id !== item.call_id);
+      messages.push({ role: 'tool', content: item.output, toolCallId: item.call_id });
+      return;
     }
+    if (item.type === 'function_call') {
+      const call = { id: item.call_id, name: item.name, arguments: item.arguments };
+      const last = messages.at(-1);
+      // Calls after the assistant's text, or after its other calls, are that turn's; after results, a new turn.
+      if (last?.role === 'assistant') (last.toolCalls ??= []).push(call);
+      else if (unanswered.length) throw noOutput(unanswered, param(i));
+      else messages.push({ role: 'assistant', content: '', toolCalls: [call] });
+      unanswered.push(item.call_id);
+      return;
+    }
+    if (unanswered.length) throw noOutput(unanswered, param(i));
     messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: item.content });
   });
+  if (unanswered.length) throw noOutput(unanswered, 'input');
   return messages;
 }
+
+const noOutput = (ids: string[], param: string) =>
+  invalidRequest(`No tool output found for function call ${ids.join(', ')}.`, param);

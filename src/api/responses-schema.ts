@@ -1,8 +1,9 @@
 import * as z from 'zod';
-import type { ChatRequest } from '../engine/index.ts';
-import { invalidRequest } from './errors.ts';
+import { EngineError, type ChatRequest } from '../engine/index.ts';
+import { ApiError, invalidRequest } from './errors.ts';
 import type { Limits } from './options.ts';
 import { chatSchema, parse } from './request-schemas.ts';
+import { toEngineTools } from './tool-schemas.ts';
 import type { FunctionTool, ResponseFormat, ToolChoice } from './responses-wire.ts';
 
 /*
@@ -194,8 +195,6 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
     if (p.tool_choice != null && !tools.length && p.tool_choice !== 'none' && p.tool_choice !== 'auto') {
       throw invalidRequest("Invalid value for 'tool_choice': a tool must be chosen from 'tools'.", 'tool_choice');
     }
-    // Function tools arrive with issue 14's engine support; until then they are refused rather than ignored.
-    if (tools.length) throw invalidRequest('Function tools are not supported by these models yet.', 'tools');
 
     const request: Omit<ChatRequest, 'messages'> = {
       temperature: p.temperature ?? 1,
@@ -205,6 +204,8 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
       stop: [],
       n: 1,
     };
+    // Function tools on the chat tool mechanism: the same checks, as chat completions' `tools` and `tool_choice`.
+    Object.assign(request, engineTools(p.tools ?? [], p.tool_choice, p.parallel_tool_calls));
     if (p.max_output_tokens != null) request.maxTokens = p.max_output_tokens;
     else request.defaultMaxTokens = limits.maxTokens;
     const effort = p.reasoning?.effort;
@@ -269,6 +270,41 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
       },
     };
   };
+}
+
+/**
+ * The engine request's tool fields, through chat completions' conversion (`toEngineTools`): the Responses API's flat
+ * function tools in chat's nested shape, and the parameters its refusals name back in the flat shape
+ * (`tools[0].function.name` is `tools[0].name` here).
+ */
+function engineTools(
+  tools: z.output<typeof functionTool>[],
+  choice: z.output<typeof toolChoice> | null | undefined,
+  parallel: boolean | null | undefined,
+): Pick<ChatRequest, 'tools' | 'toolChoice' | 'parallelToolCalls'> {
+  try {
+    return toEngineTools({
+      tools: tools.map(({ name, description, parameters, strict }) => ({
+        type: 'function',
+        function: { name, description, parameters, strict },
+      })),
+      tool_choice:
+        typeof choice === 'object' && choice ? { type: 'function', function: { name: choice.name } } : choice,
+      parallel_tool_calls: parallel,
+    });
+  } catch (error) {
+    if (error instanceof ApiError && error.param) throw flatToolParam(error);
+    throw error;
+  }
+}
+
+/** An error about `tools[i].function.…` as the Responses API names it: `tools[i].…`. */
+export function flatToolParam<E extends ApiError | EngineError>(error: E): E {
+  const param = error.param?.replace(/^(tools\[\d+\])\.function\./, '$1.');
+  if (param === error.param) return error;
+  return error instanceof ApiError
+    ? (new ApiError(error.status, error.message, { param, code: error.code, type: error.type }) as E)
+    : (new EngineError(error.kind, error.message, { param, cause: error }) as E);
 }
 
 type TextParts =

@@ -4,7 +4,22 @@
  * `Model`) have them. Request bodies are described by the schemas in `request-schemas.ts`.
  */
 
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
+
+/** A call in a completion's message: `arguments` is the JSON object as text. */
+export interface ChatCompletionMessageToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A call in a streamed delta: the first one names it (`id`, `type`, `function.name`); the rest add `arguments`. */
+export interface ChatCompletionChunkToolCall {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments: string };
+}
 
 export interface CompletionUsage {
   prompt_tokens: number;
@@ -38,7 +53,13 @@ export interface ChatCompletion {
   model: string;
   choices: {
     index: number;
-    message: { role: 'assistant'; content: string; refusal: null };
+    /** `content` is null when the reply only called tools; `tool_calls` is there when it called any. */
+    message: {
+      role: 'assistant';
+      content: string | null;
+      refusal: null;
+      tool_calls?: ChatCompletionMessageToolCall[];
+    };
     logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason;
   }[];
@@ -56,7 +77,7 @@ export interface ChatCompletionChunk {
   system_fingerprint: string;
   choices: {
     index: number;
-    delta: { role?: 'assistant'; content?: string };
+    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ChatCompletionChunkToolCall[] };
     logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason | null;
   }[];

@@ -4,10 +4,44 @@
  * boundary unchanged.
  */
 
-/** A conversation turn as the engine sees it: text only. */
+/**
+ * A conversation turn as the engine sees it: text, and the tool calls of an assistant turn or the call a `tool` turn
+ * answers. An assistant turn that only called tools has empty `content`.
+ */
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** An assistant turn's calls, in order. */
+  toolCalls?: ToolCall[];
+  /** A `tool` turn: the id of the call whose result `content` is. */
+  toolCallId?: string;
+}
+
+/** A function the model may call: the wire's `tools[].function`. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** A JSON Schema of the arguments object (`{"type": "object", "properties": {}}` when the tool takes none). */
+  parameters: Record<string, unknown>;
+  /** The caller asked for arguments that always validate (`strict: true`). */
+  strict?: boolean;
+}
+
+/**
+ * Whether the model may, must or must not call tools: `auto` lets it choose between text and calls, `required` makes
+ * it call at least one, `none` forbids calls, `{ name }` makes it call that function.
+ */
+export type ToolChoice = 'none' | 'auto' | 'required' | { name: string };
+
+/** A call the model made: a declared function's name and its arguments, a JSON object as text. */
+export interface FunctionCall {
+  name: string;
+  arguments: string;
+}
+
+/** A call in a conversation's history, under the id its result refers to. */
+export interface ToolCall extends FunctionCall {
+  id: string;
 }
 
 /** One generation request, already validated by the caller: a conversation, or a raw prompt. */
@@ -44,6 +78,12 @@ export interface ChatRequest {
   n: number;
   /** Makes sampling reproducible: the same seed, request and model give the same tokens. A safe integer. */
   seed?: number;
+  /** Functions the model may call; none when absent or empty. */
+  tools?: ToolDefinition[];
+  /** With `tools`: whether it may, must or must not call them (default `auto`). */
+  toolChoice?: ToolChoice;
+  /** With `tools`: whether one turn may hold several calls (default true). */
+  parallelToolCalls?: boolean;
   /**
    * Lets a model with a thinking mode (Qwen3's `enable_thinking`) think before it answers; off unless true. Models
    * without one ignore it.
@@ -78,19 +118,28 @@ export interface GeneratedTokenLogprob extends TokenLogprob {
   topLogprobs: TokenLogprob[];
 }
 
-/** Why a choice ended: its model ended it or a stop sequence matched (`stop`), or it hit a token limit (`length`). */
-export type FinishReason = 'stop' | 'length';
+/**
+ * Why a choice ended: its model ended it or a stop sequence matched (`stop`), it hit a token limit (`length`), or it
+ * ended after calling tools (`tool_calls`).
+ */
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 /**
- * What a running chat generation reports: text as each token is decoded, then the end of each choice. With
- * `logprobs`, a delta carries the log probabilities of the tokens generated since the last delta.
+ * What a running chat generation reports: text as each token is decoded (with `logprobs`, a delta carries the log
+ * probabilities of the tokens generated since the last delta); each tool call as it begins (its index in the choice's
+ * calls and the function's name), then its arguments in fragments; then the end of each choice.
  */
 export type ChatEvent =
   | { type: 'delta'; choice: number; text: string; logprobs?: GeneratedTokenLogprob[] }
+  | { type: 'tool_call'; choice: number; index: number; name: string }
+  | { type: 'tool_arguments'; choice: number; index: number; text: string }
   | { type: 'finish'; choice: number; reason: FinishReason };
 
 export interface ChatChoice {
+  /** The reply's text; empty when it only called tools. */
   text: string;
+  /** The calls it made, in order; absent or empty when it called none. */
+  toolCalls?: FunctionCall[];
   finishReason: FinishReason;
   /** With `logprobs`: one entry per token of `text`. */
   logprobs?: GeneratedTokenLogprob[];

@@ -2,6 +2,7 @@ import { css, html, LitElement, nothing } from 'lit';
 import type OpenAI from 'openai';
 import { panelStyles } from './styles.ts';
 import { checkReply, responseFormat, SCHEMA_EXAMPLES, type OutputMode } from './structured-output.ts';
+import { addToolCallDelta, parseTools, TOOL_EXAMPLE, toolChoice, type ToolCallView } from './tool-calling.ts';
 
 interface Reply {
   choices: string[];
@@ -14,14 +15,21 @@ interface Reply {
   done: boolean;
   /** In a JSON mode: what the page's validator says of each finished choice. */
   checks?: ({ valid: boolean; message: string } | undefined)[];
+  /** The tool calls of each choice. */
+  toolCalls: ToolCallView[][];
 }
 
-type Turn = { role: 'user'; content: string } | { role: 'assistant'; reply: Reply };
+type Turn =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; reply: Reply }
+  | { role: 'tool'; call: ToolCallView; content: string };
 
 /**
  * A conversation through `/v1/chat/completions`, streamed: system prompt, model, every sampling parameter of the API,
  * stop and regenerate, and for each reply its time to first token and tokens per second. A structured-output mode
  * asks for JSON (any object, or valid against a schema picked or pasted), shows it as it streams, and validates it.
+ * Tools can be declared: each call the assistant makes is shown with its arguments and answered here, and the
+ * conversation goes on from its results.
  */
 export class ChatPanel extends LitElement {
   static override styles = [
@@ -114,6 +122,7 @@ export class ChatPanel extends LitElement {
     busy: { state: true },
     status: { state: true },
     mode: { state: true },
+    useTools: { state: true },
   };
 
   declare client: OpenAI | undefined;
@@ -122,6 +131,7 @@ export class ChatPanel extends LitElement {
   declare busy: boolean;
   declare status: string;
   declare mode: OutputMode;
+  declare useTools: boolean;
   #abort: AbortController | undefined;
 
   constructor() {
@@ -131,6 +141,7 @@ export class ChatPanel extends LitElement {
     this.busy = false;
     this.status = '';
     this.mode = 'text';
+    this.useTools = false;
   }
 
   override render() {
@@ -161,7 +172,7 @@ export class ChatPanel extends LitElement {
           </div>
         </div>
       </details>
-      ${this.#renderOutputMode()}
+      ${this.#renderOutputMode()} ${this.#renderTools()}
 
       <ol class="conversation" aria-label="Conversation">
         ${this.turns.map((turn) => this.#renderTurn(turn))}
@@ -177,7 +188,7 @@ export class ChatPanel extends LitElement {
           @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && !e.shiftKey && (e.preventDefault(), this.#send(e))}
         ></textarea>
         <div class="row actions">
-          <button type="submit" ?disabled=${this.busy || !this.client}>Send</button>
+          <button type="submit" ?disabled=${this.busy || !this.client || this.#waitingForResults()}>Send</button>
           <button type="button" class="secondary" ?disabled=${!this.busy} @click=${() => this.#abort?.abort()}>
             Stop
           </button>
@@ -205,6 +216,12 @@ export class ChatPanel extends LitElement {
   }
 
   #renderTurn(turn: Turn) {
+    if (turn.role === 'tool') {
+      return html`<li class="tool">
+        <span class="who">Result of ${turn.call.name}</span>
+        <p class="json">${turn.content}</p>
+      </li>`;
+    }
     if (turn.role === 'user') {
       return html`<li class="user">
         <span class="who">You</span>
@@ -228,6 +245,15 @@ export class ChatPanel extends LitElement {
             </div>`
           : html`<p class="reply ${reply.checks ? 'json' : ''}">${reply.choices[0] ?? ''}</p>
               ${this.#renderCheck(reply.checks?.[0])}`
+      }
+      ${
+        reply.toolCalls[0]?.length
+          ? html`<tool-calls-view
+              .calls=${reply.toolCalls[0]}
+              ?answering=${reply.done && turn === this.turns.at(-1) && !this.busy}
+              @answer=${(e: CustomEvent<string[]>) => this.#answer(reply.toolCalls[0]!, e.detail)}
+            ></tool-calls-view>`
+          : nothing
       }
       ${reply.error ? html`<p class="error" role="alert">${reply.error}</p>` : nothing}
       <p class="stats">
@@ -277,6 +303,74 @@ export class ChatPanel extends LitElement {
     </fieldset>`;
   }
 
+  #renderTools() {
+    const names = this.#declaredNames();
+    return html`<fieldset class="output-mode">
+      <legend>Tools</legend>
+      <div class="params">
+        <div class="row">
+          <input
+            id="use-tools"
+            type="checkbox"
+            style="width: auto"
+            .checked=${this.useTools}
+            @change=${(e: Event) => (this.useTools = (e.target as HTMLInputElement).checked)}
+          />
+          <label for="use-tools">Declare tools</label>
+        </div>
+        <div class="grid">
+          <div>
+            <label for="tool-choice">tool_choice</label>
+            <select id="tool-choice" ?disabled=${!this.useTools}>
+              <option value="auto">auto</option>
+              <option value="required">required</option>
+              <option value="none">none</option>
+              ${names.map((name) => html`<option value=${`function:${name}`}>${name}</option>`)}
+            </select>
+          </div>
+          <div class="row">
+            <input id="parallel" type="checkbox" style="width: auto" checked ?disabled=${!this.useTools} />
+            <label for="parallel">parallel_tool_calls</label>
+          </div>
+        </div>
+        <div class="wide">
+          <label for="tools">Tools (JSON)</label>
+          <textarea
+            id="tools"
+            class="json"
+            rows="6"
+            ?disabled=${!this.useTools}
+            .value=${JSON.stringify(TOOL_EXAMPLE, null, 2)}
+            @change=${() => this.requestUpdate()}
+          ></textarea>
+        </div>
+      </div>
+    </fieldset>`;
+  }
+
+  /** The names of the declared tools, for the named choices of tool_choice (none while the JSON does not parse). */
+  #declaredNames(): string[] {
+    const box = this.renderRoot?.querySelector('#tools') as HTMLTextAreaElement | null;
+    try {
+      return parseTools(box?.value ?? JSON.stringify(TOOL_EXAMPLE)).map((t) => t.function.name);
+    } catch {
+      return [];
+    }
+  }
+
+  /** Whether the last reply's calls wait for their results: the conversation goes on from those, not from a message. */
+  #waitingForResults(): boolean {
+    const last = this.turns.at(-1);
+    return last?.role === 'assistant' && (last.reply.toolCalls[0]?.length ?? 0) > 0;
+  }
+
+  /** The results of a reply's calls, entered in the chat tab: they join the conversation, which goes on. */
+  #answer(calls: ToolCallView[], results: string[]) {
+    if (this.busy) return;
+    this.turns = [...this.turns, ...calls.map((call, i) => ({ role: 'tool' as const, call, content: results[i]! }))];
+    void this.#reply();
+  }
+
   #pickExample(event: Event) {
     const name = (event.target as HTMLSelectElement).value;
     const example = SCHEMA_EXAMPLES[name];
@@ -321,11 +415,18 @@ export class ChatPanel extends LitElement {
   /** The conversation as API messages: the system prompt, then each turn (the first choice of each reply). */
   #messages(): OpenAI.ChatCompletionMessageParam[] {
     const system = this.#value('system');
-    const history = this.turns.map((turn): OpenAI.ChatCompletionMessageParam =>
-      turn.role === 'user'
-        ? { role: 'user', content: turn.content }
-        : { role: 'assistant', content: turn.reply.choices[0] ?? '' },
-    );
+    const history = this.turns.map((turn): OpenAI.ChatCompletionMessageParam => {
+      if (turn.role === 'user') return { role: 'user', content: turn.content };
+      if (turn.role === 'tool') return { role: 'tool', tool_call_id: turn.call.id, content: turn.content };
+      const calls = turn.reply.toolCalls[0] ?? [];
+      if (!calls.length) return { role: 'assistant', content: turn.reply.choices[0] ?? '' };
+      const toolCalls = calls.map((c) => ({
+        id: c.id,
+        type: 'function' as const,
+        function: { name: c.name, arguments: c.arguments },
+      }));
+      return { role: 'assistant', content: turn.reply.choices[0] || null, tool_calls: toolCalls };
+    });
     return system ? [{ role: 'system', content: system }, ...history] : history;
   }
 
@@ -344,12 +445,17 @@ export class ChatPanel extends LitElement {
       seed: number('seed'),
       ...(stop.length && { stop }),
       ...(this.mode !== 'text' && { response_format: responseFormat(this.mode, this.#value('schema')) }),
+      ...(this.useTools && {
+        tools: parseTools(this.#value('tools')),
+        tool_choice: toolChoice(this.#value('tool-choice')),
+        parallel_tool_calls: (this.renderRoot.querySelector('#parallel') as HTMLInputElement).checked,
+      }),
     };
   }
 
   async #reply() {
     if (!this.client) return;
-    const reply: Reply = { choices: [], finishReasons: [], done: false };
+    const reply: Reply = { choices: [], finishReasons: [], toolCalls: [], done: false };
     const messages = this.#messages();
     const [mode, schemaText] = [this.mode, this.#value('schema')];
     this.turns = [...this.turns, { role: 'assistant', reply }];
@@ -372,6 +478,8 @@ export class ChatPanel extends LitElement {
             reply.firstTokenMs = Math.round(firstAt - sent);
           }
           reply.choices[choice.index] = (reply.choices[choice.index] ?? '') + text;
+          for (const call of choice.delta.tool_calls ?? [])
+            addToolCallDelta((reply.toolCalls[choice.index] ??= []), call);
           if (choice.finish_reason) reply.finishReasons[choice.index] = choice.finish_reason;
         }
         if (chunk.usage) {

@@ -4,10 +4,12 @@
  */
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { HumanMessage } from '@langchain/core/messages';
+import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
-import { generateObject, generateText, streamObject, streamText } from 'ai';
+import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import OpenAI from 'openai';
-import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
+import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import * as z from 'zod';
 import {
   bundledProfile,
@@ -96,6 +98,8 @@ const harness = {
   OpenAI,
   /** Structured-output clients, unmodified, for test/e2e/structured-output.spec.ts. */
   structured: { z, zodResponseFormat, generateObject, streamObject, createOpenAICompatible, ChatOpenAI },
+  /** Tool-calling clients, unmodified, for test/e2e/tool-calls.spec.ts. */
+  tools: { z, zodFunction, generateText, streamText, tool, stepCountIs, ChatOpenAI, langchainTool, HumanMessage },
   /** The Responses API's clients, for test/e2e/responses.spec.ts: the AI SDK's default OpenAI provider and its calls. */
   responses: { zodTextFormat, createOpenAI, generateText, streamText },
   runs,

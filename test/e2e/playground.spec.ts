@@ -234,3 +234,35 @@ test('chat: structured output, a schema picked, the JSON streamed and validated 
   await page.getByRole('tab', { name: 'API' }).click();
   await expect(page.getByLabel('openai SDK code')).toContainText('json_schema');
 });
+
+test('chat: tools declared, a call shown with its arguments, answered, and the conversation goes on', async ({
+  page,
+}, info) => {
+  test.skip(info.project.name !== 'wasm', 'engine-side feature: the wasm project covers it');
+  await openPlayground(page);
+  await page.getByText('System prompt and parameters').click();
+  await page.getByLabel('Temperature').fill('0');
+  await page.getByLabel('Declare tools').check();
+  await expect(page.getByLabel('Tools (JSON)')).toHaveValue(/"get_weather"/);
+  await page.getByLabel('Message').fill('What is the weather in Paris?');
+  await page.getByRole('button', { name: 'Send' }).click();
+
+  const call = page.locator('tool-calls-view .tool-call').last();
+  await expect(call.locator('.name')).toHaveText('get_weather');
+  expect(JSON.parse((await call.locator('.arguments').textContent()) ?? '')).toEqual({ city: 'Paris' });
+  await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeDisabled(); // the call waits for its result
+  await page.getByLabel('Result of get_weather').fill('{"temperature": 18, "condition": "sunny"}');
+  await shot(page, 'tool-call', info.project.name);
+  await expectAccessible(page);
+  await page.getByRole('button', { name: 'Send results' }).click();
+  await expect(page.locator('li.tool').last()).toContainText('"temperature": 18');
+  await expect(page.locator('li.assistant .reply').last()).toHaveText('It is sunny and 18 degrees in Paris.');
+
+  // The next question calls the other tool.
+  await page.getByLabel('Message').fill('What time is it in Oslo?');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  await expect(page.locator('tool-calls-view .tool-call .name').last()).toHaveText('get_time');
+  // The API tab shows the tools that were sent.
+  await page.getByRole('tab', { name: 'API' }).click();
+  await expect(page.getByLabel('openai SDK code')).toContainText('get_time');
+});

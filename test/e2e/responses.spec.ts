@@ -218,3 +218,45 @@ test("AI SDK: the default OpenAI provider's generateText and streamText; openai 
   expect(result.completion).toBe(result.chat);
   expect(result.echoed).toBe(result.prompt + result.chat);
 });
+
+test('openai SDK: function tools, a call streamed as OpenAI streams it and its output continued to the answer', async ({
+  page,
+}) => {
+  const result = await page.evaluate(async (k) => {
+    const client = window.harness.client(k);
+    const model = 'crimson-falcon-4';
+    const tools = [
+      {
+        type: 'function' as const,
+        name: 'get_weather',
+        description: 'Get the current weather in a city.',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        strict: true,
+      },
+    ];
+    const stream = client.responses.stream({ model, input: 'What is the weather in Paris?', tools, temperature: 0 });
+    const events: string[] = [];
+    for await (const event of stream) events.push(event.type);
+    const first = await stream.finalResponse();
+    const call = first.output[0]!;
+    if (call.type !== 'function_call') throw new Error(`No call: ${JSON.stringify(first.output)}`);
+    const output = '{"temperature": 18, "condition": "sunny"}';
+    const answer = await client.responses.create({
+      model,
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output }],
+      tools,
+      temperature: 0,
+    });
+    return { events, call: { name: call.name, arguments: call.arguments }, answer: answer.output_text };
+  }, key);
+  expect(result.call).toEqual({ name: 'get_weather', arguments: '{"city": "Paris"}' });
+  expect(result.events.slice(0, 3)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added']);
+  expect(result.events.slice(-3)).toEqual([
+    'response.function_call_arguments.done',
+    'response.output_item.done',
+    'response.completed',
+  ]);
+  expect(new Set(result.events.slice(3, -3))).toEqual(new Set(['response.function_call_arguments.delta']));
+  expect(result.answer).toBe('It is sunny and 18 degrees in Paris.');
+});

@@ -23,7 +23,7 @@ describe.each(MODELS)('the schema corpus on $name', ({ id, run }) => {
   it.runIf(run)('every choice that ends validates; a cut one says length', { timeout: 300_000 }, async () => {
     const engine = createEngine({ profile: benchProfile(BUNDLED_MODELS, HAS_STORIES_260K ? STORIES_260K : null) });
     const check = referenceValidator();
-    const counts = { stop: 0, length: 0 };
+    const counts = { stop: 0, length: 0, tool_calls: 0 };
     const invalid: string[] = [];
     for (const [i, { name, schema }] of SCHEMA_CORPUS.entries()) {
       let result: ChatResult;

@@ -25,6 +25,9 @@ const BYTES_OF = (id: number) => [...VOCAB[id]!].map((c) => BYTE_CHARS.indexOf(c
 let compiler: Promise<XGrammarCompiler> | undefined;
 const compiledGrammars = new Map<string, ReturnType<XGrammarCompiler['compileGrammar']>>();
 
+/** A grammar as web-llm's `response_format` carries one: EBNF text, or a structural tag (tool calls). */
+type FakeGrammar = { ebnf: string } | { structuralTag: unknown };
+
 /** An error with one of web-llm's error class names, as its engine throws them (its classes are not exported). */
 export function webLLMError(name: string, message = name): Error {
   const error = new Error(message);
@@ -95,9 +98,11 @@ function checkGenerationConfig(config: GenerationConfig): void {
  * `stream_options.include_usage`, a usage chunk. `extra_body.enable_thinking: false` puts the empty thinking block at
  * the start of the reply, as web-llm does. The interrupt flag is cleared when the next generation starts.
  *
- * Constrained requests run as web-llm runs them: `response_format: {type: "grammar"}` is compiled with the real
- * XGrammar against the fake's vocabulary and masks every step, tokens drawn by a seeded generator among those allowed
- * (the stop token, once allowed, half the time), so the output follows the grammar and nothing else. Log probabilities
+ * Constrained requests run as web-llm runs them: `response_format: {type: "grammar"}` (EBNF) and `{type:
+ * "structural_tag"}` (tool calls) are compiled with the real XGrammar against the fake's vocabulary and mask every
+ * step, tokens drawn by a seeded generator among those allowed (the stop token, once allowed, half the time), so the
+ * output follows the grammar and nothing else. Under a structural tag the walk follows `reply` wherever the grammar
+ * allows its next characters, as a model follows its own preference within a mask, and draws at random elsewhere. Log probabilities
  * are recorded only when `top_logprobs > 0` (with 0, web-llm's chunks carry `content: []`), one entry per token chunk.
  *
  * The usage's `completion_tokens` counts the end-of-reply token too when the reply ended on its own, as web-llm
@@ -196,12 +201,19 @@ export class FakeWebLLM implements WebLLMEngine {
         );
       }
       const limit = request.max_tokens ?? Infinity;
-      const grammar = request.response_format?.type === 'grammar' ? request.response_format.grammar : undefined;
+      const format = request.response_format;
+      const grammar: FakeGrammar | undefined =
+        format?.type === 'grammar' && format.grammar != null
+          ? { ebnf: format.grammar }
+          : format?.type === 'structural_tag' && format.structural_tag != null
+            ? { structuralTag: format.structural_tag }
+            : undefined;
       let tokens: string[];
       let cutByGrammar = false;
-      if (grammar !== undefined)
-        ({ chunks: tokens, cut: cutByGrammar } = await constrainedReply(grammar, request.seed ?? 0, limit));
-      else tokens = this.reply(request);
+      if (grammar !== undefined) {
+        const preferred = 'structuralTag' in grammar ? this.reply(request).join('') : '';
+        ({ chunks: tokens, cut: cutByGrammar } = await constrainedReply(grammar, request.seed ?? 0, limit, preferred));
+      } else tokens = this.reply(request);
       const prefix = request.extra_body?.enable_thinking === false ? EMPTY_THINKING_BLOCK : '';
       let emitted = 0;
       let reply = '';
@@ -303,20 +315,28 @@ function checkRequest(request: ChatCompletionRequestStreaming): void {
   const format = request.response_format;
   if (format?.schema != null && format.type !== 'json_object') throw webLLMError('InvalidResponseFormatError');
   if (format?.type === 'grammar' && format.grammar == null) throw webLLMError('InvalidResponseFormatGrammarError');
+  if ((format?.type === 'structural_tag') !== (format?.structural_tag != null)) {
+    throw webLLMError('InvalidResponseFormatStructuralTagError');
+  }
 }
 
 /**
  * A seeded walk through the grammar over the fake vocabulary, at most `maxTokens` tokens: the text chunks it streams,
- * and whether the limit cut it.
+ * and whether the limit cut it. Where the grammar allows the next token of `preferred`, the walk takes it.
  */
-async function constrainedReply(grammar: string, seed: number, maxTokens: number) {
+async function constrainedReply(grammar: FakeGrammar, seed: number, maxTokens: number, preferred = '') {
   const xg = await loadXGrammar();
   compiler ??= xg.TokenizerInfo.createTokenizerInfo(VOCAB, 'byte_level', false, VOCAB.length, [STOP]).then((info) =>
     xg.GrammarCompiler.createGrammarCompiler(info),
   );
   // web-llm keeps the compiled grammar while requests repeat the same `response_format`; the fake keeps them all.
-  let compiled = compiledGrammars.get(grammar);
-  if (!compiled) compiledGrammars.set(grammar, (compiled = (await compiler).compileGrammar(grammar)));
+  const key = JSON.stringify(grammar);
+  let compiled = compiledGrammars.get(key);
+  if (!compiled) {
+    const c = await compiler;
+    compiled = 'ebnf' in grammar ? c.compileGrammar(grammar.ebnf) : c.compileStructuralTag(grammar.structuralTag);
+    compiledGrammars.set(key, compiled);
+  }
   const matcher = await xg.GrammarMatcher.createGrammarMatcher(await compiled);
   const random = seededRandom(seed);
   const mask = new Int32Array(Math.ceil(VOCAB.length / 32));
@@ -325,7 +345,16 @@ async function constrainedReply(grammar: string, seed: number, maxTokens: number
   while (ids.length < Math.min(maxTokens, 400)) {
     fillNextTokenBitmask(matcher, VOCAB.length, mask);
     const allowed = VOCAB.map((_, t) => t).filter((t) => (mask[t >>> 5]! & (1 << (t & 31))) !== 0);
-    const token = allowed.includes(STOP) && random() < 0.5 ? STOP : allowed[Math.floor(random() * allowed.length)]!;
+    const sofar = new TextDecoder().decode(Uint8Array.from(ids.flatMap(BYTES_OF)));
+    const rest = preferred.startsWith(sofar) ? preferred.slice(sofar.length) : '';
+    const wanted = rest
+      ? allowed.find((t) => t < 256 && rest.startsWith(String.fromCharCode(...BYTES_OF(t))))
+      : undefined;
+    const token =
+      wanted ??
+      (allowed.includes(STOP) && (random() < 0.5 || (preferred && !rest))
+        ? STOP
+        : allowed[Math.floor(random() * allowed.length)]!);
     // As web-llm does (llm_chat.ts, commitSamplerState).
     if (!matcher.handle.AcceptToken(token, false)) throw new Error('Grammar matcher rejected the newly sampled token.');
     if (token === STOP) {

@@ -1,7 +1,7 @@
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { OutputConstraint } from '../../src/engine/index.ts';
+import type { ReplyConstraint } from '../../src/engines/generation/reply-constraint.ts';
 import { GrammarCompiler } from '../../src/engines/generation/grammar-mask.ts';
 import { seededRandom } from '../../src/engines/generation/seeded-random.ts';
 import { readVocabulary, type TokenizerLike } from '../../src/engines/generation/token-bytes.ts';
@@ -36,12 +36,13 @@ export async function grammarFor(folder: string, stops: number[]) {
 
 /**
  * Walks a constraint's grammar at random, as an adversarial model would: at each step any token the mask allows (the
- * end, once allowed, with probability `endBias`). Returns the text of each walk that ended within `maxSteps`.
+ * end, once allowed, with probability `endBias`), after the tokens of `prefix`, which the mask must allow. Returns the
+ * text of each walk that ended within `maxSteps`.
  */
 export async function randomWalks(
   grammar: Awaited<ReturnType<typeof grammarFor>>,
-  constraint: OutputConstraint,
-  { walks = 4, maxSteps = 200, seed = 0, endBias = 0.7 } = {},
+  constraint: ReplyConstraint,
+  { walks = 4, maxSteps = 200, seed = 0, endBias = 0.7, prefix = [] as number[] } = {},
 ): Promise<{ completed: string[]; unfinished: number }> {
   const { tokenizer, vocabulary, compiler, stops } = grammar;
   const masks = await compiler.matchers(constraint, walks);
@@ -58,13 +59,16 @@ export async function randomWalks(
       const allowed: number[] = [];
       for (let t = 0; t < logits.length; t++) if (logits[t] === 0) allowed.push(t);
       const end = allowed.find((t) => stops.includes(t));
-      const token = end !== undefined && random() < endBias ? end : allowed[Math.floor(random() * allowed.length)]!;
+      const forced = prefix[step];
+      if (forced !== undefined && !allowed.includes(forced)) throw new Error(`the mask refused token ${forced}`);
+      const token =
+        forced ?? (end !== undefined && random() < endBias ? end : allowed[Math.floor(random() * allowed.length)]!);
       if (!mask.accept(token)) throw new Error(`token ${token} allowed by the mask but rejected`);
       if (stops.includes(token)) ended = true;
       else ids.push(token);
     }
     mask.dispose();
-    if (ended) completed.push(tokenizer.decode(ids, { skip_special_tokens: true }));
+    if (ended) completed.push(ids.length ? tokenizer.decode(ids, { skip_special_tokens: true }) : '');
     else unfinished++;
   });
   return { completed, unfinished };

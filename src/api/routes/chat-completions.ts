@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
-import type { ChatEvent, GeneratedTokenLogprob, TokenUsage, WireObject } from '../../engine/index.ts';
+import type { ChatChoice, ChatEvent, GeneratedTokenLogprob, TokenUsage, WireObject } from '../../engine/index.ts';
 import { BACKEND_HEADER } from '../errors.ts';
-import { newCompletionId, systemFingerprint } from '../ids.ts';
+import { newCompletionId, newToolCallId, systemFingerprint } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { eventStream } from '../sse.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChoiceLogprobs, CompletionUsage } from '../wire.ts';
@@ -13,6 +13,18 @@ const toUsage = (usage: TokenUsage): CompletionUsage => ({
   total_tokens: usage.promptTokens + usage.completionTokens,
   ...(usage.cachedPromptTokens && { prompt_tokens_details: { cached_tokens: usage.cachedPromptTokens } }),
 });
+
+/** A finished choice as OpenAI's message: `content` null when it only called tools, each call with a fresh id. */
+function toMessage(choice: ChatChoice): ChatCompletion['choices'][number]['message'] {
+  const calls = choice.toolCalls ?? [];
+  if (!calls.length) return { role: 'assistant', content: choice.text, refusal: null };
+  return {
+    role: 'assistant',
+    content: choice.text || null,
+    refusal: null,
+    tool_calls: calls.map((call) => ({ id: newToolCallId(), type: 'function', function: { ...call } })),
+  };
+}
 
 /** Engine log probabilities in the wire's shape. */
 const toLogprobs = (tokens: GeneratedTokenLogprob[]): ChoiceLogprobs => ({
@@ -53,7 +65,7 @@ export function createChatCompletion({ engine, limits, parsers, now, ownedBy, er
         model,
         choices: result.choices.map((choice, index) => ({
           index,
-          message: { role: 'assistant', content: choice.text, refusal: null },
+          message: toMessage(choice),
           logprobs: choice.logprobs ? toLogprobs(choice.logprobs) : null,
           finish_reason: choice.finishReason,
         })),
@@ -82,27 +94,35 @@ export function createChatCompletion({ engine, limits, parsers, now, ownedBy, er
           send({ ...wireChunk, model });
         };
         let begun = false;
+        const opened = new Set<number>();
         const onEvent = (event: ChatEvent) => {
           // Each choice opens with its role. Sent with the first token rather than up front, so that a request the
-          // engine refuses (a prompt over the context window) still gets its own status code instead of a stream.
+          // engine refuses (a prompt over the context window) still gets its own status code instead of a stream. A
+          // choice that begins with a tool call opens with it, as OpenAI's do: role, `content: null`, the call.
           if (!begun) {
             begun = true;
             for (let index = 0; index < request.n; index++) {
+              if (event.type === 'tool_call' && event.choice === index) continue;
+              opened.add(index);
               send(chunk([{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]));
             }
           }
-          send(
-            chunk([
-              event.type === 'delta'
-                ? {
-                    index: event.choice,
-                    delta: { content: event.text },
-                    logprobs: event.logprobs ? toLogprobs(event.logprobs) : null,
-                    finish_reason: null,
-                  }
-                : { index: event.choice, delta: {}, logprobs: null, finish_reason: event.reason },
-            ]),
-          );
+          const delta = (d: ChatCompletionChunk['choices'][number]['delta'], logprobs: ChoiceLogprobs | null = null) =>
+            send(chunk([{ index: event.choice, delta: d, logprobs, finish_reason: null }]));
+          switch (event.type) {
+            case 'delta':
+              return delta({ content: event.text }, event.logprobs ? toLogprobs(event.logprobs) : null);
+            case 'tool_call': {
+              const open = opened.has(event.choice) ? {} : { role: 'assistant' as const, content: null };
+              opened.add(event.choice);
+              const call = { index: event.index, id: newToolCallId(), type: 'function' as const };
+              return delta({ ...open, tool_calls: [{ ...call, function: { name: event.name, arguments: '' } }] });
+            }
+            case 'tool_arguments':
+              return delta({ tool_calls: [{ index: event.index, function: { arguments: event.text } }] });
+            case 'finish':
+              return send(chunk([{ index: event.choice, delta: {}, logprobs: null, finish_reason: event.reason }]));
+          }
         };
         const result = await engine.chat(model, request, { signal, onEvent, onWire, wire, onBackend });
         // A server's stream carried its own usage chunk, when the client asked for it.

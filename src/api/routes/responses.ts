@@ -11,7 +11,7 @@ import {
   toChatMessages,
   type KeptResponse,
 } from '../responses-conversation.ts';
-import { responsesParser, type ResponsesParams } from '../responses-schema.ts';
+import { flatToolParam, responsesParser, type ResponsesParams } from '../responses-schema.ts';
 import type { Response, ResponseDeleted, ResponseError, ResponseStreamEvent } from '../responses-wire.ts';
 import { eventStream } from '../sse.ts';
 import type { ErrorBody } from '../wire.ts';
@@ -29,7 +29,10 @@ export function createResponse({ engine, limits, now, errorBody, responses }: Ro
     await requireModel(engine, params.model, 'chat');
     const owner = c.get('key').id;
     const conversation = await resolveConversation(responses, owner, params);
-    const request: ChatRequest = { ...params.request, messages: toChatMessages(params.instructions, conversation) };
+    // The request's own items come last in the conversation, after those of the response it continues.
+    const offset = conversation.length - params.input.length;
+    const messages = toChatMessages(params.instructions, conversation, offset);
+    const request: ChatRequest = { ...params.request, messages };
     const response = inProgress(newId('resp_'), Math.floor(now() / 1000), params);
 
     /** Completes the response from the generation's result, and keeps it when asked. */
@@ -62,7 +65,13 @@ export function createResponse({ engine, limits, now, errorBody, responses }: Ro
       const output = new ResponseOutput();
       const result = await engine.chat(params.model, request, { signal: c.req.raw.signal }).catch(asInputError);
       const [choice] = result.choices;
-      output.addText(choice!.text, choice!.logprobs);
+      const calls = choice!.toolCalls ?? [];
+      // A reply that only called functions has no message; one with text has it before its calls, as it was written.
+      if (choice!.text || !calls.length) output.addText(choice!.text, choice!.logprobs);
+      calls.forEach((call, index) => {
+        output.addCall(index, call.name);
+        output.addArguments(index, call.arguments);
+      });
       output.finish(choice!.finishReason);
       return c.json<Response>(await complete(output, result));
     }
@@ -85,7 +94,9 @@ export function createResponse({ engine, limits, now, errorBody, responses }: Ro
             emit({ type: 'response.in_progress', response: structuredClone(response) });
           }
           if (event.type === 'delta') output.addText(event.text, event.logprobs);
-          else if (event.type === 'finish') output.finish(event.reason);
+          else if (event.type === 'tool_call') output.addCall(event.index, event.name);
+          else if (event.type === 'tool_arguments') output.addArguments(event.index, event.text);
+          else output.finish(event.reason);
         };
         try {
           const result = await engine.chat(params.model, request, { signal, onEvent }).catch(asInputError);
@@ -133,12 +144,19 @@ export function deleteResponse({ responses }: RouteDeps) {
   };
 }
 
-/** An engine error about the conversation (`messages`, as the engine calls it) is about the request's `input`. */
+/** What the engine calls a request's parameters, as this API names them. */
+const PARAMS: Record<string, string> = { messages: 'input', response_format: 'text.format' };
+
+/**
+ * An engine error about the conversation (`messages`, as the engine calls it) is about the request's `input`, one
+ * about the response format about `text.format`; one about a tool's `tools[i].function.parameters` names
+ * `tools[i].parameters`, as this API shapes tools.
+ */
 function asInputError(error: unknown): never {
-  if (error instanceof EngineError && error.param === 'messages') {
-    throw new EngineError(error.kind, error.message, { param: 'input', cause: error });
+  if (error instanceof EngineError && error.param !== undefined && PARAMS[error.param]) {
+    throw new EngineError(error.kind, error.message, { param: PARAMS[error.param], cause: error });
   }
-  throw error;
+  throw error instanceof EngineError ? flatToolParam(error) : error;
 }
 
 const responseNotFound = (id: string) =>

@@ -1,6 +1,5 @@
-import type { OutputConstraint } from '../../engine/index.ts';
 import { BoundedCache } from './bounded-cache.ts';
-import { constraintGrammar, checkConstraint } from './output-constraint.ts';
+import { constraintKey, grammarSpec, type ReplyConstraint } from './reply-constraint.ts';
 import type { Vocabulary } from './token-bytes.ts';
 import { Utf8Table, type Utf8State } from './utf8-guard.ts';
 import {
@@ -48,11 +47,14 @@ export class GrammarCompiler {
   }
 
   /** One matcher per choice for `constraint`, compiling its grammar on first use (then cached). */
-  async matchers(constraint: OutputConstraint, count: number): Promise<GrammarMask[]> {
-    const key = checkConstraint(constraint);
-    const compiled = this.#compiled.getOrCreate(key, async () =>
-      this.#compiler.compileGrammar(await constraintGrammar(constraint)),
-    );
+  async matchers(constraint: ReplyConstraint, count: number): Promise<GrammarMask[]> {
+    const key = constraintKey(constraint);
+    const compiled = this.#compiled.getOrCreate(key, async () => {
+      const spec = await grammarSpec(constraint);
+      return 'ebnf' in spec
+        ? this.#compiler.compileGrammar(spec.ebnf)
+        : this.#compiler.compileStructuralTag(spec.structuralTag);
+    });
     compiled.catch(() => this.#compiled.delete(key));
     const grammar = await compiled;
     const xg = await loadXGrammar();

@@ -7,13 +7,13 @@ import type {
   EmbedRequest,
   EmbedResult,
   FinishReason,
+  FunctionCall,
   GeneratedTokenLogprob,
-  OutputConstraint,
-  TokenLogprob,
   WireObject,
 } from '../../engine/index.ts';
 import type { RemoteCandidate } from '../model-profile.ts';
 import { cutShort, fromStreamError, notAnAnswer } from './upstream-errors.ts';
+import { callParts, finishReason, functionCalls, isObject, logprobsOf, textOf, typedChatBody } from './typed-wire.ts';
 import { postUpstream, UpstreamTarget } from './upstream-request.ts';
 
 /**
@@ -44,7 +44,9 @@ export class RemoteModel {
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
     const { wire, signal } = options;
     const stream = wire ? wire.stream === true : options.onEvent !== undefined;
-    const body = wire ? { ...wire, model: this.#target.candidate.model } : typedChatBody(this.#target, request, stream);
+    const body = wire
+      ? { ...wire, model: this.#target.candidate.model }
+      : typedChatBody(this.#target.candidate.model, request, stream);
     // A raw prompt (the legacy completions API) is the server's /completions: no chat template on either side.
     const path = !wire && request.prompt !== undefined ? '/completions' : '/chat/completions';
     const answer = await postUpstream(this.#target, path, body, { signal, stream });
@@ -105,84 +107,6 @@ export class RemoteModel {
   }
 }
 
-const isObject = (value: unknown): value is WireObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * The typed request in the wire's words, for callers that have no client body to forward (the Responses API and
- * completions routes): a chat completion, or a text completion for a raw prompt. Every field that changes what the
- * model may say crosses — the constraint as the server's `response_format`, so that the server enforces it; log
- * probabilities in the dialect of the endpoint.
- */
-function typedChatBody(target: UpstreamTarget, request: ChatRequest, stream: boolean): WireObject {
-  const raw = request.prompt !== undefined;
-  return {
-    model: target.candidate.model,
-    ...(raw ? { prompt: request.prompt } : { messages: request.messages }),
-    temperature: request.temperature,
-    top_p: request.topP,
-    presence_penalty: request.presencePenalty,
-    frequency_penalty: request.frequencyPenalty,
-    n: request.n,
-    ...(request.stop.length > 0 && { stop: request.stop }),
-    ...(request.maxTokens !== undefined && { max_tokens: request.maxTokens }),
-    ...(request.seed !== undefined && { seed: request.seed }),
-    ...(request.logitBias && { logit_bias: request.logitBias }),
-    ...(request.constraint && !raw && { response_format: responseFormat(request.constraint) }),
-    ...(request.logprobs !== undefined &&
-      (raw ? { logprobs: request.logprobs } : { logprobs: true, top_logprobs: request.logprobs })),
-    stream,
-    // The typed result reports usage, so ask for it.
-    ...(stream && { stream_options: { include_usage: true } }),
-  };
-}
-
-/** A constraint as the OpenAI API's `response_format`: any JSON object, or JSON valid against a schema. */
-function responseFormat(constraint: OutputConstraint): WireObject {
-  if (constraint.schema === null) return { type: 'json_object' };
-  return { type: 'json_schema', json_schema: { name: 'response', schema: constraint.schema, strict: true } };
-}
-
-/**
- * A choice's log probabilities as typed entries, from either dialect: chat's `logprobs.content` (token, logprob,
- * bytes, top_logprobs) or legacy completions' parallel arrays (`tokens`, `token_logprobs`, `top_logprobs` maps).
- */
-function logprobsOf(value: unknown): GeneratedTokenLogprob[] | undefined {
-  if (!isObject(value)) return undefined;
-  const entry = (token: unknown, logprob: unknown, bytes?: unknown): TokenLogprob => {
-    const text = typeof token === 'string' ? token : '';
-    return {
-      token: text,
-      logprob: typeof logprob === 'number' ? logprob : -Infinity,
-      bytes: Array.isArray(bytes) ? (bytes as number[]) : [...new TextEncoder().encode(text)],
-    };
-  };
-  if (Array.isArray(value.content)) {
-    return value.content.filter(isObject).map((item) => ({
-      ...entry(item.token, item.logprob, item.bytes),
-      topLogprobs: (Array.isArray(item.top_logprobs) ? item.top_logprobs.filter(isObject) : []).map((top) =>
-        entry(top.token, top.logprob, top.bytes),
-      ),
-    }));
-  }
-  if (!Array.isArray(value.tokens)) return undefined;
-  const logprobs = Array.isArray(value.token_logprobs) ? value.token_logprobs : [];
-  const tops = Array.isArray(value.top_logprobs) ? value.top_logprobs : [];
-  return value.tokens.map((token, i) => ({
-    ...entry(token, logprobs[i]),
-    topLogprobs: Object.entries(isObject(tops[i]) ? tops[i] : {}).map(([t, lp]) => entry(t, lp)),
-  }));
-}
-
-/** A choice's text, from a chat message or delta (`content`) or a text completion (`text`). */
-function textOf(choice: WireObject, key: 'message' | 'delta'): string {
-  if (typeof choice.text === 'string') return choice.text;
-  const part = isObject(choice[key]) ? choice[key] : {};
-  return typeof part.content === 'string' ? part.content : '';
-}
-
-const finishReason = (reason: unknown): FinishReason => (reason === 'length' ? 'length' : 'stop');
-
 function usageOf(value: unknown): ChatResult['usage'] {
   const usage = isObject(value) ? value : {};
   const count = (n: unknown) => (typeof n === 'number' ? n : 0);
@@ -193,10 +117,12 @@ function usageOf(value: unknown): ChatResult['usage'] {
 function resultOf(completion: WireObject): ChatResult {
   const choices = (completion.choices as unknown[]).filter(isObject).map((choice) => {
     const logprobs = logprobsOf(choice.logprobs);
+    const toolCalls = functionCalls(choice.message);
     return {
       text: textOf(choice, 'message'),
       finishReason: finishReason(choice.finish_reason),
       ...(logprobs && { logprobs }),
+      ...(toolCalls.length && { toolCalls }),
     };
   });
   return { choices, usage: usageOf(completion.usage) };
@@ -208,6 +134,8 @@ class ChunkTally {
   readonly #texts: string[] = [];
   readonly #logprobs: (GeneratedTokenLogprob[] | undefined)[] = [];
   readonly #reasons: (FinishReason | undefined)[] = [];
+  /** Each choice's calls so far. */
+  readonly #calls: FunctionCall[][] = [];
   #usage: ChatResult['usage'] = { promptTokens: 0, completionTokens: 0 };
 
   /** Whether every choice seen has ended (a server that closes without [DONE] has then still finished). */
@@ -222,6 +150,13 @@ class ChunkTally {
       this.#texts[index] = (this.#texts[index] ?? '') + textOf(choice, 'delta');
       const logprobs = logprobsOf(choice.logprobs);
       if (logprobs) this.#logprobs[index] = [...(this.#logprobs[index] ?? []), ...logprobs];
+      for (const part of callParts(choice.delta)) {
+        const calls = (this.#calls[index] ??= []);
+        // A call's first part names it; the rest add to its arguments.
+        if (part.name !== undefined) calls[part.index] = { name: part.name, arguments: '' };
+        const call = calls[part.index];
+        if (call) call.arguments += part.arguments;
+      }
       if (choice.finish_reason != null) this.#reasons[index] = finishReason(choice.finish_reason);
     }
   }
@@ -234,6 +169,10 @@ class ChunkTally {
       const text = textOf(choice, 'delta');
       const logprobs = logprobsOf(choice.logprobs);
       if (text || logprobs?.length) onEvent({ type: 'delta', choice: index, text, ...(logprobs && { logprobs }) });
+      for (const part of callParts(choice.delta)) {
+        if (part.name !== undefined) onEvent({ type: 'tool_call', choice: index, index: part.index, name: part.name });
+        if (part.arguments) onEvent({ type: 'tool_arguments', choice: index, index: part.index, text: part.arguments });
+      }
       if (choice.finish_reason != null) {
         onEvent({ type: 'finish', choice: index, reason: finishReason(choice.finish_reason) });
       }
@@ -243,7 +182,13 @@ class ChunkTally {
   result(): ChatResult {
     const choices = Array.from(this.#texts, (text, i) => {
       const logprobs = this.#logprobs[i];
-      return { text: text ?? '', finishReason: this.#reasons[i] ?? 'stop', ...(logprobs && { logprobs }) };
+      const toolCalls = (this.#calls[i] ?? []).filter(Boolean);
+      return {
+        text: text ?? '',
+        finishReason: this.#reasons[i] ?? 'stop',
+        ...(logprobs && { logprobs }),
+        ...(toolCalls.length && { toolCalls }),
+      };
     });
     return { choices, usage: this.#usage };
   }

@@ -22,9 +22,13 @@ import {
   type GeneratedTokenLogprob,
 } from '../../engine/index.ts';
 import { GrammarCompiler, type GrammarMask } from '../generation/grammar-mask.ts';
+import { ChoiceOutput } from '../tools/choice-output.ts';
+import { toolFormatOf, type ToolFormat } from '../tools/tool-call-syntax.ts';
+import { replyConstraint } from '../tools/tool-constraint.ts';
+import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
 import { IncrementalDecoder } from '../generation/incremental-decoder.ts';
 import { tokenLogprob, type TokenText } from '../generation/logprobs.ts';
-import { invalidOutput, violation } from '../generation/output-constraint.ts';
+import { invalidOutput } from '../generation/output-constraint.ts';
 import { adjustLogits, argmax, sampleToken, type SamplingParams } from '../generation/sampling.ts';
 import { seededRandom, type Random } from '../generation/seeded-random.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
@@ -53,6 +57,8 @@ export class TransformersChatModel {
   readonly #tokenizer: PreTrainedTokenizer;
   readonly #model: PreTrainedModel;
   readonly #eos: ReadonlySet<number>;
+  /** How tools reach this model: through its own chat template when it renders them, else the generic format. */
+  readonly #toolFormat: ToolFormat;
   readonly #prefixes: PrefixReuse;
   #grammars: Promise<GrammarCompiler> | undefined;
   #words: TokenText | undefined;
@@ -69,6 +75,7 @@ export class TransformersChatModel {
       .generation_config?.eos_token_id;
     const eos = [generationEos ?? [], tokenizer.eos_token_id ?? []].flat();
     this.#eos = new Set(eos.map(Number));
+    this.#toolFormat = toolFormatOf(templateFor(tokenizer));
   }
 
   /** Loads tokenizer and model (from a hub ID, a folder path or a URL) in parallel. */
@@ -78,13 +85,19 @@ export class TransformersChatModel {
   }
 
   /**
-   * The prompt as the model sees it: the chat template applied, then tokenized (the template adds special tokens).
-   * `enable_thinking` is the template variable of models with a thinking mode (Qwen3's templates); others ignore it.
+   * The prompt as the model sees it: the chat template applied (with the tools, when it renders them), then tokenized
+   * (the template adds special tokens). `enable_thinking` is the template variable of models with a thinking mode
+   * (Qwen3's templates); others ignore it.
    */
-  encodePrompt(messages: ChatRequest['messages'], thinking = false): { input_ids: Tensor; attention_mask: Tensor } {
-    // Extra options are the template's variables; transformers.js' typing lists only its own.
+  encodePrompt(prompt: ToolPrompt, thinking = false): { input_ids: Tensor; attention_mask: Tensor } {
+    // Tool calls and results carry fields beyond the role and content that transformers.js' Message type declares,
+    // and extra options are the template's variables; its typing lists only its own.
+    const messages = prompt.messages as { role: string; content: string }[];
     const options = { tokenize: false, add_generation_prompt: true, enable_thinking: thinking } as const;
-    const text = this.#tokenizer.apply_chat_template(messages, options);
+    const text = this.#tokenizer.apply_chat_template(messages, {
+      ...options,
+      ...(prompt.tools && { tools: prompt.tools }),
+    });
     return this.#tokenizer(text as string, { add_special_tokens: false }) as {
       input_ids: Tensor;
       attention_mask: Tensor;
@@ -103,9 +116,8 @@ export class TransformersChatModel {
     const { signal, onEvent } = options;
     throwIfAborted(signal);
     const raw = request.prompt !== undefined;
-    const prompt = raw
-      ? this.encodeText(request.prompt!)
-      : this.encodePrompt(request.messages, request.thinking === true);
+    const tools = toolPrompt(request, this.#toolFormat);
+    const prompt = raw ? this.encodeText(request.prompt!) : this.encodePrompt(tools, request.thinking === true);
     const promptTokens = prompt.input_ids.dims.at(-1)!;
     // A prompt that is no token at all (blank text on a tokenizer that adds no BOS) gives the model nothing to continue.
     if (promptTokens === 0) throw new EngineError('invalid_request', 'The prompt is empty.', { param: 'prompt' });
@@ -127,51 +139,32 @@ export class TransformersChatModel {
     // inside each decoded window, so text decoded a window at a time loses characters ("I 'm fine  he said").
     const decode = (ids: number[]) =>
       ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }) : '';
-    const grammars = request.constraint
-      ? await (await this.#grammarCompiler()).matchers(request.constraint, request.n)
-      : undefined;
+    // The request's response format, or the constraint of a reply that may call its tools.
+    const constraint = replyConstraint(request, tools);
+    const grammars = constraint ? await (await this.#grammarCompiler()).matchers(constraint, request.n) : undefined;
+    const logprobs = request.logprobs === undefined ? undefined : { top: request.logprobs, words: this.#tokenText() };
     const choices = Array.from({ length: request.n }, (_, index) => ({
       decoder: new IncrementalDecoder(decode),
       stops: new StopSequenceMatcher(request.stop),
-      text: '',
+      out: new ChoiceOutput(index, tools.calls, { onEvent, constraint, logprobs: logprobs !== undefined }),
       tokens: 0,
       counts: new Map<number, number>(),
-      finish: null as FinishReason | null,
       grammar: grammars?.[index],
-      logprobs: [] as GeneratedTokenLogprob[],
       pending: [] as GeneratedTokenLogprob[],
     }));
-    const logprobs = request.logprobs === undefined ? undefined : { top: request.logprobs, words: this.#tokenText() };
 
-    const emit = (index: number, text: string) => {
-      if (!text) return;
-      const choice = choices[index]!;
-      choice.text += text;
-      // A delta carries the tokens generated since the last one (a token that completes no character waits).
-      const tokens = choice.pending.splice(0);
-      choice.logprobs.push(...tokens);
-      onEvent?.({ type: 'delta', choice: index, text, ...(logprobs && { logprobs: tokens }) });
-    };
-    const end = (index: number, reason: FinishReason) => {
-      const choice = choices[index]!;
-      // A constrained choice that ended on its own must hold a valid answer: never report an invalid one as done.
-      const why = request.constraint && reason === 'stop' ? violation(request.constraint, choice.text) : undefined;
-      if (why) throw invalidOutput(index, why);
-      choice.finish = reason;
-      onEvent?.({ type: 'finish', choice: index, reason });
-    };
     const finish = (index: number, reason: FinishReason) => {
       const choice = choices[index]!;
       // Release what was held back: an unfinished character, then text that might have begun a stop sequence.
       const tail = choice.stops.push(choice.decoder.flush());
-      emit(index, tail.text);
+      choice.out.write(tail.text);
       if (tail.stopped) reason = 'stop';
-      else emit(index, choice.stops.flush());
-      end(index, reason);
+      else choice.out.write(choice.stops.flush());
+      choice.out.finish(reason);
     };
     const accept = (index: number, token: number) => {
       const choice = choices[index]!;
-      if (choice.finish) return; // the batch runs until every choice is done; later tokens of this one are ignored
+      if (choice.out.finishReason) return; // the batch runs until every choice is done; later tokens are ignored
       if (choice.grammar && !choice.grammar.accept(token)) {
         throw invalidOutput(index, `the grammar engine rejected token ${token} that its own mask allowed`);
       }
@@ -183,18 +176,20 @@ export class TransformersChatModel {
         return finish(index, 'stop');
       }
       const { text, stopped } = choice.stops.push(choice.decoder.push(token));
-      if (stopped) {
-        emit(index, text);
-        return end(index, 'stop');
-      }
-      emit(index, text);
-      if (choice.tokens >= maxNewTokens) finish(index, 'length');
+      // A delta carries the tokens generated since the last one (a token that completes no character waits).
+      choice.out.write(text, choice.pending.splice(0));
+      if (stopped) return choice.out.finish('stop');
+      // A reply that has made every call it may (one, without parallel calls) is complete.
+      if (choice.out.done) finish(index, 'stop');
+      else if (choice.tokens >= maxNewTokens) finish(index, 'length');
     };
 
     const logitsProcessor = new LogitsProcessorList();
     logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices, logprobs));
     const stoppingCriteria = new StoppingCriteriaList();
-    stoppingCriteria.push(new StopWhen(() => choices.map((c) => c.finish !== null || signal?.aborted === true)));
+    stoppingCriteria.push(
+      new StopWhen(() => choices.map((c) => c.out.finishReason !== null || signal?.aborted === true)),
+    );
     // Only the tokens past the longest cached prefix of the prompt are prefilled; the final cache is kept for later.
     const promptIds = Array.from(prompt.input_ids.data as BigInt64Array, Number);
     const past_key_values = await this.#prefixes.prepare(promptIds, request.n);
@@ -223,14 +218,10 @@ export class TransformersChatModel {
     this.#prefixes.keep(output.sequences, output.past_key_values);
     throwIfAborted(signal);
     // transformers.js also stops at the model's max_position_embeddings: that is a length limit too.
-    choices.forEach((choice, index) => choice.finish ?? finish(index, 'length'));
+    choices.forEach((choice, index) => choice.out.finishReason ?? finish(index, 'length'));
 
     return {
-      choices: choices.map((c) => ({
-        text: c.text,
-        finishReason: c.finish!,
-        ...(logprobs && { logprobs: c.logprobs }),
-      })),
+      choices: choices.map((c) => c.out.result()),
       usage: {
         promptTokens,
         completionTokens: choices.reduce((sum, c) => sum + c.tokens, 0),
@@ -260,6 +251,16 @@ export class TransformersChatModel {
       };
     }
     return this.#words;
+  }
+}
+
+/** The chat template used when tools are given (a tokenizer may name one `tool_use`), if it has one. */
+function templateFor(tokenizer: PreTrainedTokenizer): string | undefined {
+  try {
+    const template: unknown = tokenizer.get_chat_template({ tools: [] });
+    return typeof template === 'string' ? template : undefined;
+  } catch {
+    return undefined; // no template at all: apply_chat_template will say so
   }
 }
 
@@ -318,7 +319,7 @@ function batchOf(prompt: { input_ids: Tensor; attention_mask: Tensor }, n: numbe
 /** What the sampling processor reads and writes of each choice. */
 interface SampledChoice {
   counts: ReadonlyMap<number, number>;
-  finish: FinishReason | null;
+  out: { finishReason: FinishReason | null };
   grammar: GrammarMask | undefined;
   pending: GeneratedTokenLogprob[];
 }
@@ -359,7 +360,7 @@ class SamplingProcessor extends LogitsProcessor {
       const rowLogits = data.subarray(row * vocab, (row + 1) * vocab);
       adjustLogits(rowLogits, this.#params, choice.counts);
       // A finished choice's row still runs with the batch; its tokens are ignored and its grammar is done.
-      if (choice.finish) continue;
+      if (choice.out.finishReason) continue;
       if (choice.grammar && !choice.grammar.apply(rowLogits)) {
         throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
       }

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../engine/index.ts';
+import type { ChatMessage, FunctionCall } from '../../engine/index.ts';
 
 /**
  * The conversation whose KV cache web-llm holds after a request, as Lantern tracks it, and how many tokens that cache
@@ -25,26 +25,30 @@ export class HeldConversation {
   reuseFor(messages: readonly ChatMessage[]): { history: ChatMessage[]; tokens: number } | undefined {
     const held = this.#held;
     if (!held || messages.length !== held.client.length + 1) return undefined;
-    const same = held.client.every((m, i) => m.role === messages[i]!.role && m.content === messages[i]!.content);
+    const same = held.client.every((m, i) => sameMessage(m, messages[i]!));
     return same ? { history: held.history, tokens: held.tokens } : undefined;
   }
 
   /**
    * After a reply that web-llm ended on its own: it now holds the messages it was sent and its reply as it wrote it
-   * (`raw`: with the empty thinking block it adds, say), which a client sends back as `clientMessages` and `reply`.
+   * (`raw`: with the empty thinking block it adds, say), which a client sends back as `clientMessages` and `reply`
+   * (its text, and its tool calls as the assistant message's `tool_calls`).
    * Its cache holds the whole prompt and every generated token but the last (the end-of-reply token, counted in
    * `completionTokens` but never fed back).
    */
   hold(
     clientMessages: readonly ChatMessage[],
-    reply: string,
+    reply: { text: string; toolCalls: FunctionCall[] },
     sentMessages: readonly ChatMessage[],
     raw: string,
     promptTokens: number,
     completionTokens: number,
   ): void {
     this.#held = {
-      client: [...clientMessages, { role: 'assistant', content: reply }],
+      client: [
+        ...clientMessages,
+        { role: 'assistant', content: reply.text, toolCalls: reply.toolCalls.map(withoutId) },
+      ],
       history: [...sentMessages, { role: 'assistant', content: raw }],
       tokens: promptTokens + completionTokens - 1,
     };
@@ -55,3 +59,16 @@ export class HeldConversation {
     this.#held = undefined;
   }
 }
+
+/** The same message as the client sends it back: role, text, and tool calls by name and arguments (their ids are the API's). */
+function sameMessage(a: ChatMessage, b: ChatMessage): boolean {
+  const [x, y] = [a.toolCalls ?? [], b.toolCalls ?? []];
+  return (
+    a.role === b.role &&
+    a.content === b.content &&
+    x.length === y.length &&
+    x.every((call, i) => call.name === y[i]!.name && call.arguments === y[i]!.arguments)
+  );
+}
+
+const withoutId = (call: FunctionCall) => ({ id: '', name: call.name, arguments: call.arguments });

@@ -17,11 +17,22 @@ import {
   type GeneratedTokenLogprob,
   type LoadProgress,
 } from '../../engine/index.ts';
-import { constraintGrammar, invalidOutput, violation } from '../generation/output-constraint.ts';
+import { grammarSpec, type GrammarSpec, type ReplyConstraint } from '../generation/reply-constraint.ts';
 import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
+import { ChoiceOutput } from '../tools/choice-output.ts';
+import { toolFormatOf } from '../tools/tool-call-syntax.ts';
+import { replyConstraint } from '../tools/tool-constraint.ts';
+import { toolPrompt } from '../tools/tool-prompt.ts';
 import { loadError, runError } from './web-llm-errors.ts';
 import { HeldConversation } from './held-conversation.ts';
+
+/**
+ * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
+ * every model here gets tools in the generic format (Hermes, written into plain turns by Lantern), the format Qwen2.5
+ * was trained on.
+ */
+const TOOL_FORMAT = toolFormatOf(undefined);
 
 /** The part of web-llm's MLCEngine that this adapter uses; tests stand a fake with the same shape in its place. */
 export interface WebLLMEngine {
@@ -129,18 +140,16 @@ export class WebLLMChatModel {
         param: 'prompt',
       });
     }
-    const grammar = request.constraint ? await constraintGrammar(request.constraint) : undefined;
+    // The request's response format, or the constraint of a reply that may call its tools: one grammar for all choices.
+    const constraint = replyConstraint(request, toolPrompt(request, TOOL_FORMAT));
+    const grammar = constraint ? await grammarSpec(constraint) : undefined;
     const choices: ChatResult['choices'] = [];
     const usage = { promptTokens: 0, completionTokens: 0 };
     let cachedPromptTokens = 0;
     // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
     for (let index = request.n - 1; index >= 0; index--) {
-      const choice = await this.#generateChoice(request, index, options, grammar);
-      choices[index] = {
-        text: choice.text,
-        finishReason: choice.finishReason,
-        ...(request.logprobs !== undefined && { logprobs: choice.logprobs }),
-      };
+      const choice = await this.#generateChoice(request, index, options, constraint, grammar);
+      choices[index] = choice.result;
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
       cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
@@ -148,7 +157,13 @@ export class WebLLMChatModel {
     return { choices, usage: { ...usage, ...(cachedPromptTokens > 0 && { cachedPromptTokens }) } };
   }
 
-  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: ChatOptions, grammar?: string) {
+  async #generateChoice(
+    request: ChatRequest,
+    index: number,
+    { signal, onEvent }: ChatOptions,
+    constraint?: ReplyConstraint,
+    grammar?: GrammarSpec,
+  ) {
     throwIfAborted(signal);
     const rawPrompt = request.prompt !== undefined;
     // A raw prompt has no template to switch thinking off in.
@@ -170,9 +185,13 @@ export class WebLLMChatModel {
     }
     const iterator = stream[Symbol.asyncIterator]();
     const stops = new StopSequenceMatcher(request.stop);
+    const out = new ChoiceOutput(index, toolPrompt(request, TOOL_FORMAT).calls, {
+      onEvent,
+      constraint,
+      logprobs: request.logprobs !== undefined,
+    });
     // The empty thinking block web-llm writes when thinking is off is its own doing, not the model's answer.
     const thinking = leadingStripper(thinkingOff ? EMPTY_THINKING_BLOCK : '');
-    let text = '';
     // The reply as web-llm writes it (its conversation's), before the thinking block and stop sequences come off.
     let raw = '';
     let deltas = 0;
@@ -181,21 +200,7 @@ export class WebLLMChatModel {
     let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
-    const logprobs: GeneratedTokenLogprob[] = [];
     const pending: GeneratedTokenLogprob[] = [];
-    const emit = (piece: string) => {
-      if (!piece) return;
-      text += piece;
-      // A delta carries the tokens generated since the last one (stop-sequence matching may hold text back).
-      const tokens = pending.splice(0);
-      logprobs.push(...tokens);
-      onEvent?.({
-        type: 'delta',
-        choice: index,
-        text: piece,
-        ...(request.logprobs !== undefined && { logprobs: tokens }),
-      });
-    };
     try {
       for (;;) {
         const next = await iterator.next();
@@ -221,8 +226,10 @@ export class WebLLMChatModel {
           deltas += 1;
           raw += content;
           const matched = stops.push(thinking.push(content));
-          emit(matched.text);
-          if (matched.stopped) {
+          // A delta carries the tokens generated since the last one (stop-sequence matching may hold text back).
+          out.write(matched.text, pending.splice(0));
+          // A stop sequence, or a reply that has made every call it may (one, without parallel calls), ends it.
+          if (matched.stopped || out.done) {
             stopped = true;
             await this.#engine.interruptGenerate();
             continue;
@@ -241,24 +248,22 @@ export class WebLLMChatModel {
     }
     if (!stopped) {
       const tail = stops.push(thinking.flush());
-      emit(tail.text);
+      out.write(tail.text);
       if (tail.stopped) stopped = true;
-      else emit(stops.flush());
+      else out.write(stops.flush());
     }
     if (stopped) finishReason = 'stop';
-    // A constrained choice that ended on its own must hold a valid answer: never report an invalid one as done.
-    const why = request.constraint && finishReason === 'stop' ? violation(request.constraint, text) : undefined;
-    if (why) throw invalidOutput(index, why);
+    // The end, checked against the constraint: a constrained choice that ended on its own must hold a valid answer.
+    out.finish(finishReason);
     // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
     const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
+    const result = out.result();
     if (finished && !stopped && webLLMFinish === 'stop' && usage && !rawPrompt) {
-      this.#held.hold(request.messages, text, sent.messages, raw, promptTokens, usage.completion_tokens);
+      const reply = { text: result.text, toolCalls: result.toolCalls ?? [] };
+      this.#held.hold(request.messages, reply, sent.messages, raw, promptTokens, usage.completion_tokens);
     }
-    onEvent?.({ type: 'finish', choice: index, reason: finishReason });
     return {
-      text,
-      finishReason,
-      logprobs,
+      result,
       promptTokens,
       cachedPromptTokens,
       // Without a usage chunk, each content chunk was one token.
@@ -335,17 +340,18 @@ export function toWebLLMCompletionRequest(request: ChatRequest, index: number): 
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
  * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed. `top_p: 0`
  * means the most likely token only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its
- * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar text. Log
+ * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar: EBNF text as
+ * `response_format: {type: "grammar"}`, a structural tag (tool calls) as `{type: "structural_tag"}`. Log
  * probabilities ask for at least one alternative: web-llm records none at all with `top_logprobs: 0`.
  */
 export function toWebLLMRequest(
   request: ChatRequest,
   index: number,
   thinkingOff = false,
-  grammar?: string,
+  grammar?: GrammarSpec,
 ): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
-    messages: request.messages.map((m) => ({
+    messages: toolPrompt(request, TOOL_FORMAT).messages.map((m) => ({
       role: m.role,
       content: m.content,
     })) as ChatCompletionRequestStreaming['messages'],
@@ -363,7 +369,12 @@ export function toWebLLMRequest(
   if (request.seed !== undefined) out.seed = request.seed + index;
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
   if (thinkingOff) out.extra_body = { enable_thinking: false };
-  if (grammar !== undefined) out.response_format = { type: 'grammar', grammar };
+  if (grammar !== undefined) {
+    out.response_format =
+      'ebnf' in grammar
+        ? { type: 'grammar', grammar: grammar.ebnf }
+        : { type: 'structural_tag', structural_tag: grammar.structuralTag };
+  }
   if (request.logprobs !== undefined) {
     out.logprobs = true;
     out.top_logprobs = Math.max(1, request.logprobs);

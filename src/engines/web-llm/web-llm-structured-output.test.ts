@@ -42,7 +42,7 @@ describe('WebLLMChatModel structured output', () => {
   it('over the corpus, every finished choice validates or the request fails: never an invalid success', async () => {
     const { model } = await loaded();
     const check = referenceValidator();
-    const outcomes = { stop: 0, length: 0, invalidOutput: 0 };
+    const outcomes = { stop: 0, length: 0, tool_calls: 0, invalidOutput: 0 };
     for (const [i, { name, schema }] of SCHEMA_CORPUS.entries()) {
       const events: ChatEvent[] = [];
       const result = await model

@@ -1,0 +1,170 @@
+import * as z from 'zod';
+import type { ChatMessage, ChatRequest, ToolChoice, ToolDefinition } from '../engine/index.ts';
+import { invalidRequest } from './errors.ts';
+
+/*
+ * Tool calling on the wire, as the OpenAI API takes it: `tools`, `tool_choice`, `parallel_tool_calls`, assistant
+ * messages with `tool_calls`, `tool` messages with `tool_call_id`; and their conversion to the engine request. The
+ * legacy `functions` / `function_call` are refused with a 400 that says what to send instead.
+ */
+
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
+
+/** OpenAI's rule for function names. */
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const functionName = z
+  .string()
+  .regex(FUNCTION_NAME, 'Function names are 1 to 64 letters, digits, underscores and dashes (^[a-zA-Z0-9_-]{1,64}$).');
+
+export const toolSchema = z.object({
+  type: z.literal('function'),
+  function: z.object({
+    name: functionName,
+    description: optional(z.string()),
+    parameters: optional(z.record(z.string(), z.unknown(), 'Function parameters are a JSON Schema: an object.')),
+    strict: optional(z.boolean()),
+  }),
+});
+
+export const toolChoiceSchema = z.union(
+  [
+    z.enum(['none', 'auto', 'required']),
+    z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
+  ],
+  {
+    // A word that is none of the three: say what is allowed. A malformed object reports its own field.
+    error: (issue) =>
+      typeof issue.input === 'string'
+        ? `Invalid value for 'tool_choice': expected "none", "auto", "required" or ` +
+          `{"type": "function", "function": {"name": …}}, but got ${JSON.stringify(issue.input)}.`
+        : undefined,
+  },
+);
+
+/** A call in an assistant message of the history: `arguments` is JSON as text, as the API returned it. */
+export const toolCallSchema = z.object({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+});
+
+const LEGACY =
+  'are the deprecated function-calling parameters: declare the functions in `tools` (each `{"type": "function", ' +
+  '"function": {...}}`) and choose with `tool_choice`.';
+
+/** The chat request's tool fields, for the chat schema. */
+export const toolFields = {
+  tools: optional(z.array(toolSchema).max(128)),
+  tool_choice: optional(toolChoiceSchema),
+  parallel_tool_calls: optional(z.boolean()),
+  // An empty list is accepted as "no functions", as it always was.
+  functions: optional(z.array(z.unknown()).max(0, `\`functions\` and \`function_call\` ${LEGACY}`)),
+  function_call: optional(z.never(`\`function_call\` and \`functions\` ${LEGACY}`)),
+};
+
+type TextContent = string | { type: 'text'; text: string }[];
+
+/** A message as the chat schema parses it (roles and fields checked; which fields each role needs is checked here). */
+export interface WireMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  content?: TextContent | null | undefined;
+  tool_calls?: z.output<typeof toolCallSchema>[] | null | undefined;
+  tool_call_id?: string | null | undefined;
+}
+
+const text = (content: TextContent | null | undefined) =>
+  content == null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('\n');
+
+/**
+ * The conversation as the engine takes it. As the OpenAI API does, it refuses a message without the fields its role
+ * needs, a `tool` message that answers no call of the assistant message before it, and calls left without an answer.
+ */
+export function toEngineMessages(messages: WireMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  /** Calls of the last assistant message that have no answer yet. */
+  let unanswered: string[] = [];
+  messages.forEach((m, i) => {
+    const calls = m.role === 'assistant' ? (m.tool_calls ?? []) : [];
+    if (m.content == null && !calls.length) {
+      throw invalidRequest(`Missing required parameter: 'messages[${i}].content'.`, `messages[${i}].content`);
+    }
+    if (m.role === 'tool') {
+      if (m.tool_call_id == null) {
+        throw invalidRequest(
+          `Missing required parameter: 'messages[${i}].tool_call_id'.`,
+          `messages[${i}].tool_call_id`,
+        );
+      }
+      if (!unanswered.includes(m.tool_call_id)) {
+        throw invalidRequest(
+          `Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls' ` +
+            `(no call with the id ${JSON.stringify(m.tool_call_id)} is waiting for an answer).`,
+          `messages[${i}]`,
+        );
+      }
+      unanswered = unanswered.filter((id) => id !== m.tool_call_id);
+      out.push({ role: 'tool', content: text(m.content), toolCallId: m.tool_call_id });
+      return;
+    }
+    if (unanswered.length) throw unansweredCalls(unanswered, i);
+    const role = m.role === 'developer' ? 'system' : m.role;
+    const message: ChatMessage = { role, content: text(m.content) };
+    if (calls.length) {
+      message.toolCalls = calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+      unanswered = calls.map((c) => c.id);
+    }
+    out.push(message);
+  });
+  if (unanswered.length) throw unansweredCalls(unanswered, messages.length - 1);
+  return out;
+}
+
+const unansweredCalls = (ids: string[], index: number) =>
+  invalidRequest(
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+      `The following tool_call_ids did not have response messages: ${ids.join(', ')}`,
+    `messages[${index}]`,
+  );
+
+interface WireTools {
+  tools?: z.output<typeof toolSchema>[] | null | undefined;
+  tool_choice?: z.output<typeof toolChoiceSchema> | null | undefined;
+  parallel_tool_calls?: boolean | null | undefined;
+}
+
+/**
+ * The engine request's tool fields. An empty `tools` is no tools. A named function in `tool_choice` must be one of
+ * them; names must be unique, since a call is known by its name.
+ */
+export function toEngineTools(p: WireTools): Pick<ChatRequest, 'tools' | 'toolChoice' | 'parallelToolCalls'> {
+  // `tool_choice` without tools is refused before (request-schemas.ts, DEPENDENT_PARAMETERS).
+  const tools = p.tools ?? [];
+  if (!tools.length) return {};
+  const definitions = tools.map(({ function: f }, i): ToolDefinition => {
+    if (tools.findIndex((t) => t.function.name === f.name) !== i) {
+      throw invalidRequest(
+        `Duplicate function name ${JSON.stringify(f.name)} in 'tools'.`,
+        `tools[${i}].function.name`,
+      );
+    }
+    return {
+      name: f.name,
+      ...(f.description != null && { description: f.description }),
+      parameters: f.parameters ?? { type: 'object', properties: {} },
+      ...(f.strict != null && { strict: f.strict }),
+    };
+  });
+  let toolChoice: ToolChoice = 'auto';
+  if (typeof p.tool_choice === 'string') toolChoice = p.tool_choice;
+  else if (p.tool_choice) {
+    const { name } = p.tool_choice.function;
+    if (!definitions.some((t) => t.name === name)) {
+      throw invalidRequest(
+        `Invalid value for 'tool_choice': the function ${JSON.stringify(name)} is not one of 'tools'.`,
+        'tool_choice',
+      );
+    }
+    toolChoice = { name };
+  }
+  return { tools: definitions, toolChoice, parallelToolCalls: p.parallel_tool_calls ?? true };
+}
