@@ -58,6 +58,11 @@ const boundaries = [
     why: 'src/keys is a leaf: key storage and checking only.',
   },
   {
+    files: ['src/storage/**'],
+    patterns: ['../*'],
+    why: 'src/storage is a leaf: IndexedDB connections for the stores, knowing nothing of what they keep.',
+  },
+  {
     files: ['src/response-store/**'],
     patterns: ['**/api/**', '**/engine/**', '**/engines/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**'],
     why: "src/response-store is a leaf: it keeps records of the Responses API, whose shape is src/api's business.",

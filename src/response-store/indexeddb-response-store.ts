@@ -1,4 +1,5 @@
-import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import type { DBSchema } from 'idb';
+import { reopeningDatabase } from '../storage/reopening-database.ts';
 import {
   DEFAULT_RESPONSE_STORE_LIMITS,
   recordSize,
@@ -26,9 +27,7 @@ export const RESPONSES_DATABASE = 'lantern-responses';
  * keeps. One object store, indexed by `[storedAt, size]` (eviction walks it oldest first, reading keys only) and by
  * item id (a multi-entry index, for `item_reference`). A put and the eviction it causes are one transaction.
  *
- * The connection is long-lived and the browser can take it away (site data cleared, another context deleting or
- * upgrading the database), as for the key store: a connection that closed or failed to open is forgotten and the next
- * call opens a fresh one; a call that meets a connection closed under it is tried once more.
+ * The connection is long-lived and survives the browser taking it away (see `reopeningDatabase`), as the key store's.
  *
  * @param limits - overrides of {@link DEFAULT_RESPONSE_STORE_LIMITS}.
  */
@@ -37,38 +36,11 @@ export function indexedDbResponseStore(
   limits: Partial<ResponseStoreLimits> = {},
 ): ResponseStore {
   const { maxResponses, maxBytes } = { ...DEFAULT_RESPONSE_STORE_LIMITS, ...limits };
-  let current: Promise<IDBPDatabase<ResponsesDB>> | undefined;
-  const forget = (connection: Promise<IDBPDatabase<ResponsesDB>>) => {
-    if (current === connection) current = undefined;
-  };
-  const open = (): Promise<IDBPDatabase<ResponsesDB>> => {
-    if (current) return current;
-    const connection: Promise<IDBPDatabase<ResponsesDB>> = openDB<ResponsesDB>(name, 1, {
-      upgrade: (database) => {
-        const responses = database.createObjectStore('responses', { keyPath: 'id' });
-        responses.createIndex('order', ['storedAt', 'size']);
-        responses.createIndex('items', 'itemIds', { multiEntry: true });
-      },
-      blocking: () => {
-        forget(connection);
-        void connection.then((database) => database.close());
-      },
-      terminated: () => forget(connection),
-    });
-    current = connection;
-    connection.catch(() => forget(connection));
-    return connection;
-  };
-  const withDatabase = async <T>(use: (database: IDBPDatabase<ResponsesDB>) => Promise<T>): Promise<T> => {
-    const connection = open();
-    try {
-      return await use(await connection);
-    } catch (error) {
-      if (!(error instanceof DOMException && error.name === 'InvalidStateError')) throw error;
-      forget(connection);
-      return use(await open());
-    }
-  };
+  const withDatabase = reopeningDatabase<ResponsesDB>(name, 1, (database) => {
+    const responses = database.createObjectStore('responses', { keyPath: 'id' });
+    responses.createIndex('order', ['storedAt', 'size']);
+    responses.createIndex('items', 'itemIds', { multiEntry: true });
+  });
   const strip = (record: SizedRecord | undefined): StoredResponse | undefined => {
     if (!record) return undefined;
     const { size: _size, ...stored } = record;

@@ -1,0 +1,47 @@
+import { openDB, type DBSchema, type IDBPDatabase, type OpenDBCallbacks } from 'idb';
+
+/** Runs `use` on the database's connection: the one way Lantern's IndexedDB stores reach their database. */
+export type WithDatabase<DB extends DBSchema> = <T>(use: (database: IDBPDatabase<DB>) => Promise<T>) => Promise<T>;
+
+/**
+ * A long-lived IndexedDB connection that the browser may take away. The browser closes a connection when the origin's
+ * storage is cleared (`close` event), and another context deleting or upgrading the database asks it to close
+ * (`versionchange`), waiting until it does. So the connection closes on request, one that closed or failed to open is
+ * forgotten and a fresh one opens on the next call, and a call that meets a connection closed under it is tried once
+ * more on a fresh one. Without this, one cleared storage answered 500 until the service worker restarted, and a page
+ * deleting the database waited for as long as the service worker lived.
+ */
+export function reopeningDatabase<DB extends DBSchema>(
+  name: string,
+  version: number,
+  upgrade: NonNullable<OpenDBCallbacks<DB>['upgrade']>,
+): WithDatabase<DB> {
+  let current: Promise<IDBPDatabase<DB>> | undefined;
+  const forget = (connection: Promise<IDBPDatabase<DB>>) => {
+    if (current === connection) current = undefined;
+  };
+  const open = (): Promise<IDBPDatabase<DB>> => {
+    if (current) return current;
+    const connection: Promise<IDBPDatabase<DB>> = openDB<DB>(name, version, {
+      upgrade,
+      blocking: () => {
+        forget(connection);
+        void connection.then((database) => database.close());
+      },
+      terminated: () => forget(connection),
+    });
+    current = connection;
+    connection.catch(() => forget(connection));
+    return connection;
+  };
+  return async (use) => {
+    const connection = open();
+    try {
+      return await use(await connection);
+    } catch (error) {
+      if (!(error instanceof DOMException && error.name === 'InvalidStateError')) throw error;
+      forget(connection);
+      return use(await open());
+    }
+  };
+}
