@@ -29,6 +29,20 @@ let direct: OpenAI;
 const normalized = (value: unknown): unknown =>
   JSON.parse(JSON.stringify(value), (key, v: unknown) => (['id', 'created', 'model'].includes(key) ? '…' : v));
 
+/** The same streamed chat request through Lantern's remote candidate and to the server directly: each side's chunks. */
+async function bothStreams(
+  request: Omit<OpenAI.ChatCompletionCreateParamsStreaming, 'model' | 'stream'>,
+): Promise<[OpenAI.ChatCompletionChunk[], OpenAI.ChatCompletionChunk[]]> {
+  const collect = async (sdk: OpenAI, model: string) => {
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of await sdk.chat.completions.create({ ...request, model, stream: true }))
+      chunks.push(chunk);
+    return chunks;
+  };
+  // One after the other, as a client would send them: the server answers each alone.
+  return [await collect(client, 'far-falcon'), await collect(direct, 'crimson-falcon-4')];
+}
+
 beforeAll(async () => {
   [upstream, gated] = await Promise.all([
     startUpstream({ mode: 'lantern', ...(HAS_STORIES_260K && { stories: STORIES_260K }) }),
@@ -143,18 +157,7 @@ describe('chat', () => {
     // Where the schema leaves a choice, the alternatives are there too.
     expect(ours.choices[0]!.logprobs!.content!.some((t) => t.top_logprobs.length === 2)).toBe(true);
 
-    const streamed = [];
-    for await (const chunk of await client.chat.completions.create({ model: 'far-falcon', ...request, stream: true })) {
-      streamed.push(chunk);
-    }
-    const theirStream = [];
-    for await (const chunk of await direct.chat.completions.create({
-      model: 'crimson-falcon-4',
-      ...request,
-      stream: true,
-    })) {
-      theirStream.push(chunk);
-    }
+    const [streamed, theirStream] = await bothStreams(request);
     expect(normalized(streamed)).toEqual(normalized(theirStream));
   });
 
@@ -179,18 +182,7 @@ describe('chat', () => {
     expect(call.function.name).toBe('get_weather');
     expect(JSON.parse(call.function.arguments)).toEqual({ city: expect.any(String) });
 
-    const streamed = [];
-    for await (const chunk of await client.chat.completions.create({ model: 'far-falcon', ...request, stream: true })) {
-      streamed.push(chunk);
-    }
-    const theirStream = [];
-    for await (const chunk of await direct.chat.completions.create({
-      model: 'crimson-falcon-4',
-      ...request,
-      stream: true,
-    })) {
-      theirStream.push(chunk);
-    }
+    const [streamed, theirStream] = await bothStreams(request);
     expect(normalized(streamed)).toEqual(normalized(theirStream));
     // The SDK's stream helper accumulates the forwarded deltas into the same call.
     const final = await client.chat.completions.stream({ model: 'far-falcon', ...request }).finalChatCompletion();

@@ -1,8 +1,6 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import * as z from 'zod';
 import {
   bundledProfile,
   createEngine,
@@ -12,6 +10,7 @@ import {
   type Engine,
   type Handler,
 } from '../src/index.ts';
+import { aiSdkToolLoopTests } from './support/ai-sdk-tool-loops.ts';
 import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';
 
 /**
@@ -235,51 +234,5 @@ describe('function tools: responses.stream', () => {
 });
 
 describe("function tools: the AI SDK's default OpenAI provider (the Responses API)", () => {
-  const provider = () => createOpenAI({ baseURL: BASE, apiKey: key, fetch: fetchVia });
-  const city = z.object({ city: z.string().describe('The city.') });
-
-  it('generateText loops through its tool to the final text (multi-step)', async () => {
-    const called: unknown[] = [];
-    const result = await generateText({
-      model: provider()(model),
-      prompt: 'What is the weather in Rome?',
-      temperature: 0,
-      tools: {
-        get_weather: tool({
-          description: 'Get the current weather in a city.',
-          inputSchema: city,
-          execute: async (input) => {
-            called.push(input);
-            return { temperature: 22, condition: 'sunny' };
-          },
-        }),
-      },
-      stopWhen: stepCountIs(3),
-    });
-    expect(called).toEqual([{ city: 'Rome' }]);
-    expect(result.steps.map((step) => step.finishReason)).toEqual(['tool-calls', 'stop']);
-    expect(result.text).toBe('It is sunny and 22 degrees in Rome.');
-  });
-
-  it('streamText streams the call, runs it, and streams the answer', async () => {
-    const result = streamText({
-      model: provider()(model),
-      prompt: 'What time is it in Oslo?',
-      temperature: 0,
-      tools: {
-        get_time: tool({
-          description: 'Get the local time in a city.',
-          inputSchema: city,
-          execute: async () => ({ time: '09:30' }),
-        }),
-      },
-      stopWhen: stepCountIs(3),
-    });
-    const parts: string[] = [];
-    for await (const part of result.fullStream) parts.push(part.type);
-    expect(parts).toContain('tool-input-delta');
-    expect(parts).toContain('tool-call');
-    expect(parts).toContain('tool-result');
-    expect(await result.text).toBe('It is 09:30 in Oslo.');
-  });
+  aiSdkToolLoopTests(() => createOpenAI({ baseURL: BASE, apiKey: key, fetch: fetchVia })(model));
 });

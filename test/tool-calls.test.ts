@@ -3,12 +3,12 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { HumanMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
-import { generateText, stepCountIs, streamText, tool } from 'ai';
 import type OpenAI from 'openai';
 import { zodFunction } from 'openai/helpers/zod';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { bundledProfile, createEngine, createHandler, KeyRing, type Handler } from '../src/index.ts';
+import { aiSdkToolLoopTests } from './support/ai-sdk-tool-loops.ts';
 import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';
 
 /**
@@ -250,52 +250,10 @@ describe('clients, unmodified', () => {
   });
 
   const weatherInput = z.object({ city: z.string().describe('The city.') });
-  const provider = () => createOpenAICompatible({ name: 'lantern', baseURL: BASE, apiKey: key, fetch: fetchVia });
-
-  it("the AI SDK's generateText loops through its tool to the final text (multi-step)", async () => {
-    const called: unknown[] = [];
-    const result = await generateText({
-      model: provider()(model),
-      prompt: 'What is the weather in Rome?',
-      temperature: 0,
-      tools: {
-        get_weather: tool({
-          description: 'Get the current weather in a city.',
-          inputSchema: weatherInput,
-          execute: async (input) => {
-            called.push(input);
-            return { temperature: 22, condition: 'sunny' };
-          },
-        }),
-      },
-      stopWhen: stepCountIs(3),
-    });
-    expect(called).toEqual([{ city: 'Rome' }]);
-    expect(result.steps.map((step) => step.finishReason)).toEqual(['tool-calls', 'stop']);
-    expect(result.text).toBe('It is sunny and 22 degrees in Rome.');
-  });
-
-  it("the AI SDK's streamText streams the call, runs it, and streams the answer", async () => {
-    const result = streamText({
-      model: provider()(model),
-      prompt: 'What time is it in Oslo?',
-      temperature: 0,
-      tools: {
-        get_time: tool({
-          description: 'Get the local time in a city.',
-          inputSchema: weatherInput,
-          execute: async () => ({ time: '09:30' }),
-        }),
-      },
-      stopWhen: stepCountIs(3),
-    });
-    const parts: string[] = [];
-    for await (const part of result.fullStream) parts.push(part.type);
-    expect(parts).toContain('tool-input-delta');
-    expect(parts).toContain('tool-call');
-    expect(parts).toContain('tool-result');
-    expect(await result.text).toBe('It is 09:30 in Oslo.');
-  });
+  aiSdkToolLoopTests(
+    () => createOpenAICompatible({ name: 'lantern', baseURL: BASE, apiKey: key, fetch: fetchVia })(model),
+    (what) => `the AI SDK's ${what}`,
+  );
 
   it("LangChain's bindTools calls the tool; given its result, the model answers", async () => {
     const chat = new ChatOpenAI({
