@@ -10,7 +10,7 @@
  * module and are therefore not run here (see json-schema-support.ts, which refuses them).
  */
 import { Validator } from '@cfworker/json-schema';
-import { loadXGrammar } from '../src/engines/generation/xgrammar.ts';
+import { loadXGrammar } from '../src/engines/decoding/xgrammar.ts';
 
 const xg = await loadXGrammar();
 const chars: string[] = [];

@@ -4,28 +4,18 @@
  * and inside a call; and the prompt tokens the declared tools add. Runs alone: `npx tsx bench/tool-calling.ts`.
  */
 import type { ToolDefinition } from '../src/engine/index.ts';
-import { seededRandom } from '../src/engines/generation/seeded-random.ts';
-import type { ToolConstraint } from '../src/engines/generation/tool-grammar.ts';
-import { HERMES } from '../src/engines/tools/tool-call-syntax.ts';
+import { seededRandom } from '../src/engines/decoding/seeded-random.ts';
 import { bundledProfile, createEngine } from '../src/index.ts';
 import { chatRequest } from '../test/support/chat-request.ts';
 import { grammarFor } from '../test/support/grammar-walk.ts';
 import { BUNDLED_MODELS } from '../test/support/lantern.ts';
 import { SCHEMA_CORPUS } from '../test/support/schema-corpus.ts';
+import { GET_WEATHER, toolConstraint as constraint } from '../test/support/tools.ts';
 import { median, p95, round } from './stats.ts';
 
 const objects = SCHEMA_CORPUS.filter(({ schema }) => schema.type === 'object' && schema.properties);
 const tools = (count: number, offset: number): ToolDefinition[] =>
   objects.slice(offset, offset + count).map(({ schema }, i) => ({ name: `fn_${offset + i}`, parameters: schema }));
-const constraint = (set: ToolDefinition[]): ToolConstraint => ({
-  type: 'tools',
-  tools: set,
-  choice: 'auto',
-  parallel: true,
-  syntax: HERMES,
-  text: undefined,
-});
-
 const grammar = await grammarFor(`${BUNDLED_MODELS}/tiny-chat`, [2, 0]);
 const compile: Record<string, { cold: number[]; cached: number[] }> = {};
 for (const count of [1, 4, 12]) {
@@ -69,13 +59,10 @@ for (let walk = 0; walk < 20; walk++) {
 // Prompt tokens the tools add, on the bundled model (its own template).
 const engine = createEngine({ profile: bundledProfile(BUNDLED_MODELS) });
 const messages = [{ role: 'user' as const, content: 'What is the weather in Paris?' }];
-const weather: ToolDefinition = {
-  name: 'get_weather',
-  description: 'Get the current weather in a city.',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-};
+const weather = GET_WEATHER;
 const promptTokens = async (set: ToolDefinition[]) =>
-  (await engine.chat('crimson-falcon-4', chatRequest({ messages, maxTokens: 1, tools: set }))).usage.promptTokens;
+  (await engine.chat('crimson-falcon-4', chatRequest({ messages, maxTokens: 1, constraint: constraint(set) }))).usage
+    .promptTokens;
 
 const stats = (xs: number[]) => ({ p50: round(median(xs), 3), p95: round(p95(xs), 3), n: xs.length });
 console.log(

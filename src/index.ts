@@ -5,7 +5,9 @@
  */
 export * from './api/index.ts';
 export {
+  ChatResultBuilder,
   EngineError,
+  type CallOptions,
   type ChatEvent,
   type ChatMessage,
   type ChatOptions,
@@ -17,14 +19,18 @@ export {
   type EmbedResult,
   type Engine,
   type EngineErrorKind,
+  type JsonConstraint,
+  type JsonSchema,
   type LoadProgress,
   type ModelCard,
   type ModelTask,
+  type OutputConstraint,
+  type Serving,
   type ToolCall,
+  type ToolConstraint,
   type ToolChoice,
   type ToolDefinition,
   type WireObject,
-  type WireOptions,
 } from './engine/index.ts';
 export * from './engines/index.ts';
 export * from './keys/index.ts';

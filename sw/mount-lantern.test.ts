@@ -61,14 +61,14 @@ class FakeScope {
   }
 
   /** A host tab hands over a port to a worker around `engine`, with its profile. */
-  offer(engine: FakeEngine, host = 'host-a', generation = 1, routing = ROUTING) {
+  offer(engine: FakeEngine, host = 'host-a', worker = 1, routing = ROUTING) {
     const { port1, port2 } = new MessageChannel();
     ports.push(port1, port2);
     Comlink.expose(
       createWorkerApi(() => engine, { report: () => {}, fatal: () => {} }),
       port1,
     );
-    const offer: PortOffer = { type: 'lantern:port-offer', host, generation, routing };
+    const offer: PortOffer = { type: 'lantern:port-offer', host, worker, routing };
     this.dispatch('message', { data: offer, ports: [port2] });
   }
 }

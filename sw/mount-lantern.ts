@@ -1,5 +1,6 @@
 /// <reference lib="webworker" />
 import { createHandler, type Handler, type HandlerOptions } from '../src/api/index.ts';
+import { createModelRouter } from '../src/engines/model-router.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
 import { indexedDbResponseStore } from '../src/response-store/index.ts';
 import {
@@ -10,8 +11,7 @@ import {
   REQUEST_ID_HEADER,
   type Served,
 } from '../src/worker/protocol.ts';
-import { RemoteEngine } from '../src/worker/remote-engine.ts';
-import { serviceWorkerEngine } from '../src/worker/service-worker-engine.ts';
+import { EngineWorkerClient } from './engine-worker-client.ts';
 import { routeFetch, type FetchEventLike } from './route-fetch.ts';
 
 /**
@@ -46,22 +46,30 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     const windows = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
     for (const client of windows) client.postMessage({ type: PORT_REQUEST });
   };
-  const host = new RemoteEngine({
+  const worker = new EngineWorkerClient({
     requestPort: () => void requestPort(),
     ...(options.portWaitMs !== undefined && { portWaitMs: options.portWaitMs }),
   });
-  // Tell the pages when an ID starts being answered by another candidate (a server, when the device cannot serve it).
-  const engine = serviceWorkerEngine(host, (model, backend) => {
-    void scope.clients.matchAll({ type: 'window' }).then((windows) => {
-      for (const client of windows) client.postMessage({ type: 'lantern:served', model, backend } satisfies Served);
-    });
+  // Each public ID's fallback chain is decided here, with the host page's profile, policy and device (which arrive with
+  // its port): local candidates go to the engine worker; remote ones are forwarded with `fetch` from the service worker
+  // itself, so an ID that only a server can serve on this device never touches the engine worker, and keeps answering
+  // while no tab hosts one.
+  const engine = createModelRouter({
+    local: worker,
+    routing: (signal) => worker.routing(signal),
+    // Tell the pages when an ID starts being answered by another candidate (a server, when the device cannot serve it).
+    onServed: (model, backend) => {
+      void scope.clients.matchAll({ type: 'window' }).then((windows) => {
+        for (const client of windows) client.postMessage({ type: 'lantern:served', model, backend } satisfies Served);
+      });
+    },
   });
   const running = new Map<string, AbortController>();
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     if (isPortOffer(event.data) && port) {
-      host.connect(port, `${event.data.host}#${event.data.generation}`, event.data.routing);
-    } else if (isHostGone(event.data)) host.disconnect(event.data.host);
+      worker.connect(port, `${event.data.host}#${event.data.worker}`, event.data.routing);
+    } else if (isHostGone(event.data)) worker.disconnect(event.data.host);
     else if (isAbortRequest(event.data)) running.get(event.data.id)?.abort();
   });
 

@@ -52,10 +52,11 @@ function assertValidChat(request: ChatRequest): void {
       expect([typeof call.id, typeof call.name, typeof call.arguments]).toEqual(['string', 'string', 'string']);
     }
   }
-  const names = (request.tools ?? []).map((t) => t.name);
+  const tools = request.constraint?.type === 'tools' ? request.constraint : undefined;
+  const names = (tools?.tools ?? []).map((t) => t.name);
   for (const name of names) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
   expect(new Set(names).size).toBe(names.length);
-  if (typeof request.toolChoice === 'object') expect(names).toContain(request.toolChoice.name);
+  if (typeof tools?.choice === 'object') expect(names).toContain(tools.choice.name);
   expect(request.temperature).toBeGreaterThanOrEqual(0);
   expect(request.temperature).toBeLessThanOrEqual(2);
   expect(request.topP).toBeGreaterThanOrEqual(0);

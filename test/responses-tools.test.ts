@@ -106,10 +106,14 @@ describe('function tools: responses.create', () => {
         },
       ]);
       expect(JSON.parse(chatCall.function.arguments)).toEqual({ city: 'Paris' });
-      expect(requests.at(-1)).toMatchObject({
-        tools: [{ name: 'get_weather', parameters }, { name: 'get_time' }],
-        toolChoice: typeof tool_choice === 'string' ? tool_choice : { name: 'get_weather' },
-        parallelToolCalls: true,
+      expect(requests.at(-1)!.constraint).toMatchObject({
+        type: 'tools',
+        tools: [
+          { name: 'get_weather', parameters, param: 'tools[0].parameters' },
+          { name: 'get_time', param: 'tools[1].parameters' },
+        ],
+        choice: typeof tool_choice === 'string' ? tool_choice : { name: 'get_weather' },
+        parallel: true,
       });
     }
     // Without tools, or with tool_choice "none", the same question is answered in words.

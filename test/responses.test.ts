@@ -359,6 +359,7 @@ describe('text.format: structured output', () => {
     expect(runs.at(-1)!.request.constraint).toEqual({
       type: 'json',
       schema: expect.objectContaining({ type: 'object' }),
+      param: 'text.format',
     });
 
     const streamed = await client.responses
@@ -383,7 +384,7 @@ describe('text.format: structured output', () => {
     });
     expect(response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
     expect(response.output_text).toMatch(/^\{"/);
-    expect(runs.at(-1)!.request.constraint).toEqual({ type: 'json', schema: null });
+    expect(runs.at(-1)!.request.constraint).toEqual({ type: 'json', schema: null, param: 'text.format' });
   });
 });
 

@@ -2,17 +2,25 @@ import * as Comlink from 'comlink';
 import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebLLMChatModel } from '../src/engines/web-llm/web-llm-chat-model.ts';
-import { CPU_ONLY, createEngine, createHandler, KeyRing, type ModelProfile } from '../src/index.ts';
+import {
+  CPU_ONLY,
+  createHandler,
+  createLocalEngine,
+  createModelRouter,
+  KeyRing,
+  type ModelProfile,
+} from '../src/index.ts';
 import { registerEngineErrorTransfer } from '../src/worker/protocol.ts';
-import { RemoteEngine } from '../src/worker/remote-engine.ts';
 import { createWorkerApi } from '../src/worker/worker-api.ts';
+import { EngineWorkerClient } from '../sw/engine-worker-client.ts';
 import { fakeCreate, webLLMError } from './support/fake-web-llm.ts';
 import { openaiClient } from './support/lantern.ts';
 
 /**
  * web-llm as a browser app meets it, with the fake web-llm in place of the real one (which needs a GPU and the
- * network): the openai SDK → the /v1 handler → a RemoteEngine → Comlink over a real MessageChannel → the engine
- * worker's API → the engine → the web-llm adapter. What the worker would do about a failure is watched through its
+ * network), put together as a browser puts it: the openai SDK → the /v1 handler → the model router → the service
+ * worker's client of the engine worker → Comlink over a real MessageChannel → the engine worker's API → the local
+ * engine → the web-llm adapter. What the worker would do about a failure is watched through its
  * `fatal` hook: that is where the host is asked to replace it.
  */
 registerEngineErrorTransfer();
@@ -35,9 +43,7 @@ const ports: MessagePort[] = [];
 beforeEach(async () => {
   create = fakeCreate();
   fatal = [];
-  const engine = createEngine({
-    profile,
-    device: { ...CPU_ONLY, webgpu: true },
+  const local = createLocalEngine({
     loaders: {
       chat: async (candidate, context) => {
         if (candidate.engine !== 'web-llm') throw new Error('web-llm candidates only here');
@@ -51,16 +57,14 @@ beforeEach(async () => {
   const { port1, port2 } = new MessageChannel();
   ports.push(port1, port2);
   Comlink.expose(
-    createWorkerApi(() => engine, { report: () => {}, fatal: (reason) => fatal.push(reason) }),
+    createWorkerApi(() => local, { report: () => {}, fatal: (reason) => fatal.push(reason) }),
     port1,
   );
-  const remote = new RemoteEngine({ requestPort: () => {} });
-  remote.connect(port2, 'host#1');
+  const worker = new EngineWorkerClient({ requestPort: () => {} });
+  worker.connect(port2, 'host#1', { profile, policy: 'local-first', device: { ...CPU_ONLY, webgpu: true } });
+  const engine = createModelRouter({ local: worker, routing: (signal) => worker.routing(signal) });
   const keys = new KeyRing();
-  client = openaiClient(
-    createHandler({ engine: remote, keys, onServerError: () => {} }),
-    (await keys.issue('web-llm')).key,
-  );
+  client = openaiClient(createHandler({ engine, keys, onServerError: () => {} }), (await keys.issue('web-llm')).key);
 });
 afterEach(() => ports.splice(0).forEach((port) => port.close()));
 

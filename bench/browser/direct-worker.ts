@@ -1,25 +1,36 @@
 /// <reference lib="webworker" />
 /**
- * The baseline of the browser benchmarks: the same engine, on the same device, called directly inside a worker,
- * with no service worker, port, SSE or SDK between the caller and the tokens.
+ * The baseline of the browser benchmarks: the same local engine, on the same device, called directly inside a worker,
+ * with no service worker, router, port, SSE or SDK between the caller and the tokens.
  */
 import * as Comlink from 'comlink';
-import type { ChatRequest, Engine } from '../../src/engine/index.ts';
+import type { ChatRequest, ModelTask } from '../../src/engine/index.ts';
+import type { LocalEngine, LocalTarget } from '../../src/engines/local-engine.ts';
+import { usableCandidates, type ModelProfile } from '../../src/engines/model-profile.ts';
 import { createBrowserEngine } from '../../src/worker/browser-engine.ts';
-import type { EngineWorkerConfig } from '../../src/worker/protocol.ts';
+import { deviceCapabilities } from '../../src/worker/device.ts';
+import type { DeviceInfo, EngineWorkerConfig } from '../../src/worker/protocol.ts';
 
-let engine: Engine;
+let engine: LocalEngine;
+let target: (id: string, task: ModelTask) => LocalTarget;
 const now = () => performance.timeOrigin + performance.now();
 
 const direct = {
-  async start(config: EngineWorkerConfig) {
-    ({ engine } = await createBrowserEngine(config));
+  /** Starts the local engine; each model ID is served by the candidates this device can run, as the router picks them. */
+  async start(config: EngineWorkerConfig & { profile: ModelProfile }) {
+    let device: DeviceInfo;
+    ({ engine, device } = await createBrowserEngine(config));
+    target = (id, task) => ({
+      id,
+      task,
+      candidates: usableCandidates(config.profile[id]!, deviceCapabilities(device)),
+    });
   },
   /** One chat call: when it started and when each text delta was generated, in epoch milliseconds. */
   async chat(model: string, request: ChatRequest) {
     const tokenTimes: number[] = [];
     const started = now();
-    const result = await engine.chat(model, request, {
+    const result = await engine.chat(target(model, 'chat'), request, {
       onEvent: (event) => event.type === 'delta' && tokenTimes.push(now()),
     });
     return { started, tokenTimes, usage: result.usage };
@@ -27,7 +38,7 @@ const direct = {
   /** One embeddings call, in milliseconds. */
   async embed(model: string, input: string[]) {
     const started = performance.now();
-    await engine.embed(model, { input });
+    await engine.embed(target(model, 'embeddings'), { input });
     return performance.now() - started;
   },
 };

@@ -6,14 +6,13 @@ import { newRequestId } from './ids.ts';
 import { auth } from './middleware/auth.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type CorsOptions, type HandlerOptions } from './options.ts';
+import { createChatCompletion } from './chat-completions/route.ts';
+import { createCompletion } from './completions/route.ts';
+import { createEmbeddings } from './embeddings/route.ts';
+import { listModels, retrieveModel } from './models/route.ts';
 import { RateLimiter } from './rate-limiter.ts';
-import { requestParsers } from './request-schemas.ts';
-import { createChatCompletion } from './routes/chat-completions.ts';
-import { createCompletion } from './routes/completions.ts';
-import { createResponse, deleteResponse, retrieveResponse } from './routes/responses.ts';
-import { createEmbeddings } from './routes/embeddings.ts';
-import { listModels, retrieveModel } from './routes/models.ts';
-import type { Env, RouteDeps } from './routes/route-deps.ts';
+import { createResponse, deleteResponse, retrieveResponse } from './responses/route.ts';
+import type { Env, RouteDeps } from './route-deps.ts';
 
 /** A web-standard request handler: the same function serves Node, tests and the service worker. */
 export type Handler = (request: Request) => Promise<Response>;
@@ -70,7 +69,6 @@ export function createHandler(options: HandlerOptions): Handler {
   const deps: RouteDeps = {
     engine: options.engine,
     limits,
-    parsers: requestParsers(limits),
     now,
     ownedBy: options.ownedBy ?? 'lantern',
     errorBody: (error, requestId) => report(error, requestId).body(),

@@ -1,5 +1,14 @@
 import { EngineError, type EngineErrorKind } from '../engine/index.ts';
-import type { ErrorBody } from './wire.ts';
+
+/** An error answer's body, as every OpenAI client reads it. */
+export interface ErrorBody {
+  error: {
+    message: string;
+    type: string;
+    param: string | null;
+    code: string | null;
+  };
+}
 
 /** The statuses this API answers with (the spec's table, and 502 / 503 for a remote server that failed). */
 export type ErrorStatus = 400 | 401 | 404 | 429 | 500 | 502 | 503;
@@ -54,12 +63,6 @@ export class ApiError extends Error {
 
 export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) =>
   new ApiError(400, message, { param, code });
-
-export const modelNotFound = (model: string) =>
-  new ApiError(404, `The model \`${model}\` does not exist or you do not have access to it.`, {
-    param: 'model',
-    code: 'model_not_found',
-  });
 
 /**
  * How each engine error kind is answered. `retry: false` sends `x-should-retry: false`, which stops the openai SDK's

@@ -31,7 +31,7 @@ export function newId(prefix: 'cmpl-' | 'resp_' | 'msg_' | 'fc_' | 'call_'): str
  * candidate of the model's fallback chain answers is known only inside the engine, which does not say before the first
  * chunk goes out, so it is not part of it.
  */
-export function systemFingerprint(card: ModelCard, ownedBy: string): string {
+export function systemFingerprint(card: Pick<ModelCard, 'id' | 'created'>, ownedBy: string): string {
   // FNV-1a, 32 bits: a stable label, not a secret.
   let hash = 0x811c9dc5;
   for (const char of `${ownedBy}\u0000${card.id}\u0000${card.created}`) {

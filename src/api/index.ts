@@ -13,4 +13,4 @@ export { ApiError } from './errors.ts';
 
 export type * from './wire.ts';
 /** The Responses API's wire types, as openai-node's `OpenAI.Responses` namespace holds them. */
-export type * as Responses from './responses-wire.ts';
+export type * as Responses from './responses/wire.ts';

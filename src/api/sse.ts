@@ -1,4 +1,4 @@
-import type { ErrorBody } from './wire.ts';
+import type { ErrorBody } from './errors.ts';
 
 /**
  * Emits one server-sent event: a `data:` line holding the JSON of the value, after an `event:` line naming it when
@@ -12,13 +12,23 @@ export interface EventStreamOptions {
   headers?: Record<string, string>;
   /** How a failure after the first event is written into the stream (the status line is already sent). */
   errorBody: (error: unknown) => ErrorBody;
-  /** Called once when the producer is done, however it ended (finished, failed, or aborted by the client). */
-  onDone?: (() => void) | undefined;
   /**
    * Whether a finished stream ends with `data: [DONE]` (default true), as chat and text completions do; the Responses
    * API's streams end with their last event instead.
    */
   doneFrame?: boolean;
+}
+
+/** The end of each event stream still being written, by its body: see {@link streamEnd}. */
+const ends = new WeakMap<ReadableStream<Uint8Array>, Promise<void>>();
+
+/**
+ * When `response` is an event stream of {@link eventStream}: a promise of the end of its producer, however it ended
+ * (finished, failed, or aborted by the client). Middleware that holds something for the length of a generation (a
+ * rate-limit slot) lets go of it then. Keyed by the body stream, which a Response rebuilt around it keeps.
+ */
+export function streamEnd(response: Response): Promise<void> | undefined {
+  return response.body ? ends.get(response.body) : undefined;
 }
 
 /**
@@ -77,7 +87,6 @@ export async function eventStream(
     )
     .finally(() => {
       options.signal?.removeEventListener('abort', onAbort);
-      options.onDone?.();
       if (!open) return;
       open = false;
       // After a client abort the body fails with the abort reason, as a fetch body does when its request is aborted.
@@ -85,6 +94,10 @@ export async function eventStream(
       else controller.close();
     });
 
+  ends.set(
+    body,
+    finished.catch(() => {}),
+  );
   await Promise.race([firstEvent, finished]);
   return new Response(body, {
     headers: {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from './errors.ts';
+import { apiError as error } from '../../test/support/api-error.ts';
+import { chatParser } from './chat-completions/schema.ts';
 import { DEFAULT_LIMITS } from './options.ts';
-import { requestParsers } from './request-schemas.ts';
 
-const parsers = requestParsers(DEFAULT_LIMITS);
+const parse = chatParser(DEFAULT_LIMITS);
 const weather = {
   type: 'function',
   function: {
@@ -20,48 +20,56 @@ const called = {
   tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
 };
 const answered = { role: 'tool', tool_call_id: 'call_1', content: '{"temperature":18}' };
-const chat = (body: Record<string, unknown>) => parsers.chat({ model: 'm', messages: [ask], ...body }).request;
-
-function error(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ApiError) return e;
-    throw e;
-  }
-  throw new Error('expected a 400');
-}
+const chat = (body: Record<string, unknown>) => parse({ model: 'm', messages: [ask], ...body }).request;
 
 describe('tool calling requests', () => {
   it('converts tools, tool_choice and parallel_tool_calls to the engine request', () => {
-    expect(chat({ tools: [weather] })).toMatchObject({
+    expect(chat({ tools: [weather] }).constraint).toMatchObject({
+      type: 'tools',
       tools: [
         {
           name: 'get_weather',
           description: 'Get the weather.',
           parameters: weather.function.parameters,
           strict: true,
+          param: 'tools[0].function.parameters',
         },
       ],
-      toolChoice: 'auto',
-      parallelToolCalls: true,
+      choice: 'auto',
+      parallel: true,
     });
     const bare = { type: 'function', function: { name: 'now' } };
     expect(
-      chat({ tools: [bare], tool_choice: { type: 'function', function: { name: 'now' } }, parallel_tool_calls: false }),
+      chat({ tools: [bare], tool_choice: { type: 'function', function: { name: 'now' } }, parallel_tool_calls: false })
+        .constraint,
     ).toMatchObject({
       tools: [{ name: 'now', parameters: { type: 'object', properties: {} } }],
-      toolChoice: { name: 'now' },
-      parallelToolCalls: false,
+      choice: { name: 'now' },
+      parallel: false,
     });
-    for (const choice of ['none', 'auto', 'required'] as const) {
-      expect(chat({ tools: [weather], tool_choice: choice }).toolChoice).toBe(choice);
+    for (const choice of ['auto', 'required'] as const) {
+      expect(chat({ tools: [weather], tool_choice: choice }).constraint).toMatchObject({ choice });
     }
+    // With `tool_choice: "none"` the model is shown no tools: there is nothing to constrain.
+    expect(chat({ tools: [weather], tool_choice: 'none' })).not.toHaveProperty('constraint');
+  });
+
+  it('holds a reply without calls to the response format, in one constraint', () => {
+    const format = { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' } } };
+    expect(chat({ tools: [weather], response_format: format }).constraint).toMatchObject({
+      type: 'tools',
+      text: { type: 'json', schema: { type: 'object' }, param: 'response_format' },
+    });
+    expect(chat({ tools: [weather], tool_choice: 'none', response_format: format }).constraint).toEqual({
+      type: 'json',
+      schema: { type: 'object' },
+      param: 'response_format',
+    });
   });
 
   it('treats an empty tools list as no tools', () => {
-    expect(chat({ tools: [] })).not.toHaveProperty('tools');
-    expect(chat({ tools: null, functions: [] })).not.toHaveProperty('tools');
+    expect(chat({ tools: [] })).not.toHaveProperty('constraint');
+    expect(chat({ tools: null, functions: [] })).not.toHaveProperty('constraint');
   });
 
   it('converts a tool loop: assistant calls with null content, then tool results', () => {

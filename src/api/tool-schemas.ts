@@ -1,14 +1,14 @@
 import * as z from 'zod';
-import type { ChatMessage, ChatRequest, ToolChoice, ToolDefinition } from '../engine/index.ts';
+import type { ChatMessage, JsonConstraint, OutputConstraint, ToolConstraint, ToolDefinition } from '../engine/index.ts';
 import { invalidRequest } from './errors.ts';
+import { optional } from './request-validation.ts';
 
 /*
  * Tool calling on the wire, as the OpenAI API takes it: `tools`, `tool_choice`, `parallel_tool_calls`, assistant
- * messages with `tool_calls`, `tool` messages with `tool_call_id`; and their conversion to the engine request. The
- * legacy `functions` / `function_call` are refused with a 400 that says what to send instead.
+ * messages with `tool_calls`, `tool` messages with `tool_call_id`; and their conversion to the engine request: the
+ * conversation's calls and results, and the request's one output constraint. The legacy `functions` / `function_call`
+ * are refused with a 400 that says what to send instead. Chat completions and the Responses API both convert here.
  */
-
-const optional = <T extends z.ZodType>(schema: T) => schema.nullish();
 
 /** OpenAI's rule for function names. */
 const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -126,45 +126,65 @@ const unansweredCalls = (ids: string[], index: number) =>
     `messages[${index}]`,
   );
 
-interface WireTools {
-  tools?: z.output<typeof toolSchema>[] | null | undefined;
-  tool_choice?: z.output<typeof toolChoiceSchema> | null | undefined;
-  parallel_tool_calls?: boolean | null | undefined;
+/** A declared function, whichever route declared it (chat nests it under `function`, the Responses API does not). */
+export interface WireFunction {
+  name: string;
+  description?: string | null | undefined;
+  parameters?: Record<string, unknown> | null | undefined;
+  strict?: boolean | null | undefined;
 }
 
+/** `tool_choice`, whichever route sent it: a mode, or the function that must be called. */
+export type WireToolChoice = 'none' | 'auto' | 'required' | { name: string };
+
 /**
- * The engine request's tool fields. An empty `tools` is no tools. A named function in `tool_choice` must be one of
- * them; names must be unique, since a call is known by its name.
+ * How a route names a field of `tools[i]` in its errors: chat's `tools[i].function.name`, the Responses API's
+ * `tools[i].name`.
  */
-export function toEngineTools(p: WireTools): Pick<ChatRequest, 'tools' | 'toolChoice' | 'parallelToolCalls'> {
-  // `tool_choice` without tools is refused before (request-schemas.ts, DEPENDENT_PARAMETERS).
-  const tools = p.tools ?? [];
-  if (!tools.length) return {};
-  const definitions = tools.map(({ function: f }, i): ToolDefinition => {
-    if (tools.findIndex((t) => t.function.name === f.name) !== i) {
-      throw invalidRequest(
-        `Duplicate function name ${JSON.stringify(f.name)} in 'tools'.`,
-        `tools[${i}].function.name`,
-      );
+export type ToolParamNamer = (index: number, field: 'name' | 'parameters') => string;
+
+/** Chat completions' tools: each a function under `function`. */
+export const chatToolParam: ToolParamNamer = (index, field) => `tools[${index}].function.${field}`;
+
+/**
+ * The request's one output constraint, from its response format (`text`: JSON a reply must be) and its tools: a tool
+ * set whose calls may answer (holding the response format for replies without calls), the response format alone, or
+ * nothing. An empty `tools` is no tools; with `tool_choice: "none"` the model is shown none. A named function in
+ * `tool_choice` must be one of them, and names must be unique, since a call is known by its name. Each function's
+ * schema carries the request's own name for it, for the refusals of its parameters.
+ */
+export function toConstraint(
+  text: JsonConstraint | undefined,
+  tools: readonly WireFunction[],
+  choice: WireToolChoice | null | undefined,
+  parallel: boolean | null | undefined,
+  paramOf: ToolParamNamer,
+): OutputConstraint | undefined {
+  // `tool_choice` without tools is refused before, by each route's schema.
+  const definitions = tools.map((f, i): ToolDefinition => {
+    if (tools.findIndex((t) => t.name === f.name) !== i) {
+      throw invalidRequest(`Duplicate function name ${JSON.stringify(f.name)} in 'tools'.`, paramOf(i, 'name'));
     }
     return {
       name: f.name,
       ...(f.description != null && { description: f.description }),
       parameters: f.parameters ?? { type: 'object', properties: {} },
       ...(f.strict != null && { strict: f.strict }),
+      param: paramOf(i, 'parameters'),
     };
   });
-  let toolChoice: ToolChoice = 'auto';
-  if (typeof p.tool_choice === 'string') toolChoice = p.tool_choice;
-  else if (p.tool_choice) {
-    const { name } = p.tool_choice.function;
-    if (!definitions.some((t) => t.name === name)) {
-      throw invalidRequest(
-        `Invalid value for 'tool_choice': the function ${JSON.stringify(name)} is not one of 'tools'.`,
-        'tool_choice',
-      );
-    }
-    toolChoice = { name };
+  if (typeof choice === 'object' && choice !== null && !definitions.some((t) => t.name === choice.name)) {
+    throw invalidRequest(
+      `Invalid value for 'tool_choice': the function ${JSON.stringify(choice.name)} is not one of 'tools'.`,
+      'tool_choice',
+    );
   }
-  return { tools: definitions, toolChoice, parallelToolCalls: p.parallel_tool_calls ?? true };
+  if (!definitions.length || choice === 'none') return text;
+  const constraint: ToolConstraint = {
+    type: 'tools',
+    tools: definitions,
+    choice: choice ?? 'auto',
+    parallel: parallel ?? true,
+  };
+  return text ? { ...constraint, text } : constraint;
 }

@@ -37,35 +37,44 @@ export class EngineHost {
   /** Identifies this host in port offers, so a service worker can tell a new host from a repeated offer. */
   readonly id = crypto.randomUUID();
   readonly #config: EngineWorkerConfig;
+  /** The profile and policy the service worker's router decides with, sent with each port. */
+  readonly #routing: Pick<RoutingConfig, 'profile' | 'policy'>;
   readonly #events: EngineHostEvents;
   readonly #script: URL;
   #worker: Worker | undefined;
   #control: Comlink.Remote<EngineWorkerControl> | undefined;
   #started: Promise<DeviceInfo> | undefined;
-  /** Counts workers; a port offer names its worker's generation. */
-  #generation = 0;
+  /** Counts workers: a port offer names its worker by this number. */
+  #serial = 0;
   /** Candidates that failed to load, by key: each fresh worker skips them. */
   readonly #failed = new Map<string, CandidateFailure>();
 
-  /** `script`: the engine worker's URL (see `LocalAPIOptions.engineWorker`). */
-  constructor(config: EngineWorkerConfig, events: EngineHostEvents, script: URL) {
+  /**
+   * `config` configures each engine worker; `routing` is what the service worker routes with (the worker needs none of
+   * it); `script` is the engine worker's URL (see `LocalAPIOptions.engineWorker`).
+   */
+  constructor(
+    config: EngineWorkerConfig,
+    routing: Pick<RoutingConfig, 'profile' | 'policy'>,
+    events: EngineHostEvents,
+    script: URL,
+  ) {
     registerEngineErrorTransfer();
     this.#config = config;
+    this.#routing = routing;
     this.#events = events;
     this.#script = script;
   }
 
   /** Spawns and configures the engine worker; resolves with the device it runs on. */
   start(): Promise<DeviceInfo> {
-    this.#generation += 1;
-    const generation = this.#generation;
+    this.#serial += 1;
+    const serial = this.#serial;
     const worker = new Worker(this.#script, {
       type: 'module',
       name: 'lantern-engine',
     });
-    worker.addEventListener('error', (event) =>
-      this.#replace(generation, `the engine worker crashed: ${event.message}`),
-    );
+    worker.addEventListener('error', (event) => this.#replace(serial, `the engine worker crashed: ${event.message}`));
     this.#worker = worker;
     this.#control = Comlink.wrap<EngineWorkerControl>(worker);
     this.#started = this.#control
@@ -73,7 +82,7 @@ export class EngineHost {
         { ...this.#config, failed: [...this.#failed.values()] },
         Comlink.proxy((progress: LoadProgress) => this.#events.progress(progress)),
         Comlink.proxy((report: RunReport) => this.#events.report(report)),
-        Comlink.proxy((reason: string, failed?: CandidateFailure) => this.#replace(generation, reason, failed)),
+        Comlink.proxy((reason: string, failed?: CandidateFailure) => this.#replace(serial, reason, failed)),
       )
       .then((device) => {
         this.#events.device(device);
@@ -88,18 +97,17 @@ export class EngineHost {
    */
   async offerPort(serviceWorker: ServiceWorker): Promise<void> {
     const control = this.#control;
-    const generation = this.#generation;
+    const serial = this.#serial;
     try {
       const device = await this.#started;
-      if (!control || !device || generation !== this.#generation) return;
+      if (!control || !device || serial !== this.#serial) return;
       const { port1, port2 } = new MessageChannel();
       await control.connect(Comlink.transfer(port1, [port1]));
       const routing: RoutingConfig = {
-        profile: this.#config.profile,
-        policy: this.#config.policy ?? 'local-first',
+        ...this.#routing,
         device: deviceCapabilities(device),
       };
-      const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, generation, routing };
+      const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, worker: serial, routing };
       serviceWorker.postMessage(offer, [port2]);
     } catch (error) {
       console.warn('[lantern] could not hand the engine worker to the service worker:', error);
@@ -126,7 +134,7 @@ export class EngineHost {
       this.#failed.clear();
       this.#events.failures([]);
     }
-    this.#replace(this.#generation, reason);
+    this.#replace(this.#serial, reason);
   }
 
   /** Tells `serviceWorker` that this host's worker is going away, so it waits for the next host instead. */
@@ -143,8 +151,8 @@ export class EngineHost {
     this.#started = undefined;
   }
 
-  #replace(generation: number, reason: string, failed?: CandidateFailure): void {
-    if (generation !== this.#generation) return; // an older worker's last words
+  #replace(serial: number, reason: string, failed?: CandidateFailure): void {
+    if (serial !== this.#serial) return; // an older worker's last words
     if (failed) {
       this.#failed.set(failed.candidate, failed);
       this.#events.failures(this.failures);

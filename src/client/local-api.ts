@@ -246,15 +246,7 @@ export class LocalAPI extends EventTarget {
       options.engineWorker ?? 'lantern/engine-worker.js',
       new URL(serviceWorker, location.href),
     );
-    this.#elect(
-      {
-        profile: this.#profile,
-        policy: this.#policy,
-        device: options.device ?? 'auto',
-        trace: options.trace === true,
-      },
-      engineWorker,
-    );
+    this.#elect({ device: options.device ?? 'auto', trace: options.trace === true }, engineWorker);
     this.#tabs.postMessage({ type: 'hello' } satisfies TabMessage);
   }
 
@@ -268,6 +260,7 @@ export class LocalAPI extends EventTarget {
       .request(HOST_LOCK, { signal: this.#closed.signal }, async () => {
         const host = new EngineHost(
           config,
+          { profile: this.#profile, policy: this.#policy },
           {
             progress: (detail) => this.#broadcast({ type: 'progress', detail }),
             report: (detail) => this.#broadcast({ type: 'run', detail }),

@@ -72,6 +72,15 @@ export class EngineError extends Error {
   }
 }
 
+/**
+ * The error for a public model ID that is not there: in the OpenAI API's words, then what the caller can use instead
+ * (`detail`), e.g. the models of the task it asked for.
+ */
+export function modelNotFound(id: string, detail?: string): EngineError {
+  const message = `The model \`${id}\` does not exist or you do not have access to it.`;
+  return new EngineError('model_not_found', detail ? `${message} ${detail}` : message, { param: 'model' });
+}
+
 /** Throws the `aborted` EngineError when the signal has fired. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new EngineError('aborted', 'The request was cancelled by the client.');

@@ -1,3 +1,5 @@
 /** The engine interface shared by `src/api` (its user) and `src/engines` (its implementations). */
 export type * from './types.ts';
-export { EngineError, throwIfAborted, type EngineErrorKind, type EngineErrorOptions } from './errors.ts';
+export { ChatResultBuilder } from './chat-result.ts';
+export { watchOutput } from './watch-output.ts';
+export { EngineError, modelNotFound, throwIfAborted, type EngineErrorKind, type EngineErrorOptions } from './errors.ts';

@@ -25,13 +25,12 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
   /** The caller asked for arguments that always validate (`strict: true`). */
   strict?: boolean;
+  /**
+   * The request's own name for `parameters` (`tools[2].function.parameters`, `tools[2].parameters`): what a refusal of
+   * them names. Default: the chat API's `tools[i].function.parameters`.
+   */
+  param?: string;
 }
-
-/**
- * Whether the model may, must or must not call tools: `auto` lets it choose between text and calls, `required` makes
- * it call at least one, `none` forbids calls, `{ name }` makes it call that function.
- */
-export type ToolChoice = 'none' | 'auto' | 'required' | { name: string };
 
 /** A call the model made: a declared function's name and its arguments, a JSON object as text. */
 export interface FunctionCall {
@@ -78,32 +77,58 @@ export interface ChatRequest {
   n: number;
   /** Makes sampling reproducible: the same seed, request and model give the same tokens. A safe integer. */
   seed?: number;
-  /** Functions the model may call; none when absent or empty. */
-  tools?: ToolDefinition[];
-  /** With `tools`: whether it may, must or must not call them (default `auto`). */
-  toolChoice?: ToolChoice;
-  /** With `tools`: whether one turn may hold several calls (default true). */
-  parallelToolCalls?: boolean;
   /**
    * Lets a model with a thinking mode (Qwen3's `enable_thinking`) think before it answers; off unless true. Models
    * without one ignore it.
    */
   thinking?: boolean;
   /**
-   * What every choice must be, enforced token by token (a logits mask before sampling) and checked when it ends.
-   * Absent: free text.
+   * What every choice must be, enforced token by token (a logits mask before sampling) and checked when it ends: JSON
+   * valid against a schema, or a reply that may call the given tools. Absent: free text.
    */
   constraint?: OutputConstraint;
   /** Report each generated token's log probability, with this many most likely alternatives (0 to 20). */
   logprobs?: number;
 }
 
+/** A JSON Schema, as the request gave it. */
+export type JsonSchema = Record<string, unknown>;
+
 /**
- * A constraint on the output, as data: compiled and applied inside the engines (`src/engines/generation/`), beside
- * sampling and stop sequences. `json`: one JSON value valid against `schema` (`null`: any JSON object, the OpenAI
- * API's `json_object`). Tool calling (issue 14) adds a variant here and reuses the same compile, mask and check.
+ * One JSON value valid against `schema` (`null`: any JSON object, the OpenAI API's `json_object`). `param` is the
+ * request's own name for where the schema came from (`response_format`, `text.format`): what a refusal names.
  */
-export type OutputConstraint = { type: 'json'; schema: Record<string, unknown> | null };
+export interface JsonConstraint {
+  type: 'json';
+  schema: JsonSchema | null;
+  /** Default `response_format`. */
+  param?: string;
+}
+
+/**
+ * A reply that may call tools: text (matching `text`, when given), or calls of these functions with arguments valid
+ * against their `parameters`. `choice`: `auto` lets the model choose between text and calls, `required` makes it call
+ * at least one, `{ name }` makes it call that function; `parallel`: whether one reply may hold several calls. A
+ * request whose tools may not be called (`tool_choice: "none"`) carries no tool constraint: the model is shown none.
+ */
+export interface ToolConstraint {
+  type: 'tools';
+  tools: ToolDefinition[];
+  choice: ToolChoice;
+  parallel: boolean;
+  /** What a reply without calls must be (the request's response format), if anything. */
+  text?: JsonConstraint;
+}
+
+/** Whether a reply with tools may answer in text (`auto`), must call at least one (`required`) or that one. */
+export type ToolChoice = 'auto' | 'required' | { name: string };
+
+/**
+ * What every choice must be, as data: built once from the request's own parameters by `src/api`, refused or compiled
+ * once inside the engines (`src/engines/decoding/`), applied as a logits mask beside sampling and stop sequences, and
+ * checked when each choice ends.
+ */
+export type OutputConstraint = JsonConstraint | ToolConstraint;
 
 /** A token and its log probability, as the OpenAI API reports it. */
 export interface TokenLogprob {
@@ -157,36 +182,45 @@ export interface TokenUsage {
 export interface ChatResult {
   choices: ChatChoice[];
   usage: TokenUsage;
-  /** With `ChatOptions.wire`, from an engine that forwards it: the server's completion object, as it sent it. */
-  wire?: WireObject;
+  /** With `clientBody`, from a candidate that forwarded it: the server's completion object, as it sent it. */
+  serverBody?: WireObject;
 }
 
-/** A JSON object of the OpenAI wire, as a client sent it or a server answered it. */
+/** A JSON object in the OpenAI API's wire format, as a client sent it or a server answered it. */
 export type WireObject = Record<string, unknown>;
 
-/**
- * Pass-through (see `src/engines/remote/`): an engine that forwards requests to an OpenAI-compatible server sends
- * the client's own request body rather than a translation of the typed request, and hands back what the server said,
- * so that every field either side knows (tools, response formats, log probabilities, …) crosses it unchanged. Engines
- * that run models themselves ignore these.
- */
-export interface WireOptions {
-  /** The request body as the client sent it (its `model` is the public ID). */
-  wire?: WireObject;
-  /** Told which candidate serves this call (its `candidateKey`), once chosen and before any output. */
-  onBackend?: (backend: string) => void;
+/** Who serves a call: its model, as `/v1/models` lists it, and the candidate that answers (its `candidateKey`). */
+export interface Serving {
+  model: ModelCard;
+  backend: string;
 }
 
-export interface ChatOptions extends WireOptions {
-  /** Aborting stops generation within a token and rejects with an `aborted` EngineError. */
+/** What every call of the engine interface takes. */
+export interface CallOptions {
+  /** Aborting stops the call (a generation within a token) and rejects it with an `aborted` EngineError. */
   signal?: AbortSignal;
+  /**
+   * The request body as the client sent it (its `model` is the public ID). A candidate that forwards requests to an
+   * OpenAI-compatible server (see `src/engines/remote/`) sends it rather than a translation of the typed request, and
+   * hands back what the server said, so that every field either side knows crosses it unchanged. Candidates that run
+   * models themselves ignore it.
+   */
+  clientBody?: WireObject;
+  /**
+   * Told who serves the call once its model is found and a candidate has taken it, before any output; told again if
+   * that candidate fails before any output and the next one in its fallback chain takes over.
+   */
+  onServe?: (serving: Serving) => void;
+}
+
+export interface ChatOptions extends CallOptions {
   /** Called synchronously for every event, in order, as tokens are generated. */
   onEvent?: (event: ChatEvent) => void;
   /**
-   * With `wire` and a streamed request: each chunk the server streamed, as it sent it, in place of `onEvent` (an
-   * engine that forwards calls one or the other for a call, never both).
+   * With `clientBody` and a streamed request: each chunk the server streamed, as it sent it, in place of `onEvent` (a
+   * candidate that forwards calls one or the other for a call, never both).
    */
-  onWire?: (chunk: WireObject) => void;
+  onServerChunk?: (chunk: WireObject) => void;
 }
 
 export interface EmbedRequest {
@@ -197,13 +231,11 @@ export interface EmbedResult {
   /** One L2-normalised vector per input, in input order. */
   embeddings: Float32Array[];
   usage: { promptTokens: number };
-  /** With `EmbedOptions.wire`, from an engine that forwards it: the server's answer, as it sent it. */
-  wire?: WireObject;
+  /** With `clientBody`, from a candidate that forwarded it: the server's answer, as it sent it. */
+  serverBody?: WireObject;
 }
 
-export interface EmbedOptions extends WireOptions {
-  signal?: AbortSignal;
-}
+export type EmbedOptions = CallOptions;
 
 export type ModelTask = 'chat' | 'embeddings';
 

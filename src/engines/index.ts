@@ -1,6 +1,14 @@
 /** Engines that run models behind the engine interface, and the model profiles they serve. */
 export { createEngine, type EngineOptions } from './create-engine.ts';
-export { fallbackChain, type FallbackChainOptions } from './fallback-chain.ts';
+export { createModelRouter, type ModelRouterOptions } from './model-router.ts';
+export {
+  createLocalEngine,
+  type LocalCallOptions,
+  type LocalChatOptions,
+  type LocalEngine,
+  type LocalEngineOptions,
+  type LocalTarget,
+} from './local-engine.ts';
 export { REMOTE_TIMEOUTS } from './remote/upstream-request.ts';
 export { DEFAULT_COOL_DOWN_MS } from './remote/circuit-breaker.ts';
 export {
@@ -9,6 +17,7 @@ export {
   type EmbeddingModel,
   type LoadContext,
   type ModelLoaders,
+  type RunOptions,
 } from './model-loaders.ts';
 export {
   bundledProfile,
@@ -19,6 +28,7 @@ export {
   modelChain,
   PUBLIC_MODELS,
   usableCandidates,
+  withoutFailures,
   WEB_LLM_LIMITS,
   type AdapterLimits,
   type CandidateFailure,

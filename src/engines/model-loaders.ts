@@ -1,4 +1,4 @@
-import type { ChatOptions, ChatRequest, ChatResult, EmbedOptions, EmbedResult, LoadProgress } from '../engine/index.ts';
+import type { ChatEvent, ChatRequest, ChatResult, EmbedResult, LoadProgress } from '../engine/index.ts';
 import {
   isHubModel,
   ONNX_FILES,
@@ -10,14 +10,22 @@ import { ensureStorageFor } from './storage-check.ts';
 import { TransformersChatModel } from './transformers/chat-model.ts';
 import { TransformersEmbeddingModel } from './transformers/embedding-model.ts';
 
+/** What a loaded model's run takes: the caller's abort, and (chat) a listener for each event as it happens. */
+export interface RunOptions {
+  /** Aborting stops the run (a generation within a token) and rejects it with an `aborted` EngineError. */
+  signal?: AbortSignal | undefined;
+  /** Called synchronously for every event, in order, as tokens are generated. */
+  onEvent?: ((event: ChatEvent) => void) | undefined;
+}
+
 /** A loaded chat model, whichever engine runs it. */
 export interface ChatModel {
-  generate(request: ChatRequest, options?: ChatOptions): Promise<ChatResult>;
+  generate(request: ChatRequest, options?: RunOptions): Promise<ChatResult>;
 }
 
 /** A loaded embedding model. */
 export interface EmbeddingModel {
-  embed(input: string[], options?: EmbedOptions): Promise<EmbedResult>;
+  embed(input: string[], options?: Omit<RunOptions, 'onEvent'>): Promise<EmbedResult>;
 }
 
 export interface LoadContext {

@@ -230,16 +230,32 @@ export interface ModelChain {
 }
 
 /**
- * The fallback chain of `entry` on this device, without the candidates that already failed to load here. The last
- * usable candidate is never left out for having failed: it is tried again on every request, so that fixing what broke
- * it (a file that was missing, a full disk) heals the model.
+ * The fallback chain of `entry` on this device, without the candidates that already failed to load here (see
+ * {@link withoutFailures}), and the candidates this device cannot run, with why.
  */
 export function modelChain(
   entry: ModelEntry,
   device: DeviceCapabilities,
   failures: Iterable<CandidateFailure> = [],
 ): ModelChain {
-  const usable = usableCandidates(entry, device);
+  return {
+    ...withoutFailures(usableCandidates(entry, device), failures),
+    skipped: entry.candidates.flatMap((candidate) => {
+      const reason = whyNotRunnable(candidate, device);
+      return reason === undefined ? [] : [{ candidate: candidateKey(candidate), reason }];
+    }),
+  };
+}
+
+/**
+ * The candidates still to try of a local chain, and those skipped for having failed to load here. The last candidate
+ * is never left out for having failed: it is tried again on every request, so that fixing what broke it (a file that
+ * was missing, a full disk) heals the model.
+ */
+export function withoutFailures(
+  usable: readonly LocalCandidate[],
+  failures: Iterable<CandidateFailure> = [],
+): Pick<ModelChain, 'candidates' | 'failed'> {
   const known = new Map([...failures].map((f) => [f.candidate, f]));
   const left = usable.filter((c) => !known.has(candidateKey(c)));
   const candidates = left.length > 0 ? left : usable.slice(-1);
@@ -247,10 +263,6 @@ export function modelChain(
   return {
     candidates,
     failed: usable.map(candidateKey).flatMap((key) => (tried.has(key) ? [] : [known.get(key)!])),
-    skipped: entry.candidates.flatMap((candidate) => {
-      const reason = whyNotRunnable(candidate, device);
-      return reason === undefined ? [] : [{ candidate: candidateKey(candidate), reason }];
-    }),
   };
 }
 

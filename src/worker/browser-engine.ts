@@ -2,10 +2,10 @@
 import { env } from '@huggingface/transformers';
 import onnxWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
 import onnxMjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
-import type { Engine, LoadProgress } from '../engine/index.ts';
-import { createEngine } from '../engines/index.ts';
+import type { LoadProgress } from '../engine/index.ts';
+import { createLocalEngine, type LocalEngine } from '../engines/local-engine.ts';
 import type { CandidateFailure } from '../engines/model-profile.ts';
-import { detectDevice, deviceCapabilities } from './device.ts';
+import { detectDevice } from './device.ts';
 import type { DeviceInfo, EngineWorkerConfig } from './protocol.ts';
 
 let configured = false;
@@ -26,7 +26,7 @@ function configureTransformers(): void {
 }
 
 /**
- * The engine of a browser worker, on the device this browser offers (see detectDevice). After a failed load,
+ * The local engine of a browser worker, on the device this browser offers (see detectDevice). After a failed load,
  * transformers.js can create no session in this worker any more (its sessions are created on one promise chain, which
  * stays rejected), so the engine tries no other candidate here: `replaceWorker` asks for a fresh worker, which skips
  * the candidates that failed (`config.failed`).
@@ -35,17 +35,9 @@ export async function createBrowserEngine(
   config: EngineWorkerConfig,
   onProgress?: (progress: LoadProgress) => void,
   replaceWorker?: (reason: string, failed?: CandidateFailure) => void,
-): Promise<{ engine: Engine; device: DeviceInfo }> {
+): Promise<{ engine: LocalEngine; device: DeviceInfo }> {
   configureTransformers();
   const device = await detectDevice(config.device);
-  const engine = createEngine({
-    profile: config.profile,
-    device: deviceCapabilities(device),
-    failed: config.failed ?? [],
-    // Remote candidates are the service worker's to forward (it decides the policy): this worker runs local ones only.
-    policy: 'local-only',
-    ...(onProgress && { onProgress }),
-    ...(replaceWorker && { replaceRealm: replaceWorker }),
-  });
+  const engine = createLocalEngine({ failed: config.failed ?? [], onProgress, replaceRealm: replaceWorker });
   return { engine, device };
 }

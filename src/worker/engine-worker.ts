@@ -5,7 +5,8 @@
  * model.
  */
 import * as Comlink from 'comlink';
-import { EngineError, type Engine } from '../engine/index.ts';
+import { EngineError } from '../engine/index.ts';
+import type { LocalEngine } from '../engines/local-engine.ts';
 import type { CandidateFailure } from '../engines/model-profile.ts';
 import { createBrowserEngine } from './browser-engine.ts';
 import { registerEngineErrorTransfer, type EngineWorkerControl, type RunReport } from './protocol.ts';
@@ -13,7 +14,7 @@ import { createWorkerApi } from './worker-api.ts';
 
 registerEngineErrorTransfer();
 
-let engine: Engine | undefined;
+let engine: LocalEngine | undefined;
 let trace = false;
 let report: (report: RunReport) => void = () => {};
 let fatal: (reason: string, failed?: CandidateFailure) => void = () => {};

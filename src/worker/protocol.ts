@@ -8,21 +8,15 @@ import {
   EngineError,
   type ChatEvent,
   type ChatRequest,
-  type ChatResult,
   type EmbedRequest,
   type EmbedResult,
   type EngineErrorKind,
   type LoadProgress,
-  type ModelCard,
   type ModelTask,
+  type TokenUsage,
 } from '../engine/index.ts';
-import type {
-  AdapterLimits,
-  CandidateFailure,
-  ModelProfile,
-  RoutingConfig,
-  RoutingPolicy,
-} from '../engines/model-profile.ts';
+import type { LocalTarget } from '../engines/local-engine.ts';
+import type { AdapterLimits, CandidateFailure, RoutingConfig } from '../engines/model-profile.ts';
 
 /** What runs the models in the worker: WebGPU when an adapter exists (or is asked for), otherwise WebAssembly. */
 export type DevicePreference = 'auto' | 'webgpu' | 'wasm';
@@ -45,11 +39,11 @@ export interface DeviceInfo {
   shaderF16: boolean;
 }
 
-/** How the host page configures a fresh engine worker. */
+/**
+ * How the host page configures a fresh engine worker. It routes nothing (the service worker's router does, with the
+ * host's profile and policy): it loads the targets it is asked for, on this device.
+ */
 export interface EngineWorkerConfig {
-  profile: ModelProfile;
-  /** Where IDs with remote candidates are served first; the service worker applies it (the worker runs local ones). */
-  policy?: RoutingPolicy;
   device: DevicePreference;
   /** Run reports carry each token's timestamp (`tokenTimes`): for benchmarks. */
   trace?: boolean;
@@ -99,13 +93,13 @@ export interface EngineWorkerControl {
 }
 
 /**
- * The engine API on a connected port. Each chat or embed call carries its own MessagePort: the worker pushes every
- * chat event on it as it happens (one message a token, no reply awaited), then `end`; the caller sends `abort` on it.
+ * The local engine on a connected port (see `LocalEngine`). Each chat or embed call carries its own MessagePort: the
+ * worker pushes every chat event on it as it happens (one message a token, no reply awaited), then `end`; the caller
+ * sends `abort` on it. A chat call answers with its usage only: the caller heard everything else in the events.
  */
 export interface EngineWorkerApi {
-  models(): Promise<ModelCard[]>;
-  chat(model: string, request: ChatRequest, port: MessagePort): Promise<ChatResult>;
-  embed(model: string, request: EmbedRequest, port: MessagePort): Promise<EmbedResult>;
+  chat(target: LocalTarget, request: ChatRequest, port: MessagePort): Promise<TokenUsage>;
+  embed(target: LocalTarget, request: EmbedRequest, port: MessagePort): Promise<EmbedResult>;
 }
 
 /**
@@ -137,9 +131,9 @@ export const PORT_REQUEST = 'lantern:port-request';
 /** Host page → service worker, with a MessagePort to the engine worker as the message's one transferred port. */
 export interface PortOffer {
   type: 'lantern:port-offer';
-  /** Which host and which of its workers the port leads to; a service worker keeps the first port of each. */
+  /** Which host and which of its workers (counted from 1) the port leads to; a service worker keeps the first port of each. */
   host: string;
-  generation: number;
+  worker: number;
   /**
    * The host's profile, policy and device: the service worker decides with them which candidate serves a request,
    * and forwards to a remote one itself, with no engine worker involved (it keeps them when the host goes).

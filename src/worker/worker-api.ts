@@ -1,5 +1,6 @@
 import * as Comlink from 'comlink';
-import { EngineError, type ChatEvent, type Engine, type EngineErrorKind, type ModelTask } from '../engine/index.ts';
+import { EngineError, type ChatEvent, type EngineErrorKind, type ModelTask } from '../engine/index.ts';
+import type { LocalEngine } from '../engines/local-engine.ts';
 import {
   CALLER_ALIVE_MS,
   CALLER_SILENCE_MS,
@@ -33,12 +34,12 @@ export interface HeartbeatOptions {
 }
 
 /**
- * The engine API that an engine worker exposes on each connected port: the engine's calls, each with its own port
- * for pushed events and abort, a report of every run, and a call for help when the engine breaks. `status()` counts
- * the calls in flight, whichever port they came on.
+ * The API that an engine worker exposes on each connected port: the local engine's calls, each with its own port for
+ * pushed events and abort, a report of every run, and a call for help when the engine breaks. `status()` counts the
+ * calls in flight, whichever port they came on.
  */
 export function createWorkerApi(
-  engine: () => Engine,
+  engine: () => LocalEngine,
   hooks: WorkerApiHooks,
   heartbeat: HeartbeatOptions = {},
 ): EngineWorkerApi & { status(): EngineStatus } {
@@ -53,7 +54,7 @@ export function createWorkerApi(
     port: MessagePort,
     model: string,
     task: ModelTask,
-    run: (signal: AbortSignal, send: (event: ChatEvent) => void, onBackend: (backend: string) => void) => Promise<T>,
+    run: (signal: AbortSignal, onEvent: (event: ChatEvent) => void, onBackend: (backend: string) => void) => Promise<T>,
     usage: (result: T) => { promptTokens: number; completionTokens: number },
   ): Promise<T> {
     const abort = new AbortController();
@@ -116,23 +117,24 @@ export function createWorkerApi(
   return {
     status: () => ({ calls }),
 
-    models: async () => engine().models(),
-
-    chat: (model, request, port) =>
-      withCallPort(
-        port,
-        model,
-        'chat',
-        (signal, send, onBackend) => engine().chat(model, request, { signal, onEvent: send, onBackend }),
-        (result) => result.usage,
-      ),
-
-    embed: async (model, request, port) => {
+    // The events carried the choices: only the usage goes back.
+    chat: async (target, request, port) => {
       const result = await withCallPort(
         port,
-        model,
+        target.id,
+        'chat',
+        (signal, onEvent, onBackend) => engine().chat(target, request, { signal, onEvent, onBackend }),
+        (r) => r.usage,
+      );
+      return result.usage;
+    },
+
+    embed: async (target, request, port) => {
+      const result = await withCallPort(
+        port,
+        target.id,
         'embeddings',
-        (signal, _send, onBackend) => engine().embed(model, request, { signal, onBackend }),
+        (signal, _onEvent, onBackend) => engine().embed(target, request, { signal, onBackend }),
         (r) => ({ promptTokens: r.usage.promptTokens, completionTokens: 0 }),
       );
       // Move the vectors' memory to the caller instead of copying it.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { violation } from '../../src/engines/generation/output-constraint.ts';
+import { violation } from '../../src/engines/decoding/output-constraint.ts';
 import { grammarFor, randomWalks, referenceValidator } from '../support/grammar-walk.ts';
 import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../support/lantern.ts';
 import { SCHEMA_CORPUS } from '../support/schema-corpus.ts';
@@ -24,7 +24,7 @@ describe.each(TOKENIZERS)('grammar walks on $name', ({ folder, stops, run }) => 
       const walks = await randomWalks(grammar, { type: 'json', schema }, { seed: i });
       completed += walks.completed.length;
       for (const text of walks.completed) {
-        const why = check(schema, text) ?? violation({ type: 'json', schema }, text);
+        const why = check(schema, text) ?? violation({ type: 'json', schema }, { text });
         if (why) failures.push(`${name}: ${text} — ${why}`);
       }
     }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { bundledProfile, createEngine, createHandler, KeyRing } from '../../src/index.ts';
-import { loadXGrammar } from '../../src/engines/generation/xgrammar.ts';
+import { loadXGrammar } from '../../src/engines/decoding/xgrammar.ts';
 import { referenceValidator } from '../support/grammar-walk.ts';
 import { BUNDLED_MODELS, openaiClient } from '../support/lantern.ts';
 import { schemaCase } from '../support/refused-schema-arbitraries.ts';

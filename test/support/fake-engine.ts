@@ -1,18 +1,27 @@
-import type {
-  ChatOptions,
-  ChatRequest,
-  ChatResult,
-  EmbedRequest,
-  EmbedResult,
-  Engine,
-  ModelCard,
+import {
+  modelNotFound,
+  type CallOptions,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResult,
+  type EmbedOptions,
+  type EmbedRequest,
+  type EmbedResult,
+  type Engine,
+  type ModelCard,
+  type ModelTask,
 } from '../../src/engine/index.ts';
+import type { LocalChatOptions, LocalEngine, LocalTarget } from '../../src/engines/local-engine.ts';
+
+/** What a fake chat gets: the engine interface's options, or a local engine's (which add `onBackend`). */
+type FakeChatOptions = ChatOptions & LocalChatOptions;
 
 /**
- * An engine for unit tests of the layer above engines (src/api): it speaks the engine interface and lets a test
- * decide what a generation does. Product code and end-to-end tests use real engines.
+ * An engine for unit tests of the layers above engines: it speaks the engine interface (src/api's) and the local
+ * engine's (the router's, the engine worker's), and lets a test decide what a generation does. Product code and
+ * end-to-end tests use real engines.
  */
-export class FakeEngine implements Engine {
+export class FakeEngine implements Engine, LocalEngine {
   readonly cards: ModelCard[] = [
     { id: 'chat-model', task: 'chat', created: 1 },
     { id: 'embed-model', task: 'embeddings', created: 2 },
@@ -22,7 +31,7 @@ export class FakeEngine implements Engine {
   readonly embeds: { model: string; request: EmbedRequest }[] = [];
 
   /** What a chat call does; by default each choice says "hi there" in two tokens and stops. */
-  onChat: (request: ChatRequest, options: ChatOptions) => Promise<ChatResult> = async (request, options) => {
+  onChat: (request: ChatRequest, options: FakeChatOptions) => Promise<ChatResult> = async (request, options) => {
     for (let choice = 0; choice < request.n; choice++) {
       options.onEvent?.({ type: 'delta', choice, text: 'hi' });
       options.onEvent?.({ type: 'delta', choice, text: ' there' });
@@ -43,16 +52,31 @@ export class FakeEngine implements Engine {
     return this.cards;
   }
 
-  chat(model: string, request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
-    this.chats.push({ model, request, signal: options.signal });
+  /**
+   * A public ID (the engine interface: found among `cards` for its task, or a 404 before any work, as every engine
+   * does, and its card told to `onServe`), or a local target (a local engine's).
+   */
+  async chat(model: string | LocalTarget, request: ChatRequest, options: FakeChatOptions = {}): Promise<ChatResult> {
+    this.#serve(model, 'chat', options);
+    this.chats.push({ model: idOf(model), request, signal: options.signal });
     return this.onChat(request, options);
   }
 
-  embed(model: string, request: EmbedRequest): Promise<EmbedResult> {
-    this.embeds.push({ model, request });
+  async embed(model: string | LocalTarget, request: EmbedRequest, options: EmbedOptions = {}): Promise<EmbedResult> {
+    this.#serve(model, 'embeddings', options);
+    this.embeds.push({ model: idOf(model), request });
     return this.onEmbed(request);
   }
+
+  #serve(model: string | LocalTarget, task: ModelTask, options: CallOptions): void {
+    if (typeof model !== 'string') return;
+    const card = this.cards.find((c) => c.id === model && c.task === task);
+    if (!card) throw modelNotFound(model);
+    options.onServe?.({ model: card, backend: `fake:${model}` });
+  }
 }
+
+const idOf = (model: string | LocalTarget) => (typeof model === 'string' ? model : model.id);
 
 /** Resolves once `signal` aborts. */
 export const aborted = (signal: AbortSignal | undefined) =>

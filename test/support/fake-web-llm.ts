@@ -6,8 +6,8 @@ import type {
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
 import type { CreateWebLLMEngine, WebLLMEngine } from '../../src/engines/web-llm/web-llm-chat-model.ts';
-import { seededRandom } from '../../src/engines/generation/seeded-random.ts';
-import { fillNextTokenBitmask, loadXGrammar, type XGrammarCompiler } from '../../src/engines/generation/xgrammar.ts';
+import { seededRandom } from '../../src/engines/decoding/seeded-random.ts';
+import { fillNextTokenBitmask, loadXGrammar, type XGrammarCompiler } from '../../src/engines/decoding/xgrammar.ts';
 
 /**
  * The fake's vocabulary, as web-llm hands a tokenizer's table to XGrammar: the 256 bytes (GPT-2 byte characters),

@@ -1,10 +1,11 @@
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { ReplyConstraint } from '../../src/engines/generation/reply-constraint.ts';
-import { GrammarCompiler } from '../../src/engines/generation/grammar-mask.ts';
-import { seededRandom } from '../../src/engines/generation/seeded-random.ts';
-import { readVocabulary, type TokenizerLike } from '../../src/engines/generation/token-bytes.ts';
+import type { OutputConstraint } from '../../src/engine/index.ts';
+import { GrammarCompiler } from '../../src/engines/decoding/grammar-mask.ts';
+import { HERMES, type ToolCallSyntax } from '../../src/engines/tools/tool-call-syntax.ts';
+import { seededRandom } from '../../src/engines/decoding/seeded-random.ts';
+import { readVocabulary, type TokenizerLike } from '../../src/engines/decoding/token-bytes.ts';
 
 /** ajv with ajv-formats: the reference validator every structured output of the tests is checked with. */
 export function referenceValidator() {
@@ -41,11 +42,18 @@ export async function grammarFor(folder: string, stops: number[]) {
  */
 export async function randomWalks(
   grammar: Awaited<ReturnType<typeof grammarFor>>,
-  constraint: ReplyConstraint,
-  { walks = 4, maxSteps = 200, seed = 0, endBias = 0.7, prefix = [] as number[] } = {},
+  constraint: OutputConstraint,
+  {
+    walks = 4,
+    maxSteps = 200,
+    seed = 0,
+    endBias = 0.7,
+    prefix = [] as number[],
+    syntax = HERMES as ToolCallSyntax,
+  } = {},
 ): Promise<{ completed: string[]; unfinished: number }> {
   const { tokenizer, vocabulary, compiler, stops } = grammar;
-  const masks = await compiler.matchers(constraint, walks);
+  const masks = await compiler.matchers(constraint, walks, syntax);
   const completed: string[] = [];
   let unfinished = 0;
   masks.forEach((mask, w) => {

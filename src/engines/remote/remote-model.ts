@@ -1,27 +1,36 @@
-import type {
-  ChatEvent,
-  ChatOptions,
-  ChatRequest,
-  ChatResult,
-  EmbedOptions,
-  EmbedRequest,
-  EmbedResult,
-  FinishReason,
-  FunctionCall,
-  GeneratedTokenLogprob,
-  WireObject,
+import {
+  ChatResultBuilder,
+  type ChatEvent,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResult,
+  type EmbedOptions,
+  type EmbedRequest,
+  type EmbedResult,
+  type WireObject,
 } from '../../engine/index.ts';
 import type { RemoteCandidate } from '../model-profile.ts';
 import { cutShort, fromStreamError, notAnAnswer } from './upstream-errors.ts';
-import { callParts, finishReason, functionCalls, isObject, logprobsOf, textOf, typedChatBody } from './typed-wire.ts';
 import { postUpstream, UpstreamTarget } from './upstream-request.ts';
+import {
+  callParts,
+  finishReason,
+  functionCalls,
+  isObject,
+  logprobsOf,
+  textOf,
+  typedChatBody,
+} from './wire-translation.ts';
+
+/** What a call of a remote model takes: the engine interface's options, and who to tell that the server answered. */
+type RemoteCallOptions<O> = Omit<O, 'onServe'> & { onBackend?: ((backend: string) => void) | undefined };
 
 /**
  * A model on an OpenAI-compatible server, behind the engine interface.
  *
- * Pass-through: when the caller hands over the client's request body (`options.wire`, as the /v1 routes do), that body
- * is what the server receives, with only `model` replaced by the server's name; and what the server answers is what
- * the caller gets (`onWire` for each streamed chunk, `result.wire` for a JSON answer). Every field either side knows
+ * Pass-through: when the caller hands over the client's request body (`options.clientBody`, as the /v1 routes do), that
+ * body is what the server receives, with only `model` replaced by the server's name; and what the server answers is
+ * what the caller gets (`onServerChunk` for each streamed chunk, `result.serverBody` for a JSON answer). Every field either side knows
  * (tools, response formats, log probabilities, usage details, fields of the server's own) therefore crosses
  * unchanged, whatever the engine interface models. Without a wire body (a caller of the typed interface) the request
  * is translated from the typed one and the answer into typed events.
@@ -41,8 +50,8 @@ export class RemoteModel {
     return this.#target.context.backend;
   }
 
-  async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
-    const { wire, signal } = options;
+  async chat(request: ChatRequest, options: RemoteCallOptions<ChatOptions> = {}): Promise<ChatResult> {
+    const { clientBody: wire, signal } = options;
     const stream = wire ? wire.stream === true : options.onEvent !== undefined;
     const body = wire
       ? { ...wire, model: this.#target.candidate.model }
@@ -56,15 +65,17 @@ export class RemoteModel {
       if (!isObject(completion) || !Array.isArray(completion.choices)) {
         throw notAnAnswer('an object without `choices`', this.#target.context);
       }
-      return { ...resultOf(completion), ...(wire && { wire: completion }) };
+      return { ...resultOf(completion), ...(wire && { serverBody: completion }) };
     }
 
-    const tally = new ChunkTally();
-    const emit = options.onWire ?? ((chunk: WireObject) => tally.events(chunk, options.onEvent));
+    // The result is what the chunks said, read as typed events whether or not the caller takes them as chunks.
+    const results = new ChatResultBuilder();
+    let usage: ChatResult['usage'] = { promptTokens: 0, completionTokens: 0 };
+    let done = false;
     await answer.events((data) => {
-      if (tally.done) return;
+      if (done) return;
       if (data === '[DONE]') {
-        tally.done = true;
+        done = true;
         return;
       }
       let chunk: unknown;
@@ -75,16 +86,20 @@ export class RemoteModel {
       }
       if (!isObject(chunk)) throw notAnAnswer('an event that is not an object', this.#target.context);
       if (chunk.error !== undefined) throw fromStreamError(chunk.error, this.#target.context);
-      tally.add(chunk);
-      emit(chunk);
+      if (isObject(chunk.usage)) usage = usageOf(chunk.usage);
+      for (const event of chunkEvents(chunk)) {
+        results.add(event);
+        if (!options.onServerChunk) options.onEvent?.(event);
+      }
+      options.onServerChunk?.(chunk);
     });
     // Servers end every stream with [DONE]; one that ended without it and with a choice unfinished was cut off.
-    if (!tally.done && !tally.finished) throw cutShort(this.#target.context);
-    return tally.result();
+    if (!done && !results.finished) throw cutShort(this.#target.context);
+    return results.result(usage);
   }
 
-  async embed(request: EmbedRequest, options: EmbedOptions = {}): Promise<EmbedResult> {
-    const { wire, signal } = options;
+  async embed(request: EmbedRequest, options: RemoteCallOptions<EmbedOptions> = {}): Promise<EmbedResult> {
+    const { clientBody: wire, signal } = options;
     const model = this.#target.candidate.model;
     const body = wire ? { ...wire, model } : { model, input: request.input, encoding_format: 'float' };
     const answer = await postUpstream(this.#target, '/embeddings', body, { signal, stream: false });
@@ -102,7 +117,7 @@ export class RemoteModel {
     return {
       embeddings,
       usage: { promptTokens: typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0 },
-      ...(wire && { wire: list }),
+      ...(wire && { serverBody: list }),
     };
   }
 }
@@ -128,70 +143,25 @@ function resultOf(completion: WireObject): ChatResult {
   return { choices, usage: usageOf(completion.usage) };
 }
 
-/** What a stream has said so far: each choice's text and end, and the usage; and the typed events of each chunk. */
-class ChunkTally {
-  done = false;
-  readonly #texts: string[] = [];
-  readonly #logprobs: (GeneratedTokenLogprob[] | undefined)[] = [];
-  readonly #reasons: (FinishReason | undefined)[] = [];
-  /** Each choice's calls so far. */
-  readonly #calls: FunctionCall[][] = [];
-  #usage: ChatResult['usage'] = { promptTokens: 0, completionTokens: 0 };
-
-  /** Whether every choice seen has ended (a server that closes without [DONE] has then still finished). */
-  get finished(): boolean {
-    return this.#reasons.length > 0 && this.#texts.every((_, i) => this.#reasons[i] !== undefined);
-  }
-
-  add(chunk: WireObject): void {
-    if (isObject(chunk.usage)) this.#usage = usageOf(chunk.usage);
-    for (const choice of Array.isArray(chunk.choices) ? chunk.choices.filter(isObject) : []) {
-      const index = typeof choice.index === 'number' ? choice.index : 0;
-      this.#texts[index] = (this.#texts[index] ?? '') + textOf(choice, 'delta');
-      const logprobs = logprobsOf(choice.logprobs);
-      if (logprobs) this.#logprobs[index] = [...(this.#logprobs[index] ?? []), ...logprobs];
-      for (const part of callParts(choice.delta)) {
-        const calls = (this.#calls[index] ??= []);
-        // A call's first part names it; the rest add to its arguments.
-        if (part.name !== undefined) calls[part.index] = { name: part.name, arguments: '' };
-        const call = calls[part.index];
-        if (call) call.arguments += part.arguments;
-      }
-      if (choice.finish_reason != null) this.#reasons[index] = finishReason(choice.finish_reason);
+/** The typed events of a streamed chunk: a delta for its text (and its log probabilities), its calls, its finish. */
+function chunkEvents(chunk: WireObject): ChatEvent[] {
+  const events: ChatEvent[] = [];
+  for (const choice of Array.isArray(chunk.choices) ? chunk.choices.filter(isObject) : []) {
+    const index = typeof choice.index === 'number' ? choice.index : 0;
+    const text = textOf(choice, 'delta');
+    const logprobs = logprobsOf(choice.logprobs);
+    if (text || logprobs?.length) events.push({ type: 'delta', choice: index, text, ...(logprobs && { logprobs }) });
+    for (const part of callParts(choice.delta)) {
+      if (part.name !== undefined)
+        events.push({ type: 'tool_call', choice: index, index: part.index, name: part.name });
+      if (part.arguments)
+        events.push({ type: 'tool_arguments', choice: index, index: part.index, text: part.arguments });
+    }
+    if (choice.finish_reason != null) {
+      events.push({ type: 'finish', choice: index, reason: finishReason(choice.finish_reason) });
     }
   }
-
-  /** The typed events of a chunk: a delta for its text (and its log probabilities), a finish for its finish reason. */
-  events(chunk: WireObject, onEvent: ((event: ChatEvent) => void) | undefined): void {
-    if (!onEvent) return;
-    for (const choice of Array.isArray(chunk.choices) ? chunk.choices.filter(isObject) : []) {
-      const index = typeof choice.index === 'number' ? choice.index : 0;
-      const text = textOf(choice, 'delta');
-      const logprobs = logprobsOf(choice.logprobs);
-      if (text || logprobs?.length) onEvent({ type: 'delta', choice: index, text, ...(logprobs && { logprobs }) });
-      for (const part of callParts(choice.delta)) {
-        if (part.name !== undefined) onEvent({ type: 'tool_call', choice: index, index: part.index, name: part.name });
-        if (part.arguments) onEvent({ type: 'tool_arguments', choice: index, index: part.index, text: part.arguments });
-      }
-      if (choice.finish_reason != null) {
-        onEvent({ type: 'finish', choice: index, reason: finishReason(choice.finish_reason) });
-      }
-    }
-  }
-
-  result(): ChatResult {
-    const choices = Array.from(this.#texts, (text, i) => {
-      const logprobs = this.#logprobs[i];
-      const toolCalls = (this.#calls[i] ?? []).filter(Boolean);
-      return {
-        text: text ?? '',
-        finishReason: this.#reasons[i] ?? 'stop',
-        ...(logprobs && { logprobs }),
-        ...(toolCalls.length && { toolCalls }),
-      };
-    });
-    return { choices, usage: this.#usage };
-  }
+  return events;
 }
 
 /** An embedding as the server sent it: numbers, or little-endian float32 in base64. */

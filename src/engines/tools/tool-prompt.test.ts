@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../../../test/support/lantern.ts';
+import { toolConstraint } from '../../../test/support/tools.ts';
 import type { ChatMessage, ChatRequest, ToolDefinition } from '../../engine/index.ts';
 import { HERMES, LLAMA3_JSON, toolFormatOf, type ToolFormat } from './tool-call-syntax.ts';
 import { toolPrompt } from './tool-prompt.ts';
@@ -48,10 +49,12 @@ const request = (extra: Partial<ChatRequest> = {}): ChatRequest => ({
   frequencyPenalty: 0,
   stop: [],
   n: 1,
-  tools: [weather],
-  toolChoice: 'auto',
+  constraint: toolConstraint([weather]),
   ...extra,
 });
+
+/** The request with `tool_choice: "none"`: the API sends no tool constraint. */
+const none = () => request({ constraint: undefined });
 
 /** What the engine renders for `req` on a model with `chatTemplate`. */
 function render(chatTemplate: string, req: ChatRequest, format: ToolFormat = toolFormatOf(chatTemplate)) {
@@ -117,16 +120,19 @@ describe('tool formats of the registry templates', () => {
   });
 
   it('shows no tools with tool_choice "none", and still renders the calls and results of the history', () => {
-    const none = render(QWEN, request({ toolChoice: 'none' }));
-    expect(none).not.toContain('# Tools');
-    expect(none).toContain('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>');
-    expect(none).toContain('<tool_response>\n{"temperature": 5}\n</tool_response>');
-    expect(toolPrompt(request({ toolChoice: 'none' }), toolFormatOf(QWEN)).calls).toBeUndefined();
-    expect(render(SMOLLM2, request({ toolChoice: 'none' }))).not.toContain('# Tools');
+    const rendered = render(QWEN, none());
+    expect(rendered).not.toContain('# Tools');
+    expect(rendered).toContain('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>');
+    expect(rendered).toContain('<tool_response>\n{"temperature": 5}\n</tool_response>');
+    expect(toolPrompt(none(), toolFormatOf(QWEN)).calls).toBeUndefined();
+    expect(render(SMOLLM2, none())).not.toContain('# Tools');
   });
 
   it('reads calls in the family syntax, of the declared functions, one at a time without parallel calls', () => {
-    const calls = toolPrompt(request({ parallelToolCalls: false }), toolFormatOf(LLAMA)).calls!;
+    const calls = toolPrompt(
+      request({ constraint: toolConstraint([weather], { parallel: false }) }),
+      toolFormatOf(LLAMA),
+    ).calls!;
     expect(calls.syntax).toBe(LLAMA3_JSON);
     expect([...calls.names]).toEqual(['get_weather']);
     expect(calls.maxCalls).toBe(1);

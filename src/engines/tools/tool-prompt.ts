@@ -27,18 +27,20 @@ export interface ToolPrompt {
 }
 
 /**
- * The prompt for a chat request in the model's tool format. Without tools (or with `tool_choice: "none"`) the model
- * is not shown any: it cannot call what it does not see, and a conversation without tools renders exactly as before;
- * earlier calls and results in the history are still rendered. In the `template` format the model's own template
- * renders tools, calls and results; in the `generic` format Lantern writes them into plain turns (`genericMessages`).
+ * The prompt for a chat request in the model's tool format. Without a tool constraint (no tools, or `tool_choice:
+ * "none"`) the model is not shown any: it cannot call what it does not see, and a conversation without tools renders
+ * exactly as before; earlier calls and results in the history are still rendered. In the `template` format the model's
+ * own template renders tools, calls and results; in the `generic` format Lantern writes them into plain turns
+ * (`genericMessages`).
  */
 export function toolPrompt(request: ChatRequest, format: ToolFormat): ToolPrompt {
-  const tools = request.toolChoice === 'none' ? [] : (request.tools ?? []);
-  const calls = tools.length
+  const constraint = request.constraint?.type === 'tools' ? request.constraint : undefined;
+  const tools = constraint?.tools ?? [];
+  const calls = constraint
     ? {
         syntax: format.syntax,
         names: new Set(tools.map((t) => t.name)),
-        ...(request.parallelToolCalls === false && { maxCalls: 1 }),
+        ...(!constraint.parallel && { maxCalls: 1 }),
       }
     : undefined;
   if (format.mode === 'generic') {

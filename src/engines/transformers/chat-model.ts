@@ -13,26 +13,25 @@ import {
   type PreTrainedTokenizer,
 } from '@huggingface/transformers';
 import {
+  ChatResultBuilder,
   EngineError,
   throwIfAborted,
-  type ChatOptions,
+  type ChatEvent,
   type ChatRequest,
   type ChatResult,
   type FinishReason,
   type GeneratedTokenLogprob,
 } from '../../engine/index.ts';
-import { GrammarCompiler, type GrammarMask } from '../generation/grammar-mask.ts';
-import { ChoiceOutput } from '../tools/choice-output.ts';
+import type { RunOptions } from '../model-loaders.ts';
+import { ChoicePipeline } from '../decoding/choice-pipeline.ts';
+import { GrammarCompiler, type GrammarMask } from '../decoding/grammar-mask.ts';
+import { tokenLogprob, type TokenText } from '../decoding/logprobs.ts';
+import { invalidOutput } from '../decoding/output-constraint.ts';
+import { adjustLogits, argmax, sampleToken, type SamplingParams } from '../decoding/sampling.ts';
+import { seededRandom, type Random } from '../decoding/seeded-random.ts';
+import { readVocabulary, type TokenizerLike } from '../decoding/token-bytes.ts';
 import { toolFormatOf, type ToolFormat } from '../tools/tool-call-syntax.ts';
-import { replyConstraint } from '../tools/tool-constraint.ts';
 import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
-import { IncrementalDecoder } from '../generation/incremental-decoder.ts';
-import { tokenLogprob, type TokenText } from '../generation/logprobs.ts';
-import { invalidOutput } from '../generation/output-constraint.ts';
-import { adjustLogits, argmax, sampleToken, type SamplingParams } from '../generation/sampling.ts';
-import { seededRandom, type Random } from '../generation/seeded-random.ts';
-import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
-import { readVocabulary, type TokenizerLike } from '../generation/token-bytes.ts';
 import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
 import { PrefixReuse } from './prefix-reuse.ts';
 
@@ -112,8 +111,8 @@ export class TransformersChatModel {
     return this.#tokenizer(text) as { input_ids: Tensor; attention_mask: Tensor };
   }
 
-  async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
-    const { signal, onEvent } = options;
+  async generate(request: ChatRequest, options: RunOptions = {}): Promise<ChatResult> {
+    const { signal } = options;
     throwIfAborted(signal);
     const raw = request.prompt !== undefined;
     const tools = toolPrompt(request, this.#toolFormat);
@@ -139,56 +138,48 @@ export class TransformersChatModel {
     // inside each decoded window, so text decoded a window at a time loses characters ("I 'm fine  he said").
     const decode = (ids: number[]) =>
       ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }) : '';
-    // The request's response format, or the constraint of a reply that may call its tools.
-    const constraint = replyConstraint(request, tools);
-    const grammars = constraint ? await (await this.#grammarCompiler()).matchers(constraint, request.n) : undefined;
+    const { constraint } = request;
+    const grammars = constraint
+      ? await (await this.#grammarCompiler()).matchers(constraint, request.n, this.#toolFormat.syntax)
+      : undefined;
     const logprobs = request.logprobs === undefined ? undefined : { top: request.logprobs, words: this.#tokenText() };
+    const results = new ChatResultBuilder({ choices: request.n, logprobs: logprobs !== undefined });
+    const onEvent = (event: ChatEvent) => {
+      results.add(event);
+      options.onEvent?.(event);
+    };
     const choices = Array.from({ length: request.n }, (_, index) => ({
-      decoder: new IncrementalDecoder(decode),
-      stops: new StopSequenceMatcher(request.stop),
-      out: new ChoiceOutput(index, tools.calls, { onEvent, constraint, logprobs: logprobs !== undefined }),
-      tokens: 0,
+      pipeline: new ChoicePipeline(index, {
+        onEvent,
+        stop: request.stop,
+        calls: tools.calls,
+        constraint,
+        logprobs: logprobs !== undefined,
+        decode,
+        endTokens: this.#eos,
+        maxTokens: maxNewTokens,
+      }),
       counts: new Map<number, number>(),
       grammar: grammars?.[index],
-      pending: [] as GeneratedTokenLogprob[],
+      /** The log probability of the token the sampler just drew, until the streamer hands the token over. */
+      logprob: undefined as GeneratedTokenLogprob | undefined,
     }));
-
-    const finish = (index: number, reason: FinishReason) => {
-      const choice = choices[index]!;
-      // Release what was held back: an unfinished character, then text that might have begun a stop sequence.
-      const tail = choice.stops.push(choice.decoder.flush());
-      choice.out.write(tail.text);
-      if (tail.stopped) reason = 'stop';
-      else choice.out.write(choice.stops.flush());
-      choice.out.finish(reason);
-    };
     const accept = (index: number, token: number) => {
       const choice = choices[index]!;
-      if (choice.out.finishReason) return; // the batch runs until every choice is done; later tokens are ignored
+      const { pipeline } = choice;
+      if (pipeline.finishReason) return; // the batch runs until every choice is done; later tokens are ignored
       if (choice.grammar && !choice.grammar.accept(token)) {
         throw invalidOutput(index, `the grammar engine rejected token ${token} that its own mask allowed`);
       }
-      choice.tokens += 1;
       choice.counts.set(token, (choice.counts.get(token) ?? 0) + 1);
-      if (this.#eos.has(token)) {
-        // The token that ends a reply has no text, and the OpenAI API lists no log probability for it.
-        choice.pending.pop();
-        return finish(index, 'stop');
-      }
-      const { text, stopped } = choice.stops.push(choice.decoder.push(token));
-      // A delta carries the tokens generated since the last one (a token that completes no character waits).
-      choice.out.write(text, choice.pending.splice(0));
-      if (stopped) return choice.out.finish('stop');
-      // A reply that has made every call it may (one, without parallel calls) is complete.
-      if (choice.out.done) finish(index, 'stop');
-      else if (choice.tokens >= maxNewTokens) finish(index, 'length');
+      pipeline.pushToken(token, choice.logprob);
     };
 
     const logitsProcessor = new LogitsProcessorList();
     logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices, logprobs));
     const stoppingCriteria = new StoppingCriteriaList();
     stoppingCriteria.push(
-      new StopWhen(() => choices.map((c) => c.out.finishReason !== null || signal?.aborted === true)),
+      new StopWhen(() => choices.map((c) => c.pipeline.finishReason !== null || signal?.aborted === true)),
     );
     // Only the tokens past the longest cached prefix of the prompt are prefilled; the final cache is kept for later.
     const promptIds = Array.from(prompt.input_ids.data as BigInt64Array, Number);
@@ -218,16 +209,13 @@ export class TransformersChatModel {
     this.#prefixes.keep(output.sequences, output.past_key_values);
     throwIfAborted(signal);
     // transformers.js also stops at the model's max_position_embeddings: that is a length limit too.
-    choices.forEach((choice, index) => choice.out.finishReason ?? finish(index, 'length'));
+    choices.forEach((choice) => choice.pipeline.end('length'));
 
-    return {
-      choices: choices.map((c) => c.out.result()),
-      usage: {
-        promptTokens,
-        completionTokens: choices.reduce((sum, c) => sum + c.tokens, 0),
-        ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
-      },
-    };
+    return results.result({
+      promptTokens,
+      completionTokens: choices.reduce((sum, c) => sum + c.pipeline.tokens, 0),
+      ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
+    });
   }
 
   /** This model's grammar compiler, made on the first constrained request. */
@@ -319,9 +307,9 @@ function batchOf(prompt: { input_ids: Tensor; attention_mask: Tensor }, n: numbe
 /** What the sampling processor reads and writes of each choice. */
 interface SampledChoice {
   counts: ReadonlyMap<number, number>;
-  out: { finishReason: FinishReason | null };
+  pipeline: { finishReason: FinishReason | null };
   grammar: GrammarMask | undefined;
-  pending: GeneratedTokenLogprob[];
+  logprob: GeneratedTokenLogprob | undefined;
 }
 
 /**
@@ -360,7 +348,7 @@ class SamplingProcessor extends LogitsProcessor {
       const rowLogits = data.subarray(row * vocab, (row + 1) * vocab);
       adjustLogits(rowLogits, this.#params, choice.counts);
       // A finished choice's row still runs with the batch; its tokens are ignored and its grammar is done.
-      if (choice.out.finishReason) continue;
+      if (choice.pipeline.finishReason) continue;
       if (choice.grammar && !choice.grammar.apply(rowLogits)) {
         throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
       }
@@ -368,7 +356,7 @@ class SamplingProcessor extends LogitsProcessor {
       const token = greedy ? argmax(rowLogits) : sampleToken(rowLogits, this.#params, this.#random, this.#scratch);
       if (this.#logprobs) {
         const { top, words } = this.#logprobs;
-        choice.pending.push(tokenLogprob(rowLogits, token, this.#params.temperature, top, words));
+        choice.logprob = tokenLogprob(rowLogits, token, this.#params.temperature, top, words);
       }
       if (greedy) continue;
       rowLogits.fill(-Infinity);

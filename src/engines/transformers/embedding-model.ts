@@ -5,7 +5,8 @@ import {
   type PreTrainedTokenizer,
   type Tensor,
 } from '@huggingface/transformers';
-import { EngineError, throwIfAborted, type EmbedOptions, type EmbedResult } from '../../engine/index.ts';
+import { EngineError, throwIfAborted, type EmbedResult } from '../../engine/index.ts';
+import type { RunOptions } from '../model-loaders.ts';
 import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
 
 /**
@@ -47,7 +48,7 @@ export class TransformersEmbeddingModel {
     return new TransformersEmbeddingModel(tokenizer, model, options.maxInputTokens ?? Infinity);
   }
 
-  async embed(input: string[], options: EmbedOptions = {}): Promise<EmbedResult> {
+  async embed(input: string[], options: Omit<RunOptions, 'onEvent'> = {}): Promise<EmbedResult> {
     // Count every input's tokens first: an input over the limit is refused, not silently truncated.
     let promptTokens = 0;
     input.forEach((text, index) => {

@@ -8,21 +8,21 @@ import type {
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
 import {
+  ChatResultBuilder,
   EngineError,
   throwIfAborted,
-  type ChatOptions,
+  type ChatEvent,
   type ChatRequest,
   type ChatResult,
   type FinishReason,
   type GeneratedTokenLogprob,
   type LoadProgress,
 } from '../../engine/index.ts';
-import { grammarSpec, type GrammarSpec, type ReplyConstraint } from '../generation/reply-constraint.ts';
-import { StopSequenceMatcher } from '../generation/stop-sequences.ts';
+import type { RunOptions } from '../model-loaders.ts';
+import { ChoicePipeline } from '../decoding/choice-pipeline.ts';
+import { constraintGrammar, type GrammarSpec } from '../decoding/output-constraint.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
-import { ChoiceOutput } from '../tools/choice-output.ts';
 import { toolFormatOf } from '../tools/tool-call-syntax.ts';
-import { replyConstraint } from '../tools/tool-constraint.ts';
 import { toolPrompt } from '../tools/tool-prompt.ts';
 import { loadError, runError } from './web-llm-errors.ts';
 import { HeldConversation } from './held-conversation.ts';
@@ -127,7 +127,7 @@ export class WebLLMChatModel {
     }
   }
 
-  async generate(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResult> {
+  async generate(request: ChatRequest, options: RunOptions = {}): Promise<ChatResult> {
     if (request.logprobs !== undefined && request.logprobs > WEB_LLM_MAX_TOP_LOGPROBS) {
       throw new EngineError(
         'invalid_request',
@@ -140,30 +140,26 @@ export class WebLLMChatModel {
         param: 'prompt',
       });
     }
-    // The request's response format, or the constraint of a reply that may call its tools: one grammar for all choices.
-    const constraint = replyConstraint(request, toolPrompt(request, TOOL_FORMAT));
-    const grammar = constraint ? await grammarSpec(constraint) : undefined;
-    const choices: ChatResult['choices'] = [];
+    // The request's constraint, its calls in the generic format's syntax: one grammar for all choices.
+    const grammar = request.constraint ? await constraintGrammar(request.constraint, TOOL_FORMAT.syntax) : undefined;
+    const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
+    const onEvent = (event: ChatEvent) => {
+      results.add(event);
+      options.onEvent?.(event);
+    };
     const usage = { promptTokens: 0, completionTokens: 0 };
     let cachedPromptTokens = 0;
     // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
     for (let index = request.n - 1; index >= 0; index--) {
-      const choice = await this.#generateChoice(request, index, options, constraint, grammar);
-      choices[index] = choice.result;
+      const choice = await this.#generateChoice(request, index, { signal: options.signal, onEvent }, grammar);
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
       cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
     }
-    return { choices, usage: { ...usage, ...(cachedPromptTokens > 0 && { cachedPromptTokens }) } };
+    return results.result({ ...usage, ...(cachedPromptTokens > 0 && { cachedPromptTokens }) });
   }
 
-  async #generateChoice(
-    request: ChatRequest,
-    index: number,
-    { signal, onEvent }: ChatOptions,
-    constraint?: ReplyConstraint,
-    grammar?: GrammarSpec,
-  ) {
+  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: RunOptions, grammar?: GrammarSpec) {
     throwIfAborted(signal);
     const rawPrompt = request.prompt !== undefined;
     // A raw prompt has no template to switch thinking off in.
@@ -184,10 +180,11 @@ export class WebLLMChatModel {
       throw runError(error);
     }
     const iterator = stream[Symbol.asyncIterator]();
-    const stops = new StopSequenceMatcher(request.stop);
-    const out = new ChoiceOutput(index, toolPrompt(request, TOOL_FORMAT).calls, {
+    const pipeline = new ChoicePipeline(index, {
       onEvent,
-      constraint,
+      stop: request.stop,
+      calls: toolPrompt(request, TOOL_FORMAT).calls,
+      constraint: request.constraint,
       logprobs: request.logprobs !== undefined,
     });
     // The empty thinking block web-llm writes when thinking is off is its own doing, not the model's answer.
@@ -197,10 +194,8 @@ export class WebLLMChatModel {
     let deltas = 0;
     let finishReason: FinishReason = 'stop';
     let webLLMFinish: string | null = null;
-    let stopped = false;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
-    const pending: GeneratedTokenLogprob[] = [];
     try {
       for (;;) {
         const next = await iterator.next();
@@ -214,26 +209,22 @@ export class WebLLMChatModel {
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices[0];
         if (!choice) continue;
-        if (request.logprobs !== undefined)
-          pending.push(...fromWebLLMLogprobs(choice.logprobs?.content, request.logprobs));
         const content = choice.delta.content ?? '';
-        if (stopped) {
+        if (pipeline.finishReason) {
           // Interrupted: only the final and usage chunks should follow. A token means it was not; close it then.
           if (content) break;
           continue;
         }
+        const logprobs =
+          request.logprobs === undefined ? [] : fromWebLLMLogprobs(choice.logprobs?.content, request.logprobs);
         if (content) {
           deltas += 1;
           raw += content;
-          const matched = stops.push(thinking.push(content));
-          // A delta carries the tokens generated since the last one (stop-sequence matching may hold text back).
-          out.write(matched.text, pending.splice(0));
-          // A stop sequence, or a reply that has made every call it may (one, without parallel calls), ends it.
-          if (matched.stopped || out.done) {
-            stopped = true;
-            await this.#engine.interruptGenerate();
-            continue;
-          }
+        }
+        // A stop sequence, or a reply that has made every call it may (one, without parallel calls), ends it.
+        if (pipeline.pushText(thinking.push(content), logprobs)) {
+          await this.#engine.interruptGenerate();
+          continue;
         }
         if (choice.finish_reason) {
           webLLMFinish = choice.finish_reason;
@@ -246,24 +237,18 @@ export class WebLLMChatModel {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
       if (!finished) await iterator.return?.().catch(() => {});
     }
-    if (!stopped) {
-      const tail = stops.push(thinking.flush());
-      out.write(tail.text);
-      if (tail.stopped) stopped = true;
-      else out.write(stops.flush());
-    }
-    if (stopped) finishReason = 'stop';
+    // Stopped by Lantern (a stop sequence, or every call made), it ended as `stop` already.
+    const stopped = pipeline.finishReason !== null;
+    if (!stopped) pipeline.pushText(thinking.flush());
     // The end, checked against the constraint: a constrained choice that ended on its own must hold a valid answer.
-    out.finish(finishReason);
+    pipeline.end(finishReason);
     // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
     const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
-    const result = out.result();
     if (finished && !stopped && webLLMFinish === 'stop' && usage && !rawPrompt) {
-      const reply = { text: result.text, toolCalls: result.toolCalls ?? [] };
+      const reply = { text: pipeline.text, toolCalls: pipeline.toolCalls };
       this.#held.hold(request.messages, reply, sent.messages, raw, promptTokens, usage.completion_tokens);
     }
     return {
-      result,
       promptTokens,
       cachedPromptTokens,
       // Without a usage chunk, each content chunk was one token.

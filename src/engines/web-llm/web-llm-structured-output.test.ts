@@ -3,7 +3,7 @@ import { fakeCreate } from '../../../test/support/fake-web-llm.ts';
 import { referenceValidator } from '../../../test/support/grammar-walk.ts';
 import { SCHEMA_CORPUS } from '../../../test/support/schema-corpus.ts';
 import { EngineError, type ChatEvent, type ChatRequest } from '../../engine/index.ts';
-import { constraintGrammar } from '../generation/output-constraint.ts';
+import { constraintGrammar } from '../decoding/output-constraint.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
 
 const candidate = { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f32_1-MLC' } as const;
@@ -27,7 +27,7 @@ async function loaded() {
 describe('WebLLMChatModel structured output', () => {
   it('hands web-llm the same grammar text the transformers.js engine runs, and asks for its own logprobs', async () => {
     const constraint = { type: 'json', schema: { type: 'object', properties: { a: { type: 'integer' } } } } as const;
-    const grammar = await constraintGrammar(constraint);
+    const { ebnf: grammar } = (await constraintGrammar(constraint)) as { ebnf: string };
     const { model, fake } = await loaded();
     await model.generate(request({ constraint, logprobs: 0, maxTokens: 40, seed: 1 }));
     expect(fake.requests[0]).toMatchObject({

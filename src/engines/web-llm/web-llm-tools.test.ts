@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fakeCreate } from '../../../test/support/fake-web-llm.ts';
 import { referenceValidator } from '../../../test/support/grammar-walk.ts';
+import { toolConstraint } from '../../../test/support/tools.ts';
 import { EngineError, type ChatEvent, type ChatRequest } from '../../engine/index.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
 
@@ -18,9 +19,7 @@ const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
   frequencyPenalty: 0,
   stop: [],
   n: 1,
-  tools: [weather],
-  toolChoice: 'auto',
-  parallelToolCalls: true,
+  constraint: toolConstraint([weather]),
   ...overrides,
 });
 const call = (city: string) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}"}}\n</tool_call>`;
@@ -84,7 +83,7 @@ describe('WebLLMChatModel with tools', () => {
 
   it('stops after one call without parallel calls, releasing web-llm at once', async () => {
     const { model, fake } = await loaded(`${call('Paris')}\n${call('Oslo')}`);
-    const result = await model.generate(request({ parallelToolCalls: false }));
+    const result = await model.generate(request({ constraint: toolConstraint([weather], { parallel: false }) }));
     expect(result.choices[0]!.toolCalls).toEqual([{ name: 'get_weather', arguments: '{"city": "Paris"}' }]);
     expect(result.choices[0]!.finishReason).toBe('tool_calls');
     expect(fake.locked).toBe(false);
@@ -92,7 +91,7 @@ describe('WebLLMChatModel with tools', () => {
 
   it('leaves the reply as text with tool_choice "none": no tools shown, nothing read as a call', async () => {
     const { model, fake } = await loaded(call('Paris'));
-    const result = await model.generate(request({ toolChoice: 'none' }));
+    const result = await model.generate(request({ constraint: undefined }));
     expect(fake.requests[0]!.messages).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
     expect(result.choices[0]).toEqual({ text: call('Paris'), finishReason: 'stop' });
   });
@@ -125,7 +124,9 @@ describe('WebLLMChatModel tool guarantees (the fake runs the grammar with the re
       const onEvent = (e: ChatEvent) => e.type === 'tool_arguments' && args.push(e.text);
       const tools = [weather, booking];
       const result = await model
-        .generate(request({ tools, toolChoice, seed, maxTokens: 300 }), { onEvent })
+        .generate(request({ constraint: toolConstraint(tools, { choice: toolChoice }), seed, maxTokens: 300 }), {
+          onEvent,
+        })
         .catch((e: unknown) => e as EngineError);
       if (result instanceof EngineError) {
         // The fake's walk is over bytes, and web-llm's mask (unlike Lantern's on transformers.js) can end a string
@@ -152,7 +153,7 @@ describe('WebLLMChatModel tool guarantees (the fake runs the grammar with the re
   it('auto: the scripted reply passes where the grammar allows it, and a started call is held to a valid one', async () => {
     // The script starts a call of an undeclared function: the grammar allows only declared names after the marker.
     const { model } = await loaded('<tool_call>\n{"name": "launch_rocket", "arguments": {}}\n</tool_call>');
-    const result = await model.generate(request({ tools: [weather], seed: 4, maxTokens: 300 }));
+    const result = await model.generate(request({ constraint: toolConstraint([weather]), seed: 4, maxTokens: 300 }));
     const [choice] = result.choices;
     expect(choice!.finishReason).toBe('tool_calls');
     for (const call of choice!.toolCalls!) {
@@ -164,7 +165,7 @@ describe('WebLLMChatModel tool guarantees (the fake runs the grammar with the re
   it('refuses parameters it cannot enforce, naming them', async () => {
     const { model } = await loaded('Hi');
     const bad = { name: 'f', parameters: { type: 'object', properties: { a: { not: {} } } } };
-    await expect(model.generate(request({ tools: [weather, bad] }))).rejects.toMatchObject({
+    await expect(model.generate(request({ constraint: toolConstraint([weather, bad]) }))).rejects.toMatchObject({
       kind: 'invalid_request',
       param: 'tools[1].function.parameters',
     });

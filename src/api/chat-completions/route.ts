@@ -1,0 +1,126 @@
+import type { Context } from 'hono';
+import type { ChatChoice, ChatEvent, GeneratedTokenLogprob, WireObject } from '../../engine/index.ts';
+import { newCompletionId, newToolCallId } from '../ids.ts';
+import { readJsonObject } from '../read-json.ts';
+import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
+import { eventStream } from '../sse.ts';
+import { completionUsage, type CompletionUsage } from '../usage.ts';
+import { chatParser } from './schema.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChoiceLogprobs } from './wire.ts';
+
+/** A finished choice as OpenAI's message: `content` null when it only called tools, each call with a fresh id. */
+function toMessage(choice: ChatChoice): ChatCompletion['choices'][number]['message'] {
+  const calls = choice.toolCalls ?? [];
+  if (!calls.length) return { role: 'assistant', content: choice.text, refusal: null };
+  return {
+    role: 'assistant',
+    content: choice.text || null,
+    refusal: null,
+    tool_calls: calls.map((call) => ({ id: newToolCallId(), type: 'function', function: { ...call } })),
+  };
+}
+
+/** Engine log probabilities in the wire's shape. */
+const toLogprobs = (tokens: GeneratedTokenLogprob[]): ChoiceLogprobs => ({
+  content: tokens.map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    bytes: t.bytes,
+    top_logprobs: t.topLogprobs.map((top) => ({ token: top.token, logprob: top.logprob, bytes: top.bytes })),
+  })),
+  refusal: null,
+});
+
+/**
+ * `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. The engine gets the client's body too
+ * (`clientBody`): a remote candidate forwards it and hands back the server's own completion or chunks, which are
+ * answered as they are, with only `model` set to the public ID. `x-lantern-backend` names the candidate that answered.
+ */
+export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }: RouteDeps) {
+  const parse = chatParser(limits);
+  return async (c: Context<Env>) => {
+    const clientBody = await readJsonObject(c.req.raw, limits.maxBodyBytes);
+    const { model, stream, includeUsage, request } = parse(clientBody);
+    const id = newCompletionId();
+    const created = Math.floor(now() / 1000);
+    const served = new ServedBy(model, ownedBy);
+    const { onServe } = served;
+
+    if (!stream) {
+      const result = await engine.chat(model, request, { signal: c.req.raw.signal, clientBody, onServe });
+      if (result.serverBody) return served.label(c.json({ ...result.serverBody, model }));
+      return served.label(
+        c.json<ChatCompletion>({
+          id,
+          object: 'chat.completion',
+          created,
+          model,
+          choices: result.choices.map((choice, index) => ({
+            index,
+            message: toMessage(choice),
+            logprobs: choice.logprobs ? toLogprobs(choice.logprobs) : null,
+            finish_reason: choice.finishReason,
+          })),
+          usage: completionUsage(result.usage),
+          system_fingerprint: served.fingerprint,
+        }),
+      );
+    }
+
+    const chunk = (choices: ChatCompletionChunk['choices'], usage: CompletionUsage | null = null) => {
+      const out: ChatCompletionChunk = {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model,
+        system_fingerprint: served.fingerprint,
+        choices,
+      };
+      if (includeUsage) out.usage = usage;
+      return out;
+    };
+    const response = await eventStream(
+      async (send, signal) => {
+        let passedThrough = false;
+        const onServerChunk = (serverChunk: WireObject) => {
+          passedThrough = true;
+          send({ ...serverChunk, model });
+        };
+        const opened = new Set<number>();
+        const onEvent = (event: ChatEvent) => {
+          // Each choice opens with its role. Sent with the first token rather than up front, so that a request the
+          // engine refuses (a prompt over the context window) still gets its own status code instead of a stream. A
+          // choice that begins with a tool call opens with it, as OpenAI's do: role, `content: null`, the call.
+          if (opened.size === 0) {
+            for (let index = 0; index < request.n; index++) {
+              if (event.type === 'tool_call' && event.choice === index) continue;
+              opened.add(index);
+              send(chunk([{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]));
+            }
+          }
+          const delta = (d: ChatCompletionChunk['choices'][number]['delta'], logprobs: ChoiceLogprobs | null = null) =>
+            send(chunk([{ index: event.choice, delta: d, logprobs, finish_reason: null }]));
+          switch (event.type) {
+            case 'delta':
+              return delta({ content: event.text }, event.logprobs ? toLogprobs(event.logprobs) : null);
+            case 'tool_call': {
+              const open = opened.has(event.choice) ? {} : { role: 'assistant' as const, content: null };
+              opened.add(event.choice);
+              const call = { index: event.index, id: newToolCallId(), type: 'function' as const };
+              return delta({ ...open, tool_calls: [{ ...call, function: { name: event.name, arguments: '' } }] });
+            }
+            case 'tool_arguments':
+              return delta({ tool_calls: [{ index: event.index, function: { arguments: event.text } }] });
+            case 'finish':
+              return send(chunk([{ index: event.choice, delta: {}, logprobs: null, finish_reason: event.reason }]));
+          }
+        };
+        const result = await engine.chat(model, request, { signal, onEvent, onServerChunk, clientBody, onServe });
+        // A server's stream carried its own usage chunk, when the client asked for it.
+        if (includeUsage && !passedThrough) send(chunk([], completionUsage(result.usage)));
+      },
+      { signal: c.req.raw.signal, errorBody: (error) => errorBody(error, c.get('requestId')) },
+    );
+    return served.label(response);
+  };
+}

@@ -1,0 +1,129 @@
+import * as z from 'zod';
+import type { ChatRequest, JsonConstraint } from '../../engine/index.ts';
+import { REASONING_EFFORTS, samplingFields, samplingOf, thinksAt } from '../common-fields.ts';
+import { invalidRequest } from '../errors.ts';
+import type { Limits } from '../options.ts';
+import { optional, parse } from '../request-validation.ts';
+import { chatToolParam, toConstraint, toEngineMessages, toolCallSchema, toolFields } from '../tool-schemas.ts';
+
+/*
+ * The chat completions body (`POST /v1/chat/completions`) as a zod schema, and its conversion to the engine request.
+ * Fields that are not listed are ignored (clients send `user`, `metadata`, `store`, ...); fields that would silently
+ * change the meaning of a request when ignored are refused with a 400 that names them. Tool calling's fields and their
+ * conversion are in `tool-schemas.ts`.
+ */
+
+const textPart = z.object({ type: z.literal('text'), text: z.string() });
+
+const message = z.object({
+  // `developer` is the newer name of `system` in the OpenAI API; both reach the model as a system message.
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  // Required, except in an assistant message with tool calls: checked in `toEngineMessages`.
+  content: z.union([z.string(), z.array(textPart)]).nullish(),
+  tool_calls: optional(z.array(toolCallSchema)),
+  tool_call_id: optional(z.string()),
+});
+
+type ChatBody = z.output<ReturnType<typeof chatSchema>>;
+
+/**
+ * Parameters that mean something only beside another, refused alone as the OpenAI API refuses them (its messages,
+ * `param`, no `code`). Checked after the schema, so each stays true whatever the schema learns to accept (tools,
+ * logprobs) later.
+ */
+const DEPENDENT_PARAMETERS: { param: keyof ChatBody; alone: (p: ChatBody) => boolean; message: string }[] = [
+  {
+    param: 'tool_choice',
+    alone: (p) => p.tool_choice != null && !p.tools?.length,
+    message: "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+  },
+  {
+    param: 'top_logprobs',
+    alone: (p) => p.top_logprobs != null && !p.logprobs,
+    message: "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled.",
+  },
+];
+
+/** `response_format`: free text, any JSON object, or JSON valid against a schema (always enforced, `strict` or not). */
+const responseFormat = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object') }),
+    z.object({
+      type: z.literal('json_schema'),
+      json_schema: z.object({
+        name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'The name must be 1 to 64 letters, digits, `_` or `-`.'),
+        description: optional(z.string()),
+        schema: optional(z.record(z.string(), z.unknown())),
+        strict: optional(z.boolean()),
+      }),
+    }),
+  ],
+  { error: 'The type of `response_format` must be "text", "json_object" or "json_schema".' },
+);
+
+function chatSchema(limits: Limits) {
+  const { model, n, stream, stream_options, stop, seed, ...sampling } = samplingFields(limits);
+  const maxTokens = optional(z.int().min(1).max(limits.maxTokens));
+  return z.object({
+    model,
+    messages: z.array(message).min(1).max(limits.maxMessages),
+    ...sampling,
+    max_tokens: maxTokens,
+    max_completion_tokens: maxTokens,
+    n,
+    stream,
+    stream_options,
+    stop,
+    seed,
+    ...toolFields,
+    response_format: optional(responseFormat),
+    logprobs: optional(z.boolean()),
+    top_logprobs: optional(z.int().min(0).max(20)),
+    // A thinking mode is switched off unless asked for, in the forms OpenAI-compatible servers take: vLLM's and
+    // SGLang's template variables (other variables are ignored) and OpenAI's reasoning effort.
+    chat_template_kwargs: optional(z.object({ enable_thinking: optional(z.boolean()) })),
+    reasoning_effort: optional(z.enum(REASONING_EFFORTS)),
+  });
+}
+
+/** A validated chat completions request: the engine request and what the answer's shape depends on. */
+export interface ChatParams {
+  model: string;
+  stream: boolean;
+  includeUsage: boolean;
+  request: ChatRequest;
+}
+
+/** Compiled once per handler, as the limits are fixed for its lifetime. */
+export function chatParser(limits: Limits): (body: unknown) => ChatParams {
+  const schema = chatSchema(limits);
+  return (body) => {
+    const p = parse(schema, body);
+    const { stream, includeUsage, request: sampling } = samplingOf(p);
+    const alone = DEPENDENT_PARAMETERS.find((rule) => rule.alone(p));
+    if (alone) throw invalidRequest(alone.message, alone.param);
+    const request: ChatRequest = { messages: toEngineMessages(p.messages), ...sampling };
+    // `max_completion_tokens` is the newer name of `max_tokens`; when both are sent, the newer one wins.
+    const maxTokens = p.max_completion_tokens ?? p.max_tokens;
+    if (maxTokens != null) request.maxTokens = maxTokens;
+    // Without one, the limit on max_tokens bounds the answer too, not the model's context window (up to 131,072).
+    else request.defaultMaxTokens = limits.maxTokens;
+    if (p.chat_template_kwargs?.enable_thinking ?? thinksAt(p.reasoning_effort)) request.thinking = true;
+    if (p.logprobs === true) request.logprobs = p.top_logprobs ?? 0;
+    const format = p.response_format;
+    // No schema: any JSON value (`{}` is the schema every value matches).
+    const text: JsonConstraint | undefined =
+      format?.type === 'json_object'
+        ? { type: 'json', schema: null, param: 'response_format' }
+        : format?.type === 'json_schema'
+          ? { type: 'json', schema: format.json_schema.schema ?? {}, param: 'response_format' }
+          : undefined;
+    const tools = (p.tools ?? []).map((t) => t.function);
+    const choice = typeof p.tool_choice === 'object' ? p.tool_choice?.function : p.tool_choice;
+    const constraint = toConstraint(text, tools, choice, p.parallel_tool_calls, chatToolParam);
+    if (constraint) request.constraint = constraint;
+    return { model: p.model, stream, includeUsage, request };
+  };
+}

@@ -1,0 +1,31 @@
+import type { Context } from 'hono';
+import { modelNotFound, type ModelCard } from '../../engine/index.ts';
+import type { Env, RouteDeps } from '../route-deps.ts';
+import type { Model, ModelList } from './wire.ts';
+
+const toModel = (card: ModelCard, ownedBy: string): Model => ({
+  id: card.id,
+  object: 'model',
+  created: card.created,
+  owned_by: ownedBy,
+  ...(card.candidates && { candidates: card.candidates }),
+  ...(card.servedBy !== undefined && { served_by: card.servedBy }),
+});
+
+/** `GET /v1/models`: the models this device can serve now. */
+export function listModels({ engine, ownedBy }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const cards = await engine.models();
+    return c.json<ModelList>({ object: 'list', data: cards.map((card) => toModel(card, ownedBy)) });
+  };
+}
+
+/** `GET /v1/models/{id}`: one model, or 404. */
+export function retrieveModel({ engine, ownedBy }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const id = c.req.param('id') ?? '';
+    const card = (await engine.models()).find((m) => m.id === id);
+    if (!card) throw modelNotFound(id);
+    return c.json<Model>(toModel(card, ownedBy));
+  };
+}

@@ -1,0 +1,116 @@
+import type { ChatMessage } from '../../engine/index.ts';
+import type { ResponseStore, StoredResponse } from '../../response-store/index.ts';
+import { invalidRequest } from '../errors.ts';
+import type { ConversationItem, ResponsesParams } from './schema.ts';
+import type { Response, ResponseOutputItem } from './wire.ts';
+
+/**
+ * What the store keeps of a response (`StoredResponse.data`): the response object, and the conversation it answered
+ * without its instructions (OpenAI does not carry instructions over to a continuation): the turns before it, then its
+ * request's input. Continuing it is one read, and deleting an earlier response breaks nothing.
+ */
+export interface KeptResponse {
+  response: Response;
+  conversation: ConversationItem[];
+}
+
+/** A stored response, if it exists and belongs to this key: another key's responses do not exist for it. */
+export async function ownResponse(store: ResponseStore, owner: string, id: string): Promise<KeptResponse | undefined> {
+  const record = await store.get(id);
+  return record?.owner === owner ? (record.data as KeptResponse) : undefined;
+}
+
+/** A response's output as input items of a continuation. */
+export function outputAsInput(item: ResponseOutputItem): ConversationItem {
+  return item.type === 'message'
+    ? { type: 'message', role: 'assistant', content: item.content.map((part) => part.text).join(''), id: item.id }
+    : { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments, id: item.id };
+}
+
+/**
+ * The conversation a request continues: the stored one of `previous_response_id` and its output, then the request's
+ * input with each `item_reference` replaced by the stored item it names. Unknown ids are 400s naming them.
+ */
+export async function resolveConversation(
+  store: ResponseStore,
+  owner: string,
+  params: Pick<ResponsesParams, 'previousResponseId' | 'input'>,
+): Promise<ConversationItem[]> {
+  const items: ConversationItem[] = [];
+  if (params.previousResponseId !== null) {
+    const previous = await ownResponse(store, owner, params.previousResponseId);
+    if (!previous) {
+      throw invalidRequest(
+        `Previous response with id '${params.previousResponseId}' not found.`,
+        'previous_response_id',
+        'previous_response_not_found',
+      );
+    }
+    items.push(...previous.conversation, ...previous.response.output.map(outputAsInput));
+  }
+  for (const [i, item] of params.input.entries()) {
+    if (item.type !== 'item_reference') {
+      items.push(item);
+      continue;
+    }
+    const found = await findItem(store, owner, item.id);
+    if (!found) throw invalidRequest(`Item with id '${item.id}' not found.`, `input[${i}]`, 'item_not_found');
+    items.push(found);
+  }
+  return items;
+}
+
+async function findItem(store: ResponseStore, owner: string, id: string): Promise<ConversationItem | undefined> {
+  const record: StoredResponse | undefined = await store.findItem(id);
+  if (record?.owner !== owner) return undefined;
+  const { response, conversation } = record.data as KeptResponse;
+  const output = response.output.find((item) => item.id === id);
+  return output ? outputAsInput(output) : conversation.find((item) => item.id === id);
+}
+
+/** The ids a kept response answers `item_reference`s with: its conversation's and its output's. */
+export function itemIds({ response, conversation }: KeptResponse): string[] {
+  return [...new Set([...conversation.flatMap((item) => item.id ?? []), ...response.output.map((item) => item.id)])];
+}
+
+/**
+ * The conversation as the engine takes it: the instructions first, as a system message; `developer` messages as
+ * system messages, as in chat completions. Function calls join the assistant turn they follow (a reply's text, then
+ * its calls, as one chat message with `tool_calls`), and each `function_call_output` is a `tool` turn. As OpenAI's
+ * API does, an output must answer a call before it, and every call must have its output before the conversation goes
+ * on. `offset` is the position of the request's first input item in `items` (after a continued conversation), so
+ * that a refusal names the request's own item.
+ */
+export function toChatMessages(instructions: string | null, items: ConversationItem[], offset = 0): ChatMessage[] {
+  const messages: ChatMessage[] = instructions === null ? [] : [{ role: 'system', content: instructions }];
+  /** Calls made and not yet answered. */
+  let unanswered: string[] = [];
+  const param = (i: number) => (i >= offset ? `input[${i - offset}]` : 'previous_response_id');
+  items.forEach((item, i) => {
+    if (item.type === 'function_call_output') {
+      if (!unanswered.includes(item.call_id)) {
+        throw invalidRequest(`No tool call found for function call output with call_id ${item.call_id}.`, param(i));
+      }
+      unanswered = unanswered.filter((id) => id !== item.call_id);
+      messages.push({ role: 'tool', content: item.output, toolCallId: item.call_id });
+      return;
+    }
+    if (item.type === 'function_call') {
+      const call = { id: item.call_id, name: item.name, arguments: item.arguments };
+      const last = messages.at(-1);
+      // Calls after the assistant's text, or after its other calls, are that turn's; after results, a new turn.
+      if (last?.role === 'assistant') (last.toolCalls ??= []).push(call);
+      else if (unanswered.length) throw noOutput(unanswered, param(i));
+      else messages.push({ role: 'assistant', content: '', toolCalls: [call] });
+      unanswered.push(item.call_id);
+      return;
+    }
+    if (unanswered.length) throw noOutput(unanswered, param(i));
+    messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: item.content });
+  });
+  if (unanswered.length) throw noOutput(unanswered, 'input');
+  return messages;
+}
+
+const noOutput = (ids: string[], param: string) =>
+  invalidRequest(`No tool output found for function call ${ids.join(', ')}.`, param);

@@ -1,0 +1,163 @@
+import type { FinishReason, GeneratedTokenLogprob } from '../../engine/index.ts';
+import { newId } from '../ids.ts';
+import type {
+  DeltaLogprob,
+  ItemStatus,
+  ResponseFunctionToolCall,
+  ResponseLogprob,
+  ResponseOutputItem,
+  ResponseOutputMessage,
+  ResponseStreamEvent,
+} from './wire.ts';
+
+/** An event of a streamed response before its sequence number is given. */
+export type UnsequencedEvent = ResponseStreamEvent extends infer E
+  ? E extends { sequence_number: number }
+    ? Omit<E, 'sequence_number'>
+    : never
+  : never;
+
+const toLogprob = (t: GeneratedTokenLogprob): ResponseLogprob => ({
+  token: t.token,
+  bytes: t.bytes,
+  logprob: t.logprob,
+  top_logprobs: t.topLogprobs.map((top) => ({ token: top.token, bytes: top.bytes, logprob: top.logprob })),
+});
+
+const toDeltaLogprob = (t: ResponseLogprob): DeltaLogprob => ({
+  token: t.token,
+  logprob: t.logprob,
+  top_logprobs: t.top_logprobs.map((top) => ({ token: top.token, logprob: top.logprob })),
+});
+
+/**
+ * A response's output, built from a generation as it runs: a message item of `output_text` opened at the first text,
+ * a `function_call` item per call, each closed when the generation ends. Every step is told to `emit` as the events of
+ * a streamed response, in OpenAI's order (`output_item.added`, `content_part.added`, deltas, then `…done` events);
+ * a non-streamed response runs the same steps and ignores them, so both have the same output.
+ */
+export class ResponseOutput {
+  readonly items: ResponseOutputItem[] = [];
+  /** How the generation ended, once it has. */
+  finishReason: FinishReason | null = null;
+  readonly #emit: (event: UnsequencedEvent) => void;
+  #message: { item: ResponseOutputMessage; index: number } | undefined;
+  /** The function call items, by the engine's index of the call in its choice. */
+  readonly #calls = new Map<number, { item: ResponseFunctionToolCall; index: number }>();
+
+  constructor(emit: (event: UnsequencedEvent) => void = () => {}) {
+    this.#emit = emit;
+  }
+
+  /** The text of every output_text part, joined: the response's `output_text`. */
+  get text(): string {
+    return this.items
+      .flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.text) : []))
+      .join('');
+  }
+
+  /** New text of the reply, with the log probabilities of its tokens when they were asked for. */
+  addText(delta: string, logprobs: GeneratedTokenLogprob[] = []): void {
+    const { item, index } = this.#openMessage();
+    const part = item.content[0]!;
+    const added = logprobs.map(toLogprob);
+    part.text += delta;
+    part.logprobs.push(...added);
+    this.#emit({
+      type: 'response.output_text.delta',
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      delta,
+      logprobs: added.map(toDeltaLogprob),
+    });
+  }
+
+  /**
+   * A function call begins: its item opens, with its name and no arguments yet. Text before it is complete: its
+   * message is closed first, as OpenAI's stream closes each item before the next begins.
+   */
+  addCall(call: number, name: string): void {
+    if (this.#message) this.#close(this.#message.item, this.#message.index, 'completed');
+    const item: ResponseFunctionToolCall = {
+      id: newId('fc_'),
+      type: 'function_call',
+      status: 'in_progress',
+      arguments: '',
+      call_id: newId('call_'),
+      name,
+    };
+    const index = this.items.push(item) - 1;
+    this.#calls.set(call, { item, index });
+    this.#emit({ type: 'response.output_item.added', output_index: index, item: { ...item } });
+  }
+
+  /** More of a call's arguments. */
+  addArguments(call: number, delta: string): void {
+    const { item, index } = this.#calls.get(call)!;
+    item.arguments += delta;
+    this.#emit({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: index, delta });
+  }
+
+  /**
+   * The generation ended: every open item is closed, `incomplete` when a token limit cut it. A reply with neither
+   * text nor calls is an empty message, so that there is always an answer to read.
+   */
+  finish(reason: FinishReason): void {
+    this.finishReason = reason;
+    const status: ItemStatus = reason === 'length' ? 'incomplete' : 'completed';
+    if (this.items.length === 0) this.#openMessage();
+    this.items.forEach((item, index) => this.#close(item, index, status));
+  }
+
+  /** Closes an open item with its `…done` events. */
+  #close(item: ResponseOutputItem, index: number, status: ItemStatus): void {
+    if (item.status !== 'in_progress') return;
+    item.status = status;
+    if (item.type === 'message') {
+      const part = item.content[0]!;
+      const location = { item_id: item.id, output_index: index, content_index: 0 };
+      this.#emit({
+        type: 'response.output_text.done',
+        ...location,
+        text: part.text,
+        logprobs: part.logprobs.map(toDeltaLogprob),
+      });
+      this.#emit({ type: 'response.content_part.done', ...location, part: structuredClone(part) });
+    } else {
+      this.#emit({
+        type: 'response.function_call_arguments.done',
+        item_id: item.id,
+        output_index: index,
+        name: item.name,
+        arguments: item.arguments,
+      });
+    }
+    this.#emit({ type: 'response.output_item.done', output_index: index, item: structuredClone(item) });
+  }
+
+  #openMessage(): { item: ResponseOutputMessage; index: number } {
+    // Text after a call (which closed the message before it) is a message of its own.
+    if (this.#message?.item.status === 'in_progress') return this.#message;
+    const item: ResponseOutputMessage = {
+      id: newId('msg_'),
+      type: 'message',
+      status: 'in_progress',
+      role: 'assistant',
+      content: [],
+    };
+    const index = this.items.push(item) - 1;
+    this.#message = { item, index };
+    this.#emit({ type: 'response.output_item.added', output_index: index, item: structuredClone(item) });
+    const part = { type: 'output_text' as const, text: '', annotations: [], logprobs: [] };
+    item.content.push(part);
+    this.#emit({
+      type: 'response.content_part.added',
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      part: structuredClone(part),
+    });
+    return this.#message;
+  }
+}

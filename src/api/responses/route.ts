@@ -1,0 +1,178 @@
+import type { Context } from 'hono';
+import { EngineError, type ChatEvent, type ChatRequest, type ChatResult } from '../../engine/index.ts';
+import { ApiError, type ErrorBody } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { readJsonObject } from '../read-json.ts';
+import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
+import { eventStream } from '../sse.ts';
+import { responseUsage } from '../usage.ts';
+import { itemIds, ownResponse, resolveConversation, toChatMessages, type KeptResponse } from './conversation.ts';
+import { ResponseOutput, type UnsequencedEvent } from './output.ts';
+import { responsesParser, type ResponsesParams } from './schema.ts';
+import type { Response, ResponseDeleted, ResponseError, ResponseStreamEvent } from './wire.ts';
+
+/**
+ * `POST /v1/responses`: one response, as a JSON object or as OpenAI's stream of events, each with its
+ * `sequence_number`. The conversation is the request's input after the stored one it continues
+ * (`previous_response_id`, `item_reference`); with `store` (the default) the response and its conversation are kept.
+ */
+export function createResponse({ engine, limits, now, ownedBy, errorBody, responses }: RouteDeps) {
+  const parse = responsesParser(limits);
+  return async (c: Context<Env>) => {
+    const params = parse(await readJsonObject(c.req.raw, limits.maxBodyBytes));
+    const served = new ServedBy(params.model, ownedBy);
+    const { onServe } = served;
+    const owner = c.get('key').id;
+    const conversation = await resolveConversation(responses, owner, params);
+    // The request's own items come last in the conversation, after those of the response it continues.
+    const offset = conversation.length - params.input.length;
+    const messages = toChatMessages(params.instructions, conversation, offset);
+    const request: ChatRequest = { ...params.request, messages };
+    const response = inProgress(newId('resp_'), Math.floor(now() / 1000), params);
+
+    /** Completes the response from the generation's result, and keeps it when asked. */
+    const complete = async (output: ResponseOutput, result: ChatResult): Promise<Response> => {
+      const cut = output.finishReason === 'length';
+      Object.assign(response, {
+        status: cut ? 'incomplete' : 'completed',
+        completed_at: Math.floor(now() / 1000),
+        incomplete_details: cut ? { reason: 'max_output_tokens' } : null,
+        output: output.items,
+        output_text: output.text,
+        usage: responseUsage(result.usage),
+      } satisfies Partial<Response>);
+      if (params.store) {
+        const kept: KeptResponse = { response, conversation };
+        await responses.put({ id: response.id, owner, storedAt: now(), itemIds: itemIds(kept), data: kept });
+      }
+      return response;
+    };
+
+    if (!params.stream) {
+      const output = new ResponseOutput();
+      const result = await engine
+        .chat(params.model, request, { signal: c.req.raw.signal, onServe })
+        .catch(asInputError);
+      const [choice] = result.choices;
+      const calls = choice!.toolCalls ?? [];
+      // A reply that only called functions has no message; one with text has it before its calls, as it was written.
+      if (choice!.text || !calls.length) output.addText(choice!.text, choice!.logprobs);
+      calls.forEach((call, index) => {
+        output.addCall(index, call.name);
+        output.addArguments(index, call.arguments);
+      });
+      output.finish(choice!.finishReason);
+      return served.label(c.json<Response>(await complete(output, result)));
+    }
+
+    const stream = await eventStream(
+      async (send, signal) => {
+        let sequence = 0;
+        const emit = (event: UnsequencedEvent) => {
+          const sequenced = { ...event, sequence_number: sequence++ } as ResponseStreamEvent;
+          send(sequenced, sequenced.type);
+        };
+        const output = new ResponseOutput(emit);
+        const onEvent = (event: ChatEvent) => {
+          // Sent with the first token, not up front: a request the engine refuses (a prompt over the context window)
+          // still gets its own status code instead of a stream.
+          if (sequence === 0) {
+            emit({ type: 'response.created', response: structuredClone(response) });
+            emit({ type: 'response.in_progress', response: structuredClone(response) });
+          }
+          if (event.type === 'delta') output.addText(event.text, event.logprobs);
+          else if (event.type === 'tool_call') output.addCall(event.index, event.name);
+          else if (event.type === 'tool_arguments') output.addArguments(event.index, event.text);
+          else output.finish(event.reason);
+        };
+        try {
+          const result = await engine.chat(params.model, request, { signal, onEvent, onServe }).catch(asInputError);
+          const done = await complete(output, result);
+          emit({ type: done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: done });
+        } catch (error) {
+          if (sequence === 0 || signal.aborted) throw error;
+          // Once the stream has begun, a failure is the response's: it ends `failed`, with what it had written.
+          const failure = errorBody(error, c.get('requestId'));
+          Object.assign(response, { status: 'failed', error: toResponseError(failure), output: output.items });
+          emit({ type: 'response.failed', response });
+        }
+      },
+      { signal: c.req.raw.signal, errorBody: (error) => errorBody(error, c.get('requestId')), doneFrame: false },
+    );
+    return served.label(stream);
+  };
+}
+
+/** `GET /v1/responses/{id}`: a kept response of the caller's key. */
+export function retrieveResponse({ responses }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const id = c.req.param('id') ?? '';
+    if (c.req.query('stream') === 'true') {
+      throw new ApiError(400, 'Streaming a stored response again is not supported.', { param: 'stream' });
+    }
+    const kept = await ownResponse(responses, c.get('key').id, id);
+    if (!kept) throw responseNotFound(id);
+    return c.json<Response>(kept.response);
+  };
+}
+
+/** `DELETE /v1/responses/{id}`: forgets a kept response of the caller's key. */
+export function deleteResponse({ responses }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const id = c.req.param('id') ?? '';
+    if (!(await ownResponse(responses, c.get('key').id, id)) || !(await responses.delete(id))) {
+      throw responseNotFound(id);
+    }
+    return c.json<ResponseDeleted>({ id, object: 'response.deleted', deleted: true });
+  };
+}
+
+/**
+ * An engine error about the conversation (`messages`, as the engine calls the prompt it renders) is about the
+ * request's `input`. (Refusals of `text.format` and of tools' parameters name them already: the request's constraint
+ * carries this API's names.)
+ */
+function asInputError(error: unknown): never {
+  if (error instanceof EngineError && error.param === 'messages') {
+    throw new EngineError(error.kind, error.message, { param: 'input', cause: error });
+  }
+  throw error;
+}
+
+const responseNotFound = (id: string) =>
+  new ApiError(404, `Response with id '${id}' not found.`, { param: 'response_id', code: 'not_found' });
+
+/** A response in progress: what `response.created` shows, and what the finished response is made from. */
+function inProgress(id: string, createdAt: number, params: ResponsesParams): Response {
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status: 'in_progress',
+    completed_at: null,
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: params.instructions,
+    model: params.model,
+    output: [],
+    output_text: '',
+    previous_response_id: params.previousResponseId,
+    service_tier: 'default',
+    store: params.store,
+    truncation: 'disabled',
+    usage: null,
+    ...params.settings,
+  };
+}
+
+/** A failure's error body as the response's `error`, in the Responses API's codes. */
+function toResponseError({ error }: ErrorBody): ResponseError {
+  const code =
+    error.type === 'invalid_request_error'
+      ? 'invalid_prompt'
+      : error.type === 'requests'
+        ? 'rate_limit_exceeded'
+        : 'server_error';
+  return { code, message: error.message };
+}

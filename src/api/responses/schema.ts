@@ -1,0 +1,291 @@
+import * as z from 'zod';
+import type { ChatRequest, JsonConstraint } from '../../engine/index.ts';
+import { samplingFields, thinksAt } from '../common-fields.ts';
+import { invalidRequest } from '../errors.ts';
+import type { Limits } from '../options.ts';
+import { optional, parse } from '../request-validation.ts';
+import { toConstraint, type ToolParamNamer } from '../tool-schemas.ts';
+import type { FunctionTool, ResponseFormat, ResponsesToolChoice } from './wire.ts';
+
+/*
+ * The Responses API's request body (`POST /v1/responses`) and its conversion to what the route needs: the input items,
+ * normalised, and the engine request without its messages (they come from the conversation, which may continue a
+ * stored one). Fields that would change the meaning of a request if ignored (hosted tools, images, background runs,
+ * server-side conversations) are refused with a 400 naming them.
+ */
+
+/** An input item of a conversation, as kept and continued: text only, function calls and their outputs. */
+export type ConversationItem =
+  | { type: 'message'; role: 'user' | 'assistant' | 'system' | 'developer'; content: string; id?: string }
+  | { type: 'function_call'; call_id: string; name: string; arguments: string; id?: string }
+  | { type: 'function_call_output'; call_id: string; output: string; id?: string };
+
+/** An input item as sent: a conversation item, or a reference to an item of a stored response. */
+export type InputItem = ConversationItem | { type: 'item_reference'; id: string };
+
+const TEXT_ONLY =
+  'Only text content is supported (`input_text`, `output_text`): these models read no images, files or audio.';
+
+/** A content part of a message: text, whichever side wrote it. */
+const textPart = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('input_text'), text: z.string() }),
+    z.object({ type: z.literal('output_text'), text: z.string() }),
+    z.object({ type: z.literal('refusal'), refusal: z.string() }),
+  ],
+  { error: (issue) => (issue.code === 'invalid_union' ? TEXT_ONLY : undefined) },
+);
+
+const itemStatus = optional(z.enum(['in_progress', 'completed', 'incomplete']));
+
+const ITEM_TYPES =
+  'Supported input items: messages (`type: "message"`), `function_call`, `function_call_output` and `item_reference`.';
+
+const inputItem = z.preprocess(
+  // `type` may be left out: a message is known by its role, a reference by its lone id.
+  (item) =>
+    typeof item === 'object' && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null
+      ? { ...item, type: 'role' in item ? 'message' : 'item_reference' }
+      : item,
+  z.discriminatedUnion(
+    'type',
+    [
+      z.object({
+        type: z.literal('message'),
+        role: z.enum(['user', 'assistant', 'system', 'developer']),
+        content: z.union([z.string(), z.array(textPart)]),
+        id: optional(z.string()),
+        status: itemStatus,
+      }),
+      z.object({
+        type: z.literal('function_call'),
+        call_id: z.string().min(1),
+        name: z.string().min(1),
+        arguments: z.string(),
+        id: optional(z.string()),
+        status: itemStatus,
+      }),
+      z.object({
+        type: z.literal('function_call_output'),
+        call_id: z.string().min(1),
+        output: z.union([z.string(), z.array(textPart)]),
+        id: optional(z.string()),
+        status: itemStatus,
+      }),
+      z.object({ type: z.literal('item_reference'), id: z.string().min(1) }),
+    ],
+    { error: (issue) => (issue.code === 'invalid_union' ? `Unsupported input item type. ${ITEM_TYPES}` : undefined) },
+  ),
+);
+
+/** OpenAI's rule for names of functions and schemas. */
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const functionTool = z.object(
+  {
+    type: z.literal('function', { error: 'Only function tools are supported: no hosted tools run here.' }),
+    name: z.string().regex(NAME, 'Function names are 1 to 64 letters, digits, underscores and dashes.'),
+    description: optional(z.string()),
+    parameters: optional(z.record(z.string(), z.unknown())),
+    strict: optional(z.boolean()),
+  },
+  { error: 'Only function tools are supported: no hosted tools run here.' },
+);
+
+const toolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.object({ type: z.literal('function'), name: z.string().min(1) }),
+]);
+
+const format = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object') }),
+    z.object({
+      type: z.literal('json_schema'),
+      name: z.string().regex(NAME, 'The name must be 1 to 64 letters, digits, `_` or `-`.'),
+      schema: z.record(z.string(), z.unknown()),
+      description: optional(z.string()),
+      strict: optional(z.boolean()),
+    }),
+  ],
+  { error: 'The type of `text.format` must be "text", "json_object" or "json_schema".' },
+);
+
+/** What refusing a field says: it exists in the OpenAI API, and Lantern does not do it. */
+const unsupported = (what: string) => optional(z.never(`${what} is not supported here.`));
+
+function responsesSchema(limits: Limits) {
+  const { model, temperature, top_p } = samplingFields(limits);
+  return z.object({ model, temperature, top_p }).extend({
+    input: z.union([z.string(), z.array(inputItem).min(1).max(limits.maxMessages)]),
+    instructions: optional(z.string()),
+    max_output_tokens: optional(z.int().min(1).max(limits.maxTokens)),
+    stream: optional(z.boolean()),
+    store: optional(z.boolean()),
+    previous_response_id: optional(z.string().min(1)),
+    tools: optional(z.array(functionTool).max(128)),
+    tool_choice: optional(toolChoice),
+    parallel_tool_calls: optional(z.boolean()),
+    text: optional(z.object({ format: optional(format), verbosity: optional(z.enum(['low', 'medium', 'high'])) })),
+    reasoning: optional(z.object({ effort: optional(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])) })),
+    include: optional(z.array(z.string())),
+    top_logprobs: optional(z.int().min(0).max(20)),
+    metadata: optional(z.record(z.string().max(64), z.string().max(512))),
+    user: optional(z.string()),
+    truncation: optional(z.enum(['disabled'], { error: 'Only `truncation: "disabled"` is supported.' })),
+    background: optional(
+      z.literal(false, { error: 'Background responses are not supported: stream the response instead.' }),
+    ),
+    conversation: unsupported('`conversation` (the Conversations API)'),
+    prompt: unsupported('`prompt` (stored prompt templates)'),
+  });
+}
+
+/** A validated Responses request: the input, what the response echoes, and the engine request but its messages. */
+export interface ResponsesParams {
+  model: string;
+  stream: boolean;
+  store: boolean;
+  previousResponseId: string | null;
+  instructions: string | null;
+  input: InputItem[];
+  /** The engine request; `messages` is filled once the conversation is known. */
+  request: Omit<ChatRequest, 'messages'>;
+  /** The request's settings as the response object shows them. */
+  settings: {
+    max_output_tokens: number | null;
+    metadata: Record<string, string>;
+    parallel_tool_calls: boolean;
+    reasoning: { effort: string | null; summary: null };
+    temperature: number;
+    top_p: number;
+    text: { format: ResponseFormat; verbosity: 'low' | 'medium' | 'high' };
+    tool_choice: ResponsesToolChoice;
+    tools: FunctionTool[];
+    top_logprobs: number;
+    user?: string;
+  };
+}
+
+/** `include` value that asks for log probabilities. */
+const LOGPROBS = 'message.output_text.logprobs';
+
+/** Compiled once per handler, as the limits are fixed for its lifetime. */
+export function responsesParser(limits: Limits): (body: unknown) => ResponsesParams {
+  const schema = responsesSchema(limits);
+  return (body) => {
+    const p = parse(schema, body);
+    if (p.metadata && Object.keys(p.metadata).length > 16) {
+      throw invalidRequest("Invalid 'metadata': at most 16 keys.", 'metadata', 'invalid_value');
+    }
+    const tools = (p.tools ?? []).map((t): FunctionTool => ({
+      type: 'function',
+      name: t.name,
+      description: t.description ?? null,
+      parameters: t.parameters ?? null,
+      strict: t.strict ?? null,
+    }));
+    if (p.tool_choice != null && !tools.length && p.tool_choice !== 'none' && p.tool_choice !== 'auto') {
+      throw invalidRequest("Invalid value for 'tool_choice': a tool must be chosen from 'tools'.", 'tool_choice');
+    }
+
+    const request: Omit<ChatRequest, 'messages'> = {
+      temperature: p.temperature ?? 1,
+      topP: p.top_p ?? 1,
+      presencePenalty: 0,
+      frequencyPenalty: 0,
+      stop: [],
+      n: 1,
+    };
+    if (p.max_output_tokens != null) request.maxTokens = p.max_output_tokens;
+    else request.defaultMaxTokens = limits.maxTokens;
+    const effort = p.reasoning?.effort;
+    if (thinksAt(effort)) request.thinking = true;
+    const f = p.text?.format;
+    const textFormat: ResponseFormat =
+      f?.type === 'json_schema'
+        ? {
+            type: 'json_schema',
+            name: f.name,
+            schema: f.schema,
+            ...(f.description != null && { description: f.description }),
+            strict: f.strict ?? null,
+          }
+        : { type: f?.type ?? 'text' };
+    const json: JsonConstraint | undefined =
+      textFormat.type === 'json_object'
+        ? { type: 'json', schema: null, param: 'text.format' }
+        : textFormat.type === 'json_schema'
+          ? { type: 'json', schema: textFormat.schema, param: 'text.format' }
+          : undefined;
+    // Function tools on the chat tool mechanism: the same checks and the same constraint as chat completions'.
+    const choice = typeof p.tool_choice === 'object' && p.tool_choice ? { name: p.tool_choice.name } : p.tool_choice;
+    const constraint = toConstraint(json, p.tools ?? [], choice, p.parallel_tool_calls, flatToolParam);
+    if (constraint) request.constraint = constraint;
+    if (p.include?.includes(LOGPROBS) || p.top_logprobs != null) request.logprobs = p.top_logprobs ?? 0;
+
+    const input: InputItem[] =
+      typeof p.input === 'string'
+        ? [{ type: 'message', role: 'user', content: p.input }]
+        : p.input.map((item): InputItem => {
+            switch (item.type) {
+              case 'item_reference':
+                return { type: 'item_reference', id: item.id };
+              case 'message':
+                return withId({ type: 'message', role: item.role, content: text(item.content) }, item.id);
+              case 'function_call':
+                return withId(
+                  { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments },
+                  item.id,
+                );
+              case 'function_call_output':
+                return withId(
+                  { type: 'function_call_output', call_id: item.call_id, output: text(item.output) },
+                  item.id,
+                );
+            }
+          });
+
+    return {
+      model: p.model,
+      stream: p.stream === true,
+      store: p.store !== false,
+      previousResponseId: p.previous_response_id ?? null,
+      instructions: p.instructions ?? null,
+      input,
+      request,
+      settings: {
+        max_output_tokens: p.max_output_tokens ?? null,
+        metadata: p.metadata ?? {},
+        parallel_tool_calls: p.parallel_tool_calls ?? true,
+        reasoning: { effort: effort ?? null, summary: null },
+        temperature: request.temperature,
+        top_p: request.topP,
+        text: { format: textFormat, verbosity: p.text?.verbosity ?? 'medium' },
+        tool_choice: typeof p.tool_choice === 'object' && p.tool_choice ? p.tool_choice : (p.tool_choice ?? 'auto'),
+        tools,
+        top_logprobs: p.top_logprobs ?? 0,
+        ...(p.user != null && { user: p.user }),
+      },
+    };
+  };
+}
+
+/** This API's function tools are flat: `tools[i].name`, where chat completions have `tools[i].function.name`. */
+const flatToolParam: ToolParamNamer = (index, field) => `tools[${index}].${field}`;
+
+type TextParts =
+  string | ({ type: 'input_text' | 'output_text'; text: string } | { type: 'refusal'; refusal: string })[];
+
+/** A message's or an output's text: its parts joined by new lines, as chat messages' parts are. */
+const text = (content: TextParts): string =>
+  typeof content === 'string'
+    ? content
+    : content.map((part) => (part.type === 'refusal' ? part.refusal : part.text)).join('\n');
+
+function withId<T extends ConversationItem>(item: T, id: string | null | undefined): T {
+  return id == null ? item : { ...item, id };
+}

@@ -1,0 +1,169 @@
+/**
+ * The Responses API's wire format (`/v1/responses`), field for field as openai-node's `Response`,
+ * `ResponseOutputItem` and `ResponseStreamEvent` have it, for the parts Lantern produces: output messages of text and
+ * function calls. Request bodies are described by `responses-schema.ts`.
+ */
+
+export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
+/** A token's log probability in an `output_text` part. */
+export interface ResponseLogprob {
+  token: string;
+  bytes: number[];
+  logprob: number;
+  top_logprobs: { token: string; bytes: number[]; logprob: number }[];
+}
+
+export interface ResponseOutputText {
+  type: 'output_text';
+  text: string;
+  annotations: never[];
+  /** With `include: ["message.output_text.logprobs"]`; empty otherwise. */
+  logprobs: ResponseLogprob[];
+}
+
+export interface ResponseOutputMessage {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  status: ItemStatus;
+  content: ResponseOutputText[];
+}
+
+/** A call of a function tool the model made; `arguments` is a JSON object as text. */
+export interface ResponseFunctionToolCall {
+  id: string;
+  type: 'function_call';
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: ItemStatus;
+}
+
+export type ResponseOutputItem = ResponseOutputMessage | ResponseFunctionToolCall;
+
+/** A function tool as the request declared it (`tools[]`), echoed on the response. */
+export interface FunctionTool {
+  type: 'function';
+  name: string;
+  description: string | null;
+  parameters: Record<string, unknown> | null;
+  strict: boolean | null;
+}
+
+export type ResponsesToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
+
+/** `text.format`: free text, any JSON object, or JSON valid against a schema. */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | {
+      type: 'json_schema';
+      name: string;
+      schema: Record<string, unknown>;
+      description?: string;
+      strict?: boolean | null;
+    };
+
+export interface ResponseUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'incomplete';
+
+/** Why a response failed, in the API's `ResponseError` codes. */
+export interface ResponseError {
+  code: 'server_error' | 'rate_limit_exceeded' | 'invalid_prompt';
+  message: string;
+}
+
+export interface Response {
+  id: string;
+  object: 'response';
+  created_at: number;
+  status: ResponseStatus;
+  /** When it ended, in Unix seconds; null while it runs. */
+  completed_at: number | null;
+  background: false;
+  error: ResponseError | null;
+  incomplete_details: { reason: 'max_output_tokens' } | null;
+  instructions: string | null;
+  max_output_tokens: number | null;
+  metadata: Record<string, string>;
+  model: string;
+  output: ResponseOutputItem[];
+  /** The text of every `output_text` part, joined: openai-node's convenience, written by the server too. */
+  output_text: string;
+  parallel_tool_calls: boolean;
+  previous_response_id: string | null;
+  reasoning: { effort: string | null; summary: null };
+  service_tier: 'default';
+  store: boolean;
+  temperature: number;
+  text: { format: ResponseFormat; verbosity: 'low' | 'medium' | 'high' };
+  tool_choice: ResponsesToolChoice;
+  tools: FunctionTool[];
+  top_logprobs: number;
+  top_p: number;
+  truncation: 'disabled';
+  usage: ResponseUsage | null;
+  user?: string;
+}
+
+/** `DELETE /v1/responses/{id}`. */
+export interface ResponseDeleted {
+  id: string;
+  object: 'response.deleted';
+  deleted: true;
+}
+
+/** A token's log probability in an `output_text` delta: without bytes. */
+export interface DeltaLogprob {
+  token: string;
+  logprob: number;
+  top_logprobs: { token: string; logprob: number }[];
+}
+
+type Sequenced<T> = T & { sequence_number: number };
+
+/** The events of a streamed response, in the order OpenAI sends them; each event's `type` is also its SSE name. */
+export type ResponseStreamEvent = Sequenced<
+  | { type: 'response.created' | 'response.in_progress'; response: Response }
+  | { type: 'response.completed' | 'response.incomplete' | 'response.failed'; response: Response }
+  | { type: 'response.output_item.added' | 'response.output_item.done'; output_index: number; item: ResponseOutputItem }
+  | {
+      type: 'response.content_part.added' | 'response.content_part.done';
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      part: ResponseOutputText;
+    }
+  | {
+      type: 'response.output_text.delta';
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      delta: string;
+      logprobs: DeltaLogprob[];
+    }
+  | {
+      type: 'response.output_text.done';
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      text: string;
+      logprobs: DeltaLogprob[];
+    }
+  | { type: 'response.function_call_arguments.delta'; item_id: string; output_index: number; delta: string }
+  | {
+      type: 'response.function_call_arguments.done';
+      item_id: string;
+      output_index: number;
+      name: string;
+      arguments: string;
+    }
+>;

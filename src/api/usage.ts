@@ -1,0 +1,47 @@
+import type { TokenUsage } from '../engine/index.ts';
+import type { ResponseUsage } from './responses/wire.ts';
+
+/*
+ * Token usage on the wire: the engine's count, in the shape of each API. Cached prompt tokens (prefix reuse) are
+ * reported as the OpenAI API reports its prompt caching.
+ */
+
+/** Chat completions' and completions' usage (openai-node's `CompletionUsage`). */
+export interface CompletionUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** Present when part of the prompt came from the prefix cache, as the OpenAI API reports its prompt caching. */
+  prompt_tokens_details?: { cached_tokens: number };
+}
+
+export function completionUsage({ promptTokens, completionTokens, cachedPromptTokens }: TokenUsage): CompletionUsage {
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    ...(cachedPromptTokens && { prompt_tokens_details: { cached_tokens: cachedPromptTokens } }),
+  };
+}
+
+/** The Responses API's usage (its `input_tokens`, `output_tokens` and their details). */
+export function responseUsage({ promptTokens, completionTokens, cachedPromptTokens = 0 }: TokenUsage): ResponseUsage {
+  return {
+    input_tokens: promptTokens,
+    // The prompt tokens a continued conversation found in the engine's prefix cache.
+    input_tokens_details: { cached_tokens: cachedPromptTokens, cache_write_tokens: 0 },
+    output_tokens: completionTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: promptTokens + completionTokens,
+  };
+}
+
+/** Two engine requests' usage together (a text completion of several prompts runs one per prompt). */
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  const cached = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    ...(cached > 0 && { cachedPromptTokens: cached }),
+  };
+}

@@ -1,0 +1,32 @@
+import type { ChatEvent, WireObject } from './types.ts';
+
+/** Where a call's output goes: typed events, or a server's chunks as it sent them. */
+export interface OutputListeners {
+  onEvent?: ((event: ChatEvent) => void) | undefined;
+  onServerChunk?: ((chunk: WireObject) => void) | undefined;
+}
+
+/**
+ * The caller's options, watched for output: `started()` says whether any event or server chunk has been passed on,
+ * after which a call can no longer move to another candidate (or be sent again) without the caller hearing it twice.
+ * The one way every layer that may try a call again (the router, the service worker's client of the engine worker)
+ * knows whether it still may.
+ */
+export function watchOutput<O extends OutputListeners>(callerOptions: O): { options: O; started: () => boolean } {
+  let started = false;
+  const options: O = { ...callerOptions };
+  const { onEvent, onServerChunk } = callerOptions;
+  if (onEvent) {
+    options.onEvent = (event) => {
+      started = true;
+      onEvent(event);
+    };
+  }
+  if (onServerChunk) {
+    options.onServerChunk = (chunk) => {
+      started = true;
+      onServerChunk(chunk);
+    };
+  }
+  return { options, started: () => started };
+}

@@ -1,0 +1,234 @@
+import { Validator, type Schema } from '@cfworker/json-schema';
+import {
+  EngineError,
+  type FunctionCall,
+  type JsonConstraint,
+  type JsonSchema,
+  type OutputConstraint,
+  type ToolConstraint,
+} from '../../engine/index.ts';
+import { HERMES, type ToolCallSyntax } from '../tools/tool-call-syntax.ts';
+import { BoundedCache } from './bounded-cache.ts';
+import { checkConstraint, jsonParam, toolParam } from './constraint-check.ts';
+import { narrowSchema, withRanges } from './schema-narrowing.ts';
+import { loadXGrammar } from './xgrammar.ts';
+
+/*
+ * An output constraint, engine-independent, in three steps that every engine shares: refused up front when the grammar
+ * engine would not enforce it (`checkConstraint` in constraint-check.ts, before any model loads), turned into one grammar that both engines
+ * run (`constraintGrammar`: EBNF text for JSON; an XGrammar structural tag for a reply that may call tools, its calls
+ * written in the model's syntax), and checked with a real validator when a choice ends (`violation`). Each engine
+ * compiles the grammar against its own vocabulary and applies it as a logits mask (transformers.js: `grammar-mask.ts`,
+ * applied by its sampling processor; web-llm: its own `response_format: {type: "grammar" | "structural_tag"}`).
+ * Every refusal is a 400 naming the request's own parameter, which the constraint carries.
+ */
+
+/** Distinct schemas whose grammar text and validator are kept: an app rarely uses more schemas than this. */
+const CACHE_SIZE = 64;
+
+/** Any JSON object, for the OpenAI API's `json_object`. */
+const ANY_OBJECT = { type: 'object', additionalProperties: true };
+
+/** A grammar for XGrammar: EBNF text (root rule `root`), or a structural tag. */
+export type GrammarSpec = { ebnf: string } | { structuralTag: StructuralTag };
+
+/** An XGrammar structural tag, as `Grammar.fromStructuralTag` and web-llm's `response_format` take it. */
+export type StructuralTag = { type: 'structural_tag'; format: Record<string, unknown> };
+
+const grammars = new BoundedCache<string, Promise<GrammarSpec>>(CACHE_SIZE);
+
+/**
+ * The grammar of a constraint for a model whose tool calls read as `syntax` (the same for every engine and
+ * vocabulary), compiled once per constraint and syntax. JSON is compact (no white space between tokens, so that a
+ * model cannot loop on it); arguments are written as chat templates write them (`", "` and `": "`), as models learned.
+ */
+export function constraintGrammar(constraint: OutputConstraint, syntax: ToolCallSyntax = HERMES): Promise<GrammarSpec> {
+  let key: string;
+  try {
+    key = `${syntax.family}:${checkConstraint(constraint)}`;
+  } catch (refusal) {
+    return Promise.reject(refusal);
+  }
+  const grammar = grammars.getOrCreate(key, async () =>
+    constraint.type === 'json'
+      ? { ebnf: await jsonGrammar(constraint) }
+      : { structuralTag: await toolStructuralTag(constraint, syntax) },
+  );
+  grammar.catch(() => grammars.delete(key));
+  return grammar;
+}
+
+const jsonGrammar = (constraint: JsonConstraint) =>
+  schemaGrammar(constraint.schema ?? ANY_OBJECT, [',', ':'], jsonParam(constraint));
+
+const schemaGrammars = new BoundedCache<string, Promise<string>>(CACHE_SIZE);
+
+/**
+ * One schema's grammar as EBNF, with `separators` between items and no properties beyond those the schema allows:
+ * XGrammar writes it from the schema as Lantern narrows it (schema-narrowing.ts), then Lantern narrows the few rules
+ * that would let invalid JSON through (see {@link narrow}). The one compile of every schema, of a response format or of
+ * a function's parameters.
+ */
+function schemaGrammar(schema: JsonSchema, separators: [string, string], param: string): Promise<string> {
+  const key = `${separators.join('')}:${JSON.stringify(schema)}`;
+  const grammar = schemaGrammars.getOrCreate(key, async () => {
+    const xg = await loadXGrammar();
+    let grammar;
+    try {
+      grammar = await xg.Grammar.fromJSONSchema(JSON.stringify(narrowSchema(schema)), false, -1, separators, true);
+    } catch (error) {
+      // A refusal of the narrowing, already worded: it is about this parameter.
+      if (error instanceof EngineError) throw new EngineError(error.kind, error.message, { param });
+      // XGrammar's WebAssembly failed (an abort, which leaks its memory; or out of bounds, once enough aborts did): an
+      // internal error, after which a browser's engine worker is replaced. Not the schema's fault.
+      if (error instanceof WebAssembly.RuntimeError || /Aborted/.test(messageOf(error))) {
+        throw EngineError.from(error, 'internal');
+      }
+      throw new EngineError('invalid_request', `This JSON schema cannot be compiled: ${messageOf(error)}`, { param });
+    }
+    try {
+      return narrow(withRanges(grammar.toString()));
+    } finally {
+      grammar.dispose();
+    }
+  });
+  grammar.catch(() => schemaGrammars.delete(key));
+  return grammar;
+}
+
+/**
+ * Rules of XGrammar 0.1.27's output that admit text a validator rejects, replaced by narrower ones that admit only
+ * valid text (each found by the random walks of `bench/structured-output-libraries.ts`; tested in
+ * output-constraint.test.ts):
+ * - strings with `minLength`/`maxLength` allow raw control characters (`[^"\\\r\n]`), which JSON forbids;
+ * - `format: "date"` allows the 31st of every month: days are narrowed to 01–28;
+ * - `format: "date-time"`/`"time"` allow a 60th minute or second: narrowed to 00–59.
+ */
+export function narrow(ebnf: string): string {
+  return ebnf
+    .replaceAll('[^\\"\\\\\\r\\n]', '[^\\0-\\x1f\\"\\\\]')
+    .replaceAll('(("0" [1-9]) | ([1-2] [0-9]) | ("3" [01]))', '(("0" [1-9]) | ("1" [0-9]) | ("2" [0-8]))')
+    .replaceAll('(([0-5] [0-9]) | ("6" "0"))', '(([0-5] [0-9]))');
+}
+
+/**
+ * The structural tag of a reply that may call tools: each call is its family's syntax around one declared function's
+ * name and arguments that match its `parameters`; `auto` lets free text run until a call's opening marker (a trigger)
+ * and holds what follows to a valid call; `required` and a named function admit calls only; one call without parallel
+ * calls (or in a family that writes one call per turn).
+ */
+async function toolStructuralTag(constraint: ToolConstraint, syntax: ToolCallSyntax): Promise<StructuralTag> {
+  const { choice } = constraint;
+  const parallel = constraint.parallel && syntax.parallel;
+  const named = typeof choice === 'object' ? choice.name : undefined;
+  const tags = await Promise.all(
+    constraint.tools.map(async (tool, i) =>
+      named !== undefined && tool.name !== named
+        ? undefined
+        : {
+            type: 'tag',
+            begin: `${syntax.open}{"${syntax.nameKey}": ${JSON.stringify(tool.name)}, "${syntax.argumentsKey}": `,
+            content: {
+              type: 'grammar',
+              grammar: await schemaGrammar(tool.parameters, [', ', ': '], toolParam(tool, i)),
+            },
+            end: `}${syntax.close}`,
+          },
+    ),
+  );
+  const callTags = tags.filter((t) => t !== undefined);
+  // One call: any of the tags. Several: tags with the family's separator between them.
+  const calls = !parallel
+    ? { type: 'or', elements: callTags }
+    : { type: 'tags_with_separator', tags: callTags, separator: syntax.separator, at_least_one: true };
+  if (choice !== 'auto') return { type: 'structural_tag', format: calls };
+  const trigger = syntax.open.trim();
+  if (constraint.text) {
+    // Either the answer the response format asks for, or calls (one: XGrammar nests no repeated tags in a choice).
+    const json = { type: 'grammar', grammar: await jsonGrammar(constraint.text) };
+    return { type: 'structural_tag', format: { type: 'or', elements: [json, ...callTags] } };
+  }
+  if (trigger) {
+    // Free text until the opening marker; from it on, a whole call.
+    const format = { type: 'triggered_tags', triggers: [trigger], tags: callTags, at_least_one: false };
+    return { type: 'structural_tag', format: { ...format, stop_after_first: !parallel } };
+  }
+  // A bare JSON call is the whole reply: the reply is a call, or text that does not begin as one.
+  const text = { type: 'grammar', grammar: 'root ::= ([^{ \\t\\n\\r] [^\\0]*)?' };
+  return { type: 'structural_tag', format: { type: 'or', elements: [...callTags, text] } };
+}
+
+/** A finished reply: its text and the calls read out of it. */
+export interface Reply {
+  text: string;
+  toolCalls?: FunctionCall[];
+}
+
+/**
+ * Checks a finished reply against its constraint. JSON: the text parses and validates. Tools: every call names a
+ * declared function (of the name asked for) and its arguments validate against that function's `parameters`;
+ * `required` and a named function made a call; one call at most without parallel calls; a reply without calls is
+ * what the response format asks for. Returns nothing when it holds; otherwise why not.
+ */
+export function violation(constraint: OutputConstraint, reply: Reply): string | undefined {
+  if (constraint.type === 'json') return jsonViolation(constraint.schema, reply.text);
+  const calls = reply.toolCalls ?? [];
+  if (!calls.length) {
+    if (constraint.choice !== 'auto') return 'the reply made no tool call, though one was required';
+    return constraint.text ? jsonViolation(constraint.text.schema, reply.text) : undefined;
+  }
+  if (!constraint.parallel && calls.length > 1) return `the reply made ${calls.length} calls without parallel calls`;
+  for (const call of calls) {
+    const tool = constraint.tools.find((t) => t.name === call.name);
+    const named = typeof constraint.choice === 'object' ? constraint.choice.name : call.name;
+    if (!tool || named !== call.name) return `the reply called ${JSON.stringify(call.name)}, which it may not`;
+    const why = jsonViolation(tool.parameters, call.arguments);
+    if (why) return `the arguments of ${JSON.stringify(call.name)} are invalid: ${why}`;
+  }
+  return undefined;
+}
+
+const validators = new BoundedCache<string, Validator>(CACHE_SIZE);
+
+/** Checks JSON text against a schema (`null`: any JSON object); nothing when it is valid, otherwise why not. */
+function jsonViolation(schema: JsonSchema | null, text: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return `the output is not JSON (${messageOf(error)})`;
+  }
+  const key = JSON.stringify(schema);
+  const validator = validators.getOrCreate(
+    key,
+    () => new Validator((schema ?? ANY_OBJECT) as Schema, draftOf(schema), false),
+  );
+  let result;
+  try {
+    result = validator.validate(value);
+  } catch (error) {
+    // @cfworker/json-schema 4.1 throws a URIError on a property name holding a lone surrogate ("\ud800").
+    return `the output could not be validated (${messageOf(error)})`;
+  }
+  if (result.valid) return undefined;
+  const first = result.errors.at(-1);
+  return `the output does not match the schema (${first ? `${first.instanceLocation}: ${first.error}` : 'invalid'})`;
+}
+
+/** The error for a choice that ended without a valid answer. */
+export function invalidOutput(choice: number, why: string): EngineError {
+  return new EngineError(
+    'invalid_output',
+    `Choice ${choice} ended without a valid structured answer: ${why}. No invalid JSON is returned; try again.`,
+  );
+}
+
+function draftOf(schema: JsonSchema | null): '4' | '7' | '2019-09' | '2020-12' {
+  const declared = typeof schema?.$schema === 'string' ? schema.$schema : '';
+  if (declared.includes('draft-04')) return '4';
+  if (declared.includes('draft-07') || declared.includes('draft-06')) return '7';
+  if (declared.includes('2019-09')) return '2019-09';
+  return '2020-12';
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

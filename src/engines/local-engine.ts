@@ -1,0 +1,166 @@
+import {
+  EngineError,
+  type ChatEvent,
+  type ChatRequest,
+  type ChatResult,
+  type EmbedRequest,
+  type EmbedResult,
+  type EngineErrorKind,
+  type LoadProgress,
+  type ModelTask,
+} from '../engine/index.ts';
+import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders } from './model-loaders.ts';
+import { candidateKey, withoutFailures, type CandidateFailure, type LocalCandidate } from './model-profile.ts';
+import { TaskQueue } from './task-queue.ts';
+
+/**
+ * What a local call runs on: the public ID that asked (progress is reported under it) and the local candidates of its
+ * fallback chain that this device can run, in the order the router tries them.
+ */
+export interface LocalTarget {
+  id: string;
+  task: ModelTask;
+  candidates: LocalCandidate[];
+}
+
+export interface LocalCallOptions {
+  signal?: AbortSignal | undefined;
+  /** Told which candidate serves the call (its `candidateKey`), once it is loaded and before any output. */
+  onBackend?: ((backend: string) => void) | undefined;
+}
+
+export interface LocalChatOptions extends LocalCallOptions {
+  onEvent?: ((event: ChatEvent) => void) | undefined;
+}
+
+/**
+ * The models that run on this device, behind no routing: a call names its target, and the engine serves it from the
+ * first of the target's candidates that loads. What the engine worker exposes to the service worker's router.
+ */
+export interface LocalEngine {
+  chat(target: LocalTarget, request: ChatRequest, options?: LocalChatOptions): Promise<ChatResult>;
+  embed(target: LocalTarget, request: EmbedRequest, options?: LocalCallOptions): Promise<EmbedResult>;
+}
+
+export interface LocalEngineOptions {
+  /** Model download and load progress. */
+  onProgress?: ((progress: LoadProgress) => void) | undefined;
+  /** How candidates are loaded (default: transformers.js and web-llm). */
+  loaders?: ModelLoaders | undefined;
+  /** Candidates that already failed to load on this page, in an earlier engine worker: skipped (`withoutFailures`). */
+  failed?: readonly CandidateFailure[] | undefined;
+  /**
+   * Set where one failed load breaks every later load in the same realm (transformers.js in a browser creates every
+   * session on one promise chain, which stays rejected): after the first failure the engine loads nothing more in
+   * it, and calls `replaceRealm` once. When later candidates remain, it names the failed one, to be skipped in the
+   * fresh realm, and the calls that needed the model are left unanswered, for their caller to send again there. When
+   * the failed candidate was the last of its chain, those calls are answered with the error first.
+   */
+  replaceRealm?: ((reason: string, failed?: CandidateFailure) => void) | undefined;
+}
+
+type LoadedModel = ChatModel | EmbeddingModel;
+
+/**
+ * The local engine: each target is resolved on first use to the first of its candidates that loads. A candidate that
+ * fails to load (unsupported, missing, too big for the storage quota) hands over to the next, in this realm or, with
+ * `replaceRealm`, in a fresh one. A model is loaded once, however many IDs share it; models run one request at a time;
+ * and a target that failed to load is tried again on its next request, so fixing the cause heals the engine without a
+ * restart.
+ */
+export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine {
+  const { onProgress, replaceRealm } = options;
+  const loaders = options.loaders ?? DEFAULT_LOADERS;
+  const byTarget = new Map<string, Promise<LoadedModel>>();
+  const byCandidate = new Map<string, Promise<LoadedModel>>();
+  /** The candidate key of each loaded model, for `onBackend`. */
+  const keys = new WeakMap<LoadedModel, string>();
+  const queue = new TaskQueue();
+
+  /** Set once a load failed in a realm that `replaceRealm` must replace: nothing more is loaded in it. */
+  let realmBroken = false;
+  /** What a call gets in a broken realm: no answer; its caller sends it again to the next realm. */
+  const stalled = () => new Promise<never>(() => {});
+
+  const loadCandidate = (target: LocalTarget, candidate: LocalCandidate): Promise<LoadedModel> => {
+    if (realmBroken) return stalled();
+    const key = candidateKey(candidate);
+    let loading = byCandidate.get(key);
+    if (!loading) {
+      const context = { id: target.id, onProgress };
+      loading = target.task === 'chat' ? loaders.chat(candidate, context) : loaders.embeddings(candidate, context);
+      byCandidate.set(key, loading);
+      loading.catch(() => byCandidate.delete(key));
+    }
+    return loading;
+  };
+
+  const walk = async (target: LocalTarget): Promise<LoadedModel> => {
+    const { id } = target;
+    const chain = withoutFailures(target.candidates, options.failed);
+    const failures: EngineError[] = [];
+    const tried = chain.failed.map((f) => `${f.candidate}: ${f.reason}`);
+    for (const [index, candidate] of chain.candidates.entries()) {
+      const key = candidateKey(candidate);
+      try {
+        const model = await loadCandidate(target, candidate);
+        keys.set(model, key);
+        onProgress?.({ status: 'ready', model: id, resolved: key });
+        return model;
+      } catch (error) {
+        // A failure after the realm broke may be the break's doing, not the candidate's: say nothing of it.
+        if (realmBroken) return stalled();
+        const failure = EngineError.from(error, 'load_failed');
+        onProgress?.({ status: 'failed', model: id, candidate: key, reason: failure.message });
+        failures.push(failure);
+        tried.push(`${key}: ${failure.message}`);
+        if (replaceRealm) {
+          realmBroken = true;
+          if (index < chain.candidates.length - 1) {
+            const reason = `${key} failed to load (${failure.message}); \`${id}\` tries its next candidate in a fresh realm.`;
+            replaceRealm(reason, { candidate: key, reason: failure.message });
+            return stalled();
+          }
+        }
+      }
+    }
+    const kind: EngineErrorKind = failures.every((f) => f.kind === 'insufficient_storage')
+      ? 'insufficient_storage'
+      : 'load_failed';
+    const error = new EngineError(
+      kind,
+      `Model \`${id}\` could not be loaded on this device. Tried ${tried.join('; ')}`,
+      {
+        cause: failures,
+      },
+    );
+    // Once this answer is on its way: the realm is replaced at once.
+    if (replaceRealm) setTimeout(() => replaceRealm(error.message), 0);
+    throw error;
+  };
+
+  const resolve = (target: LocalTarget): Promise<LoadedModel> => {
+    const key = `${target.id}\n${target.candidates.map(candidateKey).join('\n')}`;
+    let loading = byTarget.get(key);
+    if (!loading) {
+      loading = walk(target);
+      byTarget.set(key, loading);
+      loading.catch(() => byTarget.delete(key));
+    }
+    return loading;
+  };
+
+  return {
+    async chat(target, request, chatOptions = {}) {
+      const model = (await resolve(target)) as ChatModel;
+      chatOptions.onBackend?.(keys.get(model)!);
+      return queue.run(() => model.generate(request, chatOptions), chatOptions.signal);
+    },
+
+    async embed(target, request, embedOptions = {}) {
+      const model = (await resolve(target)) as EmbeddingModel;
+      embedOptions.onBackend?.(keys.get(model)!);
+      return queue.run(() => model.embed(request.input, embedOptions), embedOptions.signal);
+    },
+  };
+}

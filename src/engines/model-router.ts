@@ -1,0 +1,235 @@
+import {
+  EngineError,
+  modelNotFound,
+  watchOutput,
+  type ChatOptions,
+  type Engine,
+  type EngineErrorKind,
+  type ModelCard,
+  type ModelTask,
+} from '../engine/index.ts';
+import { checkConstraint } from './decoding/constraint-check.ts';
+import type { LocalEngine, LocalTarget } from './local-engine.ts';
+import {
+  candidateChain,
+  candidateKey,
+  isRemote,
+  usableCandidates,
+  type ModelEntry,
+  type RemoteCandidate,
+  type RoutingConfig,
+} from './model-profile.ts';
+import { CircuitBreaker } from './remote/circuit-breaker.ts';
+import { RemoteModel } from './remote/remote-model.ts';
+
+export interface ModelRouterOptions {
+  /**
+   * What serves the local candidates of every chain: a local engine in Node, the engine worker (over a port) in a
+   * service worker. It loads the first of a target's candidates that loads, so here they are one link.
+   */
+  local: LocalEngine;
+  /** The profile, its policy and what the device can run: asked for on each request (a service worker learns them). */
+  routing: (signal?: AbortSignal) => RoutingConfig | Promise<RoutingConfig>;
+  /** Told when the candidate that answers an ID changes (the service worker tells its pages). */
+  onServed?: (model: string, backend: string) => void;
+  now?: () => number;
+}
+
+/** One link of a chain: every local candidate this device can run (as one target), or one remote server. */
+type Link = { local: LocalTarget } | { remote: RemoteCandidate };
+
+/** What a link's call takes: the caller's options, and who to tell that a candidate has taken the call. */
+type LinkOptions = Omit<ChatOptions, 'onServe'> & { onBackend: (backend: string) => void };
+
+/** A public ID found for a task: its card, and the links of its chain in the order they are tried. */
+interface Route {
+  card: ModelCard;
+  links: Link[];
+}
+
+/** Failures of a local link after which a remote one may still answer: the device could not serve it. */
+const LOCAL_FALLS_OVER: ReadonlySet<EngineErrorKind> = new Set([
+  'load_failed',
+  'insufficient_storage',
+  'unavailable',
+  'internal',
+]);
+
+/** Failures of a remote link that count against its server and hand the request to the next link. */
+const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', 'upstream_unavailable']);
+
+/**
+ * The one routing layer: each call's public ID is looked up once in the profile (a 404 listing the task's models when
+ * it is not there), and its fallback chain walked across both kinds of candidate — the local ones this device can run
+ * (served by `local`, as one link) and remote servers (forwarded with `fetch`) — in the order the profile's policy
+ * gives (`candidateChain`). A request's constraint is refused here, before any model loads, when the grammar would not
+ * enforce it.
+ *
+ * A request goes to the first link that can take it. It moves on to the next link when its link could not serve it
+ * before producing any output: a local model that cannot load (or whose engine went away), a server that cannot be
+ * reached, does not answer in time or fails (5xx, refused credentials, an unknown model). A server that failed is
+ * skipped for a cool-down (a circuit breaker per candidate), so a dead server costs one attempt, not one per request.
+ * A client error (400), a rate limit (429) or an abort ends the request where it is, as does any failure after output
+ * began (a stream cut mid-way ends in an error event). When every link failed, the error is the one that can heal
+ * (a server to retry, with its cool-down as `retry-after`), and the message lists what each link said.
+ *
+ * `onServe` names the model and the candidate that serve each request, and `models()` lists each ID's chain and the
+ * candidate that answered it last: what `system_fingerprint`, `x-lantern-backend` and `/v1/models` show.
+ */
+export function createModelRouter(options: ModelRouterOptions): Engine {
+  const { local, routing, onServed } = options;
+  const now = options.now ?? Date.now;
+  // Per candidate, not per server: a wrong key or model name fails one candidate, not the others on its server. Keyed
+  // by the candidate's whole configuration, so that a profile rebuilt (or sent again to a service worker) keeps them.
+  const breakers = new Map<string, CircuitBreaker>();
+  const servers = new Map<string, RemoteModel>();
+  const lastServed = new Map<string, string>();
+
+  const breakerFor = (candidate: RemoteCandidate) => {
+    const key = JSON.stringify(candidate);
+    let breaker = breakers.get(key);
+    if (!breaker) breakers.set(key, (breaker = new CircuitBreaker(candidate.coolDownMs, now)));
+    return breaker;
+  };
+  const serverFor = (candidate: RemoteCandidate) => {
+    const key = JSON.stringify(candidate);
+    let server = servers.get(key);
+    if (!server) servers.set(key, (server = new RemoteModel(candidate)));
+    return server;
+  };
+
+  const linksOf = (id: string, entry: ModelEntry, config: RoutingConfig): Link[] => {
+    const links: Link[] = [];
+    for (const candidate of candidateChain(entry, config.device, config.policy)) {
+      if (isRemote(candidate)) links.push({ remote: candidate });
+      else if (!links.some((link) => 'local' in link)) {
+        links.push({ local: { id, task: entry.task, candidates: usableCandidates(entry, config.device) } });
+      }
+    }
+    return links;
+  };
+
+  /** The one lookup of a call's model. */
+  const lookup = async (id: string, task: ModelTask, signal: AbortSignal | undefined): Promise<Route> => {
+    const config = await routing(signal);
+    const entry = config.profile[id];
+    if (entry?.task !== task) {
+      const valid = Object.keys(config.profile).filter((k) => config.profile[k]!.task === task);
+      throw modelNotFound(id, `Models for ${task}: ${valid.join(', ')}.`);
+    }
+    const links = linksOf(id, entry, config);
+    if (links.length === 0) {
+      throw new EngineError('model_not_found', `The model \`${id}\` cannot run on this device.`, { param: 'model' });
+    }
+    return { card: { id, task, created: entry.created }, links };
+  };
+
+  const served = (id: string, backend: string) => {
+    if (lastServed.get(id) === backend) return;
+    lastServed.set(id, backend);
+    onServed?.(id, backend);
+  };
+
+  /** Sends the call down the chain; see above for when it moves on. */
+  async function walk<T>(
+    route: Route,
+    callerOptions: ChatOptions,
+    call: (link: Link, options: LinkOptions) => Promise<T>,
+  ) {
+    const { card } = route;
+    const failures: EngineError[] = [];
+    for (const link of route.links) {
+      const breaker = 'remote' in link ? breakerFor(link.remote) : undefined;
+      if ('remote' in link && !breaker!.tryAcquire()) {
+        failures.push(coolingDown(candidateKey(link.remote), breaker!));
+        continue;
+      }
+      let backend = 'local';
+      const watched = watchOutput(callerOptions);
+      const onBackend = (name: string) => {
+        backend = name;
+        callerOptions.onServe?.({ model: card, backend: name });
+      };
+      try {
+        const result = await call(link, { ...watched.options, onBackend });
+        breaker?.succeeded();
+        served(card.id, backend);
+        return result;
+      } catch (thrown) {
+        const error = EngineError.from(thrown);
+        if (breaker) {
+          if (SERVER_FAILED.has(error.kind)) breaker.failed();
+          else if (error.kind === 'aborted') breaker.released();
+          else breaker.succeeded(); // it answered: it is alive, whatever it said
+        }
+        const fallsOver = breaker ? SERVER_FAILED.has(error.kind) : LOCAL_FALLS_OVER.has(error.kind);
+        if (watched.started() || !fallsOver) throw error;
+        failures.push(error);
+      }
+    }
+    throw exhausted(card.id, failures);
+  }
+
+  return {
+    async models(): Promise<ModelCard[]> {
+      const config = await routing();
+      const cards: ModelCard[] = [];
+      for (const [id, entry] of Object.entries(config.profile)) {
+        const chain = candidateChain(entry, config.device, config.policy);
+        if (chain.length === 0) continue;
+        const up = chain.filter((c) => !isRemote(c) || breakerFor(c).available);
+        const last = lastServed.get(id);
+        // The one that answered last, unless it is a server now cooling down; before any request, the first in line.
+        const lastIsUp =
+          last !== undefined && !chain.some((c) => isRemote(c) && candidateKey(c) === last && !up.includes(c));
+        cards.push({
+          id,
+          task: entry.task,
+          created: entry.created,
+          candidates: chain.map(candidateKey),
+          servedBy: lastIsUp ? last : up[0] ? candidateKey(up[0]) : null,
+        });
+      }
+      return cards;
+    },
+
+    async chat(id, request, chatOptions = {}) {
+      const route = await lookup(id, 'chat', chatOptions.signal);
+      return walk(route, chatOptions, (link, o) => {
+        if ('remote' in link) return serverFor(link.remote).chat(request, o);
+        // A constraint the local engines would not enforce is refused before any model loads.
+        if (request.constraint) checkConstraint(request.constraint);
+        return local.chat(link.local, request, o);
+      });
+    },
+
+    async embed(id, request, embedOptions = {}) {
+      const route = await lookup(id, 'embeddings', embedOptions.signal);
+      return walk(route, embedOptions, (link, o) =>
+        'remote' in link ? serverFor(link.remote).embed(request, o) : local.embed(link.local, request, o),
+      );
+    },
+  };
+}
+
+function coolingDown(backend: string, breaker: CircuitBreaker): EngineError {
+  const wait = breaker.retryInMs();
+  return new EngineError(
+    'upstream_unavailable',
+    `The model server (${backend}) failed recently and is left alone for ${Math.ceil(wait / 1000)} s more.`,
+    { backend, retry: true, retryAfterMs: wait },
+  );
+}
+
+/** Every link failed: the error that can heal by itself (a server to retry) if there is one, naming every failure. */
+function exhausted(id: string, failures: EngineError[]): EngineError {
+  if (failures.length === 1) return failures[0]!;
+  const pick = failures.find((f) => f.retry === true) ?? failures.at(-1)!;
+  return new EngineError(pick.kind, `No candidate could serve \`${id}\`: ${failures.map((f) => f.message).join(' ')}`, {
+    ...(pick.retry !== undefined && { retry: pick.retry }),
+    ...(pick.retryAfterMs !== undefined && { retryAfterMs: pick.retryAfterMs }),
+    ...(pick.backend !== undefined && { backend: pick.backend }),
+    headers: { ...pick.headers },
+    cause: failures,
+  });
+}

@@ -1,0 +1,271 @@
+import * as Comlink from 'comlink';
+import {
+  ChatResultBuilder,
+  EngineError,
+  watchOutput,
+  type ChatRequest,
+  type ChatResult,
+  type EmbedRequest,
+  type EmbedResult,
+} from '../src/engine/index.ts';
+import type { LocalCallOptions, LocalChatOptions, LocalEngine, LocalTarget } from '../src/engines/local-engine.ts';
+import type { RoutingConfig } from '../src/engines/model-profile.ts';
+import {
+  CALLER_ALIVE_MS,
+  registerEngineErrorTransfer,
+  type CallMessage,
+  type EngineWorkerApi,
+} from '../src/worker/protocol.ts';
+
+/**
+ * How long a request waits for a port to the engine worker before it is answered "unavailable": long enough for a
+ * host tab to answer a port request, or for the next tab to take over (a worker starts in well under a second; model
+ * loading happens later, per request), short enough that a page with no host tab learns it quickly.
+ */
+export const PORT_WAIT_MS = 10_000;
+
+/**
+ * How many times a call that lost its engine before producing any output is sent again, to the next one. A fallback
+ * chain replaces the worker once per candidate that fails to load (four at most in the default registry), and a host
+ * tab may close on top of that; a worker that keeps dying for one call stops being retried.
+ */
+const MAX_RESENDS = 8;
+
+interface Connection {
+  api: Comlink.Remote<EngineWorkerApi>;
+  port: MessagePort;
+  /** `host#worker`: the worker behind the port. */
+  key: string;
+  /** Tells the calls still running on this connection that it is gone. */
+  calls: Set<() => void>;
+}
+
+/** A call's connection went away before the call settled. */
+class ConnectionLost extends Error {}
+
+export interface EngineWorkerClientOptions {
+  /** Asks for a port when there is none (the service worker asks its window clients). */
+  requestPort: () => void;
+  portWaitMs?: number;
+  /** How often a running call says `alive` to its worker (default CALLER_ALIVE_MS; tests shorten it). */
+  aliveMs?: number;
+}
+
+/**
+ * The service worker's client of the engine worker: the local engine, served at the other end of a MessagePort that
+ * the host tab hands over, and what the service worker's router sends local links to. The port can be replaced at any
+ * time (a new host tab, a restarted worker) or dropped (the host tab went away). A call that had produced nothing yet
+ * is then sent again to the next worker; one that had already streamed output fails as `unavailable` at once, rather
+ * than waiting for answers that will never come. A caller's abort is answered at once too, whether or not a worker is
+ * still there to hear it.
+ */
+export class EngineWorkerClient implements LocalEngine {
+  readonly #requestPort: () => void;
+  readonly #portWaitMs: number;
+  readonly #aliveMs: number;
+  #connection: Connection | undefined;
+  /** The last host's routing; kept when it goes, since remote candidates need no engine worker. */
+  #routing: RoutingConfig | undefined;
+  readonly #waiting = new Set<(connection: Connection) => void>();
+
+  constructor(options: EngineWorkerClientOptions) {
+    registerEngineErrorTransfer();
+    this.#requestPort = options.requestPort;
+    this.#portWaitMs = options.portWaitMs ?? PORT_WAIT_MS;
+    this.#aliveMs = options.aliveMs ?? CALLER_ALIVE_MS;
+  }
+
+  /**
+   * Uses `port` from now on. `key` names the worker behind it (`host#worker`): a second port to the same worker is
+   * closed unused, so a repeated offer does not cut off running calls. `routing` is the host's.
+   */
+  connect(port: MessagePort, key: string, routing?: RoutingConfig): void {
+    if (routing) this.#routing = routing;
+    if (this.#connection?.key === key) {
+      port.close();
+      return;
+    }
+    this.#drop();
+    const connection: Connection = { api: Comlink.wrap<EngineWorkerApi>(port), port, key, calls: new Set() };
+    this.#connection = connection;
+    this.#waiting.forEach((resolve) => resolve(connection));
+    this.#waiting.clear();
+  }
+
+  /** Forgets the port of `host`'s worker, if that is the current one: the host page is going away. */
+  disconnect(host: string): void {
+    if (this.#connection?.key.startsWith(`${host}#`)) this.#drop();
+  }
+
+  /** The host's profile, policy and device: known once a host offered a port (asked for, and waited for, if not). */
+  async routing(signal?: AbortSignal): Promise<RoutingConfig> {
+    if (!this.#routing) await this.#connect(signal);
+    if (!this.#routing) throw new EngineError('unavailable', 'The page hosting the engine sent no model profile.');
+    return this.#routing;
+  }
+
+  /**
+   * A chat call: its events arrive on its own port, and its result is put together from them here; only the usage
+   * comes back when the call returns.
+   */
+  async chat(target: LocalTarget, request: ChatRequest, options: LocalChatOptions = {}): Promise<ChatResult> {
+    const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
+    const watched = watchOutput({
+      ...options,
+      onEvent: (event) => {
+        results.add(event);
+        options.onEvent?.(event);
+      },
+    });
+    const usage = await this.#send(
+      options.signal,
+      () => !watched.started(),
+      (connection, lost) =>
+        this.#withCallPort(watched.options, lost, (port) => connection.api.chat(target, request, port)),
+    );
+    return results.result(usage);
+  }
+
+  async embed(target: LocalTarget, request: EmbedRequest, options: LocalCallOptions = {}): Promise<EmbedResult> {
+    return this.#send(
+      options.signal,
+      () => true,
+      (connection, lost) => this.#withCallPort(options, lost, (port) => connection.api.embed(target, request, port)),
+    );
+  }
+
+  #drop(): void {
+    const previous = this.#connection;
+    if (!previous) return;
+    this.#connection = undefined;
+    previous.calls.forEach((lost) => lost());
+    previous.port.close();
+  }
+
+  /**
+   * Sends a call to the engine, again to the next one if its engine goes away while `resendable()`. `call` gets a
+   * signal that fires when its connection is lost: nothing will come back on it, so it lets go of what it holds.
+   */
+  async #send<T>(
+    signal: AbortSignal | undefined,
+    resendable: () => boolean,
+    call: (connection: Connection, lost: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const connection = await this.#connect(signal);
+      try {
+        return await this.#settleOnLoss(connection, signal, (lost) => call(connection, lost));
+      } catch (error) {
+        if (!(error instanceof ConnectionLost)) throw error;
+        if (!resendable() || attempt >= MAX_RESENDS) {
+          throw new EngineError(
+            'unavailable',
+            'The engine went away while this request was running (the tab hosting the models closed, or its ' +
+              'engine worker was restarted). Retry the request.',
+          );
+        }
+      }
+    }
+  }
+
+  /**
+   * A call with its own port: events arrive on it, `abort` leaves on it, and `end` marks the last event. When its
+   * connection is `lost`, neither the result nor `end` will ever come: the call stops saying `alive` and closes its
+   * port then, rather than keep a timer running for a worker that is gone.
+   */
+  async #withCallPort<T>(
+    options: LocalChatOptions,
+    lost: AbortSignal,
+    invoke: (port: MessagePort) => Promise<T>,
+  ): Promise<T> {
+    const { port1: mine, port2: theirs } = new MessageChannel();
+    let ended!: () => void;
+    const end = new Promise<void>((resolve) => (ended = resolve));
+    mine.onmessage = (message: MessageEvent<CallMessage>) => {
+      if (message.data.type === 'event') options.onEvent?.(message.data.event);
+      else if (message.data.type === 'backend') options.onBackend?.(message.data.backend);
+      else if (message.data.type === 'end') ended();
+    };
+    const onAbort = () => mine.postMessage({ type: 'abort' } satisfies CallMessage);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const alive = setInterval(() => mine.postMessage({ type: 'alive' } satisfies CallMessage), this.#aliveMs);
+    const release = () => {
+      clearInterval(alive);
+      options.signal?.removeEventListener('abort', onAbort);
+      lost.removeEventListener('abort', release);
+      mine.close();
+    };
+    lost.addEventListener('abort', release, { once: true });
+    try {
+      // The result comes back on Comlink's port and the events on this one: wait for `end`, so that every event has
+      // been delivered before the caller sees the result or the error.
+      try {
+        return await invoke(Comlink.transfer(theirs, [theirs]));
+      } finally {
+        await end;
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Runs a remote call, but settles at once when its caller aborts or its connection goes away; `run` is told of the
+   * latter through its signal.
+   */
+  #settleOnLoss<T>(
+    connection: Connection,
+    signal: AbortSignal | undefined,
+    run: (lost: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const gone = new AbortController();
+      const lost = () => {
+        gone.abort();
+        reject(new ConnectionLost());
+      };
+      const onAbort = () => reject(new EngineError('aborted', 'The request was cancelled by the client.'));
+      if (signal?.aborted) return onAbort();
+      connection.calls.add(lost);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      run(gone.signal)
+        .then(resolve, (error: unknown) => reject(EngineError.from(error)))
+        .finally(() => {
+          connection.calls.delete(lost);
+          signal?.removeEventListener('abort', onAbort);
+        });
+    });
+  }
+
+  /** The current connection, or the next one offered; asks for one, and gives up after the wait. */
+  #connect(signal?: AbortSignal): Promise<Connection> {
+    if (this.#connection) return Promise.resolve(this.#connection);
+    this.#requestPort();
+    return new Promise<Connection>((resolve, reject) => {
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.#waiting.delete(connected);
+      };
+      const connected = (connection: Connection) => {
+        settle();
+        resolve(connection);
+      };
+      const onAbort = () => {
+        settle();
+        reject(new EngineError('aborted', 'The request was cancelled by the client.'));
+      };
+      const timer = setTimeout(() => {
+        settle();
+        reject(
+          new EngineError(
+            'unavailable',
+            'No page is hosting the engine. Open a page of this app that calls startLocalAPI(), then retry.',
+          ),
+        );
+      }, this.#portWaitMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.add(connected);
+    });
+  }
+}
