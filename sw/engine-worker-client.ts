@@ -210,8 +210,8 @@ export class EngineWorkerClient implements LocalEngine {
   }
 
   /**
-   * Runs a remote call, but settles at once when its caller aborts or its connection goes away; `run` is told of the
-   * latter through its signal.
+   * Runs a call across the port, but settles at once when its caller aborts or its connection goes away; `run` is told
+   * of the latter through its signal.
    */
   #settleOnLoss<T>(
     connection: Connection,

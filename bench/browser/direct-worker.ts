@@ -16,7 +16,7 @@ let target: (id: string, task: ModelTask) => LocalTarget;
 const now = () => performance.timeOrigin + performance.now();
 
 const direct = {
-  /** Starts the local engine; each model ID is served by the candidates this device can run, as the router picks them. */
+  /** Starts the local engine; each model ID is served by the candidates this device can run, as the router picks. */
   async start(config: EngineWorkerConfig & { profile: ModelProfile }) {
     let device: DeviceInfo;
     ({ engine, device } = await createBrowserEngine(config));

@@ -76,7 +76,7 @@ export function foldSeed(seed: number): number {
   return Number((bits & ((1n << 53n) - 1n)) ^ (bits >> 53n));
 }
 
-/** OpenAI's `reasoning_effort` values; `none` and `minimal` leave a model's thinking mode off, the others turn it on. */
+/** OpenAI's `reasoning_effort` values: `none` and `minimal` leave a thinking mode off; the others turn it on. */
 export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 
 /** Whether a reasoning effort turns a model's thinking mode on. */

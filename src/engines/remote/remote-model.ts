@@ -30,10 +30,10 @@ type RemoteCallOptions<O> = Omit<O, 'onServe'> & { onBackend?: ((backend: string
  *
  * Pass-through: when the caller hands over the client's request body (`options.clientBody`, as the /v1 routes do), that
  * body is what the server receives, with only `model` replaced by the server's name; and what the server answers is
- * what the caller gets (`onServerChunk` for each streamed chunk, `result.serverBody` for a JSON answer). Every field either side knows
- * (tools, response formats, log probabilities, usage details, fields of the server's own) therefore crosses
- * unchanged, whatever the engine interface models. Without a wire body (a caller of the typed interface) the request
- * is translated from the typed one and the answer into typed events.
+ * what the caller gets (`onServerChunk` for each streamed chunk, `result.serverBody` for a JSON answer). Every field
+ * either side knows (tools, response formats, log probabilities, usage details, fields of the server's own) therefore
+ * crosses unchanged, whatever the engine interface models. Without a client body (a caller of the typed interface) the
+ * request is translated from the typed one and the answer into typed events.
  *
  * Streamed events are handed on one by one as they arrive; the caller's abort aborts the fetch, which closes the
  * connection to the server.
@@ -51,13 +51,13 @@ export class RemoteModel {
   }
 
   async chat(request: ChatRequest, options: RemoteCallOptions<ChatOptions> = {}): Promise<ChatResult> {
-    const { clientBody: wire, signal } = options;
-    const stream = wire ? wire.stream === true : options.onEvent !== undefined;
-    const body = wire
-      ? { ...wire, model: this.#target.candidate.model }
+    const { clientBody, signal } = options;
+    const stream = clientBody ? clientBody.stream === true : options.onEvent !== undefined;
+    const body = clientBody
+      ? { ...clientBody, model: this.#target.candidate.model }
       : typedChatBody(this.#target.candidate.model, request, stream);
     // A raw prompt (the legacy completions API) is the server's /completions: no chat template on either side.
-    const path = !wire && request.prompt !== undefined ? '/completions' : '/chat/completions';
+    const path = !clientBody && request.prompt !== undefined ? '/completions' : '/chat/completions';
     const answer = await postUpstream(this.#target, path, body, { signal, stream });
     options.onBackend?.(this.backend);
     if (!stream) {
@@ -65,7 +65,7 @@ export class RemoteModel {
       if (!isObject(completion) || !Array.isArray(completion.choices)) {
         throw notAnAnswer('an object without `choices`', this.#target.context);
       }
-      return { ...resultOf(completion), ...(wire && { serverBody: completion }) };
+      return { ...resultOf(completion), ...(clientBody && { serverBody: completion }) };
     }
 
     // The result is what the chunks said, read as typed events whether or not the caller takes them as chunks.
@@ -99,9 +99,9 @@ export class RemoteModel {
   }
 
   async embed(request: EmbedRequest, options: RemoteCallOptions<EmbedOptions> = {}): Promise<EmbedResult> {
-    const { clientBody: wire, signal } = options;
+    const { clientBody, signal } = options;
     const model = this.#target.candidate.model;
-    const body = wire ? { ...wire, model } : { model, input: request.input, encoding_format: 'float' };
+    const body = clientBody ? { ...clientBody, model } : { model, input: request.input, encoding_format: 'float' };
     const answer = await postUpstream(this.#target, '/embeddings', body, { signal, stream: false });
     options.onBackend?.(this.backend);
     const list = await answer.json();
@@ -117,7 +117,7 @@ export class RemoteModel {
     return {
       embeddings,
       usage: { promptTokens: typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0 },
-      ...(wire && { serverBody: list }),
+      ...(clientBody && { serverBody: list }),
     };
   }
 }
@@ -128,7 +128,7 @@ function usageOf(value: unknown): ChatResult['usage'] {
   return { promptTokens: count(usage.prompt_tokens), completionTokens: count(usage.completion_tokens) };
 }
 
-/** A JSON completion as a typed result (text, finish reason and usage; the rest stays in `wire`). */
+/** A JSON completion as a typed result (text, finish reason and usage; the rest stays in `serverBody`). */
 function resultOf(completion: WireObject): ChatResult {
   const choices = (completion.choices as unknown[]).filter(isObject).map((choice) => {
     const logprobs = logprobsOf(choice.logprobs);
