@@ -22,13 +22,14 @@ interface Snippets {
 }
 
 /**
- * The snippets of one section of README.md (from its heading to the next heading of its level or above): the lines of
- * its `sh` blocks (comments dropped) are commands, and each `ts` block whose first line is `// path` is that file.
+ * The snippets of one section of a Markdown file (from its heading to the next heading of its level or above): the
+ * lines of its `sh` blocks (comments dropped) are commands, and each `ts` block whose first line is `// path` is that
+ * file.
  */
-function readSnippets(heading: string): Snippets {
-  const readme = readFileSync('README.md', 'utf8');
+function readSnippets(file: string, heading: string): Snippets {
+  const readme = readFileSync(file, 'utf8');
   const start = readme.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`README.md has no section "${heading}"`);
+  if (start < 0) throw new Error(`${file} has no section "${heading}"`);
   const level = heading.indexOf(' ');
   const next = new RegExp(`\\n#{1,${level}} `, 'g');
   next.lastIndex = start + heading.length + 1;
@@ -46,7 +47,7 @@ function readSnippets(heading: string): Snippets {
   return { commands, files };
 }
 
-const quickStart = readSnippets('## Quick start');
+const quickStart = readSnippets('README.md', '## Quick start');
 // One app for the file, built once; after a failure the rest is skipped rather than built again.
 test.describe.configure({ mode: 'serial' });
 /**
@@ -79,7 +80,7 @@ let server: ChildProcess | undefined;
 test.beforeAll(async () => {
   test.setTimeout(600_000);
   folder = mkdtempSync(join(tmpdir(), 'lantern-quickstart-'));
-  // The package as it would be published: `npm pack` runs `prepack`, which builds dist/.
+  // The package as it would be published: `npm pack` runs `prepare`, which builds dist/.
   const tarball = timed('npm pack (builds dist/)', () => {
     execSync(`npm pack --pack-destination ${folder}`, { stdio: ['ignore', 'inherit', 'inherit'] });
     const { name, version } = JSON.parse(readFileSync('package.json', 'utf8'));
@@ -207,12 +208,12 @@ async function serveFolder(root: string): Promise<Server> {
 test("without Vite: the package's prebuilt service worker and engine worker, served as files, online and offline", async ({
   page,
 }) => {
-  // A site with no Vite plugin: the README's "Without Vite" commands copy Lantern's prebuilt files into its web root,
+  // A site with no Vite plugin: docs/api.md's "Without Vite" commands copy Lantern's prebuilt files into its web root,
   // beside a page bundled elsewhere (here: the quick start's page, whose bundle holds lantern/client).
   const site = join(folder, 'plain');
   mkdirSync(join(site, 'public'), { recursive: true });
   symlinkSync(join(app, 'node_modules'), join(site, 'node_modules'));
-  for (const command of readSnippets('### Without Vite').commands) execSync(command, { cwd: site });
+  for (const command of readSnippets('docs/api.md', '### Without Vite').commands) execSync(command, { cwd: site });
   cpSync(join(app, 'dist', 'index.html'), join(site, 'public', 'index.html'));
   cpSync(join(app, 'dist', 'assets'), join(site, 'public', 'assets'), { recursive: true });
 
