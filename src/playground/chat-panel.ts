@@ -24,23 +24,33 @@ type Turn =
   | { role: 'assistant'; reply: Reply }
   | { role: 'tool'; call: ToolCallView; content: string };
 
+/** How the folded structured-output editor names each mode in its summary. */
+const MODE_NAMES: Record<OutputMode, string> = { text: 'text', json_object: 'JSON object', json_schema: 'JSON schema' };
+
 /**
  * A conversation through `/v1/chat/completions`, streamed: system prompt, model, every sampling parameter of the API,
  * stop and regenerate, and for each reply its time to first token and tokens per second. A structured-output mode
  * asks for JSON (any object, or valid against a schema picked or pasted), shows it as it streams, and validates it.
  * Tools can be declared: each call the assistant makes is shown with its arguments and answered here, and the
- * conversation goes on from its results.
+ * conversation goes on from its results. The parameters and both editors are folded at first, so that the
+ * conversation and the message box are what the tab opens on.
  */
 export class ChatPanel extends LitElement {
   static override styles = [
     panelStyles,
     css`
-      details {
+      .options {
+        display: grid;
+        gap: 0.5rem;
         margin-bottom: 1rem;
       }
       summary {
         cursor: pointer;
         font-weight: 600;
+      }
+      summary .state {
+        font-weight: 400;
+        color: var(--muted);
       }
       .params {
         display: grid;
@@ -62,6 +72,12 @@ export class ChatPanel extends LitElement {
         border-radius: 8px;
         padding: 0.6rem 0.8rem;
         background: var(--surface);
+      }
+      .conversation li.empty {
+        border: none;
+        background: none;
+        padding: 0;
+        color: var(--muted);
       }
       .conversation li.user {
         background: var(--user-bubble);
@@ -102,14 +118,6 @@ export class ChatPanel extends LitElement {
       .json {
         font-family: ui-monospace, monospace;
       }
-      fieldset.output-mode {
-        border: 1px solid var(--border);
-        border-radius: 8px;
-        margin: 0 0 1rem;
-      }
-      fieldset.output-mode legend {
-        font-weight: 600;
-      }
       .check.valid {
         color: var(--ok, inherit);
       }
@@ -147,35 +155,14 @@ export class ChatPanel extends LitElement {
   override render() {
     return html`
       <h2>Chat</h2>
-      <details>
-        <summary>System prompt and parameters</summary>
-        <div class="params">
-          <div class="wide">
-            <label for="system">System prompt</label>
-            <textarea id="system" rows="2" placeholder="You are a helpful assistant."></textarea>
-          </div>
-          <div class="grid">
-            <div class="model">
-              <label for="model">Model</label>
-              <select id="model">
-                ${this.models.map((m) => html`<option value=${m}>${m}</option>`)}
-              </select>
-            </div>
-            ${this.#number('temperature', 'Temperature', 0, 2, 0.1, '1')}
-            ${this.#number('top_p', 'top_p', 0, 1, 0.05, '1')}
-            ${this.#number('max_tokens', 'max_tokens', 1, 4096, 1, '')}
-            ${this.#number('n', 'n (choices)', 1, 8, 1, '1')} ${this.#number('seed', 'Seed', -1e9, 1e9, 1, '')}
-            <div>
-              <label for="stop">Stop sequences</label>
-              <input id="stop" placeholder="comma, separated" />
-            </div>
-          </div>
-        </div>
-      </details>
-      ${this.#renderOutputMode()} ${this.#renderTools()}
+      <div class="options">${this.#renderParameters()} ${this.#renderOutputMode()} ${this.#renderTools()}</div>
 
       <ol class="conversation" aria-label="Conversation">
-        ${this.turns.map((turn) => this.#renderTurn(turn))}
+        ${
+          this.turns.length
+            ? this.turns.map((turn) => this.#renderTurn(turn))
+            : html`<li class="empty">No messages yet: write one below.</li>`
+        }
       </ol>
       <p class="status" role="status" aria-live="polite">${this.status}</p>
 
@@ -206,6 +193,34 @@ export class ChatPanel extends LitElement {
         </div>
       </form>
     `;
+  }
+
+  /** The system prompt, the model and the sampling parameters, folded. */
+  #renderParameters() {
+    return html`<details>
+      <summary>System prompt and parameters</summary>
+      <div class="params">
+        <div class="wide">
+          <label for="system">System prompt</label>
+          <textarea id="system" rows="2" placeholder="You are a helpful assistant."></textarea>
+        </div>
+        <div class="grid">
+          <div class="model">
+            <label for="model">Model</label>
+            <select id="model">
+              ${this.models.map((m) => html`<option value=${m}>${m}</option>`)}
+            </select>
+          </div>
+          ${this.#number('temperature', 'Temperature', 0, 2, 0.1, '1')}
+          ${this.#number('top_p', 'top_p', 0, 1, 0.05, '1')} ${this.#number('max_tokens', 'max_tokens', 1, 4096, 1, '')}
+          ${this.#number('n', 'n (choices)', 1, 8, 1, '1')} ${this.#number('seed', 'Seed', -1e9, 1e9, 1, '')}
+          <div>
+            <label for="stop">Stop sequences</label>
+            <input id="stop" placeholder="comma, separated" />
+          </div>
+        </div>
+      </div>
+    </details>`;
   }
 
   #number(id: string, label: string, min: number, max: number, step: number, value: string) {
@@ -265,9 +280,11 @@ export class ChatPanel extends LitElement {
     </li>`;
   }
 
+  /** The structured-output editor, folded; its summary says which mode is on. */
   #renderOutputMode() {
-    return html`<fieldset class="output-mode">
-      <legend>Structured output</legend>
+    const state = this.mode === 'text' ? nothing : html`<span class="state"> · ${MODE_NAMES[this.mode]}</span>`;
+    return html`<details>
+      <summary>Structured output${state}</summary>
       <div class="params">
         <div class="grid">
           <div>
@@ -300,13 +317,14 @@ export class ChatPanel extends LitElement {
           ></textarea>
         </div>
       </div>
-    </fieldset>`;
+    </details>`;
   }
 
+  /** The tools editor, folded; its summary says whether tools are declared. */
   #renderTools() {
     const names = this.#declaredNames();
-    return html`<fieldset class="output-mode">
-      <legend>Tools</legend>
+    return html`<details>
+      <summary>Tools${this.useTools ? html`<span class="state"> · declared</span>` : nothing}</summary>
       <div class="params">
         <div class="row">
           <input
@@ -345,7 +363,7 @@ export class ChatPanel extends LitElement {
           ></textarea>
         </div>
       </div>
-    </fieldset>`;
+    </details>`;
   }
 
   /** The names of the declared tools, for the named choices of tool_choice (none while the JSON does not parse). */

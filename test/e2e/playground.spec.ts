@@ -14,9 +14,18 @@ async function openPlayground(page: Page) {
   await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
 }
 
+/** The chat tab's parameters and editors are folded (`<details>`) until opened by their summary. */
+const CHAT_FOLDS = ['System prompt and parameters', 'Structured output', 'Tools'] as const;
+
+/** Opens one of the chat tab's folded sections by clicking its summary, as a person would. */
+async function unfold(page: Page, name: (typeof CHAT_FOLDS)[number]) {
+  await page.locator('chat-panel summary', { hasText: name }).click();
+  await expect(page.locator('chat-panel details', { hasText: name })).toHaveAttribute('open', '');
+}
+
 /** Temperature 0: the tiny model's greedy reply is exact; at the playground's default of 1 it is sampled. */
 async function chooseGreedy(page: Page) {
-  await page.getByRole('group').filter({ hasText: 'System prompt' }).or(page.locator('summary')).first().click();
+  await unfold(page, 'System prompt and parameters');
   await page.getByLabel('Temperature').fill('0');
 }
 
@@ -38,6 +47,38 @@ async function expectAccessible(page: Page) {
   const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21aa']).analyze();
   expect(results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
 }
+
+test('chat opens on the conversation and the message box, with the parameters and editors folded', async ({
+  page,
+}, info) => {
+  await openPlayground(page); // at Playwright's default viewport, 1280 × 720
+  // The first screen, unscrolled: the conversation and everything needed to send a message.
+  expect(await page.evaluate(() => scrollY)).toBe(0);
+  await expect(page.getByRole('list', { name: 'Conversation' })).toBeInViewport({ ratio: 1 });
+  await expect(page.getByLabel('Message')).toBeInViewport({ ratio: 1 });
+  await expect(page.getByRole('button', { name: 'Send' })).toBeInViewport({ ratio: 1 });
+  // Every fold is closed, its controls hidden until it is opened.
+  for (const name of CHAT_FOLDS) {
+    await expect(page.locator('chat-panel details', { hasText: name })).not.toHaveAttribute('open');
+  }
+  for (const label of ['Temperature', 'Response format', 'JSON schema', 'Declare tools', 'Tools (JSON)']) {
+    await expect(page.getByLabel(label, { exact: true })).toBeHidden();
+  }
+  await shot(page, 'chat-first-screen', info.project.name);
+
+  // Unfolded, each shows its controls; a folded editor's summary says what it has on.
+  await unfold(page, 'Structured output');
+  await page.getByLabel('Response format').selectOption('json_schema');
+  await page.locator('chat-panel summary', { hasText: 'Structured output' }).click();
+  await expect(page.locator('chat-panel summary', { hasText: 'Structured output' })).toHaveText(
+    'Structured output · JSON schema',
+  );
+  await unfold(page, 'Tools');
+  await page.getByLabel('Declare tools').check();
+  await expect(page.getByLabel('Tools (JSON)')).toBeEditable();
+  await expect(page.locator('chat-panel summary', { hasText: 'Tools' })).toHaveText('Tools · declared');
+  await expectAccessible(page);
+});
 
 test('chat: type, send, watch the reply stream, with its speed; regenerate', async ({ page }, info) => {
   await openPlayground(page);
@@ -79,8 +120,7 @@ test('chat: type, send, watch the reply stream, with its speed; regenerate', asy
 
 test('chat with n = 2 and a stop sequence shows both choices', async ({ page }) => {
   await openPlayground(page);
-  await page.locator('summary').click();
-  await page.getByLabel('Temperature').fill('0');
+  await chooseGreedy(page);
   await page.getByLabel('n (choices)').fill('2');
   await page.getByLabel('Stop sequences').fill(', 5');
   await page.getByLabel('Message').fill('Count to 10.');
@@ -199,6 +239,7 @@ test('models: a server added in the models tab joins the chat chains, and the ta
 test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await openPlayground(page);
+  await expect(page.getByLabel('Message')).toBeInViewport({ ratio: 1 });
   await page.getByRole('tab', { name: 'Chat' }).focus();
   await page.keyboard.press('ArrowRight');
   await expect(page.getByRole('tab', { name: 'Embeddings' })).toBeFocused();
@@ -217,11 +258,11 @@ test('chat: structured output, a schema picked, the JSON streamed and validated 
 }, info) => {
   test.skip(info.project.name !== 'wasm', 'engine-side feature: the wasm project covers it');
   await openPlayground(page);
-  await page.getByText('System prompt and parameters').click();
+  await chooseGreedy(page);
+  await unfold(page, 'Structured output');
   await page.getByLabel('Response format').selectOption('json_schema');
   await page.getByLabel('Example schema').selectOption('weather');
   await expect(page.getByLabel('JSON schema')).toHaveValue(/"celsius"/);
-  await page.getByLabel('Temperature').fill('0');
   await page.getByLabel('Message').fill('What is the weather?');
   await page.getByRole('button', { name: 'Send' }).click();
   const reply = page.locator('li.assistant .reply').last();
@@ -240,8 +281,8 @@ test('chat: tools declared, a call shown with its arguments, answered, and the c
 }, info) => {
   test.skip(info.project.name !== 'wasm', 'engine-side feature: the wasm project covers it');
   await openPlayground(page);
-  await page.getByText('System prompt and parameters').click();
-  await page.getByLabel('Temperature').fill('0');
+  await chooseGreedy(page);
+  await unfold(page, 'Tools');
   await page.getByLabel('Declare tools').check();
   await expect(page.getByLabel('Tools (JSON)')).toHaveValue(/"get_weather"/);
   await page.getByLabel('Message').fill('What is the weather in Paris?');

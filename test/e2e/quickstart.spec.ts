@@ -1,15 +1,17 @@
 import { expect, test } from '@playwright/test';
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 
 /**
  * The README's quick start, exactly as a newcomer follows it: its commands and files are read from README.md (so they
- * cannot drift), in a fresh folder, with Lantern installed from the tarball `npm pack` makes of this repository. The
- * app builds with its own default tsconfig, then in Chromium it lists the models, streams a chat, embeds, and still
- * does all three after a reload with its server gone. It needs the npm registry (create-vite, vite, typescript, openai).
+ * cannot drift) and run as written, starting in a fresh copy of this repository, which stands for the newcomer's clone:
+ * `npm install` there (its `prepare` builds dist/), `npm pack`, then a new Vite app beside it that installs the tarball.
+ * The app builds with its own default tsconfig, then in Chromium it lists the models, streams a chat, embeds, and
+ * still does all three after a reload with its server gone. It needs the npm registry (Lantern's own dependencies,
+ * create-vite, vite, typescript, openai).
  */
 const PORT = 4197;
 const ORIGIN = `http://127.0.0.1:${PORT}`;
@@ -22,13 +24,14 @@ interface Snippets {
 }
 
 /**
- * The snippets of one section of README.md (from its heading to the next heading of its level or above): the lines of
- * its `sh` blocks (comments dropped) are commands, and each `ts` block whose first line is `// path` is that file.
+ * The snippets of one section of a Markdown file (from its heading to the next heading of its level or above): the
+ * lines of its `sh` blocks (comments dropped) are commands, and each `ts` block whose first line is `// path` is that
+ * file.
  */
-function readSnippets(heading: string): Snippets {
-  const readme = readFileSync('README.md', 'utf8');
+function readSnippets(file: string, heading: string): Snippets {
+  const readme = readFileSync(file, 'utf8');
   const start = readme.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`README.md has no section "${heading}"`);
+  if (start < 0) throw new Error(`${file} has no section "${heading}"`);
   const level = heading.indexOf(' ');
   const next = new RegExp(`\\n#{1,${level}} `, 'g');
   next.lastIndex = start + heading.length + 1;
@@ -46,7 +49,7 @@ function readSnippets(heading: string): Snippets {
   return { commands, files };
 }
 
-const quickStart = readSnippets('## Quick start');
+const quickStart = readSnippets('README.md', '## Quick start');
 // One app for the file, built once; after a failure the rest is skipped rather than built again.
 test.describe.configure({ mode: 'serial' });
 /**
@@ -76,26 +79,38 @@ let folder: string;
 let app: string;
 let server: ChildProcess | undefined;
 
+/**
+ * What a clone of this repository holds, copied into `clone`: the files git tracks and those it does not ignore, as
+ * they are in the working tree (so that uncommitted changes are tested too), without node_modules, which a fresh
+ * clone does not have (in a git worktree it is a symlink that git does not ignore).
+ */
+function copyRepository(clone: string) {
+  const files = execSync('git ls-files -z --cached --others --exclude-standard', { encoding: 'utf8' }).split('\0');
+  for (const file of files) {
+    if (!file || file === 'node_modules' || file.startsWith('node_modules/') || !existsSync(file)) continue;
+    mkdirSync(dirname(join(clone, file)), { recursive: true });
+    cpSync(file, join(clone, file));
+  }
+}
+
 test.beforeAll(async () => {
   test.setTimeout(600_000);
   folder = mkdtempSync(join(tmpdir(), 'lantern-quickstart-'));
-  // The package as it would be published: `npm pack` runs `prepack`, which builds dist/.
-  const tarball = timed('npm pack (builds dist/)', () => {
-    execSync(`npm pack --pack-destination ${folder}`, { stdio: ['ignore', 'inherit', 'inherit'] });
-    const { name, version } = JSON.parse(readFileSync('package.json', 'utf8'));
-    return join(folder, `${name}-${version}.tgz`);
-  });
-  let cwd = folder;
+  // The README's commands start in the newcomer's clone of this repository; its folder's name does not matter.
+  let cwd = join(folder, 'lantern-clone');
+  copyRepository(cwd);
   for (const command of quickStart.commands) {
     if (command.startsWith('cd ')) {
       cwd = resolve(cwd, command.slice(3));
       continue;
     }
     if (command.startsWith('npm run preview')) break; // started below, on the test's port
-    const run = command
-      .replace('create vite@latest', `create vite@${CREATE_VITE}`)
-      .replace(/^npm install lantern\b/, `npm install ${tarball}`);
-    timed(command, () => execSync(run, { cwd, env: APP_ENV, stdio: ['ignore', 'inherit', 'inherit'] }));
+    // The one change: create-vite pinned, so that CI scaffolds the same app every time.
+    const run = command.replace('create vite@latest', `create vite@${CREATE_VITE}`);
+    // Named with its folder: `npm install` runs in the clone and in the app.
+    timed(`${basename(cwd)}: ${command}`, () =>
+      execSync(run, { cwd, env: APP_ENV, stdio: ['ignore', 'inherit', 'inherit'] }),
+    );
     if (command.startsWith('npm create')) {
       for (const [path, content] of quickStart.files) {
         const file = join(cwd, command.split(' ')[3]!, path); // the new app's folder, named in the command
@@ -207,12 +222,12 @@ async function serveFolder(root: string): Promise<Server> {
 test("without Vite: the package's prebuilt service worker and engine worker, served as files, online and offline", async ({
   page,
 }) => {
-  // A site with no Vite plugin: the README's "Without Vite" commands copy Lantern's prebuilt files into its web root,
+  // A site with no Vite plugin: docs/api.md's "Without Vite" commands copy Lantern's prebuilt files into its web root,
   // beside a page bundled elsewhere (here: the quick start's page, whose bundle holds lantern/client).
   const site = join(folder, 'plain');
   mkdirSync(join(site, 'public'), { recursive: true });
   symlinkSync(join(app, 'node_modules'), join(site, 'node_modules'));
-  for (const command of readSnippets('### Without Vite').commands) execSync(command, { cwd: site });
+  for (const command of readSnippets('docs/api.md', '### Without Vite').commands) execSync(command, { cwd: site });
   cpSync(join(app, 'dist', 'index.html'), join(site, 'public', 'index.html'));
   cpSync(join(app, 'dist', 'assets'), join(site, 'public', 'assets'), { recursive: true });
 
