@@ -27,7 +27,7 @@ export type Handler = (request: Request) => Promise<Response>;
  * const handler = createHandler({ engine, keys: new KeyRing() });
  * const client = new OpenAI({ apiKey, baseURL: 'http://localhost/v1', fetch: (url, init) => handler(new Request(url, init)) });
  *
- * @see ../../README.md for the options and limits.
+ * @see ../../docs/api.md for the options and limits.
  */
 export function createHandler(options: HandlerOptions): Handler {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };

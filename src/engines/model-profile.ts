@@ -33,7 +33,7 @@ export interface TransformersCandidate extends GPUNeeds {
   model: string;
   dtype?: TransformersDtype;
   device: 'webgpu' | 'cpu';
-  /** What a first use downloads, in bytes (an estimate, for the storage check and the README). */
+  /** What a first use downloads, in bytes (an estimate, for the storage check and docs/models.md). */
   downloadBytes?: number;
   /**
    * Chat models: bytes of keys and values kept between requests so that a prompt sharing a prefix with an earlier one

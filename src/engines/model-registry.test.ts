@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { needsShaderF16, requiredLimits, WEB_LLM_LIMITS } from './model-profile.ts';
 import { DEFAULT_PROFILE } from './model-registry.ts';
 
-/** The registry against web-llm's own list of prebuilt models, which the README's GPU memory column quotes. */
+/** The registry against web-llm's own list of prebuilt models, which docs/models.md's GPU memory column quotes. */
 const webllm = Object.values(DEFAULT_PROFILE).flatMap((entry) =>
   entry.candidates.filter((c) => c.engine === 'web-llm'),
 );
@@ -20,7 +20,7 @@ describe('the default registry against web-llm', () => {
     if (found!.required_features?.includes('shader-f16')) expect(needsShaderF16(candidate)).toBe(true);
   });
 
-  it("quotes web-llm's GPU memory figures in the README", () => {
+  it("quotes web-llm's GPU memory figures in docs/models.md", () => {
     expect(webllm.map((c) => Math.round(record(c.model)!.vram_required_MB!))).toEqual([376, 580, 945, 1060, 879, 1129]);
   });
 });

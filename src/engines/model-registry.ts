@@ -19,7 +19,7 @@ function embeddingTable(vocab: number, hidden: number, bytesPerWeight: 2 | 4): P
 /**
  * One chat model as a fallback chain: web-llm in half precision (fastest; needs `shader-f16`), web-llm in single
  * precision, transformers.js on WebGPU, transformers.js on the CPU, so that the ID answers on any browser.
- * `downloadBytes` are estimates from parameter count and weight format (README "Models"); web-llm's exact size is read
+ * `downloadBytes` are estimates from parameter count and weight format (docs/models.md); web-llm's exact size is read
  * from the model's manifest before downloading.
  */
 function chatChain(

@@ -4,7 +4,7 @@
  * it enforces `pattern` and string `format`s, which the other refuses; its mask costs well under a millisecond a token
  * where the other's p95 reaches hundreds of milliseconds on a real vocabulary; it compiles tool-call grammars
  * (structural tags) for issue 14; and it is what web-llm runs, so both engines share one grammar. Measured in
- * `bench/structured-output-libraries.ts`; README "Structured output".
+ * `bench/structured-output-libraries.ts`; docs/structured-output.md.
  */
 
 /** The classes of web-xgrammar that Lantern uses, typed as far as it uses them. */

@@ -51,7 +51,7 @@ describe('WebLLMChatModel structured output', () => {
         })
         .catch((error: unknown) => error);
       if (result instanceof EngineError) {
-        // web-llm's XGrammar lets bytes through that are not UTF-8 (README "Structured output", known gaps); Lantern
+        // web-llm's XGrammar lets bytes through that are not UTF-8 (docs/structured-output.md, known gaps); Lantern
         // cannot mask them inside web-llm, so its validator catches the U+FFFD they decode to.
         expect(result.kind, result.message).toBe('invalid_output');
         const text = events.flatMap((e) => (e.type === 'delta' ? [e.text] : [])).join('');
