@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { apiError as refused } from '../../test/support/api-error.ts';
 import { ApiError } from './errors.ts';
 import { formatDuration, RateLimiter } from './rate-limiter.ts';
-
-function refused(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error('expected a 429');
-}
 
 describe('RateLimiter', () => {
   it('allows a burst of requestsPerMinute, then refills one request every 60/rpm seconds', () => {

@@ -1,6 +1,6 @@
 import { ApiError } from '../../src/api/errors.ts';
 
-/** The ApiError that `fn` throws (a request parser refusing a body, say); fails the test when it throws none. */
+/** The ApiError that `fn` throws (a parser refusing a body, a limiter refusing a request); fails the test otherwise. */
 export function apiError(fn: () => unknown): ApiError {
   try {
     fn();
@@ -8,5 +8,5 @@ export function apiError(fn: () => unknown): ApiError {
     if (e instanceof ApiError) return e;
     throw e;
   }
-  throw new Error('expected an ApiError (a 400), but nothing was thrown');
+  throw new Error('expected an ApiError, but nothing was thrown');
 }
