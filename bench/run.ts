@@ -5,11 +5,13 @@
  * writes bench/results/latest.json; the README's performance section quotes it.
  *
  * `npm run bench:smoke` (`tsx bench/run.ts --smoke`, part of `npm test`): every section of the same run, each measure
- * once on a few tokens, so that a bench broken by a change fails the tests rather than the next `npm run bench`. It
- * asserts no timing, writes nothing, and uses the dist-e2e build that `npm run test:e2e` made. Any section that
- * throws, or a figure that comes out as no number (NaN), fails either run with a non-zero exit.
+ * once on a few tokens, and the scripts of bench/ that run alone on a few schemas, so that a bench broken by a change
+ * fails the tests rather than the next `npm run bench`. It asserts no timing, writes nothing, and uses the dist-e2e
+ * build that `npm run test:e2e` made. Any section that throws, or a figure that comes out as no number (NaN), fails
+ * either run with a non-zero exit.
  */
 import { chromium, type Browser, type Page } from '@playwright/test';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -449,7 +451,8 @@ const machine = {
 };
 log(`machine: ${JSON.stringify(machine)}`);
 if (SMOKE) log('smoke pass: every section once, on a few tokens; no figure of it means anything, nothing is written');
-const DIST = fileURLToPath(new URL('../dist-e2e/bench/browser/bench.html', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DIST = `${ROOT}dist-e2e/bench/browser/bench.html`;
 if (!existsSync(DIST)) {
   throw new Error(`${DIST} is missing: build it first (vite build --mode e2e; npm run bench and npm run test:e2e do).`);
 }
@@ -498,6 +501,21 @@ const {
 const remote = await section('node: the remote path (Lantern forwarding to its own server in another process)', () =>
   remoteBench({ ...REMOTE, chunks: [fitAll(REMOTE.chunks[0]), REMOTE.chunks[1]] }),
 );
+
+if (SMOKE) {
+  // The scripts of bench/ that run alone rather than in `npm run bench`, each on a few schemas: they must still run.
+  await section('node: the scripts that run alone (structured-output libraries, their bugs)', async () => {
+    for (const args of [
+      ['bench/structured-output-libraries.ts', '--walks', '1', '--schemas', '2'],
+      ['bench/structured-output-library-bugs.ts'],
+    ]) {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, encoding: 'utf8' });
+      if (run.status !== 0) {
+        throw new Error(`${args.join(' ')} failed (${run.error?.message ?? `exit ${run.status}`}):\n${run.stderr}`);
+      }
+    }
+  });
+}
 
 const server = await startServer(
   4191,
