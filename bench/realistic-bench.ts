@@ -1,29 +1,54 @@
 import { fileURLToPath } from 'node:url';
+import { replyRoomAt } from './context.ts';
 import { decode, delivery, firstToken, type ChatSamples } from './measures.ts';
 import { nodeBench } from './node-bench.ts';
-import {
-  ensureRealisticModel,
-  REALISTIC,
-  REALISTIC_DIR,
-  realisticWords,
-  singleModelProfile,
-} from './realistic-model.ts';
+import { prepareRealisticModel, REALISTIC, singleModelProfile, type RealisticModel } from './realistic-model.ts';
+import { ENDLESS_MESSAGES } from './requests.ts';
 import { reuseBench, type ReuseResult } from './reuse-bench.ts';
 
 /**
  * The benchmark at the scale of real models: the /v1 path against the direct engine on the realistic model (decode,
  * first token, delivery) in Node and in Chromium on WebAssembly, and second-turn time to first token with prefix reuse
  * against full recompute in Node, on a 1,000-token history there and on a 900-token one on the bundled chat model (its
- * window is 1,024 tokens).
+ * window is 1,024 tokens; each history is sized with the model's own tokenizer and clamped to its window).
  */
-const PLAN = { decode: [128, 15], ttft: [2, 20], reuseSamples: 6 } as const;
-const BROWSER_PLAN = { decode: [64, 8], ttft: [2, 10] } as const;
-const HISTORY_TOKENS = 1000;
-const BUNDLED_HISTORY_TOKENS = 900;
-const BUNDLED_CHAT = fileURLToPath(new URL('../public/models/tiny-chat', import.meta.url));
+export interface RealisticPlan {
+  /** [tokens, runs] of the decode measure, and of the time to first token, in Node; then in Chromium. */
+  decode: readonly [number, number];
+  ttft: readonly [number, number];
+  browserDecode: readonly [number, number];
+  browserTtft: readonly [number, number];
+  reuseSamples: number;
+  /** History lengths in tokens: on the realistic model, and on the bundled chat model. */
+  historyTokens: number;
+  bundledHistoryTokens: number;
+}
+
+export const REALISTIC_PLAN: RealisticPlan = {
+  decode: [128, 15],
+  ttft: [2, 20],
+  browserDecode: [64, 8],
+  browserTtft: [2, 10],
+  reuseSamples: 6,
+  historyTokens: 1000,
+  bundledHistoryTokens: 900,
+};
+
+/** The smoke pass: every measure once, on histories as long as the full run's (the window is what can break). */
+export const REALISTIC_SMOKE_PLAN: RealisticPlan = {
+  decode: [4, 1],
+  ttft: [2, 1],
+  browserDecode: [4, 1],
+  browserTtft: [2, 1],
+  reuseSamples: 1,
+  historyTokens: 1000,
+  bundledHistoryTokens: 900,
+};
+
+export const BUNDLED_CHAT = fileURLToPath(new URL('../public/models/tiny-chat', import.meta.url));
 
 /** Plain English words for histories on the bundled model (its tokenizer splits them into a few tokens each). */
-const ENGLISH = (
+export const ENGLISH = (
   'once upon a time a small lantern lived on a shelf every night it glowed softly and the children read their ' +
   'books by its light one winter evening the power went out across the town the lantern kept shining warm and ' +
   'steady until morning came'
@@ -36,6 +61,10 @@ type ChatFigures = { decode: ReturnType<typeof decode>; firstToken: ReturnType<t
 export interface RealisticResults {
   /** Why the realistic model was not measured, if it was not. */
   skipped?: string;
+  /** In the smoke pass without the generator's Python modules: the model that ran the section in its place. */
+  standIn?: string;
+  /** In the smoke pass: the generator's small variant ran the section (bench_llama.py --smoke). */
+  smokeVariant?: boolean;
   realistic?: ChatFigures & { reuse: ReuseResult };
   /** The same /v1 figures in Chromium on WebAssembly (the whole path: service worker, engine worker). */
   realisticWasm?: ChatFigures;
@@ -45,34 +74,73 @@ export interface RealisticResults {
 /** What the browser benchmark's runner offers: a chat measure in the page, /v1 against the direct engine. */
 type ChatRunner = { chat(model: string, tokens: number, count: number): Promise<ChatSamples> };
 
+/** The plan with its replies cut to what the window of the model at `folder` leaves after the prompt. */
+export async function fitPlan(
+  log: (message: string) => void,
+  plan: RealisticPlan,
+  folder: string,
+): Promise<RealisticPlan> {
+  const room = await replyRoomAt(folder, ENDLESS_MESSAGES);
+  const fit = ([tokens, runs]: readonly [number, number], what: string): [number, number] => {
+    if (tokens > room) log(`realistic model, ${what}: ${tokens} tokens cut to the ${room} its window leaves`);
+    return [Math.min(tokens, room), runs];
+  };
+  return {
+    ...plan,
+    decode: fit(plan.decode, 'decode'),
+    ttft: fit(plan.ttft, 'first token'),
+    browserDecode: fit(plan.browserDecode, 'decode in Chromium'),
+    browserTtft: fit(plan.browserTtft, 'first token in Chromium'),
+  };
+}
+
 /** The realistic model in Chromium on WebAssembly (fewer runs: its tokens are slower there). */
-export async function realisticInBrowser(log: (message: string) => void, runner: ChatRunner): Promise<ChatFigures> {
+export async function realisticInBrowser(
+  log: (message: string) => void,
+  runner: ChatRunner,
+  plan: RealisticPlan = REALISTIC_PLAN,
+): Promise<ChatFigures> {
   log('wasm, realistic model: decode');
-  const chat = await runner.chat(REALISTIC, BROWSER_PLAN.decode[0], BROWSER_PLAN.decode[1]);
+  const chat = await runner.chat(REALISTIC, ...plan.browserDecode);
   log('wasm, realistic model: time to first token');
-  const first = await runner.chat(REALISTIC, BROWSER_PLAN.ttft[0], BROWSER_PLAN.ttft[1]);
+  const first = await runner.chat(REALISTIC, ...plan.browserTtft);
   return { decode: decode(chat), firstToken: firstToken(first), delivery: delivery(chat) };
 }
 
-/** Runs the section, building the realistic model first if it is not there yet. */
-export async function realisticBench(log: (message: string) => void): Promise<RealisticResults> {
+/**
+ * Runs the section, building the realistic model first if it is not there yet. Returns the figures, the model it ran
+ * (for the browser's part) if any, and the plan as that model's window allows it.
+ */
+export async function realisticBench(
+  log: (message: string) => void,
+  plan: RealisticPlan = REALISTIC_PLAN,
+  smoke = false,
+): Promise<{ results: RealisticResults; model: RealisticModel | undefined; plan: RealisticPlan }> {
   log('node, bundled model: second-turn first token, reuse against recompute');
-  const bundledReuse = await reuseBench(BUNDLED_CHAT, ENGLISH, BUNDLED_HISTORY_TOKENS, PLAN.reuseSamples);
-  const skipped = ensureRealisticModel(log);
-  if (skipped) {
-    log(`realistic model skipped: ${skipped}`);
-    return { skipped, bundledReuse };
-  }
-  const runner = await nodeBench(singleModelProfile(REALISTIC, REALISTIC_DIR));
+  const bundledReuse = await reuseBench(BUNDLED_CHAT, ENGLISH, plan.bundledHistoryTokens, plan.reuseSamples);
+  const { model, skipped } = prepareRealisticModel(log, {
+    smoke,
+    ...(smoke && { standIn: { dir: BUNDLED_CHAT, words: ENGLISH } }),
+  });
+  if (skipped) log(`realistic model skipped: ${skipped}`);
+  if (!model) return { results: { skipped: skipped!, bundledReuse }, model, plan };
+  if (model.standIn) log(`smoke pass: the bundled tiny-chat runs the realistic section in its place`);
+  plan = await fitPlan(log, plan, model.dir);
+  const runner = await nodeBench(singleModelProfile(REALISTIC, model.dir));
   log('node, realistic model: decode');
-  const chat = await runner.chat(REALISTIC, PLAN.decode[0], PLAN.decode[1]);
+  const chat = await runner.chat(REALISTIC, ...plan.decode);
   log('node, realistic model: time to first token');
-  const first = await runner.chat(REALISTIC, PLAN.ttft[0], PLAN.ttft[1]);
+  const first = await runner.chat(REALISTIC, ...plan.ttft);
   log('node, realistic model: second-turn first token, reuse against recompute');
-  const reuse = await reuseBench(REALISTIC_DIR, realisticWords(), HISTORY_TOKENS, PLAN.reuseSamples);
+  const reuse = await reuseBench(model.dir, model.words, plan.historyTokens, plan.reuseSamples);
   return {
-    realistic: { decode: decode(chat), firstToken: firstToken(first), delivery: delivery(chat), reuse },
-    bundledReuse,
+    results: {
+      ...(skipped ? { skipped, standIn: 'public/models/tiny-chat' } : smoke && { smokeVariant: true }),
+      realistic: { decode: decode(chat), firstToken: firstToken(first), delivery: delivery(chat), reuse },
+      bundledReuse,
+    },
+    model,
+    plan,
   };
 }
 
@@ -84,8 +152,14 @@ export function realisticTable(
   type Column = [string, Partial<ChatFigures> & { reuse?: ReuseResult }];
   const columns: Column[] = [['bundled tiny-chat', { ...tiny.bundled, reuse: results.bundledReuse }]];
   if (tiny.stories) columns.push(['stories260K', tiny.stories]);
-  if (results.realistic) columns.push(['realistic (random-weight LLaMA, 44M, 32k vocabulary)', results.realistic]);
-  if (results.realisticWasm) columns.push(['realistic, Chromium wasm (whole path)', results.realisticWasm]);
+  // In the smoke pass, another model runs the section: the columns say which.
+  const [name, short] = results.standIn
+    ? ['tiny-chat, in place of the realistic model', 'tiny-chat']
+    : results.smokeVariant
+      ? ["the realistic model's smoke variant (0.6M, 4k vocabulary)", 'realistic (smoke variant)']
+      : ['realistic (random-weight LLaMA, 44M, 32k vocabulary)', 'realistic'];
+  if (results.realistic) columns.push([name, results.realistic]);
+  if (results.realisticWasm) columns.push([`${short}, Chromium wasm (whole path)`, results.realisticWasm]);
   const ok = (pass: boolean) => (pass ? '✓' : '✗');
   const row = (label: string, cell: (c: Partial<ChatFigures> & { reuse?: ReuseResult }) => string | undefined) =>
     `| ${label} | ${columns.map(([, c]) => cell(c) ?? '–').join(' | ')} |`;

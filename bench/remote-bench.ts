@@ -50,7 +50,16 @@ function tracedFetch(inner: typeof fetch) {
   };
 }
 
-export async function remoteBench(plan: { ttft: readonly [number, number]; chunks: readonly [number, number] }) {
+/** [tokens, runs] of the first-token measure and of the per-chunk one; warm-up runs of each path before them. */
+export interface RemotePlan {
+  ttft: readonly [number, number];
+  chunks: readonly [number, number];
+  warmUp: number;
+}
+export const REMOTE_PLAN: RemotePlan = { ttft: [2, 40], chunks: [64, 20], warmUp: 10 };
+export const REMOTE_SMOKE_PLAN: RemotePlan = { ttft: [2, 1], chunks: [4, 1], warmUp: 1 };
+
+export async function remoteBench(plan: RemotePlan = REMOTE_PLAN) {
   const upstream = await startUpstream({ mode: 'lantern', ...(HAS_STORIES_260K && { stories: STORIES_260K }) });
   const original = globalThis.fetch;
   // Lantern's forwarding uses the global fetch; the direct client gets its own.
@@ -104,7 +113,7 @@ export async function remoteBench(plan: { ttft: readonly [number, number]; chunk
 
     const measure = async (model: string) => {
       // Warm both paths up (connections, JIT) before anything is counted.
-      for (let i = 0; i < 10; i++) {
+      for (let i = 0; i < plan.warmUp; i++) {
         await run(direct, directSide, model, 8);
         await run(viaLantern, lanternSide, model, 8);
       }

@@ -5,13 +5,15 @@ import { chatRequest } from '../test/support/chat-request.ts';
  * 0–2 in both the bundled model and stories260K, among them every end-of-reply token) are banned.
  */
 const PROMPT = 'Tell me a story.';
+/** The conversation every such request sends. */
+export const ENDLESS_MESSAGES = [{ role: 'user' as const, content: PROMPT }];
 const BANNED = { 0: -100, 1: -100, 2: -100 };
 
 /** The body of a streamed /v1/chat/completions request. */
 export const endlessStream = (model: string, tokens: number) => ({
   model,
   stream: true as const,
-  messages: [{ role: 'user' as const, content: PROMPT }],
+  messages: ENDLESS_MESSAGES.map((message) => ({ ...message })),
   temperature: 0,
   max_tokens: tokens,
   logit_bias: BANNED,
@@ -19,4 +21,4 @@ export const endlessStream = (model: string, tokens: number) => ({
 
 /** The same request, as the engine takes it when called directly. */
 export const endlessEngineRequest = (tokens: number) =>
-  chatRequest({ messages: [{ role: 'user', content: PROMPT }], maxTokens: tokens, logitBias: BANNED });
+  chatRequest({ messages: ENDLESS_MESSAGES.map((message) => ({ ...message })), maxTokens: tokens, logitBias: BANNED });

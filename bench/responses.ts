@@ -14,9 +14,17 @@ import { benchProfile, CHAT } from './models.ts';
 import { endlessStream } from './requests.ts';
 import { median, p95, round } from './stats.ts';
 
-const TOKENS = 64;
-/** Pairs of runs; each figure is the median over them, the ratio that of each pair's, which drift affects least. */
-const PAIRS = 16;
+/**
+ * Tokens a request streams; pairs of runs (each figure is the median over them, the ratio that of each pair's, which
+ * drift affects least); responses put into the store and read back.
+ */
+export interface ResponsesPlan {
+  tokens: number;
+  pairs: number;
+  stored: number;
+}
+export const RESPONSES_PLAN: ResponsesPlan = { tokens: 64, pairs: 16, stored: 2000 };
+export const RESPONSES_SMOKE_PLAN: ResponsesPlan = { tokens: 4, pairs: 1, stored: 10 };
 
 export interface ResponsesFigures {
   firstTokenMs: { chat: number; responses: number };
@@ -26,7 +34,7 @@ export interface ResponsesFigures {
   store: { putMs: { p50: number; p95: number }; getMs: { p50: number; p95: number } };
 }
 
-export async function responsesBench(): Promise<ResponsesFigures> {
+export async function responsesBench(plan: ResponsesPlan = RESPONSES_PLAN): Promise<ResponsesFigures> {
   const responses = memoryResponseStore();
   const keys = new KeyRing();
   const handler = createHandler({
@@ -41,7 +49,7 @@ export async function responsesBench(): Promise<ResponsesFigures> {
     fetch: (url, init) => handler(new Request(url, init)),
     maxRetries: 0,
   });
-  const { messages, ...sampling } = endlessStream(CHAT, TOKENS);
+  const { messages, ...sampling } = endlessStream(CHAT, plan.tokens);
   const chat = async () => {
     const started = performance.now();
     let first = 0;
@@ -66,7 +74,7 @@ export async function responsesBench(): Promise<ResponsesFigures> {
   await chat(); // loads the model
   await response();
   const runs = { chat: [] as { first: number; whole: number }[], responses: [] as { first: number; whole: number }[] };
-  for (let i = 0; i < PAIRS; i++) {
+  for (let i = 0; i < plan.pairs; i++) {
     runs.chat.push(await chat());
     runs.responses.push(await response());
   }
@@ -77,11 +85,11 @@ export async function responsesBench(): Promise<ResponsesFigures> {
     owner: 'key_bench',
     storedAt: n,
     itemIds: [`msg_${n}`],
-    data: { response: { output_text: 'x'.repeat(4 * TOKENS) }, conversation: messages },
+    data: { response: { output_text: 'x'.repeat(4 * plan.tokens) }, conversation: messages },
   });
   const puts: number[] = [];
   const gets: number[] = [];
-  for (let n = 0; n < 2000; n++) {
+  for (let n = 0; n < plan.stored; n++) {
     let started = performance.now();
     await responses.put(record(n));
     puts.push(performance.now() - started);

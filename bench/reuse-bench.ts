@@ -1,7 +1,7 @@
-import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import OpenAI from 'openai';
 import { performance } from 'node:perf_hooks';
 import { createEngine, createHandler, KeyRing } from '../src/index.ts';
+import { contextWindow, history, historyRoom, loadTokenizer } from './context.ts';
 import { singleModelProfile } from './realistic-model.ts';
 import { median, round } from './stats.ts';
 
@@ -15,6 +15,8 @@ const ID = 'reuse-bench';
 /** Special tokens (ids 0–2 in every model here, the end-of-reply ones among them) are banned: replies run to length. */
 const BANNED = { 0: -100, 1: -100, 2: -100 };
 const REPLY_TOKENS = 16;
+/** The second turn's reply: a few tokens, of which only the first is timed. */
+const SECOND_REPLY_TOKENS = 4;
 const QUESTION = 'and what comes next';
 
 type Message = OpenAI.ChatCompletionMessageParam;
@@ -34,23 +36,6 @@ function client(folder: string, prefixCacheBytes?: number) {
     }))();
 }
 
-/** A conversation (system prompt, then user and assistant turns, ending on a user turn) of about `tokens` tokens. */
-function history(tokenizer: PreTrainedTokenizer, words: readonly string[], tokens: number, seed: number): Message[] {
-  let next = seed * 7919;
-  const text = (count: number) => Array.from({ length: count }, () => words[next++ % words.length]).join(' ');
-  const messages: Message[] = [{ role: 'system', content: text(40) }];
-  const length = () => {
-    const text = tokenizer.apply_chat_template(messages as never, { tokenize: false, add_generation_prompt: true });
-    return tokenizer.encode(text as string, { add_special_tokens: false }).length;
-  };
-  while (length() < tokens) {
-    const role = messages.length % 2 === 1 ? 'user' : 'assistant';
-    messages.push({ role, content: text(Math.min(120, Math.max(1, tokens - length()))) });
-  }
-  if (messages.at(-1)!.role !== 'user') messages.push({ role: 'user', content: text(4) });
-  return messages;
-}
-
 /** Time to the first streamed token of a request, with what its usage says. */
 async function firstToken(sdk: OpenAI, messages: Message[]) {
   const started = performance.now();
@@ -60,7 +45,7 @@ async function firstToken(sdk: OpenAI, messages: Message[]) {
     model: ID,
     messages,
     temperature: 0,
-    max_tokens: 4,
+    max_tokens: SECOND_REPLY_TOKENS,
     logit_bias: BANNED,
     stream: true,
     stream_options: { include_usage: true },
@@ -75,6 +60,9 @@ async function firstToken(sdk: OpenAI, messages: Message[]) {
 export interface ReuseResult {
   /** Tokens of the first turn's prompt: the history. */
   historyTokens: number;
+  /** The history asked for, and the longest that leaves room in the model's window for both turns' replies. */
+  requestedHistoryTokens: number;
+  historyRoom: number;
   /** Tokens of the second turn's prompt, and how many of them the reusing engine took from its cache (median). */
   promptTokens: number;
   cachedTokens: number;
@@ -84,17 +72,26 @@ export interface ReuseResult {
   speedup: number;
 }
 
-/** Measures reuse on the model at `folder`, with histories of about `tokens` tokens made of `words`. */
+/**
+ * Measures reuse on the model at `folder`, with histories of `tokens` tokens made of `words` (fewer when the model's
+ * context window has no room for that many with both turns' replies).
+ */
 export async function reuseBench(folder: string, words: readonly string[], tokens: number, samples: number) {
-  const tokenizer = await AutoTokenizer.from_pretrained(folder);
+  const tokenizer = await loadTokenizer(folder);
+  const room = historyRoom(tokenizer, contextWindow(folder), {
+    replyTokens: REPLY_TOKENS,
+    followUp: QUESTION,
+    nextReplyTokens: SECOND_REPLY_TOKENS,
+  });
+  const historyTokens = Math.min(tokens, room);
   const [reuse, recompute] = await Promise.all([client(folder), client(folder, 0)]);
   const warm: Message[] = [{ role: 'user', content: words.slice(0, 8).join(' ') }];
   await Promise.all([firstToken(reuse, warm), firstToken(recompute, warm)]);
   const runs: { reuse: Awaited<ReturnType<typeof firstToken>>; recompute: Awaited<ReturnType<typeof firstToken>> }[] =
     [];
-  let historyTokens = 0;
+  let measured = 0;
   for (let sample = 0; sample < samples; sample++) {
-    const messages = history(tokenizer, words, tokens, sample + 1);
+    const messages: Message[] = history(tokenizer, words, historyTokens, sample + 1);
     const turn = await reuse.chat.completions.create({
       model: ID,
       messages,
@@ -102,7 +99,10 @@ export async function reuseBench(folder: string, words: readonly string[], token
       max_tokens: REPLY_TOKENS,
       logit_bias: BANNED,
     });
-    historyTokens = turn.usage!.prompt_tokens;
+    measured = turn.usage!.prompt_tokens;
+    if (measured > historyTokens) {
+      throw new Error(`A history of ${historyTokens} tokens by the bench's count is ${measured} by the engine's.`);
+    }
     messages.push(
       { role: 'assistant', content: turn.choices[0]!.message.content },
       { role: 'user', content: QUESTION },
@@ -116,7 +116,9 @@ export async function reuseBench(folder: string, words: readonly string[], token
     }
   }
   return {
-    historyTokens,
+    historyTokens: measured,
+    requestedHistoryTokens: tokens,
+    historyRoom: room,
     promptTokens: runs[0]!.reuse.promptTokens,
     cachedTokens: Math.round(median(runs.map((r) => r.reuse.cached))),
     reuseTtftP50: round(median(runs.map((r) => r.reuse.ms))),

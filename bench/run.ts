@@ -3,15 +3,24 @@
  * engine call in the same run, same model, same device: in Node (the handler, SSE and the SDK) and in Chromium, on
  * WebAssembly and on WebGPU (SwiftShader), through the service worker and the engine worker. Prints a table and
  * writes bench/results/latest.json; the README's performance section quotes it.
+ *
+ * `npm run bench:smoke` (`tsx bench/run.ts --smoke`, part of `npm test`): every section of the same run, each measure
+ * once on a few tokens, and the scripts of bench/ that run alone on a few schemas, so that a bench broken by a change
+ * fails the tests rather than the next `npm run bench`. It asserts no timing, writes nothing, and uses the dist-e2e
+ * build that `npm run test:e2e` made. Any section that throws, or a figure that comes out as no number (NaN), fails
+ * either run with a non-zero exit.
  */
 import { chromium, type Browser, type Page } from '@playwright/test';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../test/e2e/servers.ts';
 import type { Harness } from '../test/e2e/harness.ts';
 import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
 import type { Bench } from './browser/bench-page.ts';
+import { replyRoomAt } from './context.ts';
 import {
   concurrency,
   decode,
@@ -24,12 +33,25 @@ import {
 } from './measures.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
-import { realisticBench, realisticInBrowser, realisticTable } from './realistic-bench.ts';
-import { REALISTIC_DIR, REALISTIC_URL } from './realistic-model.ts';
-import { remoteBench, remoteTable } from './remote-bench.ts';
-import { responsesBench } from './responses.ts';
-import { structuredOutputBench } from './structured-output.ts';
+import {
+  BUNDLED_CHAT,
+  type RealisticPlan,
+  REALISTIC_PLAN,
+  REALISTIC_SMOKE_PLAN,
+  realisticBench,
+  realisticInBrowser,
+  realisticTable,
+} from './realistic-bench.ts';
+import { REALISTIC_URL } from './realistic-model.ts';
+import { REMOTE_PLAN, REMOTE_SMOKE_PLAN, remoteBench, remoteTable } from './remote-bench.ts';
+import { ENDLESS_MESSAGES } from './requests.ts';
+import { RESPONSES_PLAN, RESPONSES_SMOKE_PLAN, responsesBench } from './responses.ts';
+import { STRUCTURED_OUTPUT_PLAN, STRUCTURED_OUTPUT_SMOKE_PLAN, structuredOutputBench } from './structured-output.ts';
+import { TOOL_CALLING_PLAN, TOOL_CALLING_SMOKE_PLAN, toolCallingBench } from './tool-calling.ts';
 import { decodeRate, median, round } from './stats.ts';
+
+/** `--smoke`: the smoke pass (see above). */
+const SMOKE = process.argv.includes('--smoke');
 
 declare global {
   interface Window {
@@ -37,8 +59,20 @@ declare global {
   }
 }
 
-/** How much work each environment gets: SwiftShader runs the same model about ten times slower than WebAssembly. */
-const PLANS = {
+/**
+ * How much work each environment gets: [tokens, runs] of the decode and first-token measures, [inputs, runs] of the
+ * embeddings, [streams, tokens] of the concurrency, and refused requests timed for the service worker's round trip.
+ * SwiftShader runs the same model about ten times slower than WebAssembly.
+ */
+interface Plan {
+  decode: readonly [number, number];
+  ttft: readonly [number, number];
+  embed: readonly (readonly [number, number])[];
+  streams: readonly (readonly [number, number])[];
+  roundTrips: number;
+}
+
+const FULL_PLANS: Record<'node' | 'wasm' | 'webgpu', Plan> = {
   node: {
     decode: [128, 25],
     ttft: [2, 30],
@@ -52,6 +86,7 @@ const PLANS = {
       [4, 32],
       [16, 16],
     ],
+    roundTrips: 50,
   },
   wasm: {
     decode: [128, 15],
@@ -66,6 +101,7 @@ const PLANS = {
       [4, 16],
       [16, 8],
     ],
+    roundTrips: 50,
   },
   webgpu: {
     decode: [48, 4],
@@ -80,10 +116,26 @@ const PLANS = {
       [4, 8],
       [16, 4],
     ],
+    roundTrips: 50,
   },
-} as const;
+};
 
-type Plan = (typeof PLANS)[keyof typeof PLANS];
+/** The smoke pass: every measure of every environment once, on a few tokens and inputs. */
+const SMOKE_PLAN: Plan = {
+  decode: [4, 1],
+  ttft: [2, 1],
+  embed: [
+    [1, 1],
+    [4, 1],
+  ],
+  streams: [
+    [1, 2],
+    [4, 2],
+  ],
+  roundTrips: 2,
+};
+const PLANS = SMOKE ? { node: SMOKE_PLAN, wasm: SMOKE_PLAN, webgpu: SMOKE_PLAN } : FULL_PLANS;
+
 type Runner = {
   chat(model: string, tokens: number, count: number): Promise<ChatSamples>;
   embeddings(size: number, count: number): Promise<EmbeddingSamples>;
@@ -95,15 +147,42 @@ const STORIES_URL = '/shared-models/stories260K';
 
 const log = (message: string) => console.log(`[bench] ${message}`);
 
+/**
+ * The most tokens a reply to the benchmarks' prompt can have on each chat model (its window less the prompt, read
+ * from its own files): no measure asks a model for more than its window.
+ */
+const ROOM: Record<string, number> = {
+  [CHAT]: await replyRoomAt(BUNDLED_CHAT, ENDLESS_MESSAGES),
+  ...(HAS_STORIES_260K && { [STORIES]: await replyRoomAt(STORIES_260K, ENDLESS_MESSAGES) }),
+};
+/** `tokens`, or fewer when `model`'s window has no room for that many (said in the log). */
+function fit(model: string, tokens: number): number {
+  const room = ROOM[model];
+  if (room === undefined) throw new Error(`No context window known for ${model}.`);
+  if (tokens <= room) return tokens;
+  log(`${model}: ${tokens} tokens cut to the ${room} its window leaves after the prompt`);
+  return room;
+}
+
+/** `tokens`, or fewer when one of the chat models' windows has no room for that many. */
+const fitAll = (tokens: number) => Math.min(...Object.keys(ROOM).map((model) => fit(model, tokens)));
+
+/** The Node sections' plans. */
+const STRUCTURED = SMOKE ? STRUCTURED_OUTPUT_SMOKE_PLAN : STRUCTURED_OUTPUT_PLAN;
+const RESPONSES = SMOKE ? RESPONSES_SMOKE_PLAN : RESPONSES_PLAN;
+const REMOTE = SMOKE ? REMOTE_SMOKE_PLAN : REMOTE_PLAN;
+const TOOL_CALLING = SMOKE ? TOOL_CALLING_SMOKE_PLAN : TOOL_CALLING_PLAN;
+const REALISTIC_SECTION = SMOKE ? REALISTIC_SMOKE_PLAN : REALISTIC_PLAN;
+
 async function measureChat(name: string, plan: Plan, runner: Runner, model: string) {
   log(`${name}: decode`);
-  const chat = await runner.chat(model, plan.decode[0], plan.decode[1]);
+  const chat = await runner.chat(model, fit(model, plan.decode[0]), plan.decode[1]);
   log(`${name}: time to first token`);
-  const first = await runner.chat(model, plan.ttft[0], plan.ttft[1]);
+  const first = await runner.chat(model, fit(model, plan.ttft[0]), plan.ttft[1]);
   const streams: Record<string, ReturnType<typeof concurrency>> = {};
   for (const [count, tokens] of plan.streams) {
     log(`${name}: ${count} concurrent streams`);
-    streams[count] = concurrency(await runner.concurrent(model, count, tokens));
+    streams[count] = concurrency(await runner.concurrent(model, count, fit(model, tokens)));
   }
   return { decode: decode(chat), delivery: delivery(chat), firstToken: firstToken(first), concurrency: streams };
 }
@@ -216,13 +295,14 @@ async function memory(browser: Browser, origin: string) {
   };
 }
 
-async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
+/** The bench in one Chromium, on `path`; with `realistic` (its plan), the realistic model's chat measures too. */
+async function browserBench(path: 'wasm' | 'webgpu', origin: string, realistic?: RealisticPlan) {
   const browser = await launch(path === 'webgpu');
   try {
     const page = await browser.newPage();
     const stories = HAS_STORIES_260K ? `&stories=${STORIES_URL}` : '';
-    const withRealistic = path === 'wasm' && !realistic.skipped;
-    const query = `device=${path}${stories}${withRealistic ? `&realistic=${REALISTIC_URL}` : ''}`;
+    const query =
+      `device=${path}${stories}${realistic ? `&realistic=${REALISTIC_URL}` : ''}` + (SMOKE ? '&smoke=1' : '');
     await open(page, `${origin}/bench/browser/bench.html?${query}`, 'window.bench !== undefined');
     const device = await page.evaluate(() => window.bench.device());
     const runner: Runner = {
@@ -233,13 +313,18 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
         page.evaluate((a) => window.bench.concurrent(a.model, a.streams, a.tokens), { model, streams, tokens }),
     };
     const results = await measure(path, PLANS[path], runner);
-    // On WebAssembly only: SwiftShader would take minutes a token.
-    if (withRealistic) realistic.realisticWasm = await realisticInBrowser(log, runner);
-    const trips = await page.evaluate(() => window.bench.roundTrip(50));
+    const realisticWasm = realistic && (await realisticInBrowser(log, runner, realistic));
+    log(`${path}: the service worker's round trip, and the key check`);
+    const trips = await page.evaluate((n) => window.bench.roundTrip(n), PLANS[path].roundTrips);
     const roundTripP50 = round(median(trips));
     const unknownKey = `lt_${'x'.repeat(43)}`;
     const keyCheckP50 = round(
-      median(await page.evaluate((key) => window.bench.roundTrip(50, key), unknownKey)) - roundTripP50,
+      median(
+        await page.evaluate(
+          ([n, key]) => window.bench.roundTrip(n as number, key as string),
+          [PLANS[path].roundTrips, unknownKey],
+        ),
+      ) - roundTripP50,
     );
     log(`${path}: where decode time goes`);
     const paces = { raw: [] as number[], unread: [] as number[] };
@@ -247,7 +332,7 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
       for (const mode of ['raw', 'unread'] as const) {
         const run = await page.evaluate(
           ([t, m]) => window.bench.variant(t as number, m as 'raw' | 'unread'),
-          [PLANS[path].decode[0], mode],
+          [fit(CHAT, PLANS[path].decode[0]), mode],
         );
         paces[mode].push(decodeRate(run.generated));
       }
@@ -268,6 +353,7 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string) {
       chromium: browser.version(),
       bundled: { ...results.bundled, roundTripP50, keyCheckP50, decodeBreakdown, coldStart: cold, memory: mem },
       stories: results.stories,
+      realisticWasm,
     };
   } finally {
     await browser.close();
@@ -291,6 +377,10 @@ function table(columns: Record<string, Results>): string {
     return cells.every((c) => c === '–') ? [] : [`| ${label} | ${cells.join(' | ')} |`];
   };
   const target = (ok: boolean) => (ok ? '✓' : '✗');
+  // The sizes measured: every plan has the same ones.
+  const sizes = PLANS.node.embed.map(([size]) => size);
+  const largest = String(Math.max(...sizes));
+  const streams = PLANS.node.streams.map(([count]) => count);
   return [
     `| Measure | ${names.join(' | ')} |`,
     `| --- | ${names.map(() => '---').join(' | ')} |`,
@@ -322,20 +412,22 @@ function table(columns: Record<string, Results>): string {
       'Token generated → received by the SDK, ms p50 / p95',
       (r) => `${r.delivery.delayP50} / ${r.delivery.delayP95}`,
     ),
-    ...['1', '16', '256'].flatMap((size) =>
-      row(
-        `Embeddings × ${size}, /v1 ÷ direct speed`,
-        (r) => r.embeddings && `${r.embeddings[size]!.ratio} (${r.embeddings[size]!.pathMs} ms)`,
+    ...sizes
+      .map(String)
+      .flatMap((size) =>
+        row(
+          `Embeddings × ${size}, /v1 ÷ direct speed`,
+          (r) => r.embeddings?.[size] && `${r.embeddings[size].ratio} (${r.embeddings[size].pathMs} ms)`,
+        ),
       ),
-    ),
     ...row(
-      'Embeddings × 256, one request ÷ 256 requests',
-      (r) => r.embeddings && `${r.embeddings['256']!.batchedSpeedup}× faster`,
+      `Embeddings × ${largest}, one request ÷ ${largest} requests`,
+      (r) => r.embeddings?.[largest] && `${r.embeddings[largest].batchedSpeedup}× faster`,
     ),
-    ...['1', '4', '16'].flatMap((n) =>
+    ...streams.map(String).flatMap((n) =>
       row(`${n} concurrent streams: tokens/s; first token min / median / max ms`, (r) => {
-        const c = r.concurrency[n]!;
-        return `${c.tokensPerSecond}; ${c.firstTokenMinMs} / ${c.firstTokenMedianMs} / ${c.firstTokenMaxMs}`;
+        const c = r.concurrency[n];
+        return c && `${c.tokensPerSecond}; ${c.firstTokenMinMs} / ${c.firstTokenMedianMs} / ${c.firstTokenMaxMs}`;
       }),
     ),
     ...row('Cold start, first visit: /v1/models, first token (ms from page load)', (r) =>
@@ -358,40 +450,93 @@ const machine = {
   node: process.version,
 };
 log(`machine: ${JSON.stringify(machine)}`);
+if (SMOKE) log('smoke pass: every section once, on a few tokens; no figure of it means anything, nothing is written');
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DIST = `${ROOT}dist-e2e/bench/browser/bench.html`;
+if (!existsSync(DIST)) {
+  throw new Error(`${DIST} is missing: build it first (vite build --mode e2e; npm run bench and npm run test:e2e do).`);
+}
+
+/** Each section's name and seconds, in order. */
+const timings: { section: string; seconds: number }[] = [];
+/** Runs one section of the bench, saying when it starts, how long it took, and (then rethrowing) that it failed. */
+async function section<T>(name: string, run: () => Promise<T>): Promise<T> {
+  log(`── ${name}`);
+  const started = performance.now();
+  try {
+    const result = await run();
+    timings.push({ section: name, seconds: round((performance.now() - started) / 1000, 1) });
+    return result;
+  } catch (error) {
+    log(`section failed: ${name}`);
+    throw error;
+  }
+}
 
 const bundled: Record<string, Results> = {};
 const stories: Record<string, Results> = {};
 const NODE = 'Node (handler)';
 const COLUMNS = { wasm: 'Chromium, wasm', webgpu: 'Chromium, WebGPU (SwiftShader)' } as const;
-log('node: the handler in-process');
-const node = await measure('node', PLANS.node, await nodeBench());
+const node = await section('node: the handler in-process', async () => measure('node', PLANS.node, await nodeBench()));
 bundled[NODE] = node.bundled;
 if (node.stories) stories[NODE] = node.stories;
-log('node: structured output (constrained against unconstrained decoding; schema compile time over the corpus)');
-const structured = await structuredOutputBench();
-log('node: the Responses API against chat completions; the response store');
-const responses = await responsesBench();
-log('node: prefix reuse, and a model at the scale of real ones');
-const realistic = await realisticBench(log);
+const structured = await section(
+  'node: structured output (constrained against unconstrained decoding; schema compile time over the corpus)',
+  () => structuredOutputBench({ ...STRUCTURED, tokens: fit(CHAT, STRUCTURED.tokens) }),
+);
+const toolCalling = await section(
+  'node: tool calling (tool grammars compiled, the mask per token, prompt tokens of a tool)',
+  () => toolCallingBench(TOOL_CALLING),
+);
+const responses = await section('node: the Responses API against chat completions; the response store', () =>
+  responsesBench({ ...RESPONSES, tokens: fit(CHAT, RESPONSES.tokens) }),
+);
+const {
+  results: realistic,
+  model: realisticModel,
+  plan: realisticPlan,
+} = await section('node: prefix reuse, and a model at the scale of real ones', () =>
+  realisticBench(log, REALISTIC_SECTION, SMOKE),
+);
+const remote = await section('node: the remote path (Lantern forwarding to its own server in another process)', () =>
+  remoteBench({ ...REMOTE, chunks: [fitAll(REMOTE.chunks[0]), REMOTE.chunks[1]] }),
+);
 
-log('node: the remote path (Lantern forwarding to its own server in another process)');
-const remote = await remoteBench({ ttft: [2, 40], chunks: [64, 20] });
+if (SMOKE) {
+  // The scripts of bench/ that run alone rather than in `npm run bench`, each on a few schemas: they must still run.
+  await section('node: the scripts that run alone (structured-output libraries, their bugs)', async () => {
+    for (const args of [
+      ['bench/structured-output-libraries.ts', '--walks', '1', '--schemas', '2'],
+      ['bench/structured-output-library-bugs.ts'],
+    ]) {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, encoding: 'utf8' });
+      if (run.status !== 0) {
+        throw new Error(`${args.join(' ')} failed (${run.error?.message ?? `exit ${run.status}`}):\n${run.stderr}`);
+      }
+    }
+  });
+}
 
 const server = await startServer(
   4191,
   { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' },
   {
     ...(HAS_STORIES_260K && { [STORIES_URL]: STORIES_260K }),
-    ...(!realistic.skipped && { [REALISTIC_URL]: REALISTIC_DIR }),
+    ...(realisticModel && { [REALISTIC_URL]: realisticModel.dir }),
   },
 );
 const browsers: Record<string, unknown> = {};
 try {
   for (const path of ['wasm', 'webgpu'] as const) {
-    const result = await browserBench(path, server.origin);
+    // The realistic model on WebAssembly only: SwiftShader would take minutes a token.
+    const withRealistic = path === 'wasm' && realisticModel ? realisticPlan : undefined;
+    const result = await section(`Chromium, ${path}: the whole path against the engine in a worker`, () =>
+      browserBench(path, server.origin, withRealistic),
+    );
     browsers[path] = { device: result.device, chromium: result.chromium };
     bundled[COLUMNS[path]] = result.bundled;
     if (result.stories) stories[COLUMNS[path]] = result.stories;
+    if (result.realisticWasm) realistic.realisticWasm = result.realisticWasm;
   }
 } finally {
   await server.close();
@@ -406,33 +551,57 @@ const structuredTable = [
   `| Schema compile ms over the corpus (${structured.schemas} schemas), cold p50 / p95 (target ≤ 50) / max | ${c.cold.p50} / ${c.cold.p95} ${c.cold.p95 <= 50 ? '✓' : '✗'} / ${c.cold.max} |`,
   `| Schema compile ms, cached p50 / p95 | ${c.cached.p50} / ${c.cached.p95} |`,
 ].join('\n');
+const t = toolCalling;
+const toolSets = Object.keys(t.compileMs);
+const toolTable = [
+  '| Measure (Node, bundled tiny-chat) | Figure |',
+  '| --- | --- |',
+  `| Tool grammar compile ms, cold p50 / p95: ${toolSets.join(', ')} | ${toolSets.map((k) => `${t.compileMs[k]!.cold.p50} / ${t.compileMs[k]!.cold.p95}`).join(', ')} |`,
+  `| Tool grammar compile ms, cached p50 / p95: ${toolSets.join(', ')} | ${toolSets.map((k) => `${t.compileMs[k]!.cached.p50} / ${t.compileMs[k]!.cached.p95}`).join(', ')} |`,
+  `| Mask ms per token, p50 / p95: free text; inside a call | ${t.maskMsPerToken.freeText.p50} / ${t.maskMsPerToken.freeText.p95}; ${t.maskMsPerToken.insideCall.p50} / ${t.maskMsPerToken.insideCall.p95} |`,
+  `| Prompt tokens: no tools; one tool (get_weather) | ${t.promptTokens.none}; ${t.promptTokens.get_weather} |`,
+].join('\n');
 const r = responses;
 const responsesTable = [
-  '| Measure (Node, bundled tiny-chat, 64 tokens streamed) | Chat completions | Responses API |',
+  `| Measure (Node, bundled tiny-chat, ${fit(CHAT, RESPONSES.tokens)} tokens streamed) | Chat completions | Responses API |`,
   '| --- | --- | --- |',
   `| Time to first token, ms (median) | ${r.firstTokenMs.chat} | ${r.firstTokenMs.responses} |`,
   `| Whole request, ms (median); responses ÷ chat, median of pairs | ${r.wholeRequestMs.chat} | ${r.wholeRequestMs.responses} (${r.ratio}) |`,
   `| Memory store: put / get ms, p50 (p95) | | ${r.store.putMs.p50} (${r.store.putMs.p95}) / ${r.store.getMs.p50} (${r.store.getMs.p95}) |`,
 ].join('\n');
+const realisticNote = realistic.standIn
+  ? `; the bundled tiny-chat stood in for the realistic model: ${realistic.skipped}`
+  : realistic.skipped
+    ? `; realistic model skipped: ${realistic.skipped}`
+    : '';
 const markdown = [
   `On the bundled models (public/models):\n\n${table(bundled)}`,
   `Structured output:\n\n${structuredTable}`,
+  `Tool calling:\n\n${toolTable}`,
   `The Responses API:\n\n${responsesTable}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
-  `Prefix reuse, and a model at the scale of real ones (Node${realistic.skipped ? `; realistic model skipped: ${realistic.skipped}` : ''}):\n\n` +
+  `Prefix reuse, and a model at the scale of real ones (Node${realisticNote}):\n\n` +
     realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }),
   `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
     `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
 console.log(`\n${markdown}\n`);
-const out = fileURLToPath(new URL('./results/', import.meta.url));
-mkdirSync(out, { recursive: true });
-const report = {
-  date: new Date().toISOString(),
-  machine,
-  browsers,
-  results: { bundled, stories, structured, responses, realistic, remote },
-  markdown,
-};
-writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');
-log(`wrote bench/results/latest.json`);
+const results = { bundled, stories, structured, toolCalling, responses, realistic, remote };
+log(`sections: ${timings.map(({ section, seconds }) => `${section.split(' (')[0]}: ${seconds} s`).join(' | ')}`);
+if (!SMOKE) {
+  const out = fileURLToPath(new URL('./results/', import.meta.url));
+  mkdirSync(out, { recursive: true });
+  const report = { date: new Date().toISOString(), machine, browsers, results, markdown };
+  writeFileSync(`${out}latest.json`, JSON.stringify(report, null, 2) + '\n');
+  log(`wrote bench/results/latest.json`);
+}
+
+/** Where a figure came out as no number: a measure that saw no tokens, say. JSON would hide it as null. */
+function notNumbers(value: unknown, at = 'results'): string[] {
+  if (typeof value === 'number') return Number.isFinite(value) ? [] : [`${at} = ${value}`];
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, inner]) => notNumbers(inner, `${at}.${key}`));
+}
+const broken = notNumbers(results);
+if (broken.length) throw new Error(`The bench measured no number for ${broken.length} figures: ${broken.join(', ')}`);
+log(SMOKE ? `smoke pass: all ${timings.length} sections ran` : 'done');

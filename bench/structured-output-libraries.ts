@@ -5,7 +5,9 @@
  * The last is probed adversarially: a seeded random walk picks any allowed token (preferring the end once allowed) and
  * the finished text is checked with ajv; it also records whether the mask ever allows a special token mid-output.
  *
- *   npx tsx bench/structured-output-libraries.ts [--walks 3] [--large-limit 60] [--json out.json]
+ *   npx tsx bench/structured-output-libraries.ts [--walks 3] [--large-limit 60] [--schemas N] [--json out.json]
+ *
+ * (`--schemas N`: the first N schemas of the corpus only, as the bench's smoke pass runs it.)
  *
  * A third row measures what Lantern runs: XGrammar behind Lantern's guards (refused keywords, narrowed rules, special
  * tokens and UTF-8 masked), the same walks validated the same way.
@@ -37,6 +39,8 @@ const JSON_OUT = args.includes('--json') ? args[args.indexOf('--json') + 1] : un
 const MAX_STEPS = 160;
 /** Schemas measured on vocabularies over 100k tokens, where a walk of the slower library takes minutes. */
 const LARGE_LIMIT = Number(args[args.indexOf('--large-limit') + 1] || 60);
+/** The schemas of the corpus measured on every vocabulary (all unless said). */
+const SCHEMAS = args.includes('--schemas') ? Number(args[args.indexOf('--schemas') + 1]) : Infinity;
 
 interface TokenizerCase {
   name: string;
@@ -296,9 +300,9 @@ const csp = (file: string) => /new Function\s*\(|\beval\s*\(/.test(readFileSync(
 const results = [];
 for (const tc of await tokenizers()) {
   const large = readVocabulary(tc.tokenizer as unknown as TokenizerLike).strings.length > 100_000;
-  const corpus = large
-    ? SCHEMA_CORPUS.filter((_, i) => i % Math.ceil(SCHEMA_CORPUS.length / LARGE_LIMIT) === 0)
-    : SCHEMA_CORPUS;
+  const corpus = (
+    large ? SCHEMA_CORPUS.filter((_, i) => i % Math.ceil(SCHEMA_CORPUS.length / LARGE_LIMIT) === 0) : SCHEMA_CORPUS
+  ).slice(0, SCHEMAS);
   for (const library of [
     'web-xgrammar',
     'transformers-structured-output',

@@ -15,16 +15,24 @@ import { SCHEMA_CORPUS } from '../test/support/schema-corpus.ts';
 import { benchProfile, CHAT } from './models.ts';
 import { median, p95, round } from './stats.ts';
 
-/** A schema whose one string never ends on its own: every run decodes exactly TOKENS tokens, constrained or not. */
+/** A schema whose one string never ends on its own: every run decodes exactly its tokens, constrained or not. */
 const LONG_TEXT = {
   type: 'object',
   properties: { text: { type: 'string' } },
   required: ['text'],
   additionalProperties: false,
 };
-const TOKENS = 128;
-/** Pairs of runs; the ratio is the median of each pair's ratio, which a shared machine's drift affects least. */
-const PAIRS = 16;
+/**
+ * Tokens a run decodes; pairs of runs (the ratio is the median of each pair's ratio, which a shared machine's drift
+ * affects least); and how many schemas of the corpus are compiled (all of them unless said).
+ */
+export interface StructuredOutputPlan {
+  tokens: number;
+  pairs: number;
+  schemas?: number;
+}
+export const STRUCTURED_OUTPUT_PLAN: StructuredOutputPlan = { tokens: 128, pairs: 16 };
+export const STRUCTURED_OUTPUT_SMOKE_PLAN: StructuredOutputPlan = { tokens: 8, pairs: 1, schemas: 8 };
 
 export interface StructuredOutputFigures {
   decodeTokensPerSecond: { unconstrained: number; constrained: number; ratio: number };
@@ -32,7 +40,7 @@ export interface StructuredOutputFigures {
   schemas: number;
 }
 
-async function decodeRate(engine: Engine, constrained: boolean): Promise<number> {
+async function decodeRate(engine: Engine, constrained: boolean, tokens: number): Promise<number> {
   const started = performance.now();
   const result = await engine.chat(
     CHAT,
@@ -40,7 +48,7 @@ async function decodeRate(engine: Engine, constrained: boolean): Promise<number>
       messages: [{ role: 'user', content: 'Tell me a story.' }],
       temperature: 1,
       seed: 1,
-      maxTokens: TOKENS,
+      maxTokens: tokens,
       // The unconstrained run must not stop early either: the end tokens are biased away.
       ...(constrained ? { constraint: { type: 'json', schema: LONG_TEXT } } : { logitBias: { 0: -100, 2: -100 } }),
     }),
@@ -49,17 +57,19 @@ async function decodeRate(engine: Engine, constrained: boolean): Promise<number>
 }
 
 /** Runs the structured-output measures on the bundled chat model. */
-export async function structuredOutputBench(): Promise<StructuredOutputFigures> {
+export async function structuredOutputBench(
+  plan: StructuredOutputPlan = STRUCTURED_OUTPUT_PLAN,
+): Promise<StructuredOutputFigures> {
   const engine = createEngine({ profile: benchProfile(BUNDLED_MODELS) });
-  await decodeRate(engine, true); // load, compile, warm up
-  await decodeRate(engine, false);
+  await decodeRate(engine, true, plan.tokens); // load, compile, warm up
+  await decodeRate(engine, false, plan.tokens);
   const plain: number[] = [];
   const constrained: number[] = [];
   const ratios: number[] = [];
-  for (let i = 0; i < PAIRS; i++) {
+  for (let i = 0; i < plan.pairs; i++) {
     // Alternate which runs first, so that neither side always follows the other.
-    const first = await decodeRate(engine, i % 2 === 1);
-    const second = await decodeRate(engine, i % 2 === 0);
+    const first = await decodeRate(engine, i % 2 === 1, plan.tokens);
+    const second = await decodeRate(engine, i % 2 === 0, plan.tokens);
     const [p, c] = i % 2 === 1 ? [second, first] : [first, second];
     plain.push(p);
     constrained.push(c);
@@ -71,7 +81,8 @@ export async function structuredOutputBench(): Promise<StructuredOutputFigures> 
   const compiler = await GrammarCompiler.create(vocabulary, new Set([2, 0]));
   const cold: number[] = [];
   const cached: number[] = [];
-  for (const { schema } of SCHEMA_CORPUS) {
+  const schemas = SCHEMA_CORPUS.slice(0, plan.schemas ?? SCHEMA_CORPUS.length);
+  for (const { schema } of schemas) {
     const constraint = { type: 'json' as const, schema };
     checkConstraint(constraint);
     let started = performance.now();
@@ -88,7 +99,7 @@ export async function structuredOutputBench(): Promise<StructuredOutputFigures> 
       cold: { p50: round(median(cold)), p95: round(p95(cold)), max: round(Math.max(...cold)) },
       cached: { p50: round(median(cached), 3), p95: round(p95(cached), 3) },
     },
-    schemas: SCHEMA_CORPUS.length,
+    schemas: schemas.length,
   };
 }
 

@@ -12,6 +12,8 @@ import type { DirectWorker } from './direct-worker.ts';
 
 const params = new URLSearchParams(location.search);
 const device = (params.get('device') as DevicePreference | null) ?? 'auto';
+/** `?smoke=1`: the bench's smoke pass, which warms each model up with one short run instead of three long ones. */
+const WARM_UP = params.get('smoke') ? { runs: 1, tokens: 4 } : { runs: 3, tokens: 64 };
 /**
  * `?stories=URL`: the real stories260K model, served from outside the project, beside the bundled ones;
  * `?realistic=URL`: the realistic model (bench/realistic-model.ts).
@@ -104,9 +106,9 @@ const bench = {
    */
   async chat(model: string, tokens: number, count: number) {
     if (!warm.has(model)) {
-      for (let i = 0; i < 3; i++) {
-        await direct.chat(model, endlessEngineRequest(64));
-        await viaPath(model, 64);
+      for (let i = 0; i < WARM_UP.runs; i++) {
+        await direct.chat(model, endlessEngineRequest(WARM_UP.tokens));
+        await viaPath(model, WARM_UP.tokens);
       }
       warm.add(model);
     }
