@@ -1,15 +1,16 @@
-import { expect, test } from '@playwright/test';
+import { expect, PORTABLE, test } from './browsers.ts';
 import { HELLO_REPLY, issueKey, openHarness, openPage, sayHello } from './harness-page.ts';
 import { startServer } from './servers.ts';
 
 /**
  * The shape of Lantern in a browser: abort, several tabs sharing one engine, a service worker stopped and restarted,
- * keys shared by every tab, offline reloads, and an engine worker replaced after it broke.
+ * keys shared by every tab, offline reloads, and an engine worker replaced after it broke. The tests tagged PORTABLE
+ * run in Firefox too (see browsers.ts).
  */
-test('aborting a stream stops the generation within a token', async ({ page }) => {
-  await openHarness(page);
-  const key = await issueKey(page);
-  const report = await page.evaluate(async (k) => {
+test('aborting a stream stops the generation within a token', { tag: PORTABLE }, async ({ tab }) => {
+  await openHarness(tab);
+  const key = await issueKey(tab);
+  const report = await tab.evaluate(async (k) => {
     const abort = new AbortController();
     const stream = await window.harness.client(k).chat.completions.create(
       {
@@ -33,7 +34,7 @@ test('aborting a stream stops the generation within a token', async ({ page }) =
   expect(report.outcome).toBe('aborted');
   expect(report.eventsAfterAbort).toBeLessThanOrEqual(1);
   expect(report.events).toBeLessThan(100); // of the 500 it would have generated
-  expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+  expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
 });
 
 test('closing a tab stops the generation it asked for', async ({ context }) => {
@@ -56,10 +57,10 @@ test('closing a tab stops the generation it asked for', async ({ context }) => {
   expect(await host.evaluate(() => window.harness.runs[0]!.events)).toBeLessThan(100);
 });
 
-test('tabs share one engine, and the next tab takes over when the host closes', async ({ context }) => {
-  const first = await openPage(context);
+test('tabs share one engine, and the next tab takes over when the host closes', { tag: PORTABLE }, async ({ tabs }) => {
+  const first = await openPage(tabs);
   await expect.poll(() => first.evaluate(() => window.harness.lantern.isHost)).toBe(true);
-  const second = await openPage(context);
+  const second = await openPage(tabs);
   const key = await issueKey(second);
 
   expect(await sayHello(second, key)).toBe(HELLO_REPLY);
@@ -124,28 +125,31 @@ test('a key revoked in one tab is refused in another, and IndexedDB holds no pla
   expect(await sayHello(app, key)).toBe('AuthenticationError invalid_api_key');
 });
 
-test('after a first visit, a reload with the server gone still answers /v1', async ({ page }) => {
+test('after a first visit, a reload with the server gone still answers /v1', { tag: PORTABLE }, async ({ tab }) => {
   const server = await startServer(4184);
   try {
-    await page.goto(`${server.origin}/test/e2e/harness.html`);
-    await page.waitForFunction(() => window.harness !== undefined);
-    const key = await issueKey(page);
-    expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+    await openHarness(tab, '', server.origin);
+    const key = await issueKey(tab);
+    expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
     const embedded = () =>
-      page.evaluate(
-        async (k) =>
-          (await window.harness.client(k).embeddings.create({ model: 'jade-mole-4', input: 'offline' })).data.length,
-        key,
-      );
-    expect(await embedded()).toBe(1);
+      tab.evaluate(async (k) => {
+        const client = window.harness.client(k);
+        const input = 'offline';
+        const base64 = await client.embeddings.create({ model: 'jade-mole-4', input });
+        const float = await client.embeddings.create({ model: 'jade-mole-4', input, encoding_format: 'float' });
+        return [base64.data.length, float.data.length];
+      }, key);
+    expect(await embedded()).toEqual([1, 1]);
+    // The precache is complete once the service worker has activated.
+    await tab.evaluate(async () => void (await navigator.serviceWorker.ready));
 
     await server.close();
-    await expect(page.request.get(`${server.origin}/`)).rejects.toThrow(); // the network really is gone
+    await expect(fetch(`${server.origin}/`)).rejects.toThrow(); // the network really is gone
 
-    await page.reload();
-    await page.waitForFunction(() => window.harness !== undefined);
-    expect(await sayHello(page, key)).toBe(HELLO_REPLY);
-    expect(await embedded()).toBe(1);
+    await tab.reload();
+    await tab.waitForFunction(() => window.harness !== undefined, undefined, { timeout: 60_000 });
+    expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
+    expect(await embedded()).toEqual([1, 1]);
   } finally {
     await server.close();
   }
