@@ -37,9 +37,9 @@ test('aborting a stream stops the generation within a token', { tag: PORTABLE },
   expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
 });
 
-test('closing a tab stops the generation it asked for', async ({ context }) => {
-  const host = await openPage(context);
-  const reader = await openPage(context);
+test('closing a tab stops the generation it asked for', { tag: PORTABLE }, async ({ tabs }) => {
+  const host = await openPage(tabs);
+  const reader = await openPage(tabs);
   const key = await issueKey(reader);
   await reader.evaluate(async (k) => {
     const stream = await window.harness.client(k).chat.completions.create({
@@ -98,32 +98,36 @@ test('a service worker stopped by the browser answers the next request after it 
   expect(statuses.at(-1)).toBe('running');
 });
 
-test('a key revoked in one tab is refused in another, and IndexedDB holds no plaintext key', async ({ context }) => {
-  const admin = await openPage(context);
-  const app = await openPage(context);
-  const { key, id } = await admin.evaluate(async () => {
-    const issued = await window.harness.lantern.keys.issue('shared');
-    return { key: issued.key, id: issued.info.id };
-  });
-  expect(await sayHello(app, key)).toBe(HELLO_REPLY);
+test(
+  'a key revoked in one tab is refused in another, and IndexedDB holds no plaintext key',
+  { tag: PORTABLE },
+  async ({ tabs }) => {
+    const admin = await openPage(tabs);
+    const app = await openPage(tabs);
+    const { key, id } = await admin.evaluate(async () => {
+      const issued = await window.harness.lantern.keys.issue('shared');
+      return { key: issued.key, id: issued.info.id };
+    });
+    expect(await sayHello(app, key)).toBe(HELLO_REPLY);
 
-  const stored = await admin.evaluate(
-    () =>
-      new Promise<string>((resolve, reject) => {
-        const open = indexedDB.open('lantern-keys');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const all = open.result.transaction('keys').objectStore('keys').getAll();
-          all.onsuccess = () => resolve(JSON.stringify(all.result));
-        };
-      }),
-  );
-  expect(stored).toContain(id);
-  expect(stored).not.toContain(key.slice(3));
+    const stored = await admin.evaluate(
+      () =>
+        new Promise<string>((resolve, reject) => {
+          const open = indexedDB.open('lantern-keys');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const all = open.result.transaction('keys').objectStore('keys').getAll();
+            all.onsuccess = () => resolve(JSON.stringify(all.result));
+          };
+        }),
+    );
+    expect(stored).toContain(id);
+    expect(stored).not.toContain(key.slice(3));
 
-  await admin.evaluate((keyId) => window.harness.lantern.keys.revoke(keyId), id);
-  expect(await sayHello(app, key)).toBe('AuthenticationError invalid_api_key');
-});
+    await admin.evaluate((keyId) => window.harness.lantern.keys.revoke(keyId), id);
+    expect(await sayHello(app, key)).toBe('AuthenticationError invalid_api_key');
+  },
+);
 
 test('after a first visit, a reload with the server gone still answers /v1', { tag: PORTABLE }, async ({ tab }) => {
   const server = await startServer(4184);
@@ -155,17 +159,17 @@ test('after a first visit, a reload with the server gone still answers /v1', { t
   }
 });
 
-test('a broken engine worker is replaced, and the next request succeeds', async ({ page }) => {
-  await openHarness(page, 'broken=amber-phoenix-4');
-  const key = await issueKey(page);
-  const restarts = page.evaluate(
+test('a broken engine worker is replaced, and the next request succeeds', { tag: PORTABLE }, async ({ tab }) => {
+  await openHarness(tab, 'broken=amber-phoenix-4');
+  const key = await issueKey(tab);
+  const restarts = tab.evaluate(
     () =>
       new Promise<string>((resolve) =>
         window.harness.lantern.addEventListener('restart', (event) => resolve(event.detail.reason)),
       ),
   );
   // The corrupt model fails inside onnxruntime, which leaves transformers.js unable to load any model in that worker.
-  expect(await sayHello(page, key, 'amber-phoenix-4')).toBe('InternalServerError model_load_failed');
+  expect(await sayHello(tab, key, 'amber-phoenix-4')).toBe('InternalServerError model_load_failed');
   expect(await restarts).toMatch(/could not be loaded/);
-  expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+  expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
 });
