@@ -89,13 +89,15 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   device: ['wasm', { scope: 'worker', option: true }],
 
   launchChromium: [
-    async ({ playwright, lanternBrowser }, use) => {
+    async ({ playwright, lanternBrowser, launchOptions }, use) => {
       const chromium = lazy(() => {
         if (lanternBrowser !== 'chromium') {
-          throw new Error(`the ${lanternBrowser} project runs only tests tagged ${PORTABLE}, which use tab and tabs`);
+          const only = `a test tagged ${PORTABLE} uses tab and tabs, not page, context or browser`;
+          throw new Error(`the ${lanternBrowser} project does not launch Playwright's Chromium: ${only}`);
         }
-        // Launched as Playwright's own `browser` fixture launches it: with the project's launch options.
-        return playwright.chromium.launch();
+        // As Playwright's own `browser` fixture launches it (its defaults: headless or --headed), with the project's
+        // launch options (executable, flags such as --enable-unsafe-webgpu).
+        return playwright.chromium.launch(launchOptions);
       });
       await use(chromium.get);
       await chromium.close();
@@ -103,10 +105,10 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     { scope: 'worker' },
   ],
   launchFirefox: [
-    async ({ lanternBrowser }, use) => {
+    async ({ lanternBrowser, headless }, use) => {
       const firefox = lazy(() => {
         if (lanternBrowser !== 'firefox') throw new Error(`the ${lanternBrowser} project does not launch Firefox`);
-        return puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless: true });
+        return puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless });
       });
       await use(firefox.get);
       await firefox.close();
