@@ -1,9 +1,12 @@
 import { defineConfig } from '@playwright/test';
+import type { LanternOptions } from './test/e2e/browsers.ts';
 
 /**
- * End-to-end tests in Debian's Chromium (Playwright's own browser download does not work offline), through the real
- * service worker and engine worker, served from the `--mode e2e` build. Every test runs twice: on the WebAssembly
- * path (no WebGPU adapter) and on the WebGPU path (`--enable-unsafe-webgpu`: SwiftShader's adapter, on the CPU).
+ * End-to-end tests through the real service worker and engine worker, served from the `--mode e2e` build, in Debian's
+ * browsers (Playwright's own browser download does not work offline). Every test runs in Chromium twice: on the
+ * WebAssembly path (no WebGPU adapter) and on the WebGPU path (`--enable-unsafe-webgpu`: SwiftShader's adapter, on the
+ * CPU). The tests written with test/e2e/browsers.ts' portable layer (tagged `@portable`) run a third time, in
+ * Firefox (the wasm path: no WebGPU on Linux), driven by puppeteer-core.
  */
 const PORT = 4183;
 export const E2E_ORIGIN = `http://127.0.0.1:${PORT}`;
@@ -20,9 +23,9 @@ const chromiumArgs = [
 ];
 
 /** Specs that launch a browser of their own and run once, in a project of their own, rather than per device. */
-const OWN_BROWSER = ['firefox.spec.ts', 'quickstart.spec.ts'];
+const OWN_BROWSER = ['quickstart.spec.ts'];
 
-export default defineConfig({
+export default defineConfig<LanternOptions>({
   testDir: 'test/e2e',
   // Model loading and SwiftShader's shader compilation take seconds on a shared CPU; this bounds hangs only.
   timeout: 180_000,
@@ -39,20 +42,31 @@ export default defineConfig({
     {
       name: 'wasm',
       testIgnore: OWN_BROWSER,
-      use: { launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs } },
+      use: {
+        lanternBrowser: 'chromium',
+        device: 'wasm',
+        launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs },
+      },
     },
     {
       name: 'webgpu',
       testIgnore: OWN_BROWSER,
       use: {
+        lanternBrowser: 'chromium',
+        device: 'webgpu',
         launchOptions: {
           executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
           args: [...chromiumArgs, '--enable-unsafe-webgpu'],
         },
       },
     },
-    // Debian's firefox-esr, driven by puppeteer-core inside the spec (the wasm path: no WebGPU on Linux).
-    { name: 'firefox', testMatch: 'firefox.spec.ts' },
+    // Debian's firefox-esr (FIREFOX_PATH), driven by puppeteer-core: the portable tests (see test/e2e/browsers.ts).
+    {
+      name: 'firefox',
+      testIgnore: OWN_BROWSER,
+      grep: /@portable/,
+      use: { lanternBrowser: 'firefox', device: 'wasm' },
+    },
     // The README's quick start in a fresh app, from the packed tarball, in Chromium without WebGPU.
     {
       name: 'quickstart',

@@ -1,4 +1,5 @@
-import { expect, type BrowserContext, type Page } from '@playwright/test';
+import { expect } from '@playwright/test';
+import type { Tab } from './browsers.ts';
 import type { Harness } from './harness.ts';
 
 declare global {
@@ -9,16 +10,16 @@ declare global {
 
 /**
  * Opens the harness page and waits until Lantern controls it. `query` configures it (`device`, `profile`, `broken`,
- * `late`, `fallback`); `origin` picks a test server of its own.
+ * `late`, `fallback`); `origin` picks a test server of its own. `page` is a Playwright page or any other `Tab`.
  */
-export async function openHarness(page: Page, query = '', origin = ''): Promise<void> {
+export async function openHarness(page: Tab, query = '', origin = ''): Promise<void> {
   page.on('pageerror', (error) => console.log(`[page error] ${error.message}`));
   await page.goto(`${origin}/test/e2e/harness.html${query ? `?${query}` : ''}`);
   await page.waitForFunction(() => window.harness !== undefined, undefined, { timeout: 60_000 });
 }
 
-/** A new tab with the harness open. */
-export async function openPage(context: BrowserContext, query = '', origin = ''): Promise<Page> {
+/** A new tab with the harness open, in a Playwright browser context or the `tabs` fixture's. */
+export async function openPage<T extends Tab>(context: { newPage(): Promise<T> }, query = '', origin = ''): Promise<T> {
   const page = await context.newPage();
   await openHarness(page, query, origin);
   return page;
@@ -27,7 +28,7 @@ export async function openPage(context: BrowserContext, query = '', origin = '')
 export const HELLO_REPLY = 'Hello! How can I help you today?';
 
 /** Sends one greedy "Hello" through the SDK in `page`; resolves with the reply, or the SDK error's class and code. */
-export function sayHello(page: Page, key: string, model = 'crimson-falcon-4'): Promise<string | null> {
+export function sayHello(page: Tab, key: string, model = 'crimson-falcon-4'): Promise<string | null> {
   return page.evaluate(
     async ({ k, m }) => {
       try {
@@ -53,12 +54,12 @@ export const ENDLESS = {
 };
 
 /** Issues a key in the page's Lantern (IndexedDB) and returns the plaintext, which only this call ever sees. */
-export async function issueKey(page: Page, name = 'e2e'): Promise<string> {
+export async function issueKey(page: Tab, name = 'e2e'): Promise<string> {
   return page.evaluate(async (keyName) => (await window.harness.lantern.keys.issue(keyName)).key, name);
 }
 
 /** Resolves with the engine device once the host reported it. */
-export async function engineDevice(page: Page): Promise<string> {
+export async function engineDevice(page: Tab): Promise<string> {
   await expect.poll(() => page.evaluate(() => window.harness.lantern.device?.device ?? null)).not.toBeNull();
   return (await page.evaluate(() => window.harness.lantern.device!.device)) as string;
 }

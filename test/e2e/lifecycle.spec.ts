@@ -1,15 +1,16 @@
-import { expect, test } from '@playwright/test';
+import { expect, PORTABLE, test } from './browsers.ts';
 import { HELLO_REPLY, issueKey, openHarness, openPage, sayHello } from './harness-page.ts';
 import { startServer } from './servers.ts';
 
 /**
  * The shape of Lantern in a browser: abort, several tabs sharing one engine, a service worker stopped and restarted,
- * keys shared by every tab, offline reloads, and an engine worker replaced after it broke.
+ * keys shared by every tab, offline reloads, and an engine worker replaced after it broke. The tests tagged PORTABLE
+ * run in Firefox too (see browsers.ts).
  */
-test('aborting a stream stops the generation within a token', async ({ page }) => {
-  await openHarness(page);
-  const key = await issueKey(page);
-  const report = await page.evaluate(async (k) => {
+test('aborting a stream stops the generation within a token', { tag: PORTABLE }, async ({ tab }) => {
+  await openHarness(tab);
+  const key = await issueKey(tab);
+  const report = await tab.evaluate(async (k) => {
     const abort = new AbortController();
     const stream = await window.harness.client(k).chat.completions.create(
       {
@@ -33,12 +34,12 @@ test('aborting a stream stops the generation within a token', async ({ page }) =
   expect(report.outcome).toBe('aborted');
   expect(report.eventsAfterAbort).toBeLessThanOrEqual(1);
   expect(report.events).toBeLessThan(100); // of the 500 it would have generated
-  expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+  expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
 });
 
-test('closing a tab stops the generation it asked for', async ({ context }) => {
-  const host = await openPage(context);
-  const reader = await openPage(context);
+test('closing a tab stops the generation it asked for', { tag: PORTABLE }, async ({ tabs }) => {
+  const host = await openPage(tabs);
+  const reader = await openPage(tabs);
   const key = await issueKey(reader);
   await reader.evaluate(async (k) => {
     const stream = await window.harness.client(k).chat.completions.create({
@@ -56,10 +57,10 @@ test('closing a tab stops the generation it asked for', async ({ context }) => {
   expect(await host.evaluate(() => window.harness.runs[0]!.events)).toBeLessThan(100);
 });
 
-test('tabs share one engine, and the next tab takes over when the host closes', async ({ context }) => {
-  const first = await openPage(context);
+test('tabs share one engine, and the next tab takes over when the host closes', { tag: PORTABLE }, async ({ tabs }) => {
+  const first = await openPage(tabs);
   await expect.poll(() => first.evaluate(() => window.harness.lantern.isHost)).toBe(true);
-  const second = await openPage(context);
+  const second = await openPage(tabs);
   const key = await issueKey(second);
 
   expect(await sayHello(second, key)).toBe(HELLO_REPLY);
@@ -97,71 +98,78 @@ test('a service worker stopped by the browser answers the next request after it 
   expect(statuses.at(-1)).toBe('running');
 });
 
-test('a key revoked in one tab is refused in another, and IndexedDB holds no plaintext key', async ({ context }) => {
-  const admin = await openPage(context);
-  const app = await openPage(context);
-  const { key, id } = await admin.evaluate(async () => {
-    const issued = await window.harness.lantern.keys.issue('shared');
-    return { key: issued.key, id: issued.info.id };
-  });
-  expect(await sayHello(app, key)).toBe(HELLO_REPLY);
+test(
+  'a key revoked in one tab is refused in another, and IndexedDB holds no plaintext key',
+  { tag: PORTABLE },
+  async ({ tabs }) => {
+    const admin = await openPage(tabs);
+    const app = await openPage(tabs);
+    const { key, id } = await admin.evaluate(async () => {
+      const issued = await window.harness.lantern.keys.issue('shared');
+      return { key: issued.key, id: issued.info.id };
+    });
+    expect(await sayHello(app, key)).toBe(HELLO_REPLY);
 
-  const stored = await admin.evaluate(
-    () =>
-      new Promise<string>((resolve, reject) => {
-        const open = indexedDB.open('lantern-keys');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const all = open.result.transaction('keys').objectStore('keys').getAll();
-          all.onsuccess = () => resolve(JSON.stringify(all.result));
-        };
-      }),
-  );
-  expect(stored).toContain(id);
-  expect(stored).not.toContain(key.slice(3));
+    const stored = await admin.evaluate(
+      () =>
+        new Promise<string>((resolve, reject) => {
+          const open = indexedDB.open('lantern-keys');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const all = open.result.transaction('keys').objectStore('keys').getAll();
+            all.onsuccess = () => resolve(JSON.stringify(all.result));
+          };
+        }),
+    );
+    expect(stored).toContain(id);
+    expect(stored).not.toContain(key.slice(3));
 
-  await admin.evaluate((keyId) => window.harness.lantern.keys.revoke(keyId), id);
-  expect(await sayHello(app, key)).toBe('AuthenticationError invalid_api_key');
-});
+    await admin.evaluate((keyId) => window.harness.lantern.keys.revoke(keyId), id);
+    expect(await sayHello(app, key)).toBe('AuthenticationError invalid_api_key');
+  },
+);
 
-test('after a first visit, a reload with the server gone still answers /v1', async ({ page }) => {
+test('after a first visit, a reload with the server gone still answers /v1', { tag: PORTABLE }, async ({ tab }) => {
   const server = await startServer(4184);
   try {
-    await page.goto(`${server.origin}/test/e2e/harness.html`);
-    await page.waitForFunction(() => window.harness !== undefined);
-    const key = await issueKey(page);
-    expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+    await openHarness(tab, '', server.origin);
+    const key = await issueKey(tab);
+    expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
     const embedded = () =>
-      page.evaluate(
-        async (k) =>
-          (await window.harness.client(k).embeddings.create({ model: 'jade-mole-4', input: 'offline' })).data.length,
-        key,
-      );
-    expect(await embedded()).toBe(1);
+      tab.evaluate(async (k) => {
+        const client = window.harness.client(k);
+        const input = 'offline';
+        const base64 = await client.embeddings.create({ model: 'jade-mole-4', input });
+        const float = await client.embeddings.create({ model: 'jade-mole-4', input, encoding_format: 'float' });
+        return [base64.data.length, float.data.length];
+      }, key);
+    expect(await embedded()).toEqual([1, 1]);
+    // The precache is complete once the service worker has activated.
+    await tab.evaluate(async () => void (await navigator.serviceWorker.ready));
 
     await server.close();
-    await expect(page.request.get(`${server.origin}/`)).rejects.toThrow(); // the network really is gone
+    await expect(fetch(`${server.origin}/`)).rejects.toThrow(); // the network really is gone
 
-    await page.reload();
-    await page.waitForFunction(() => window.harness !== undefined);
-    expect(await sayHello(page, key)).toBe(HELLO_REPLY);
-    expect(await embedded()).toBe(1);
+    await tab.reload();
+    await tab.waitForFunction(() => window.harness !== undefined, undefined, { timeout: 60_000 });
+    expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
+    expect(await embedded()).toEqual([1, 1]);
   } finally {
     await server.close();
   }
 });
 
-test('a broken engine worker is replaced, and the next request succeeds', async ({ page }) => {
-  await openHarness(page, 'broken=amber-phoenix-4');
-  const key = await issueKey(page);
-  const restarts = page.evaluate(
+test('a broken engine worker is replaced, and the next request succeeds', { tag: PORTABLE }, async ({ tab }) => {
+  await openHarness(tab, 'broken=amber-phoenix-4');
+  const key = await issueKey(tab);
+  const restarts = tab.evaluate(
     () =>
       new Promise<string>((resolve) =>
         window.harness.lantern.addEventListener('restart', (event) => resolve(event.detail.reason)),
       ),
   );
   // The corrupt model fails inside onnxruntime, which leaves transformers.js unable to load any model in that worker.
-  expect(await sayHello(page, key, 'amber-phoenix-4')).toBe('InternalServerError model_load_failed');
+  expect(await sayHello(tab, key, 'amber-phoenix-4')).toBe('InternalServerError model_load_failed');
   expect(await restarts).toMatch(/could not be loaded/);
-  expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+  expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
 });

@@ -1,8 +1,11 @@
-import { expect, test } from '@playwright/test';
 import { readFileSync } from 'node:fs';
+import { expect, PORTABLE, test } from './browsers.ts';
 import { engineDevice, issueKey, openHarness } from './harness-page.ts';
 
-/** The official openai SDK, bundled into a page, against the real service worker and engine worker. */
+/**
+ * The official openai SDK, bundled into a page, against the real service worker and engine worker: in every project,
+ * Firefox included (see browsers.ts).
+ */
 interface ChatReference {
   messages: { role: 'user'; content: string }[];
   input_ids: number[];
@@ -14,17 +17,24 @@ const count = refs.find((r) => r.messages.at(-1)!.content === 'Count to 10.')!;
 
 let key: string;
 
-test.beforeEach(async ({ page }) => {
-  await openHarness(page);
-  key = await issueKey(page);
+test.beforeEach(async ({ tab }) => {
+  await openHarness(tab);
+  key = await issueKey(tab);
 });
 
-test('runs on the device the browser offers: WebGPU with an adapter, WebAssembly without', async ({ page }, info) => {
-  expect(await engineDevice(page)).toBe(info.project.name);
-});
+test(
+  'runs on the device the browser offers (WebGPU with an adapter, WebAssembly without), under the service worker',
+  { tag: PORTABLE },
+  async ({ tab, device, baseURL }) => {
+    expect(await engineDevice(tab)).toBe(device);
+    expect(await tab.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(
+      `${baseURL}/service-worker.js`,
+    );
+  },
+);
 
-test('models.list returns the four public models', async ({ page }) => {
-  const ids = await page.evaluate(async (k) => {
+test('models.list returns the four public models', { tag: PORTABLE }, async ({ tab }) => {
+  const ids = await tab.evaluate(async (k) => {
     const models = [];
     for await (const model of window.harness.client(k).models.list()) models.push(model.id);
     return models;
@@ -32,8 +42,8 @@ test('models.list returns the four public models', async ({ page }) => {
   expect(ids).toEqual(['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4']);
 });
 
-test('chat, non-streamed: the greedy reply of the PyTorch reference', async ({ page }) => {
-  const completion = await page.evaluate(
+test('chat, non-streamed: the greedy reply of the PyTorch reference', { tag: PORTABLE }, async ({ tab }) => {
+  const completion = await tab.evaluate(
     async ({ k, messages }) =>
       window.harness.client(k).chat.completions.create({ model: 'crimson-falcon-4', messages, temperature: 0 }),
     { k: key, messages: count.messages },
@@ -47,8 +57,8 @@ test('chat, non-streamed: the greedy reply of the PyTorch reference', async ({ p
   });
 });
 
-test('chat, streamed with include_usage: token by token, usage at the end', async ({ page }) => {
-  const result = await page.evaluate(
+test('chat, streamed with include_usage: token by token, usage at the end', { tag: PORTABLE }, async ({ tab }) => {
+  const result = await tab.evaluate(
     async ({ k, messages }) => {
       const stream = window.harness.client(k).chat.completions.stream({
         model: 'indigo-owl-4',
@@ -64,12 +74,13 @@ test('chat, streamed with include_usage: token by token, usage at the end', asyn
     { k: key, messages: count.messages },
   );
   expect(result.content).toBe(count.greedy_text);
+  expect(result.deltas.join('')).toBe(count.greedy_text);
   expect(result.deltas).toHaveLength(count.greedy_ids.length - 1);
   expect(result.usage?.completion_tokens).toBe(count.greedy_ids.length);
 });
 
-test('chat with n = 2 and a stop sequence', async ({ page }) => {
-  const choices = await page.evaluate(
+test('chat with n = 2 and a stop sequence', { tag: PORTABLE }, async ({ tab }) => {
+  const choices = await tab.evaluate(
     async ({ k, messages }) => {
       const completion = await window.harness.client(k).chat.completions.create({
         model: 'amber-phoenix-4',
@@ -88,8 +99,8 @@ test('chat with n = 2 and a stop sequence', async ({ page }) => {
   ]);
 });
 
-test('embeddings: the SDK default (base64) decodes to the float vectors', async ({ page }) => {
-  const result = await page.evaluate(async (k) => {
+test('embeddings: the SDK default (base64) decodes to the float vectors', { tag: PORTABLE }, async ({ tab }) => {
+  const result = await tab.evaluate(async (k) => {
     const client = window.harness.client(k);
     const input = ['The cat sat on the mat.', 'hello world'];
     const base64 = await client.embeddings.create({ model: 'jade-mole-4', input });
@@ -101,8 +112,8 @@ test('embeddings: the SDK default (base64) decodes to the float vectors', async 
   expect(result.base64).toEqual(result.float);
 });
 
-test('errors arrive as the SDK error classes', async ({ page }) => {
-  const errors = await page.evaluate(async (k) => {
+test('errors arrive as the SDK error classes', { tag: PORTABLE }, async ({ tab }) => {
+  const errors = await tab.evaluate(async (k) => {
     const { client, describeError } = window.harness;
     const name = async (promise: Promise<unknown>) => {
       try {

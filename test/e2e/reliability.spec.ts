@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, PORTABLE, test, type Tab } from './browsers.ts';
 import { ENDLESS, HELLO_REPLY, issueKey, openHarness, openPage, sayHello } from './harness-page.ts';
 import { startServer } from './servers.ts';
 
@@ -12,7 +12,7 @@ import { startServer } from './servers.ts';
  * Starts an endless stream in `page`, runs `fault` once three chunks have arrived, and resolves with how the stream
  * ended for the SDK: the message of the error it threw, or 'ended' if it ended quietly.
  */
-async function streamThrough(page: Page, key: string, fault: () => Promise<unknown>, n = 1): Promise<string> {
+async function streamThrough(page: Tab, key: string, fault: () => Promise<unknown>, n = 1): Promise<string> {
   const ended = page.evaluate(
     async ({ k, request, choices }) => {
       const stream = await window.harness.client(k).chat.completions.create({
@@ -37,52 +37,60 @@ async function streamThrough(page: Page, key: string, fault: () => Promise<unkno
   return ended;
 }
 
-test('an engine worker terminated mid-stream: an SSE error event, then a fresh worker answers', async ({ page }) => {
-  await openHarness(page);
-  const key = await issueKey(page);
-  const outcome = await streamThrough(page, key, () =>
-    page.evaluate(() => window.harness.lantern.restartEngine('terminated by the test')),
-  );
-  expect(outcome).toMatch(/The engine went away while this request was running/);
-  expect(await sayHello(page, key)).toBe(HELLO_REPLY);
-});
+test(
+  'an engine worker terminated mid-stream: an SSE error event, then a fresh worker answers',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    await openHarness(tab);
+    const key = await issueKey(tab);
+    const outcome = await streamThrough(tab, key, () =>
+      tab.evaluate(() => window.harness.lantern.restartEngine('terminated by the test')),
+    );
+    expect(outcome).toMatch(/The engine went away while this request was running/);
+    expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
+  },
+);
 
-test('a model that cannot load: a clear 500 the SDK does not retry, and recovery once its files arrive', async ({
-  page,
-}) => {
-  const server = await startServer(4185);
-  try {
-    server.withhold = true;
-    await openHarness(page, 'late=amber-phoenix-4', server.origin);
-    const key = await issueKey(page);
-    const failure = await page.evaluate(async (k) => {
-      try {
-        await window.harness.client(k).chat.completions.create({
-          model: 'amber-phoenix-4',
-          messages: [{ role: 'user', content: 'Hello' }],
-        });
-        return null;
-      } catch (error) {
-        const e = error as { message: string; headers?: Headers };
-        return {
-          name: window.harness.describeError(error),
-          message: e.message,
-          retry: e.headers?.get('x-should-retry'),
-        };
-      }
-    }, key);
-    expect(failure).toEqual({
-      name: 'InternalServerError model_load_failed',
-      message: expect.stringMatching(/Model `amber-phoenix-4` could not be loaded on this device\. Tried .*late-chat/),
-      retry: 'false',
-    });
+test(
+  'a model that cannot load: a clear 500 the SDK does not retry, and recovery once its files arrive',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    const server = await startServer(4185);
+    try {
+      server.withhold = true;
+      await openHarness(tab, 'late=amber-phoenix-4', server.origin);
+      const key = await issueKey(tab);
+      const failure = await tab.evaluate(async (k) => {
+        try {
+          await window.harness.client(k).chat.completions.create({
+            model: 'amber-phoenix-4',
+            messages: [{ role: 'user', content: 'Hello' }],
+          });
+          return null;
+        } catch (error) {
+          const e = error as { message: string; headers?: Headers };
+          return {
+            name: window.harness.describeError(error),
+            message: e.message,
+            retry: e.headers?.get('x-should-retry'),
+          };
+        }
+      }, key);
+      expect(failure).toEqual({
+        name: 'InternalServerError model_load_failed',
+        message: expect.stringMatching(
+          /Model `amber-phoenix-4` could not be loaded on this device\. Tried .*late-chat/,
+        ),
+        retry: 'false',
+      });
 
-    server.withhold = false; // the files are there now
-    await expect.poll(() => sayHello(page, key, 'amber-phoenix-4')).toBe(HELLO_REPLY);
-  } finally {
-    await server.close();
-  }
-});
+      server.withhold = false; // the files are there now
+      await expect.poll(() => sayHello(tab, key, 'amber-phoenix-4')).toBe(HELLO_REPLY);
+    } finally {
+      await server.close();
+    }
+  },
+);
 
 test('a service worker stopped mid-stream: the stream fails, the orphaned generation stops, the next request works', async ({
   page,
@@ -103,15 +111,17 @@ test('a service worker stopped mid-stream: the stream fails, the orphaned genera
   expect(await sayHello(page, key)).toBe(HELLO_REPLY);
 });
 
-test('the host tab closed mid-stream: the other tab gets a clear error, takes over, and answers', async ({
-  context,
-}) => {
-  const host = await openPage(context);
-  await expect.poll(() => host.evaluate(() => window.harness.lantern.isHost)).toBe(true);
-  const other = await openPage(context);
-  const key = await issueKey(other);
-  const outcome = await streamThrough(other, key, () => host.close());
-  expect(outcome).toMatch(/The engine went away while this request was running/);
-  await expect.poll(() => other.evaluate(() => window.harness.lantern.isHost)).toBe(true);
-  expect(await sayHello(other, key)).toBe(HELLO_REPLY);
-});
+test(
+  'the host tab closed mid-stream: the other tab gets a clear error, takes over, and answers',
+  { tag: PORTABLE },
+  async ({ tabs }) => {
+    const host = await openPage(tabs);
+    await expect.poll(() => host.evaluate(() => window.harness.lantern.isHost)).toBe(true);
+    const other = await openPage(tabs);
+    const key = await issueKey(other);
+    const outcome = await streamThrough(other, key, () => host.close());
+    expect(outcome).toMatch(/The engine went away while this request was running/);
+    await expect.poll(() => other.evaluate(() => window.harness.lantern.isHost)).toBe(true);
+    expect(await sayHello(other, key)).toBe(HELLO_REPLY);
+  },
+);

@@ -1,0 +1,135 @@
+import { test as base, type Browser, type BrowserContext } from '@playwright/test';
+import puppeteer, { type Browser as PuppeteerBrowser, type Page as PuppeteerPage } from 'puppeteer-core';
+
+/**
+ * The browsers of the end-to-end suite, behind one small layer, so that a spec is written once and runs in every
+ * project: Debian's Chromium driven by Playwright (the `wasm` and `webgpu` projects, each with its own launch options)
+ * and Debian's firefox-esr driven by puppeteer-core over WebDriver BiDi (the `firefox` project: Playwright cannot drive
+ * a stock Firefox). A test that uses only the `tab` and `tabs` fixtures, and only the `Tab` operations below, is
+ * portable: tag it `PORTABLE` and the firefox project runs it too. Tests that need more of Playwright (CDP, locators,
+ * request interception, console events) keep using `page` and `context` and run in the Chromium projects only.
+ */
+
+/** The tag of the tests that the firefox project runs: those written with `tab` and `tabs` only. */
+export const PORTABLE = '@portable';
+
+/**
+ * A tab: the page operations the portable tests use. Playwright's `Page` is one as it is; in Firefox, puppeteer-core's
+ * page behind an adapter. `goto` takes a URL relative to the project's `baseURL`, or an absolute one.
+ */
+export interface Tab {
+  goto(url: string): Promise<unknown>;
+  reload(): Promise<unknown>;
+  close(): Promise<void>;
+  evaluate<R>(fn: () => R | Promise<R>): Promise<R>;
+  evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
+  waitForFunction(fn: () => unknown, arg?: undefined, options?: { timeout?: number }): Promise<unknown>;
+  /** The dedicated workers this tab runs (Lantern's engine worker, in the host tab). */
+  workers(): readonly unknown[];
+  on(event: 'pageerror', listener: (error: Error) => void): unknown;
+}
+
+/** A browser context (its own service worker, caches and IndexedDB), in which a test opens tabs. */
+export interface Tabs {
+  newPage(): Promise<Tab>;
+}
+
+export type LanternBrowser = 'chromium' | 'firefox';
+
+const FIREFOX = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
+
+/** The options a project sets in `use`. */
+export interface LanternOptions {
+  /** Which browser the project runs: Playwright's Chromium (with the project's launch options), or Firefox. */
+  lanternBrowser: LanternBrowser;
+  /** The engine device Lantern finds in this project's browser: `webgpu` where it offers an adapter, else `wasm`. */
+  device: 'wasm' | 'webgpu';
+}
+
+interface WorkerFixtures extends LanternOptions {
+  /** Launch the project's browser on first call, once per worker; what was launched closes with the worker. */
+  launchChromium: () => Promise<Browser>;
+  launchFirefox: () => Promise<PuppeteerBrowser>;
+}
+
+interface TestFixtures {
+  /** A fresh browser context of the project's browser, closed after the test. */
+  tabs: Tabs;
+  /** A tab in `tabs` (nothing loaded yet). */
+  tab: Tab;
+}
+
+/** A lazily launched browser: `get` launches it on first use; `close` closes it if it was. */
+function lazy<B extends { close(): Promise<unknown> }>(launch: () => Promise<B>) {
+  let launched: Promise<B> | undefined;
+  return {
+    get: () => (launched ??= launch()),
+    close: async () => void (await (await launched?.catch(() => undefined))?.close()),
+  };
+}
+
+/** A puppeteer-core page in Firefox as a `Tab`; relative URLs resolve against `baseURL`. */
+function firefoxTab(page: PuppeteerPage, baseURL: string | undefined): Tab {
+  return {
+    goto: (url) => page.goto(new URL(url, baseURL).href),
+    reload: () => page.reload(),
+    close: () => page.close(),
+    evaluate: <R, A>(fn: (arg: A) => R | Promise<R>, arg?: A) =>
+      page.evaluate(fn as (arg: unknown) => R | Promise<R>, arg) as Promise<R>,
+    // Polled on a timer rather than on animation frames, which a tab in the background does not get.
+    waitForFunction: (fn, _arg, options) => page.waitForFunction(fn, { polling: 100, timeout: options?.timeout ?? 0 }),
+    workers: () => page.workers(),
+    on: (_event, listener) =>
+      page.on('pageerror', (error) => listener(error instanceof Error ? error : new Error(String(error)))),
+  };
+}
+
+export const test = base.extend<TestFixtures, WorkerFixtures>({
+  lanternBrowser: ['chromium', { scope: 'worker', option: true }],
+  device: ['wasm', { scope: 'worker', option: true }],
+
+  launchChromium: [
+    async ({ playwright, lanternBrowser, launchOptions }, use) => {
+      const chromium = lazy(() => {
+        if (lanternBrowser !== 'chromium') {
+          const only = `a test tagged ${PORTABLE} uses tab and tabs, not page, context or browser`;
+          throw new Error(`the ${lanternBrowser} project does not launch Playwright's Chromium: ${only}`);
+        }
+        // As Playwright's own `browser` fixture launches it (its defaults: headless or --headed), with the project's
+        // launch options (executable, flags such as --enable-unsafe-webgpu).
+        return playwright.chromium.launch(launchOptions);
+      });
+      await use(chromium.get);
+      await chromium.close();
+    },
+    { scope: 'worker' },
+  ],
+  launchFirefox: [
+    async ({ lanternBrowser, headless }, use) => {
+      const firefox = lazy(() => {
+        if (lanternBrowser !== 'firefox') throw new Error(`the ${lanternBrowser} project does not launch Firefox`);
+        return puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless });
+      });
+      await use(firefox.get);
+      await firefox.close();
+    },
+    { scope: 'worker' },
+  ],
+  // Playwright's `browser` (behind `page` and `context`) is the same Chromium as the one behind `tabs`: one per worker.
+  browser: [async ({ launchChromium }, use) => use(await launchChromium()), { scope: 'worker', timeout: 0 }],
+
+  tabs: async ({ lanternBrowser, launchChromium, launchFirefox, baseURL, serviceWorkers }, use) => {
+    if (lanternBrowser === 'chromium') {
+      const context: BrowserContext = await (await launchChromium()).newContext({ baseURL, serviceWorkers });
+      await use(context);
+      await context.close();
+      return;
+    }
+    const context = await (await launchFirefox()).createBrowserContext();
+    await use({ newPage: async () => firefoxTab(await context.newPage(), baseURL) });
+    await context.close();
+  },
+  tab: async ({ tabs }, use) => use(await tabs.newPage()),
+});
+
+export { expect } from '@playwright/test';
