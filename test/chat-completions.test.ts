@@ -1,16 +1,7 @@
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  bundledProfile,
-  createEngine,
-  createHandler,
-  KeyRing,
-  type ChatOptions,
-  type ChatRequest,
-  type Engine,
-  type Handler,
-} from '../src/index.ts';
-import { BUNDLED_MODELS, openaiClient, reference, type ChatReference } from './support/lantern.ts';
+import type { Handler } from '../src/index.ts';
+import { reference, sdkClient, type ChatReference, type SdkClient } from './support/lantern.ts';
 
 /**
  * Chat completions through the official openai SDK, on the bundled tiny chat model with real inference. Expected
@@ -23,45 +14,13 @@ const story = byPrompt('Tell me a story.');
 const wave = byPrompt('Send a wave.');
 const model = 'crimson-falcon-4';
 
-/** The real engine, with a record of what each generation emitted and how it ended. */
-function recording(engine: Engine) {
-  const runs: { events: number; eventsAfterAbort: number; outcome: Promise<unknown> }[] = [];
-  const wrapped: Engine = {
-    models: () => engine.models(),
-    embed: (id, request, options) => engine.embed(id, request, options),
-    chat: (id: string, request: ChatRequest, options: ChatOptions = {}) => {
-      const run = { events: 0, eventsAfterAbort: 0, outcome: Promise.resolve() as Promise<unknown> };
-      runs.push(run);
-      const result = engine.chat(id, request, {
-        ...options,
-        onEvent: (event) => {
-          run.events += 1;
-          if (options.signal?.aborted) run.eventsAfterAbort += 1;
-          options.onEvent?.(event);
-        },
-      });
-      run.outcome = result.then(
-        () => 'completed',
-        (error: unknown) => error,
-      );
-      return result;
-    },
-  };
-  return { engine: wrapped, runs };
-}
-
 let handler: Handler;
 let key: string;
-let client: ReturnType<typeof openaiClient>;
-let runs: ReturnType<typeof recording>['runs'];
+let client: SdkClient['client'];
+let calls: SdkClient['calls'];
 
 beforeAll(async () => {
-  const recorder = recording(createEngine({ profile: bundledProfile(BUNDLED_MODELS) }));
-  runs = recorder.runs;
-  const keys = new KeyRing();
-  handler = createHandler({ engine: recorder.engine, keys });
-  key = (await keys.issue('chat tests')).key;
-  client = openaiClient(handler, key);
+  ({ client, handler, key, calls } = await sdkClient());
 });
 
 describe('non-streamed', () => {
@@ -98,15 +57,7 @@ describe('non-streamed', () => {
   });
 
   it('bounds an omitted max_tokens by limits.maxTokens, and by the context window when that is smaller', async () => {
-    const keys = new KeyRing();
-    const capped = openaiClient(
-      createHandler({
-        engine: createEngine({ profile: bundledProfile(BUNDLED_MODELS) }),
-        keys,
-        limits: { maxTokens: 5 },
-      }),
-      (await keys.issue('capped')).key,
-    );
+    const { client: capped } = await sdkClient({ handler: { limits: { maxTokens: 5 } } });
     const short = await capped.chat.completions.create({ model, messages: story.messages, temperature: 0 });
     expect(short.choices[0]!.finish_reason).toBe('length');
     expect(short.usage!.completion_tokens).toBe(5);
@@ -258,7 +209,7 @@ describe('streamed', () => {
     let received = 0;
     // As over HTTP, the SDK ends the iteration quietly when its request is aborted.
     for await (const _chunk of stream) if (++received === 3) abort.abort();
-    const run = runs.at(-1)!;
+    const run = calls.at(-1)!;
     const outcome = await run.outcome;
     expect(outcome).toMatchObject({ name: 'EngineError', kind: 'aborted' });
     expect(run.eventsAfterAbort).toBeLessThanOrEqual(1); // the token in flight when the abort landed, at most

@@ -1,22 +1,15 @@
 import { AutoModelForCausalLM, AutoTokenizer, type Tensor } from '@huggingface/transformers';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  bundledProfile,
-  createEngine,
-  createHandler,
-  KeyRing,
-  type ChatRequest,
-  type Engine,
-  type ModelProfile,
-} from '../src/index.ts';
+import { bundledProfile, type ModelProfile } from '../src/index.ts';
 import {
   BUNDLED_MODELS,
   HAS_STORIES_260K,
-  openaiClient,
   reference,
+  sdkClient,
   STORIES_260K,
   type ChatReference,
+  type SdkClient,
 } from './support/lantern.ts';
 
 /**
@@ -29,11 +22,11 @@ const count = refs.find((r) => r.messages.at(-1)!.content === 'Count to 10.')!;
 /** tiny-chat's chat template, written out by hand: what the chat route renders for one user message. */
 const templated = (content: string) => `<|im_start|>user\n${content}<|im_end|>\n<|im_start|>assistant\n`;
 
-let client: ReturnType<typeof openaiClient>;
-const requests: ChatRequest[] = [];
+let client: SdkClient['client'];
+/** What reached the engine, to check that each prompt is its own raw request. */
+let calls: SdkClient['calls'];
 
 beforeAll(async () => {
-  const keys = new KeyRing();
   const stories: ModelProfile = {
     'stories-260k': {
       task: 'chat',
@@ -42,13 +35,7 @@ beforeAll(async () => {
     },
   };
   const profile: ModelProfile = { ...bundledProfile(BUNDLED_MODELS), ...(HAS_STORIES_260K && stories) };
-  const engine = createEngine({ profile });
-  // What reached the engine, to check that each prompt is its own raw request.
-  const watched: Engine = {
-    ...engine,
-    chat: (id, request, options) => (requests.push(request), engine.chat(id, request, options)),
-  };
-  client = openaiClient(createHandler({ engine: watched, keys }), (await keys.issue('completions')).key);
+  ({ client, calls } = await sdkClient({ profile }));
 });
 
 describe('POST /v1/completions', () => {
@@ -69,7 +56,7 @@ describe('POST /v1/completions', () => {
       completion_tokens: count.greedy_ids.length,
       total_tokens: count.input_ids.length + count.greedy_ids.length,
     });
-    expect(requests.at(-1)).toMatchObject({ messages: [], prompt: templated('Count to 10.') });
+    expect(calls.at(-1)!.request).toMatchObject({ messages: [], prompt: templated('Count to 10.') });
 
     const bare = await client.completions.create({ model: 'crimson-falcon-4', prompt: 'Count to 10.', temperature: 0 });
     expect(bare.choices[0]!.text).not.toBe(count.greedy_text);
@@ -160,7 +147,7 @@ describe('POST /v1/completions', () => {
     expect(answer.choices.map((c) => c.index)).toEqual([0, 1, 2, 3]);
     expect(answer.choices[0]!.text).toBe(answer.choices[1]!.text);
     expect(answer.choices[0]!.text).toBe(count.greedy_text.slice(0, answer.choices[0]!.text.length));
-    expect(requests.slice(-2).map((r) => [r.prompt, r.n])).toEqual([
+    expect(calls.slice(-2).map((c) => [c.request.prompt, c.request.n])).toEqual([
       [prompts[0], 2],
       [prompts[1], 2],
     ]);

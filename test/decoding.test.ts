@@ -1,7 +1,7 @@
 import { AutoTokenizer } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, createHandler, KeyRing, type ModelProfile } from '../src/index.ts';
-import { BUNDLED_MODELS, openaiClient, reference, type ChatReference } from './support/lantern.ts';
+import type { ModelProfile } from '../src/index.ts';
+import { BUNDLED_MODELS, reference, sdkClient, type ChatReference } from './support/lantern.ts';
 import { modelCopy } from './support/model-copy.ts';
 
 /**
@@ -20,8 +20,7 @@ async function clientFor(folder: string) {
   const profile: ModelProfile = {
     [model]: { task: 'chat', created: 0, candidates: [{ engine: 'transformers', model: folder, device: 'cpu' }] },
   };
-  const keys = new KeyRing();
-  return openaiClient(createHandler({ engine: createEngine({ profile }), keys }), (await keys.issue('decoding')).key);
+  return (await sdkClient({ profile })).client;
 }
 
 let pristine: Awaited<ReturnType<typeof clientFor>>;

@@ -1,7 +1,6 @@
 import { AutoModelForCausalLM, AutoTokenizer, type PreTrainedTokenizer, type Tensor } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, createHandler, KeyRing } from '../src/index.ts';
-import { BUNDLED_MODELS, HAS_STORIES_260K, openaiClient, STORIES_260K } from './support/lantern.ts';
+import { BUNDLED_MODELS, HAS_STORIES_260K, sdkClient, STORIES_260K, type SdkClient } from './support/lantern.ts';
 
 /**
  * Greedy output through the whole /v1 path (openai SDK → handler → engine) must be exactly what transformers.js
@@ -41,11 +40,10 @@ const cases = [
 ];
 
 describe.each(cases)('greedy parity with direct transformers.js on $name', ({ folder, run }) => {
-  let client: ReturnType<typeof openaiClient>;
+  let client: SdkClient['client'];
   beforeAll(async () => {
     if (!run) return;
-    const keys = new KeyRing();
-    const engine = createEngine({
+    ({ client } = await sdkClient({
       profile: {
         'indigo-owl-4': {
           task: 'chat',
@@ -53,8 +51,7 @@ describe.each(cases)('greedy parity with direct transformers.js on $name', ({ fo
           candidates: [{ engine: 'transformers', model: folder, dtype: 'fp32', device: 'cpu' }],
         },
       },
-    });
-    client = openaiClient(createHandler({ engine, keys }), (await keys.issue('parity')).key);
+    }));
   });
 
   it.skipIf(!run).each(prompts)('%j', async (content) => {

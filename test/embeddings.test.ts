@@ -1,21 +1,20 @@
 import { pipeline, type FeatureExtractionPipeline } from '@huggingface/transformers';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bundledProfile, createEngine, createHandler, KeyRing } from '../src/index.ts';
-import { BUNDLED_MODELS, openaiClient, reference, type EmbedReference } from './support/lantern.ts';
+import { bundledProfile, createEngine } from '../src/index.ts';
+import { BUNDLED_MODELS, reference, sdkClient, type EmbedReference, type SdkClient } from './support/lantern.ts';
 
 const model = 'jade-mole-4';
 const refs = reference<EmbedReference[]>('tiny-embed');
 const texts = refs.map((r) => r.text);
 
-let client: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
 let direct: FeatureExtractionPipeline;
+/** One engine for every handler here: the models load once. */
 const engine = createEngine({ profile: bundledProfile(BUNDLED_MODELS) });
-const keys = new KeyRing();
 
 beforeAll(async () => {
-  const handler = createHandler({ engine, keys });
-  client = openaiClient(handler, (await keys.issue('embedding tests')).key);
+  ({ client } = await sdkClient({ engine }));
   direct = await pipeline('feature-extraction', `${BUNDLED_MODELS}/tiny-embed`, { dtype: 'fp32' });
 });
 
@@ -78,8 +77,11 @@ describe('embeddings', () => {
 describe('embeddings under the rate limit', () => {
   it("spend the key's requests per minute: 429 with retry headers, then admitted again", async () => {
     let now = Date.UTC(2026, 0, 1);
-    const handler = createHandler({ engine, keys, rateLimits: { requestsPerMinute: 2 }, now: () => now });
-    const limited = openaiClient(handler, (await keys.issue('rpm')).key, { maxRetries: 0 });
+    const { client: limited } = await sdkClient({
+      engine,
+      handler: { rateLimits: { requestsPerMinute: 2 }, now: () => now },
+      client: { maxRetries: 0 },
+    });
     const embed = () => limited.embeddings.create({ model, input: 'a cat' });
     await embed();
     await limited.chat.completions.create({ model: 'crimson-falcon-4', messages: [{ role: 'user', content: 'Hi' }] });
@@ -92,8 +94,11 @@ describe('embeddings under the rate limit', () => {
   });
 
   it('wait in the bounded engine queue: 429 engine_busy when it is full, then served', async () => {
-    const handler = createHandler({ engine, keys, rateLimits: { maxGenerations: 1 } });
-    const sdk = openaiClient(handler, (await keys.issue('queue')).key, { maxRetries: 0 });
+    const { client: sdk } = await sdkClient({
+      engine,
+      handler: { rateLimits: { maxGenerations: 1 } },
+      client: { maxRetries: 0 },
+    });
     const story = await sdk.chat.completions.create({
       model: 'crimson-falcon-4',
       messages: [{ role: 'user', content: 'Tell me a story.' }],

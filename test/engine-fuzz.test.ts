@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bundledProfile, createEngine, createHandler, KeyRing } from '../src/index.ts';
-import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';
+import { sdkClient, type SdkClient } from './support/lantern.ts';
 
 /**
  * Hostile but well-formed requests through real inference: unicode, NUL, lone surrogates and emoji in prompts, stop
@@ -11,16 +10,13 @@ import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';
  */
 const CASES = 300;
 
-let client: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
 
 beforeAll(async () => {
-  const keys = new KeyRing();
-  const handler = createHandler({
-    engine: createEngine({ profile: bundledProfile(BUNDLED_MODELS) }),
-    keys,
-    rateLimits: { requestsPerMinute: 1e9, concurrentGenerations: 1e9 },
-  });
-  client = openaiClient(handler, (await keys.issue('engine fuzz')).key, { maxRetries: 0 });
+  ({ client } = await sdkClient({
+    handler: { rateLimits: { requestsPerMinute: 1e9, concurrentGenerations: 1e9 } },
+    client: { maxRetries: 0 },
+  }));
 });
 
 const nasty = fc.oneof(

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createHandler, KeyRing, type ChatRequest, type Handler } from '../src/index.ts';
+import type { ChatRequest, Handler } from '../src/index.ts';
 import { FakeEngine } from './support/fake-engine.ts';
+import { sdkClient } from './support/lantern.ts';
 
 /**
  * Property-based requests against the handler: random JSON, wrong types, huge and empty values, unicode and NUL
@@ -25,18 +26,18 @@ beforeAll(async () => {
     assertValidChat(request);
     return honest(request, options);
   };
-  const keys = new KeyRing();
-  key = (await keys.issue('fuzz')).key;
-  const revoked = await keys.issue('revoked');
-  revokedKey = revoked.key;
-  await keys.revoke(revoked.info.id);
-  handler = createHandler({
+  const lantern = await sdkClient({
     engine,
-    keys,
-    // Rate limits out of the way: a 429 would hide what the fuzzer is after.
-    rateLimits: { requestsPerMinute: 1e9, concurrentGenerations: 1e9 },
-    limits: { maxBodyBytes: 64 * 1024 },
+    handler: {
+      // Rate limits out of the way: a 429 would hide what the fuzzer is after.
+      rateLimits: { requestsPerMinute: 1e9, concurrentGenerations: 1e9 },
+      limits: { maxBodyBytes: 64 * 1024 },
+    },
   });
+  ({ handler, key } = lantern);
+  const revoked = await lantern.keys.issue('revoked');
+  revokedKey = revoked.key;
+  await lantern.keys.revoke(revoked.info.id);
 });
 
 function assertValidChat(request: ChatRequest): void {

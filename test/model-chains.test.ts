@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type LoadProgress, type ModelCandidate, type ModelProfile } from '../src/index.ts';
 import {
-  createEngine,
-  createHandler,
-  KeyRing,
-  type LoadProgress,
-  type ModelCandidate,
-  type ModelProfile,
-} from '../src/index.ts';
-import { BUNDLED_MODELS, openaiClient, reference, type ChatReference, type EmbedReference } from './support/lantern.ts';
+  BUNDLED_MODELS,
+  reference,
+  sdkClient,
+  type ChatReference,
+  type EmbedReference,
+  type SdkClient,
+} from './support/lantern.ts';
 
 /**
  * Fallback chains and model limits in Node, through the openai SDK on real inference (onnxruntime-node): a first
@@ -25,7 +25,7 @@ const embedRefs = reference<EmbedReference[]>('tiny-embed');
 const cap = embedRefs[0]!.input_ids.length;
 
 let folder: string;
-let client: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
 const progress: LoadProgress[] = [];
 
 /** A copy of a bundled model whose weights file is not an ONNX model: it fails inside onnxruntime's session creation. */
@@ -53,9 +53,7 @@ beforeAll(async () => {
       candidates: [cpu(corruptCopy('tiny-embed')), cpu(`${BUNDLED_MODELS}/tiny-embed`, { maxInputTokens: cap })],
     },
   };
-  const keys = new KeyRing();
-  const engine = createEngine({ profile, onProgress: (p) => progress.push(p) });
-  client = openaiClient(createHandler({ engine, keys }), (await keys.issue('chains')).key);
+  ({ client } = await sdkClient({ engine: createEngine({ profile, onProgress: (p) => progress.push(p) }) }));
 });
 
 afterAll(() => rmSync(folder, { recursive: true, force: true }));

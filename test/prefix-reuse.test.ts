@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, createHandler, KeyRing, type ModelProfile } from '../src/index.ts';
+import { createEngine, type ModelProfile } from '../src/index.ts';
 import { chatRequest } from './support/chat-request.ts';
-import { BUNDLED_MODELS, HAS_STORIES_260K, openaiClient, STORIES_260K } from './support/lantern.ts';
+import { BUNDLED_MODELS, HAS_STORIES_260K, sdkClient, STORIES_260K } from './support/lantern.ts';
 
 /**
  * Prefix reuse on the transformers.js engine, through the openai SDK: every answer of an engine that reuses cached
@@ -18,8 +18,9 @@ const SYSTEM =
   'You are a careful assistant. You answer in short sentences, you never invent facts, and when a question is ' +
   'unclear you say so and ask for what is missing. You write numbers as digits.';
 
-function setup(folder: string, prefixCacheBytes?: number) {
-  const profile: ModelProfile = {
+/** The profile of one chat model, in `folder`, with its own prefix cache budget (0: no reuse). */
+function profileOf(folder: string, prefixCacheBytes?: number): ModelProfile {
+  return {
     [MODEL]: {
       task: 'chat',
       created: 0,
@@ -34,15 +35,10 @@ function setup(folder: string, prefixCacheBytes?: number) {
       ],
     },
   };
-  const engine = createEngine({ profile });
-  const keys = new KeyRing();
-  return { engine, keys, handler: createHandler({ engine, keys }) };
 }
 
-async function clientFor(folder: string, prefixCacheBytes?: number) {
-  const { handler, keys, engine } = setup(folder, prefixCacheBytes);
-  return { client: openaiClient(handler, (await keys.issue('reuse')).key), engine };
-}
+const clientFor = (folder: string, prefixCacheBytes?: number) =>
+  sdkClient({ profile: profileOf(folder, prefixCacheBytes) });
 
 /** Bytes of keys and values a token takes in a model folder's fp32 LLaMA. */
 function kvBytesPerToken(folder: string): number {
@@ -262,8 +258,8 @@ describe.each(cases)('prefix reuse on $name', ({ folder, run }) => {
   });
 
   it.skipIf(!run)('frees the cache of a generation that failed, and answers the next request correctly', async () => {
-    const { engine } = setup(folder);
-    const { engine: fresh } = setup(folder, 0);
+    const engine = createEngine({ profile: profileOf(folder) });
+    const fresh = createEngine({ profile: profileOf(folder, 0) });
     const request = chatRequest({ messages: [{ role: 'user', content: 'Tell me a story.' }], maxTokens: 40 });
     let deltas = 0;
     const failing = engine.chat(MODEL, request, {

@@ -1,15 +1,16 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createEngine,
-  createHandler,
-  KeyRing,
-  type Engine,
-  type ModelProfile,
-  type RemoteCandidate,
-} from '../src/index.ts';
+import type { Engine, ModelProfile, RemoteCandidate } from '../src/index.ts';
 import { chatRequest } from './support/chat-request.ts';
-import { HAS_STORIES_260K, openaiClient, reference, STORIES_260K, type ChatReference } from './support/lantern.ts';
+import {
+  HAS_STORIES_260K,
+  reference,
+  sdkClient,
+  STORIES_260K,
+  type ChatReference,
+  type SdkClient,
+} from './support/lantern.ts';
+import { chatTool, GET_WEATHER, responsesTool } from './support/tools.ts';
 import { startUpstream, type Upstream } from './support/upstream.ts';
 
 /**
@@ -22,8 +23,16 @@ const count = reference<ChatReference[]>('tiny-chat').find((r) => r.messages.at(
 let upstream: Upstream;
 let gated: Upstream;
 let engine: Engine;
-let client: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
 let direct: OpenAI;
+
+/** The JSON schema that the structured-output tests below ask the server to enforce. */
+const weather = {
+  type: 'object',
+  properties: { city: { enum: ['Paris', 'Oslo', 'Lima'] }, raining: { type: 'boolean' } },
+  required: ['city', 'raining'],
+  additionalProperties: false,
+};
 
 /** The bits of an answer that differ between any two answers (ids, clocks) and the one Lantern sets (model). */
 const normalized = (value: unknown): unknown =>
@@ -61,9 +70,7 @@ beforeAll(async () => {
     'paced-falcon': only('chat', gated.candidate('crimson-falcon-4')),
     'floats-mole': only('embeddings', gated.candidate('jade-mole-4')),
   };
-  engine = createEngine({ profile });
-  const keys = new KeyRing();
-  client = openaiClient(createHandler({ engine, keys }), (await keys.issue('remote tests')).key);
+  ({ client, engine } = await sdkClient({ profile }));
   direct = new OpenAI({ baseURL: upstream.baseURL, apiKey: upstream.key, maxRetries: 0 });
 });
 afterAll(() => Promise.all([upstream?.kill(), gated?.kill()]));
@@ -135,12 +142,6 @@ describe('chat', () => {
   });
 
   it('passes response_format and logprobs through: the JSON and log probabilities the server gives directly', async () => {
-    const weather = {
-      type: 'object',
-      properties: { city: { enum: ['Paris', 'Oslo', 'Lima'] }, raining: { type: 'boolean' } },
-      required: ['city', 'raining'],
-      additionalProperties: false,
-    };
     const request = {
       messages: [{ role: 'user' as const, content: 'What is the weather? Answer in JSON.' }],
       temperature: 0,
@@ -162,16 +163,7 @@ describe('chat', () => {
   });
 
   it('passes tool calls through, streamed and not, and the conversation that answers them, as the server makes them', async () => {
-    const tools = [
-      {
-        type: 'function' as const,
-        function: {
-          name: 'get_weather',
-          description: 'Get the current weather in a city.',
-          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-        },
-      },
-    ];
+    const tools = [chatTool(GET_WEATHER)];
     const asked = { role: 'user' as const, content: 'What is the weather in Paris?' };
     const request = { messages: [asked], tools, tool_choice: 'required' as const, temperature: 0 };
     const ours = await client.chat.completions.create({ model: 'far-falcon', ...request });
@@ -218,15 +210,7 @@ describe('chat', () => {
   });
 
   it('carries function tools, calls and results through the typed interface (the Responses API forwards no body)', async () => {
-    const tools = [
-      {
-        type: 'function' as const,
-        name: 'get_weather',
-        description: 'Get the current weather in a city.',
-        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-        strict: true,
-      },
-    ];
+    const tools = [responsesTool(GET_WEATHER, true)];
     const request = { input: 'What is the weather in Paris?', tools, tool_choice: 'required' as const, temperature: 0 };
     // The output items, without their ids (minted anew by each side).
     const items = (response: OpenAI.Responses.Response) =>
@@ -280,12 +264,6 @@ describe('chat', () => {
   });
 
   it("answers the Responses API from the server, the text format enforced there: the server's own JSON", async () => {
-    const weather = {
-      type: 'object',
-      properties: { city: { enum: ['Paris', 'Oslo', 'Lima'] }, raining: { type: 'boolean' } },
-      required: ['city', 'raining'],
-      additionalProperties: false,
-    };
     const content = 'What is the weather? Answer in JSON.';
     const ours = await client.responses.create({
       model: 'far-falcon',

@@ -1,17 +1,10 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  bundledProfile,
-  createEngine,
-  createHandler,
-  KeyRing,
-  type ChatRequest,
-  type Engine,
-  type Handler,
-} from '../src/index.ts';
+import type { Handler } from '../src/index.ts';
 import { aiSdkToolLoopTests } from './support/ai-sdk-tool-loops.ts';
-import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';
+import { sdkClient, type SdkClient } from './support/lantern.ts';
+import { chatTool, GET_TIME, GET_WEATHER, responsesTool, WEATHER_PARAMETERS } from './support/tools.ts';
 
 /**
  * Function tools in the Responses API, through unmodified clients on real inference: the bundled tiny chat model was
@@ -22,49 +15,21 @@ const model = 'crimson-falcon-4';
 const BASE = 'http://lantern.test/v1';
 
 let handler: Handler;
-let client: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
 let key: string;
-/** What each generation asked of the engine. */
-const requests: ChatRequest[] = [];
+let calls: SdkClient['calls'];
 
 beforeAll(async () => {
-  const keys = new KeyRing();
-  const engine = createEngine({ profile: bundledProfile(BUNDLED_MODELS) });
-  const watched: Engine = {
-    ...engine,
-    chat: (id, request, options) => {
-      requests.push(request);
-      return engine.chat(id, request, options);
-    },
-  };
-  handler = createHandler({ engine: watched, keys });
-  ({ key } = await keys.issue('responses tools'));
-  client = openaiClient(handler, key, { maxRetries: 0 });
+  ({ client, handler, key, calls } = await sdkClient({ client: { maxRetries: 0 } }));
 });
 
 const fetchVia = (url: string | URL | Request, init?: RequestInit) => handler(new Request(url, init));
 
-const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 /** A function tool as the Responses API declares it: flat, not nested under `function`. */
-const getWeather: OpenAI.Responses.FunctionTool = {
-  type: 'function',
-  name: 'get_weather',
-  description: 'Get the current weather in a city.',
-  parameters,
-  strict: true,
-};
-const getTime: OpenAI.Responses.FunctionTool = {
-  type: 'function',
-  name: 'get_time',
-  description: 'Get the local time in a city.',
-  parameters,
-  strict: true,
-};
+const getWeather: OpenAI.Responses.FunctionTool = responsesTool(GET_WEATHER, true);
+const getTime: OpenAI.Responses.FunctionTool = responsesTool(GET_TIME, true);
 /** The same tools as chat completions declare them. */
-const chatTools: OpenAI.ChatCompletionFunctionTool[] = [getWeather, getTime].map(({ name, description }) => ({
-  type: 'function',
-  function: { name, description: description!, parameters },
-}));
+const chatTools: OpenAI.ChatCompletionFunctionTool[] = [GET_WEATHER, GET_TIME].map(chatTool);
 const PARIS = 'What is the weather in Paris?';
 const RESULT = '{"temperature": 18, "condition": "sunny"}';
 
@@ -106,10 +71,10 @@ describe('function tools: responses.create', () => {
         },
       ]);
       expect(JSON.parse(chatCall.function.arguments)).toEqual({ city: 'Paris' });
-      expect(requests.at(-1)!.constraint).toMatchObject({
+      expect(calls.at(-1)!.request.constraint).toMatchObject({
         type: 'tools',
         tools: [
-          { name: 'get_weather', parameters, param: 'tools[0].parameters' },
+          { name: 'get_weather', parameters: WEATHER_PARAMETERS, param: 'tools[0].parameters' },
           { name: 'get_time', param: 'tools[1].parameters' },
         ],
         choice: typeof tool_choice === 'string' ? tool_choice : { name: 'get_weather' },
@@ -145,7 +110,7 @@ describe('function tools: responses.create', () => {
     });
     const answer = chat.choices[0]!.message.content;
     expect(answer).toBe('It is sunny and 18 degrees in Paris.');
-    const chatMessages = requests.at(-1)!.messages;
+    const chatMessages = calls.at(-1)!.request.messages;
 
     // Stateless: the whole conversation as input items, the call as the response gave it.
     const stateless = await client.responses.create({
@@ -155,7 +120,7 @@ describe('function tools: responses.create', () => {
       temperature: 0,
       store: false,
     });
-    expect(requests.at(-1)!.messages).toEqual(chatMessages);
+    expect(calls.at(-1)!.request.messages).toEqual(chatMessages);
     expect(stateless.output_text).toBe(answer);
     expect(stateless.output.map((item) => item.type)).toEqual(['message']);
 
@@ -167,7 +132,7 @@ describe('function tools: responses.create', () => {
       tools: [getWeather],
       temperature: 0,
     });
-    expect(requests.at(-1)!.messages).toEqual(chatMessages);
+    expect(calls.at(-1)!.request.messages).toEqual(chatMessages);
     expect(continued.output_text).toBe(answer);
   });
 

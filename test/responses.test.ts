@@ -4,16 +4,8 @@ import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import {
-  bundledProfile,
-  createEngine,
-  createHandler,
-  KeyRing,
-  type ChatRequest,
-  type Engine,
-  type Handler,
-} from '../src/index.ts';
-import { BUNDLED_MODELS, openaiClient, reference, type ChatReference } from './support/lantern.ts';
+import type { Handler } from '../src/index.ts';
+import { openaiClient, reference, sdkClient, type ChatReference, type SdkClient } from './support/lantern.ts';
 
 /**
  * The Responses API through unmodified clients on real inference (the bundled tiny chat model): the openai SDK's
@@ -27,33 +19,15 @@ const model = 'crimson-falcon-4';
 const BASE = 'http://lantern.test/v1';
 
 let handler: Handler;
-let client: ReturnType<typeof openaiClient>;
-let other: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
+let other: SdkClient['client'];
 let key: string;
-/** What each generation asked of the engine, and how it ended. */
-const runs: { request: ChatRequest; outcome: Promise<unknown> }[] = [];
+let calls: SdkClient['calls'];
 
 beforeAll(async () => {
-  const keys = new KeyRing();
-  const engine = createEngine({ profile: bundledProfile(BUNDLED_MODELS) });
-  const watched: Engine = {
-    ...engine,
-    chat: (id, request, options) => {
-      const result = engine.chat(id, request, options);
-      runs.push({
-        request,
-        outcome: result.then(
-          () => 'completed',
-          (error: unknown) => error,
-        ),
-      });
-      return result;
-    },
-  };
-  handler = createHandler({ engine: watched, keys, onServerError: () => {} });
-  ({ key } = await keys.issue('responses'));
-  client = openaiClient(handler, key, { maxRetries: 0 });
-  other = openaiClient(handler, (await keys.issue('another app')).key, { maxRetries: 0 });
+  const lantern = await sdkClient({ handler: { onServerError: () => {} }, client: { maxRetries: 0 } });
+  ({ client, handler, key, calls } = lantern);
+  other = openaiClient(handler, (await lantern.keys.issue('another app')).key, { maxRetries: 0 });
 });
 
 const fetchVia = (url: string | URL | Request, init?: RequestInit) => handler(new Request(url, init));
@@ -118,7 +92,7 @@ describe('openai SDK: responses.create', () => {
       },
     ];
     const response = await client.responses.create({ model, input, instructions: 'You count.', temperature: 0 });
-    expect(runs.at(-1)!.request.messages).toEqual([
+    expect(calls.at(-1)!.request.messages).toEqual([
       { role: 'system', content: 'You count.' },
       { role: 'user', content: 'Tell me a story.' },
       { role: 'assistant', content: 'Once upon a time.' },
@@ -242,7 +216,7 @@ describe('openai SDK: responses.stream', () => {
       if (event.type === 'response.created') id = event.response.id;
       if (event.type === 'response.output_text.delta') abort.abort();
     }
-    await expect(runs.at(-1)!.outcome).resolves.toMatchObject({ kind: 'aborted' });
+    await expect(calls.at(-1)!.outcome).resolves.toMatchObject({ kind: 'aborted' });
     await expect(client.responses.retrieve(id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 });
@@ -269,7 +243,7 @@ describe('stored responses', () => {
       { role: 'assistant', content: first.output_text },
       { role: 'user', content: 'Count to 10.' },
     ];
-    expect(runs.at(-1)!.request.messages).toEqual(history);
+    expect(calls.at(-1)!.request.messages).toEqual(history);
     // The kept conversation continues from the engine's prefix cache: the first turn is not prefilled again.
     expect(second.usage!.input_tokens_details.cached_tokens).toBeGreaterThan(first.usage!.input_tokens / 2);
     expect(second.output_text).toBe(await chatReply(history));
@@ -278,7 +252,7 @@ describe('stored responses', () => {
     const third = await client.responses
       .stream({ model, previous_response_id: second.id, input: 'Send a wave.', temperature: 0, max_output_tokens: 8 })
       .finalResponse();
-    expect(runs.at(-1)!.request.messages).toEqual([
+    expect(calls.at(-1)!.request.messages).toEqual([
       ...history,
       { role: 'assistant', content: second.output_text },
       { role: 'user', content: 'Send a wave.' },
@@ -303,7 +277,7 @@ describe('stored responses', () => {
       temperature: 0,
       max_output_tokens: 2,
     });
-    expect(runs.at(-1)!.request.messages[1]).toEqual({ role: 'assistant', content: first.output_text });
+    expect(calls.at(-1)!.request.messages[1]).toEqual({ role: 'assistant', content: first.output_text });
     const missing = await client.responses
       .create({ model, input: [{ type: 'item_reference', id: 'msg_nope' }] })
       .catch((e: unknown) => e);
@@ -356,7 +330,7 @@ describe('text.format: structured output', () => {
     });
     expect(parsed.status).toBe('completed');
     expect(parsed.output_parsed).toEqual(Weather.parse(JSON.parse(parsed.output_text)));
-    expect(runs.at(-1)!.request.constraint).toEqual({
+    expect(calls.at(-1)!.request.constraint).toEqual({
       type: 'json',
       schema: expect.objectContaining({ type: 'object' }),
       param: 'text.format',
@@ -384,7 +358,7 @@ describe('text.format: structured output', () => {
     });
     expect(response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
     expect(response.output_text).toMatch(/^\{"/);
-    expect(runs.at(-1)!.request.constraint).toEqual({ type: 'json', schema: null, param: 'text.format' });
+    expect(calls.at(-1)!.request.constraint).toEqual({ type: 'json', schema: null, param: 'text.format' });
   });
 });
 
@@ -462,7 +436,7 @@ describe('AI SDK: the default OpenAI provider (createOpenAI), which calls the Re
       { role: 'assistant', content: first.text },
       { role: 'user', content: 'Count to 10.' },
     ];
-    expect(runs.at(-1)!.request.messages).toEqual(history);
+    expect(calls.at(-1)!.request.messages).toEqual(history);
     expect(second.text).toBe(await chatReply(history));
   });
 

@@ -1,31 +1,21 @@
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  bundledProfile,
-  createEngine,
-  createHandler,
-  EngineError,
-  KeyRing,
-  PUBLIC_MODELS,
-  type Engine,
-  type Handler,
-} from '../src/index.ts';
-import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';
+import { bundledProfile, createEngine, EngineError, PUBLIC_MODELS, type Engine, type Handler } from '../src/index.ts';
+import { BUNDLED_MODELS, openaiClient, sdkClient, type SdkClient } from './support/lantern.ts';
 
-/** Every endpoint and every error class, as the official openai SDK sees them, on the bundled models. */
+/**
+ * Every endpoint and every error class, as the official openai SDK sees them, on the bundled models: one engine for
+ * every handler here, so that the models load once.
+ */
 const engine = createEngine({ profile: bundledProfile(BUNDLED_MODELS) });
 const hello = [{ role: 'user' as const, content: 'Hello' }];
 
-let keys: KeyRing;
+let keys: SdkClient['keys'];
 let handler: Handler;
-let client: ReturnType<typeof openaiClient>;
-let key: string;
+let client: SdkClient['client'];
 
 beforeAll(async () => {
-  keys = new KeyRing();
-  handler = createHandler({ engine, keys });
-  key = (await keys.issue('sdk tests')).key;
-  client = openaiClient(handler, key);
+  ({ client, handler, keys } = await sdkClient({ engine }));
 });
 
 type APIError = InstanceType<typeof OpenAI.APIError>;
@@ -87,8 +77,10 @@ describe('error classes', () => {
   });
 
   it('BadRequestError for a body over the size limit and for too many messages', async () => {
-    const small = createHandler({ engine, keys, limits: { maxBodyBytes: 1024, maxMessages: 2 } });
-    const smallClient = openaiClient(small, key);
+    const { client: smallClient } = await sdkClient({
+      engine,
+      handler: { limits: { maxBodyBytes: 1024, maxMessages: 2 } },
+    });
     const big = await failure(
       smallClient.chat.completions.create({
         model: 'crimson-falcon-4',
@@ -131,8 +123,11 @@ describe('error classes', () => {
 
   it('RateLimitError carries retry-after headers, and a later request is admitted', async () => {
     let now = Date.UTC(2026, 0, 1);
-    const limited = createHandler({ engine, keys, rateLimits: { requestsPerMinute: 2 }, now: () => now });
-    const limitedClient = openaiClient(limited, key, { maxRetries: 0 });
+    const { client: limitedClient } = await sdkClient({
+      engine,
+      handler: { rateLimits: { requestsPerMinute: 2 }, now: () => now },
+      client: { maxRetries: 0 },
+    });
     const ask = () =>
       limitedClient.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, max_tokens: 2 });
     await ask();
@@ -146,8 +141,11 @@ describe('error classes', () => {
   });
 
   it('the SDK honours retry-after-ms: a request refused while another generates succeeds on its retry', async () => {
-    const oneAtATime = createHandler({ engine, keys, rateLimits: { concurrentGenerations: 1 } });
-    const sdk = openaiClient(oneAtATime, key, { maxRetries: 2 });
+    const { client: sdk } = await sdkClient({
+      engine,
+      handler: { rateLimits: { concurrentGenerations: 1 } },
+      client: { maxRetries: 2 },
+    });
     const first = await sdk.chat.completions.create({
       model: 'crimson-falcon-4',
       messages: [{ role: 'user', content: 'Tell me a story.' }],
@@ -163,7 +161,7 @@ describe('error classes', () => {
   });
 
   it('InternalServerError for a model that cannot load, not retried, and the next request succeeds', async () => {
-    const broken = createEngine({
+    const { client: failing } = await sdkClient({
       profile: {
         ...bundledProfile(BUNDLED_MODELS),
         'amber-phoenix-4': {
@@ -172,8 +170,8 @@ describe('error classes', () => {
           candidates: [{ engine: 'transformers', model: `${BUNDLED_MODELS}/no-such-model`, device: 'cpu' }],
         },
       },
+      handler: { onServerError: () => {} },
     });
-    const failing = openaiClient(createHandler({ engine: broken, keys, onServerError: () => {} }), key);
     const error = await failure(failing.chat.completions.create({ model: 'amber-phoenix-4', messages: hello }));
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
     expect(error.code).toBe('model_load_failed');
@@ -195,7 +193,7 @@ describe('error classes', () => {
         return engine.chat(id, request, options);
       },
     };
-    const sdk = openaiClient(createHandler({ engine: breaksOnce, keys, onServerError: () => {} }), key);
+    const { client: sdk } = await sdkClient({ engine: breaksOnce, handler: { onServerError: () => {} } });
     const answer = await sdk.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, temperature: 0 });
     expect(answer.choices[0]!.message.content).toBe('Hello! How can I help you today?');
     expect(sdk.statuses).toEqual([500, 200]);

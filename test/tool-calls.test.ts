@@ -7,9 +7,10 @@ import type OpenAI from 'openai';
 import { zodFunction } from 'openai/helpers/zod';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { bundledProfile, createEngine, createHandler, KeyRing, type Handler } from '../src/index.ts';
+import type { Handler } from '../src/index.ts';
 import { aiSdkToolLoopTests } from './support/ai-sdk-tool-loops.ts';
-import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';
+import { BUNDLED_MODELS, sdkClient, type SdkClient } from './support/lantern.ts';
+import { chatTool, GET_TIME, GET_WEATHER } from './support/tools.ts';
 
 /**
  * Tool calling through the official openai SDK on the bundled tiny chat model, with real inference: it was trained to
@@ -19,7 +20,7 @@ const model = 'crimson-falcon-4';
 const BASE = 'http://lantern.test/v1';
 let handler: Handler;
 let key: string;
-let client: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
 const fetchVia = (url: string | URL | Request, init?: RequestInit) => handler(new Request(url, init));
 
 /** Tool prompts and tiny-chat's greedy replies to them, computed in PyTorch by scripts/fixtures/generate.py. */
@@ -44,28 +45,11 @@ function asWritten(message: OpenAI.ChatCompletionMessage): string {
 }
 
 beforeAll(async () => {
-  const keys = new KeyRing();
-  handler = createHandler({ engine: createEngine({ profile: bundledProfile(BUNDLED_MODELS) }), keys });
-  ({ key } = await keys.issue('tool tests'));
-  client = openaiClient(handler, key);
+  ({ client, handler, key } = await sdkClient());
 });
 
-const getWeather: OpenAI.ChatCompletionFunctionTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Get the current weather in a city.',
-    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-  },
-};
-const getTime: OpenAI.ChatCompletionFunctionTool = {
-  type: 'function',
-  function: {
-    name: 'get_time',
-    description: 'Get the local time in a city.',
-    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-  },
-};
+const getWeather: OpenAI.ChatCompletionFunctionTool = chatTool(GET_WEATHER);
+const getTime: OpenAI.ChatCompletionFunctionTool = chatTool(GET_TIME);
 const ask = (content: string) => ({ role: 'user' as const, content });
 
 /** Every call names a declared tool and its arguments parse as an object with the expected city. */

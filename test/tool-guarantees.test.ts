@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, createHandler, KeyRing, type ModelProfile } from '../src/index.ts';
+import type { ModelProfile } from '../src/index.ts';
 import { referenceValidator } from './support/grammar-walk.ts';
-import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';
+import { BUNDLED_MODELS, sdkClient, type SdkClient } from './support/lantern.ts';
 
 /*
  * What tool calling guarantees, whatever the model would rather say, through the openai SDK on real inference: on
@@ -84,7 +84,7 @@ function validCalls(message: OpenAI.ChatCompletionMessage): string[] {
 
 describe.each(MODELS)('tool calling guarantees on $name', ({ folder }) => {
   const named = 'book_table';
-  let client: ReturnType<typeof openaiClient>;
+  let client: SdkClient['client'];
   const model = 'indigo-owl-4';
   beforeAll(async () => {
     const profile: ModelProfile = {
@@ -94,8 +94,7 @@ describe.each(MODELS)('tool calling guarantees on $name', ({ folder }) => {
         candidates: [{ engine: 'transformers', model: folder(), dtype: 'fp32', device: 'cpu' }],
       },
     };
-    const keys = new KeyRing();
-    client = openaiClient(createHandler({ engine: createEngine({ profile }), keys }), (await keys.issue('g')).key);
+    ({ client } = await sdkClient({ profile }));
   });
   const ask = (content: string) => [{ role: 'user' as const, content }];
 

@@ -1,9 +1,9 @@
 import type OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { createEngine, createHandler, KeyRing } from '../src/index.ts';
+import { createEngine } from '../src/index.ts';
 import { WebLLMChatModel } from '../src/engines/web-llm/web-llm-chat-model.ts';
 import { fakeCreate, type FakeWebLLM } from './support/fake-web-llm.ts';
-import { openaiClient } from './support/lantern.ts';
+import { sdkClient } from './support/lantern.ts';
 
 /**
  * web-llm's own prefix reuse, through the whole /v1 path (openai SDK → handler → engine → web-llm adapter) against the
@@ -20,8 +20,7 @@ async function lantern() {
       embeddings: () => Promise.reject(new Error('no embeddings here')),
     },
   });
-  const keys = new KeyRing();
-  const client = openaiClient(createHandler({ engine, keys }), (await keys.issue('web-llm reuse')).key);
+  const { client } = await sdkClient({ engine });
   await client.models.list();
   return { client, fake: () => create.engines[0]! as FakeWebLLM };
 }

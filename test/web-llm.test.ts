@@ -2,19 +2,12 @@ import * as Comlink from 'comlink';
 import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebLLMChatModel } from '../src/engines/web-llm/web-llm-chat-model.ts';
-import {
-  CPU_ONLY,
-  createHandler,
-  createLocalEngine,
-  createModelRouter,
-  KeyRing,
-  type ModelProfile,
-} from '../src/index.ts';
+import { CPU_ONLY, createLocalEngine, createModelRouter, type ModelProfile } from '../src/index.ts';
 import { registerEngineErrorTransfer } from '../src/worker/protocol.ts';
 import { createWorkerApi } from '../src/worker/worker-api.ts';
 import { EngineWorkerClient } from '../sw/engine-worker-client.ts';
 import { fakeCreate, webLLMError } from './support/fake-web-llm.ts';
-import { openaiClient } from './support/lantern.ts';
+import { sdkClient, type SdkClient } from './support/lantern.ts';
 
 /**
  * web-llm as a browser app meets it, with the fake web-llm in place of the real one (which needs a GPU and the
@@ -37,7 +30,7 @@ const hello = [{ role: 'user' as const, content: 'Hello there' }];
 
 let create: ReturnType<typeof fakeCreate>;
 let fatal: string[];
-let client: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
 const ports: MessagePort[] = [];
 
 beforeEach(async () => {
@@ -63,8 +56,7 @@ beforeEach(async () => {
   const worker = new EngineWorkerClient({ requestPort: () => {} });
   worker.connect(port2, 'host#1', { profile, policy: 'local-first', device: { ...CPU_ONLY, webgpu: true } });
   const engine = createModelRouter({ local: worker, routing: (signal) => worker.routing(signal) });
-  const keys = new KeyRing();
-  client = openaiClient(createHandler({ engine, keys, onServerError: () => {} }), (await keys.issue('web-llm')).key);
+  ({ client } = await sdkClient({ engine, handler: { onServerError: () => {} } }));
 });
 afterEach(() => ports.splice(0).forEach((port) => port.close()));
 

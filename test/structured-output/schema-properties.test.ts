@@ -1,10 +1,9 @@
 import fc from 'fast-check';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { bundledProfile, createEngine, createHandler, KeyRing } from '../../src/index.ts';
 import { loadXGrammar } from '../../src/engines/decoding/xgrammar.ts';
 import { referenceValidator } from '../support/grammar-walk.ts';
-import { BUNDLED_MODELS, openaiClient } from '../support/lantern.ts';
+import { sdkClient, type SdkClient } from '../support/lantern.ts';
 import { schemaCase } from '../support/refused-schema-arbitraries.ts';
 import { supportedSchema, type JsonSchema } from '../support/schema-arbitraries.ts';
 
@@ -21,19 +20,17 @@ const messages = [{ role: 'user' as const, content: 'Reply with JSON.' }];
 const SEED = Number(process.env.LANTERN_FC_SEED ?? 13);
 const runs = (ci: number) => Number(process.env.LANTERN_FC_RUNS ?? ci);
 
-let client: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
 const check = referenceValidator();
 
 beforeAll(async () => {
-  const keys = new KeyRing();
-  const { key } = await keys.issue('schema properties');
-  const handler = createHandler({
-    engine: createEngine({ profile: bundledProfile(BUNDLED_MODELS) }),
-    keys,
-    rateLimits: { requestsPerMinute: 1e9 },
-    onServerError: () => {}, // a 500 fails the property that met it, with its message
-  });
-  client = openaiClient(handler, key, { maxRetries: 0 });
+  ({ client } = await sdkClient({
+    handler: {
+      rateLimits: { requestsPerMinute: 1e9 },
+      onServerError: () => {}, // a 500 fails the property that met it, with its message
+    },
+    client: { maxRetries: 0 },
+  }));
 });
 
 interface Sampling {

@@ -6,9 +6,9 @@ import { LengthFinishReasonError } from 'openai/error';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { bundledProfile, createEngine, createHandler, KeyRing, type Handler } from '../../src/index.ts';
+import type { Handler } from '../../src/index.ts';
 import { referenceValidator } from '../support/grammar-walk.ts';
-import { BUNDLED_MODELS, openaiClient } from '../support/lantern.ts';
+import { sdkClient, type SdkClient } from '../support/lantern.ts';
 
 /*
  * Structured output through the clients apps use, unmodified, against the handler on the bundled tiny chat model:
@@ -19,7 +19,7 @@ const model = 'crimson-falcon-4';
 const BASE = 'http://lantern.test/v1';
 let handler: Handler;
 let key: string;
-let client: ReturnType<typeof openaiClient>;
+let client: SdkClient['client'];
 const fetchVia = (url: string | URL | Request, init?: RequestInit) => handler(new Request(url, init));
 
 /** Schemas whose strings are bounded, so that even a tiny model finishes them. */
@@ -31,14 +31,10 @@ const Weather = z.object({
 });
 
 beforeAll(async () => {
-  const keys = new KeyRing();
-  ({ key } = await keys.issue('structured'));
-  handler = createHandler({
-    engine: createEngine({ profile: bundledProfile(BUNDLED_MODELS) }),
-    keys,
-    onServerError: () => {}, // the invalid-output test's 500 is expected
-  });
-  client = openaiClient(handler, key, { maxRetries: 0 });
+  ({ client, handler, key } = await sdkClient({
+    handler: { onServerError: () => {} }, // the invalid-output test's 500 is expected
+    client: { maxRetries: 0 },
+  }));
 });
 
 const messages = [{ role: 'user' as const, content: 'What is the weather? Answer in JSON.' }];
