@@ -139,10 +139,13 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     const { card } = route;
     const failures: EngineError[] = [];
     for (const link of route.links) {
-      const breaker = 'remote' in link ? breakerFor(link.remote) : undefined;
-      if ('remote' in link && !breaker!.tryAcquire()) {
-        failures.push(coolingDown(candidateKey(link.remote), breaker!));
-        continue;
+      let breaker: CircuitBreaker | undefined;
+      if ('remote' in link) {
+        breaker = breakerFor(link.remote);
+        if (!breaker.tryAcquire()) {
+          failures.push(coolingDown(candidateKey(link.remote), breaker));
+          continue;
+        }
       }
       let backend = 'local';
       const watched = watchOutput(callerOptions);
