@@ -1,8 +1,7 @@
 import type { OutputConstraint } from '../../engine/index.ts';
 import { HERMES, type ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import { BoundedCache } from './bounded-cache.ts';
-import { checkConstraint } from './constraint-check.ts';
-import { constraintGrammar } from './output-constraint.ts';
+import { constraintGrammar, grammarKey } from './output-constraint.ts';
 import type { Vocabulary } from './token-bytes.ts';
 import { Utf8Table, type Utf8State } from './utf8-guard.ts';
 import {
@@ -54,7 +53,7 @@ export class GrammarCompiler {
    * use (then cached).
    */
   async matchers(constraint: OutputConstraint, count: number, syntax: ToolCallSyntax = HERMES): Promise<GrammarMask[]> {
-    const key = `${syntax.family}:${checkConstraint(constraint)}`;
+    const key = grammarKey(constraint, syntax);
     const compiled = this.#compiled.getOrCreate(key, async () => {
       const spec = await constraintGrammar(constraint, syntax);
       return 'ebnf' in spec

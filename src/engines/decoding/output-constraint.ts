@@ -39,24 +39,25 @@ const grammars = new BoundedCache<string, Promise<GrammarSpec>>(CACHE_SIZE);
 
 /**
  * The grammar of a constraint for a model whose tool calls read as `syntax` (the same for every engine and
- * vocabulary), compiled once per constraint and syntax. JSON is compact (no white space between tokens, so that a
+ * vocabulary), compiled once per constraint and syntax; a constraint the grammar would not enforce is refused on its
+ * first compile (and so never cached), without walking its schemas again on every request. JSON is compact (no white space between tokens, so that a
  * model cannot loop on it); arguments are written as chat templates write them (`", "` and `": "`), as models learned.
  */
 export function constraintGrammar(constraint: OutputConstraint, syntax: ToolCallSyntax = HERMES): Promise<GrammarSpec> {
-  let key: string;
-  try {
-    key = `${syntax.family}:${checkConstraint(constraint)}`;
-  } catch (refusal) {
-    return Promise.reject(refusal);
-  }
-  const grammar = grammars.getOrCreate(key, async () =>
-    constraint.type === 'json'
+  const key = grammarKey(constraint, syntax);
+  const grammar = grammars.getOrCreate(key, async () => {
+    checkConstraint(constraint);
+    return constraint.type === 'json'
       ? { ebnf: await jsonGrammar(constraint) }
-      : { structuralTag: await toolStructuralTag(constraint, syntax) },
-  );
+      : { structuralTag: await toolStructuralTag(constraint, syntax) };
+  });
   grammar.catch(() => grammars.delete(key));
   return grammar;
 }
+
+/** What a constraint's grammar is cached under, for a model of this call syntax. */
+export const grammarKey = (constraint: OutputConstraint, syntax: ToolCallSyntax) =>
+  `${syntax.family}:${JSON.stringify(constraint)}`;
 
 const jsonGrammar = (constraint: JsonConstraint) =>
   schemaGrammar(constraint.schema ?? ANY_OBJECT, [',', ':'], jsonParam(constraint));
