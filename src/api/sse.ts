@@ -57,7 +57,9 @@ export async function eventStream(
     start: (c) => void (controller = c),
     cancel: () => {
       open = false;
-      abort.abort();
+      // Aborted on the next task, not inside `cancel`: WebKit's service worker hangs for good when an AbortController
+      // is aborted while the browser is cancelling a response body (every later request then fails).
+      setTimeout(() => abort.abort(), 0);
     },
   });
   const write = (text: string) => {
