@@ -290,7 +290,16 @@ test('chat: tools declared, a call shown with its arguments, answered, and the c
 
   const call = page.locator('tool-calls-view .tool-call').last();
   await expect(call.locator('.name')).toHaveText('get_weather');
-  expect(JSON.parse((await call.locator('.arguments').textContent()) ?? '')).toEqual({ city: 'Paris' });
+  // The name shows with the call's first delta; its arguments stream in after it.
+  const args = async () => {
+    const text = (await call.locator('.arguments').textContent()) ?? '';
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text; // not all there yet
+    }
+  };
+  await expect.poll(args).toEqual({ city: 'Paris' });
   await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeDisabled(); // the call waits for its result
   await page.getByLabel('Result of get_weather').fill('{"temperature": 18, "condition": "sunny"}');
   await shot(page, 'tool-call', info.project.name);
