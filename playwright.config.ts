@@ -5,8 +5,9 @@ import type { LanternOptions } from './test/e2e/browsers.ts';
  * End-to-end tests through the real service worker and engine worker, served from the `--mode e2e` build, in Debian's
  * browsers (Playwright's own browser download does not work offline). Every test runs in Chromium twice: on the
  * WebAssembly path (no WebGPU adapter) and on the WebGPU path (`--enable-unsafe-webgpu`: SwiftShader's adapter, on the
- * CPU). The tests written with test/e2e/browsers.ts' portable layer (tagged `@portable`) run a third time, in
- * Firefox (the wasm path: no WebGPU on Linux), driven by puppeteer-core.
+ * CPU). The tests written with test/e2e/browsers.ts' portable layer (tagged `@portable`) run in Firefox too (the wasm
+ * path: no WebGPU on Linux), driven by puppeteer-core, and in WebKit (Safari's engine: WebKitGTK's MiniBrowser, no
+ * WebGPU), driven over W3C WebDriver.
  */
 const PORT = 4183;
 export const E2E_ORIGIN = `http://127.0.0.1:${PORT}`;
@@ -66,6 +67,13 @@ export default defineConfig<LanternOptions>({
       testIgnore: OWN_BROWSER,
       grep: /@portable/,
       use: { lanternBrowser: 'firefox', device: 'wasm' },
+    },
+    // Debian's WebKitGTK MiniBrowser (webkit2gtk-driver, under xvfb-run), driven over WebDriver: the portable tests.
+    {
+      name: 'webkit',
+      testIgnore: OWN_BROWSER,
+      grep: /@portable/,
+      use: { lanternBrowser: 'webkit', device: 'wasm' },
     },
     // The README's quick start in a fresh app, from the packed tarball, in Chromium without WebGPU.
     {

@@ -1,16 +1,25 @@
 import { test as base, type Browser, type BrowserContext } from '@playwright/test';
 import puppeteer, { type Browser as PuppeteerBrowser, type Page as PuppeteerPage } from 'puppeteer-core';
+import {
+  evaluationScript,
+  type EvaluationResult,
+  launchWebKitDriver,
+  type WebKitDriver,
+  type WebKitSession,
+} from './webkit-driver.ts';
 
 /**
  * The browsers of the end-to-end suite, behind one small layer, so that a spec is written once and runs in every
- * project: Debian's Chromium driven by Playwright (the `wasm` and `webgpu` projects, each with its own launch options)
- * and Debian's firefox-esr driven by puppeteer-core over WebDriver BiDi (the `firefox` project: Playwright cannot drive
- * a stock Firefox). A test that uses only the `tab` and `tabs` fixtures, and only the `Tab` operations below, is
- * portable: tag it `PORTABLE` and the firefox project runs it too. Tests that need more of Playwright (CDP, locators,
- * request interception, console events) keep using `page` and `context` and run in the Chromium projects only.
+ * project: Debian's Chromium driven by Playwright (the `wasm` and `webgpu` projects, each with its own launch options),
+ * Debian's firefox-esr driven by puppeteer-core over WebDriver BiDi (the `firefox` project: Playwright cannot drive
+ * a stock Firefox), and Debian's WebKitGTK MiniBrowser driven over W3C WebDriver (the `webkit` project: Safari's
+ * engine; see webkit-driver.ts). A test that uses only the `tab` and `tabs` fixtures, and only the `Tab` operations
+ * below, is portable: tag it `PORTABLE` and the firefox and webkit projects run it too. Tests that need more of
+ * Playwright (CDP, locators, request interception, console events) keep using `page` and `context` and run in the
+ * Chromium projects only.
  */
 
-/** The tag of the tests that the firefox project runs: those written with `tab` and `tabs` only. */
+/** The tag of the tests that the firefox and webkit projects run: those written with `tab` and `tabs` only. */
 export const PORTABLE = '@portable';
 
 /**
@@ -24,8 +33,11 @@ export interface Tab {
   evaluate<R>(fn: () => R | Promise<R>): Promise<R>;
   evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
   waitForFunction(fn: () => unknown, arg?: undefined, options?: { timeout?: number }): Promise<unknown>;
-  /** The dedicated workers this tab runs (Lantern's engine worker, in the host tab). */
-  workers(): readonly unknown[];
+  /**
+   * The dedicated workers this tab runs (Lantern's engine worker, in the host tab); absent where the browser's driver
+   * cannot list them (WebDriver).
+   */
+  workers?(): readonly unknown[];
   on(event: 'pageerror', listener: (error: Error) => void): unknown;
 }
 
@@ -34,7 +46,7 @@ export interface Tabs {
   newPage(): Promise<Tab>;
 }
 
-export type LanternBrowser = 'chromium' | 'firefox';
+export type LanternBrowser = 'chromium' | 'firefox' | 'webkit';
 
 const FIREFOX = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
 
@@ -50,6 +62,7 @@ interface WorkerFixtures extends LanternOptions {
   /** Launch the project's browser on first call, once per worker; what was launched closes with the worker. */
   launchChromium: () => Promise<Browser>;
   launchFirefox: () => Promise<PuppeteerBrowser>;
+  launchWebKit: () => Promise<WebKitDriver>;
 }
 
 interface TestFixtures {
@@ -84,6 +97,40 @@ function firefoxTab(page: PuppeteerPage, baseURL: string | undefined): Tab {
   };
 }
 
+/**
+ * A window of a WebDriver session in WebKit as a `Tab`. Every operation is a WebDriver command, sent one at a time
+ * (see webkit-driver.ts): an evaluation left pending blocks the tab's later operations, and every other tab's.
+ */
+async function webkitTab(session: WebKitSession, baseURL: string | undefined): Promise<Tab> {
+  const window = await session.openWindow();
+  const evaluate = <R>(fn: (arg: unknown) => R | Promise<R>, arg?: unknown): Promise<R> =>
+    session.in(window, async (send) => {
+      const result = await send<EvaluationResult>('POST', '/execute/async', {
+        script: evaluationScript(fn.toString()),
+        args: [arg ?? null],
+      });
+      if ('error' in result) throw new Error(`evaluate in WebKit: ${result.error}`);
+      return ('ok' in result ? JSON.parse(result.ok) : undefined) as R;
+    });
+  return {
+    goto: (url) => session.in(window, (send) => send('POST', '/url', { url: new URL(url, baseURL).href })),
+    reload: () => session.in(window, (send) => send('POST', '/refresh', {})),
+    close: () => session.closeWindow(window),
+    evaluate: evaluate as Tab['evaluate'],
+    async waitForFunction(fn, _arg, options) {
+      const deadline = Date.now() + (options?.timeout || Infinity);
+      const poll = `return Boolean((${fn.toString()})())`;
+      while (!(await session.in(window, (send) => send<boolean>('POST', '/execute/sync', { script: poll, args: [] })))) {
+        if (Date.now() > deadline) throw new Error(`waitForFunction: ${options!.timeout} ms passed`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return true;
+    },
+    // WebDriver reports no page errors: the driver's log has them (WEBKIT_DRIVER_LOG=1).
+    on: () => undefined,
+  };
+}
+
 export const test = base.extend<TestFixtures, WorkerFixtures>({
   lanternBrowser: ['chromium', { scope: 'worker', option: true }],
   device: ['wasm', { scope: 'worker', option: true }],
@@ -115,14 +162,31 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     },
     { scope: 'worker' },
   ],
+  launchWebKit: [
+    async ({ lanternBrowser }, use) => {
+      const webkit = lazy(async () => {
+        if (lanternBrowser !== 'webkit') throw new Error(`the ${lanternBrowser} project does not launch WebKit`);
+        return launchWebKitDriver();
+      });
+      await use(webkit.get);
+      await webkit.close();
+    },
+    { scope: 'worker' },
+  ],
   // Playwright's `browser` (behind `page` and `context`) is the same Chromium as the one behind `tabs`: one per worker.
   browser: [async ({ launchChromium }, use) => use(await launchChromium()), { scope: 'worker', timeout: 0 }],
 
-  tabs: async ({ lanternBrowser, launchChromium, launchFirefox, baseURL, serviceWorkers }, use) => {
+  tabs: async ({ lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers }, use) => {
     if (lanternBrowser === 'chromium') {
       const context: BrowserContext = await (await launchChromium()).newContext({ baseURL, serviceWorkers });
       await use(context);
       await context.close();
+      return;
+    }
+    if (lanternBrowser === 'webkit') {
+      const session = await (await launchWebKit()).newSession();
+      await use({ newPage: () => webkitTab(session, baseURL) });
+      await session.quit();
       return;
     }
     const context = await (await launchFirefox()).createBrowserContext();

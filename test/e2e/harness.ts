@@ -78,6 +78,9 @@ const runs: RunReport[] = [];
 lantern.addEventListener('run', (event) => runs.push(event.detail));
 const progress: LoadProgress[] = [];
 lantern.addEventListener('progress', (event) => progress.push(event.detail));
+// Recorded rather than awaited by the tests: a WebDriver tab runs one evaluation at a time.
+const restarts: string[] = [];
+lantern.addEventListener('restart', (event) => restarts.push(event.detail.reason));
 
 /** The SDK error class of `error` and its code ("AuthenticationError invalid_api_key"); class names are minified. */
 function describeError(error: unknown): string {
@@ -104,6 +107,7 @@ const harness = {
   responses: { zodTextFormat, createOpenAI, generateText, streamText },
   runs,
   progress,
+  restarts,
   describeError,
   /**
    * An SDK client for `key`; retries off unless asked, so tests see each answer. `lanternFetch` routes it through

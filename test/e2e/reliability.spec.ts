@@ -13,28 +13,33 @@ import { startServer } from './servers.ts';
  * ended for the SDK: the message of the error it threw, or 'ended' if it ended quietly.
  */
 async function streamThrough(page: Tab, key: string, fault: () => Promise<unknown>, n = 1): Promise<string> {
-  const ended = page.evaluate(
-    async ({ k, request, choices }) => {
-      const stream = await window.harness.client(k).chat.completions.create({
-        model: 'crimson-falcon-4',
-        stream: true,
-        n: choices,
-        ...request,
-      });
-      let received = 0;
-      try {
-        for await (const _chunk of stream)
-          if (++received === 3) (window as unknown as { faultNow: boolean }).faultNow = true;
-        return 'ended';
-      } catch (error) {
-        return (error as Error).message;
-      }
+  type Stream = { faultNow?: boolean; streamEnded?: string };
+  // Started, not awaited: a WebDriver tab (WebKit) runs one evaluation at a time, and the fault must come mid-stream.
+  await page.evaluate(
+    ({ k, request, choices }) => {
+      const state = window as unknown as Stream;
+      void (async () => {
+        try {
+          const stream = await window.harness.client(k).chat.completions.create({
+            model: 'crimson-falcon-4',
+            stream: true,
+            n: choices,
+            ...request,
+          });
+          let received = 0;
+          for await (const _chunk of stream) if (++received === 3) state.faultNow = true;
+          state.streamEnded = 'ended';
+        } catch (error) {
+          state.streamEnded = (error as Error).message;
+        }
+      })();
     },
     { k: key, request: ENDLESS, choices: n },
   );
-  await page.waitForFunction(() => (window as unknown as { faultNow?: boolean }).faultNow === true);
+  await page.waitForFunction(() => (window as unknown as Stream).faultNow === true);
   await fault();
-  return ended;
+  await page.waitForFunction(() => (window as unknown as Stream).streamEnded !== undefined);
+  return page.evaluate(() => (window as unknown as Stream).streamEnded!);
 }
 
 test(
