@@ -120,7 +120,9 @@ async function webkitTab(session: WebKitSession, baseURL: string | undefined): P
     async waitForFunction(fn, _arg, options) {
       const deadline = Date.now() + (options?.timeout || Infinity);
       const poll = `return Boolean((${fn.toString()})())`;
-      while (!(await session.in(window, (send) => send<boolean>('POST', '/execute/sync', { script: poll, args: [] })))) {
+      while (
+        !(await session.in(window, (send) => send<boolean>('POST', '/execute/sync', { script: poll, args: [] })))
+      ) {
         if (Date.now() > deadline) throw new Error(`waitForFunction: ${options!.timeout} ms passed`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }

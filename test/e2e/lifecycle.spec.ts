@@ -79,13 +79,22 @@ test('tabs share one engine, and the next tab takes over when the host closes', 
   expect(await sayHello(second, key)).toBe(HELLO_REPLY);
 });
 
-test('a service worker stopped by the browser answers the next request after it restarts', async ({
+test('a service worker stopped by the browser answers the next request after it restarts, stored responses kept', async ({
   page,
   context,
 }) => {
   await openHarness(page);
   const key = await issueKey(page);
   expect(await sayHello(page, key)).toBe(HELLO_REPLY);
+  const stored = await page.evaluate(async (k) => {
+    const response = await window.harness.client(k).responses.create({
+      model: 'crimson-falcon-4',
+      input: 'Tell me a story.',
+      temperature: 0,
+      max_output_tokens: 12,
+    });
+    return { id: response.id, text: response.output_text };
+  }, key);
 
   const cdp = await context.newCDPSession(page);
   const statuses: string[] = [];
@@ -98,6 +107,12 @@ test('a service worker stopped by the browser answers the next request after it 
 
   expect(await sayHello(page, key)).toBe(HELLO_REPLY);
   expect(statuses.at(-1)).toBe('running');
+  // The service worker keeps nothing itself: the fresh one finds the response in the origin's IndexedDB.
+  const retrieved = await page.evaluate(
+    async ({ k, id }) => (await window.harness.client(k).responses.retrieve(id)).output_text,
+    { k: key, id: stored.id },
+  );
+  expect(retrieved).toBe(stored.text);
 });
 
 test(
@@ -166,8 +181,8 @@ test('a broken engine worker is replaced, and the next request succeeds', { tag:
   const key = await issueKey(tab);
   // The corrupt model fails inside onnxruntime, which leaves transformers.js unable to load any model in that worker.
   expect(await sayHello(tab, key, 'amber-phoenix-4')).toBe('InternalServerError model_load_failed');
-  await expect.poll(() => tab.evaluate(() => window.harness.restarts)).toEqual([
-    expect.stringMatching(/could not be loaded/),
-  ]);
+  await expect
+    .poll(() => tab.evaluate(() => window.harness.restarts))
+    .toEqual([expect.stringMatching(/could not be loaded/)]);
   expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
 });

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, PORTABLE, test } from './browsers.ts';
 import { issueKey, openHarness } from './harness-page.ts';
 
 /*
@@ -9,87 +9,99 @@ import { issueKey, openHarness } from './harness-page.ts';
  */
 let key: string;
 
-test.beforeEach(async ({ page }, info) => {
-  test.skip(info.project.name !== 'wasm', 'engine-side feature: the wasm project covers it');
-  await openHarness(page);
-  key = await issueKey(page);
+// Every browser's wasm path; the WebGPU project runs the same worker code, ten times slower on SwiftShader.
+test.skip(({ device }) => device === 'webgpu', 'engine-side feature: the wasm project covers it');
+
+test.beforeEach(async ({ tab }) => {
+  await openHarness(tab);
+  key = await issueKey(tab);
 });
 
-test('openai SDK: parse() with zodResponseFormat returns message.parsed; logprobs stream', async ({ page }) => {
-  const result = await page.evaluate(async (k) => {
-    const { z, zodResponseFormat } = window.harness.structured;
-    const Weather = z.object({ city: z.enum(['Paris', 'Oslo']), celsius: z.number().int().min(-30).max(45) });
-    const client = window.harness.client(k);
-    const completion = await client.chat.completions.parse({
-      model: 'crimson-falcon-4',
-      messages: [{ role: 'user', content: 'Weather as JSON.' }],
-      temperature: 0,
-      response_format: zodResponseFormat(Weather, 'weather'),
-    });
-    const stream = await client.chat.completions.create({
-      model: 'crimson-falcon-4',
-      messages: [{ role: 'user', content: 'Weather as JSON.' }],
-      temperature: 0,
-      logprobs: true,
-      top_logprobs: 2,
-      response_format: zodResponseFormat(Weather, 'weather'),
-      stream: true,
-    });
-    let text = '';
-    const tokens: string[] = [];
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      tokens.push(...(chunk.choices[0]?.logprobs?.content ?? []).map((t) => t.token));
-    }
-    const message = completion.choices[0]!.message;
-    return { parsed: message.parsed, content: message.content, text, tokens: tokens.join('') };
-  }, key);
-  expect(result.parsed).toEqual(JSON.parse(result.content!));
-  expect(result.text).toBe(result.content);
-  expect(result.tokens).toBe(result.text);
-});
+test(
+  'openai SDK: parse() with zodResponseFormat returns message.parsed; logprobs stream',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    const result = await tab.evaluate(async (k) => {
+      const { z, zodResponseFormat } = window.harness.structured;
+      const Weather = z.object({ city: z.enum(['Paris', 'Oslo']), celsius: z.number().int().min(-30).max(45) });
+      const client = window.harness.client(k);
+      const completion = await client.chat.completions.parse({
+        model: 'crimson-falcon-4',
+        messages: [{ role: 'user', content: 'Weather as JSON.' }],
+        temperature: 0,
+        response_format: zodResponseFormat(Weather, 'weather'),
+      });
+      const stream = await client.chat.completions.create({
+        model: 'crimson-falcon-4',
+        messages: [{ role: 'user', content: 'Weather as JSON.' }],
+        temperature: 0,
+        logprobs: true,
+        top_logprobs: 2,
+        response_format: zodResponseFormat(Weather, 'weather'),
+        stream: true,
+      });
+      let text = '';
+      const tokens: string[] = [];
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        tokens.push(...(chunk.choices[0]?.logprobs?.content ?? []).map((t) => t.token));
+      }
+      const message = completion.choices[0]!.message;
+      return { parsed: message.parsed, content: message.content, text, tokens: tokens.join('') };
+    }, key);
+    expect(result.parsed).toEqual(JSON.parse(result.content!));
+    expect(result.text).toBe(result.content);
+    expect(result.tokens).toBe(result.text);
+  },
+);
 
-test('AI SDK generateObject and streamObject; LangChain withStructuredOutput (jsonSchema)', async ({ page }) => {
-  const result = await page.evaluate(async (k) => {
-    const { z, generateObject, streamObject, createOpenAICompatible, ChatOpenAI } = window.harness.structured;
-    const Answer = z.object({ answer: z.enum(['yes', 'no']), confidence: z.number().min(0).max(1) });
-    const baseURL = window.harness.lantern.baseURL;
-    const provider = createOpenAICompatible({ name: 'lantern', baseURL, apiKey: k, supportsStructuredOutputs: true });
-    const generated = await generateObject({
-      model: provider('crimson-falcon-4'),
-      schema: Answer,
-      prompt: 'Sure?',
-      temperature: 0,
-    });
-    const streamed = streamObject({
-      model: provider('crimson-falcon-4'),
-      schema: Answer,
-      prompt: 'Sure?',
-      temperature: 0,
-    });
-    let partials = 0;
-    for await (const _ of streamed.partialObjectStream) partials++;
-    const chat = new ChatOpenAI({
-      model: 'crimson-falcon-4',
-      temperature: 0,
-      apiKey: k,
-      configuration: { baseURL },
-      maxRetries: 0,
-    });
-    const langchain = await chat.withStructuredOutput(Answer, { method: 'jsonSchema', name: 'answer' }).invoke('Sure?');
-    return {
-      generated: Answer.safeParse(generated.object).success,
-      streamed: Answer.safeParse(await streamed.object).success,
-      partials,
-      langchain: Answer.safeParse(langchain).success,
-    };
-  }, key);
-  expect(result).toEqual({ generated: true, streamed: true, partials: expect.any(Number), langchain: true });
-  expect(result.partials).toBeGreaterThan(1);
-});
+test(
+  'AI SDK generateObject and streamObject; LangChain withStructuredOutput (jsonSchema)',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    const result = await tab.evaluate(async (k) => {
+      const { z, generateObject, streamObject, createOpenAICompatible, ChatOpenAI } = window.harness.structured;
+      const Answer = z.object({ answer: z.enum(['yes', 'no']), confidence: z.number().min(0).max(1) });
+      const baseURL = window.harness.lantern.baseURL;
+      const provider = createOpenAICompatible({ name: 'lantern', baseURL, apiKey: k, supportsStructuredOutputs: true });
+      const generated = await generateObject({
+        model: provider('crimson-falcon-4'),
+        schema: Answer,
+        prompt: 'Sure?',
+        temperature: 0,
+      });
+      const streamed = streamObject({
+        model: provider('crimson-falcon-4'),
+        schema: Answer,
+        prompt: 'Sure?',
+        temperature: 0,
+      });
+      let partials = 0;
+      for await (const _ of streamed.partialObjectStream) partials++;
+      const chat = new ChatOpenAI({
+        model: 'crimson-falcon-4',
+        temperature: 0,
+        apiKey: k,
+        configuration: { baseURL },
+        maxRetries: 0,
+      });
+      const langchain = await chat
+        .withStructuredOutput(Answer, { method: 'jsonSchema', name: 'answer' })
+        .invoke('Sure?');
+      return {
+        generated: Answer.safeParse(generated.object).success,
+        streamed: Answer.safeParse(await streamed.object).success,
+        partials,
+        langchain: Answer.safeParse(langchain).success,
+      };
+    }, key);
+    expect(result).toEqual({ generated: true, streamed: true, partials: expect.any(Number), langchain: true });
+    expect(result.partials).toBeGreaterThan(1);
+  },
+);
 
-test('a schema the engine cannot enforce is a 400 naming response_format', async ({ page }) => {
-  const error = await page.evaluate(async (k) => {
+test('a schema the engine cannot enforce is a 400 naming response_format', { tag: PORTABLE }, async ({ tab }) => {
+  const error = await tab.evaluate(async (k) => {
     try {
       await window.harness.client(k).chat.completions.create({
         model: 'crimson-falcon-4',

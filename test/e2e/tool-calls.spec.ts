@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, PORTABLE, test } from './browsers.ts';
 import { issueKey, openHarness } from './harness-page.ts';
 
 /**
@@ -9,10 +9,12 @@ import { issueKey, openHarness } from './harness-page.ts';
  */
 let key: string;
 
-test.beforeEach(async ({ page }, info) => {
-  test.skip(info.project.name !== 'wasm', 'tool calling is tested on the wasm path only');
-  await openHarness(page);
-  key = await issueKey(page);
+// Every browser's wasm path; the WebGPU project runs the same worker code, ten times slower on SwiftShader.
+test.skip(({ device }) => device === 'webgpu', 'tool calling is tested on the wasm path only');
+
+test.beforeEach(async ({ tab }) => {
+  await openHarness(tab);
+  key = await issueKey(tab);
 });
 
 const weatherParameters = {
@@ -22,8 +24,8 @@ const weatherParameters = {
   additionalProperties: false,
 };
 
-test('a streamed call arrives as OpenAI streams it, field by field', async ({ page }) => {
-  const chunks = await page.evaluate(
+test('a streamed call arrives as OpenAI streams it, field by field', { tag: PORTABLE }, async ({ tab }) => {
+  const chunks = await tab.evaluate(
     async ({ k, parameters }) => {
       const stream = await window.harness.client(k).chat.completions.create({
         model: 'crimson-falcon-4',
@@ -64,68 +66,72 @@ test('a streamed call arrives as OpenAI streams it, field by field', async ({ pa
   expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
 });
 
-test("the openai SDK's runTools with zod-defined functions; the AI SDK's generateText and streamText, multi-step", async ({
-  page,
-}) => {
-  const result = await page.evaluate(async (k) => {
-    const { z, zodFunction, generateText, streamText, tool, stepCountIs } = window.harness.tools;
-    const { createOpenAICompatible } = window.harness.structured;
-    const input = z.object({ city: z.string() });
-    const calls: unknown[] = [];
-    const runner = window.harness.client(k).chat.completions.runTools({
-      model: 'crimson-falcon-4',
-      messages: [{ role: 'user', content: 'What is the weather in Berlin?' }],
-      temperature: 0,
-      tools: [
-        zodFunction({
-          name: 'get_weather',
-          parameters: input,
-          function: (args) => (calls.push(args), { temperature: 12, condition: 'rainy' }),
-        }),
-      ],
-    });
-    const runTools = await runner.finalContent();
-    const provider = createOpenAICompatible({ name: 'lantern', baseURL: window.harness.lantern.baseURL, apiKey: k });
-    const weather = tool({
-      description: 'Get the current weather in a city.',
-      inputSchema: input,
-      execute: async (args) => (calls.push(args), { temperature: 22, condition: 'sunny' }),
-    });
-    const generated = await generateText({
-      model: provider('crimson-falcon-4'),
-      prompt: 'What is the weather in Rome?',
-      temperature: 0,
-      tools: { get_weather: weather },
-      stopWhen: stepCountIs(3),
-    });
-    const streamed = streamText({
-      model: provider('crimson-falcon-4'),
-      prompt: 'What is the weather in Madrid?',
-      temperature: 0,
-      tools: { get_weather: weather },
-      stopWhen: stepCountIs(3),
-    });
-    const parts: string[] = [];
-    for await (const part of streamed.fullStream) parts.push(part.type);
-    return {
-      calls,
-      runTools,
-      generated: generated.text,
-      steps: generated.steps.length,
-      parts,
-      streamed: await streamed.text,
-    };
-  }, key);
-  expect(result.calls).toEqual([{ city: 'Berlin' }, { city: 'Rome' }, { city: 'Madrid' }]);
-  expect(result.runTools).toBe('It is rainy and 12 degrees in Berlin.');
-  expect(result.generated).toBe('It is sunny and 22 degrees in Rome.');
-  expect(result.steps).toBe(2);
-  expect(result.parts).toEqual(expect.arrayContaining(['tool-input-delta', 'tool-call', 'tool-result', 'text-delta']));
-  expect(result.streamed).toBe('It is sunny and 22 degrees in Madrid.');
-});
+test(
+  "the openai SDK's runTools with zod-defined functions; the AI SDK's generateText and streamText, multi-step",
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    const result = await tab.evaluate(async (k) => {
+      const { z, zodFunction, generateText, streamText, tool, stepCountIs } = window.harness.tools;
+      const { createOpenAICompatible } = window.harness.structured;
+      const input = z.object({ city: z.string() });
+      const calls: unknown[] = [];
+      const runner = window.harness.client(k).chat.completions.runTools({
+        model: 'crimson-falcon-4',
+        messages: [{ role: 'user', content: 'What is the weather in Berlin?' }],
+        temperature: 0,
+        tools: [
+          zodFunction({
+            name: 'get_weather',
+            parameters: input,
+            function: (args) => (calls.push(args), { temperature: 12, condition: 'rainy' }),
+          }),
+        ],
+      });
+      const runTools = await runner.finalContent();
+      const provider = createOpenAICompatible({ name: 'lantern', baseURL: window.harness.lantern.baseURL, apiKey: k });
+      const weather = tool({
+        description: 'Get the current weather in a city.',
+        inputSchema: input,
+        execute: async (args) => (calls.push(args), { temperature: 22, condition: 'sunny' }),
+      });
+      const generated = await generateText({
+        model: provider('crimson-falcon-4'),
+        prompt: 'What is the weather in Rome?',
+        temperature: 0,
+        tools: { get_weather: weather },
+        stopWhen: stepCountIs(3),
+      });
+      const streamed = streamText({
+        model: provider('crimson-falcon-4'),
+        prompt: 'What is the weather in Madrid?',
+        temperature: 0,
+        tools: { get_weather: weather },
+        stopWhen: stepCountIs(3),
+      });
+      const parts: string[] = [];
+      for await (const part of streamed.fullStream) parts.push(part.type);
+      return {
+        calls,
+        runTools,
+        generated: generated.text,
+        steps: generated.steps.length,
+        parts,
+        streamed: await streamed.text,
+      };
+    }, key);
+    expect(result.calls).toEqual([{ city: 'Berlin' }, { city: 'Rome' }, { city: 'Madrid' }]);
+    expect(result.runTools).toBe('It is rainy and 12 degrees in Berlin.');
+    expect(result.generated).toBe('It is sunny and 22 degrees in Rome.');
+    expect(result.steps).toBe(2);
+    expect(result.parts).toEqual(
+      expect.arrayContaining(['tool-input-delta', 'tool-call', 'tool-result', 'text-delta']),
+    );
+    expect(result.streamed).toBe('It is sunny and 22 degrees in Madrid.');
+  },
+);
 
-test("LangChain's bindTools and withStructuredOutput through function calling", async ({ page }) => {
-  const result = await page.evaluate(async (k) => {
+test("LangChain's bindTools and withStructuredOutput through function calling", { tag: PORTABLE }, async ({ tab }) => {
+  const result = await tab.evaluate(async (k) => {
     const { z, ChatOpenAI, langchainTool, HumanMessage } = window.harness.tools;
     const chat = new ChatOpenAI({
       model: 'crimson-falcon-4',

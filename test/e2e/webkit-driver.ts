@@ -27,7 +27,9 @@ function miniBrowser(): string {
   } catch {
     // not installed: the error below says what to install
   }
-  throw new Error('WebKitGTK MiniBrowser not found: apt-get install -y webkit2gtk-driver xvfb (or set WEBKIT_MINIBROWSER)');
+  throw new Error(
+    'WebKitGTK MiniBrowser not found: apt-get install -y webkit2gtk-driver xvfb (or set WEBKIT_MINIBROWSER)',
+  );
 }
 
 interface WireError {
@@ -117,9 +119,7 @@ export async function launchWebKitDriver(port = Number(process.env.WEBKIT_DRIVER
           },
         },
       });
-      const session = new WebKitSession((method, path, body) =>
-        command(method, `/session/${sessionId}${path}`, body),
-      );
+      const session = new WebKitSession((method, path, body) => command(method, `/session/${sessionId}${path}`, body));
       // Scripts run as long as a test allows (model loads, long generations); the test's own timeout bounds them.
       await session.send('POST', '/timeouts', { script: 600_000, pageLoad: 120_000 });
       return session;
