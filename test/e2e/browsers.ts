@@ -1,12 +1,6 @@
 import { test as base, type Browser, type BrowserContext } from '@playwright/test';
 import puppeteer, { type Browser as PuppeteerBrowser, type Page as PuppeteerPage } from 'puppeteer-core';
-import {
-  evaluationScript,
-  type EvaluationResult,
-  launchWebKitDriver,
-  type WebKitDriver,
-  type WebKitSession,
-} from './webkit-driver.ts';
+import { launchWebKitDriver, type WebKitDriver, webkitTab } from './webkit-driver.ts';
 
 /**
  * The browsers of the end-to-end suite, behind one small layer, so that a spec is written once and runs in every
@@ -94,42 +88,6 @@ function firefoxTab(page: PuppeteerPage, baseURL: string | undefined): Tab {
     workers: () => page.workers(),
     on: (_event, listener) =>
       page.on('pageerror', (error) => listener(error instanceof Error ? error : new Error(String(error)))),
-  };
-}
-
-/**
- * A window of a WebDriver session in WebKit as a `Tab`. Every operation is a WebDriver command, sent one at a time
- * (see webkit-driver.ts): an evaluation left pending blocks the tab's later operations, and every other tab's.
- */
-async function webkitTab(session: WebKitSession, baseURL: string | undefined): Promise<Tab> {
-  const window = await session.openWindow();
-  const evaluate = <R>(fn: (arg: unknown) => R | Promise<R>, arg?: unknown): Promise<R> =>
-    session.in(window, async (send) => {
-      const result = await send<EvaluationResult>('POST', '/execute/async', {
-        script: evaluationScript(fn.toString()),
-        args: [arg ?? null],
-      });
-      if ('error' in result) throw new Error(`evaluate in WebKit: ${result.error}`);
-      return ('ok' in result ? JSON.parse(result.ok) : undefined) as R;
-    });
-  return {
-    goto: (url) => session.in(window, (send) => send('POST', '/url', { url: new URL(url, baseURL).href })),
-    reload: () => session.in(window, (send) => send('POST', '/refresh', {})),
-    close: () => session.closeWindow(window),
-    evaluate: evaluate as Tab['evaluate'],
-    async waitForFunction(fn, _arg, options) {
-      const deadline = Date.now() + (options?.timeout || Infinity);
-      const poll = `return Boolean((${fn.toString()})())`;
-      while (
-        !(await session.in(window, (send) => send<boolean>('POST', '/execute/sync', { script: poll, args: [] })))
-      ) {
-        if (Date.now() > deadline) throw new Error(`waitForFunction: ${options!.timeout} ms passed`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      return true;
-    },
-    // WebDriver reports no page errors: the driver's log has them (WEBKIT_DRIVER_LOG=1).
-    on: () => undefined,
   };
 }
 

@@ -4,13 +4,14 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { launchWebKitDriver, webkitTab } from './webkit-driver.ts';
 
 /**
  * The README's quick start, exactly as a newcomer follows it: its commands and files are read from README.md (so they
  * cannot drift) and run as written, starting in a fresh copy of this repository, which stands for the newcomer's clone:
  * `npm install` there (its `prepare` builds dist/), `npm pack`, then a new Vite app beside it that installs the tarball.
  * The app builds with its own default tsconfig, then in Chromium it lists the models, streams a chat, embeds, and
- * still does all three after a reload with its server gone. It needs the npm registry (Lantern's own dependencies,
+ * still does all three after a reload with its server gone; then the same in WebKit (Safari's engine). It needs the npm registry (Lantern's own dependencies,
  * create-vite, vite, typescript, openai).
  */
 const PORT = 4197;
@@ -198,6 +199,28 @@ test('`npm run dev` serves the same app, with Lantern working', async ({ page })
   await expect(page.locator('#app p')).toHaveText(expectedLines(), { timeout: 60_000 });
   expect(await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(`${ORIGIN}/service-worker.js`);
   stop(server);
+});
+
+test("the same app in WebKit (Safari's engine), online and offline", async () => {
+  server = await serve('preview');
+  const driver = await launchWebKitDriver();
+  try {
+    const session = await driver.newSession();
+    const tab = await webkitTab(session, ORIGIN);
+    const lines = () => tab.evaluate(() => [...document.querySelectorAll('#app p')].map((p) => p.textContent));
+    await tab.goto(ORIGIN);
+    await expect.poll(lines, { timeout: 60_000 }).toEqual(expectedLines());
+    expect(await tab.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(`${ORIGIN}/service-worker.js`);
+    await tab.evaluate(async () => void (await navigator.serviceWorker.ready));
+
+    stop(server);
+    await expect(fetch(ORIGIN)).rejects.toThrow();
+    await tab.reload();
+    await expect.poll(lines, { timeout: 60_000 }).toEqual(expectedLines());
+    await session.quit();
+  } finally {
+    await driver.close();
+  }
 });
 
 /** A plain static file server, as an app built without Vite might use. */
