@@ -2,6 +2,7 @@ import { Workbox } from 'workbox-window';
 import type { LoadProgress, ModelTask } from '../engine/index.ts';
 import {
   candidateChain,
+  isHubModel,
   modelChain,
   type CandidateFailure,
   type ModelCandidate,
@@ -47,6 +48,13 @@ export interface LocalAPIOptions {
   device?: DevicePreference;
   /** Run reports carry each token's timestamp (`tokenTimes`), for benchmarks. */
   trace?: boolean;
+  /**
+   * Ask the browser to keep this origin's storage (keys, stored responses, downloaded models) until the user clears
+   * it (`navigator.storage.persist()`): Safari deletes a site's storage after seven days without a visit, and every
+   * browser may evict it under storage pressure, unless persisted. Default: ask when the profile downloads models
+   * (a model from the hub or web-llm), whose loss costs a download; Firefox asks the user first.
+   */
+  persistStorage?: boolean;
 }
 
 /** The events of a LocalAPI; every tab receives them, whichever tab hosts the engine. */
@@ -109,6 +117,13 @@ export class LocalAPI extends EventTarget {
   #host: EngineHost | undefined;
   readonly #closed = new AbortController();
   readonly #tabs = new BroadcastChannel(TAB_CHANNEL);
+
+  /**
+   * Whether the browser keeps this origin's storage until the user clears it: resolves once the browser has answered
+   * (`persistStorage` asks it; Firefox asks its user, so this may wait on them), false where it has no StorageManager
+   * (WebKitGTK). When false, the storage may be evicted: keys then answer 401 and models download again.
+   */
+  persisted: Promise<boolean> = Promise.resolve(false);
 
   /** The device the engine runs on, once the host has started it. */
   get device(): DeviceInfo | undefined {
@@ -242,6 +257,7 @@ export class LocalAPI extends EventTarget {
 
     this.#profile = options.profile ?? DEFAULT_PROFILE;
     this.#policy = options.policy ?? 'local-first';
+    this.persisted = keepStorage(options.persistStorage ?? downloadsModels(this.#profile));
     const engineWorker = new URL(
       options.engineWorker ?? 'lantern/engine-worker.js',
       new URL(serviceWorker, location.href),
@@ -324,6 +340,25 @@ export class LocalAPI extends EventTarget {
     }
     if (message.type === 'device') this.#device = message.detail;
     this.dispatchEvent(new CustomEvent(message.type, { detail: message.detail }));
+  }
+}
+
+/** Whether a profile has candidates that download (from the hub, or web-llm's), rather than the app's own files. */
+function downloadsModels(profile: ModelProfile): boolean {
+  return Object.values(profile).some((entry) =>
+    entry.candidates.some((c) => c.engine === 'web-llm' || (c.engine === 'transformers' && isHubModel(c.model))),
+  );
+}
+
+/** Asks for persistent storage if `ask` and not yet granted; resolves with whether the storage is persistent. */
+async function keepStorage(ask: boolean): Promise<boolean> {
+  const storage = navigator.storage as StorageManager | undefined;
+  if (!storage?.persisted) return false;
+  try {
+    if (await storage.persisted()) return true;
+    return ask && storage.persist ? await storage.persist() : false;
+  } catch {
+    return false; // a browser that refuses the question (an opaque origin, a sandboxed frame) keeps the default
   }
 }
 

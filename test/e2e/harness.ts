@@ -72,7 +72,12 @@ if (scratch) {
   }));
   profile = { ...profile, [scratch]: { task: 'chat', created: 0, candidates } };
 }
-const lantern = await startLocalAPI({ device: (params.get('device') as DevicePreference | null) ?? 'auto', profile });
+const lantern = await startLocalAPI({
+  device: (params.get('device') as DevicePreference | null) ?? 'auto',
+  profile,
+  // ?persist=1: ask for persistent storage, as a profile that downloads models does by default.
+  ...(params.has('persist') && { persistStorage: true }),
+});
 
 const runs: RunReport[] = [];
 lantern.addEventListener('run', (event) => runs.push(event.detail));

@@ -186,3 +186,50 @@ test('a broken engine worker is replaced, and the next request succeeds', { tag:
     .toEqual([expect.stringMatching(/could not be loaded/)]);
   expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
 });
+
+test(
+  "Safari's deletion of a site's storage under a running app: old keys 401, a new key works, models load again",
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    await openHarness(tab);
+    const old = await issueKey(tab);
+    expect(await sayHello(tab, old)).toBe(HELLO_REPLY);
+    // What Safari does to a site after seven days without a visit: every store a script can write goes, the Cache API's
+    // (the service worker's precache, downloaded models) and IndexedDB's (keys, stored responses), while the service
+    // worker holds connections to the databases: the deletion waits until they close, which they must on request.
+    await tab.evaluate(async () => {
+      await Promise.all((await caches.keys()).map((name) => caches.delete(name)));
+      for (const name of ['lantern-keys', 'lantern-responses']) {
+        await new Promise((resolve, reject) => {
+          const deletion = indexedDB.deleteDatabase(name);
+          deletion.onsuccess = resolve;
+          deletion.onerror = () => reject(deletion.error);
+        });
+      }
+    });
+    expect(await sayHello(tab, old)).toBe('AuthenticationError invalid_api_key'); // not a 500, and again not:
+    expect(await sayHello(tab, old)).toBe('AuthenticationError invalid_api_key');
+    const fresh = await issueKey(tab, 'after the deletion');
+    expect(await sayHello(tab, fresh)).toBe(HELLO_REPLY);
+    // The model's files are gone from the cache too: a fresh engine downloads them again, and the page still reloads.
+    await tab.evaluate(() => window.harness.lantern.restartEngine('models freed by the test'));
+    expect(await sayHello(tab, fresh)).toBe(HELLO_REPLY);
+    await tab.reload();
+    await tab.waitForFunction(() => window.harness !== undefined, undefined, { timeout: 60_000 });
+    expect(await sayHello(tab, fresh)).toBe(HELLO_REPLY);
+  },
+);
+
+test(
+  'persistent storage asked for: `persisted` settles with what the browser granted',
+  { tag: PORTABLE },
+  async ({ tab, lanternBrowser }) => {
+    test.skip(lanternBrowser === 'firefox', 'Firefox asks its user, with a prompt a test cannot answer');
+    await openHarness(tab, 'persist=1');
+    const { persisted, granted } = await tab.evaluate(async () => ({
+      persisted: await window.harness.lantern.persisted,
+      granted: (await navigator.storage?.persisted?.()) ?? false, // WebKitGTK has no StorageManager
+    }));
+    expect(persisted).toBe(granted);
+  },
+);

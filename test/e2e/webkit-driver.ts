@@ -80,6 +80,10 @@ export async function launchWebKitDriver(port = Number(process.env.WEBKIT_DRIVER
       stdio: ['ignore', log, log],
     });
     child = launched;
+    // Detached, so it would outlive a test run that exits without closing it: stopped with this process.
+    const orphaned = () => launched.pid && launched.exitCode === null && process.kill(-launched.pid, 'SIGKILL');
+    process.once('exit', orphaned);
+    launched.once('exit', () => process.off('exit', orphaned));
     let exited: string | undefined;
     launched.on('exit', (code, signal) => (exited = `exited (${signal ?? code})`));
     launched.on('error', (error) => {
