@@ -218,3 +218,51 @@ describe('modelChain', () => {
     expect(modelChain(entry, CPU_ONLY, failures)).toMatchObject({ candidates: [b], failed: [failures[0]] });
   });
 });
+
+describe('the memory a CPU model needs', () => {
+  const cpu = (gigabytes: number): LocalCandidate => ({
+    engine: 'transformers',
+    model: 'org/model',
+    dtype: 'q4',
+    device: 'cpu',
+    downloadBytes: gigabytes * 2 ** 30,
+  });
+  const entry = (...candidates: LocalCandidate[]): ModelEntry => ({ task: 'chat', created: 0, candidates });
+
+  it("skips, before downloading, a model over WebAssembly's 4 GiB, whatever the device reports", () => {
+    const { candidates, skipped } = modelChain(entry(cpu(4.5), cpu(1)), CPU_ONLY);
+    expect(candidates).toEqual([cpu(1)]);
+    expect(skipped).toEqual([
+      {
+        candidate: 'transformers:org/model@q4/cpu',
+        reason: "its weights (4.5 GiB) do not fit WebAssembly's 4 GiB of memory",
+      },
+    ]);
+  });
+
+  it('skips one over half the memory the browser reports (navigator.deviceMemory), and none where it reports none', () => {
+    const phone: DeviceCapabilities = { ...CPU_ONLY, memoryBytes: 4 * 2 ** 30 };
+    expect(modelChain(entry(cpu(2.5)), phone).skipped).toEqual([
+      {
+        candidate: 'transformers:org/model@q4/cpu',
+        reason: 'its weights (2.5 GiB) need more memory than this device reports (4.0 GiB)',
+      },
+    ]);
+    expect(modelChain(entry(cpu(1.5)), phone).candidates).toHaveLength(1);
+    // Safari and Firefox report no memory: only WebAssembly's limit applies.
+    expect(modelChain(entry(cpu(2.5)), CPU_ONLY).candidates).toHaveLength(1);
+  });
+
+  it('leaves GPU models to the adapter limits: the reported memory is not the GPU memory', () => {
+    const gpu: LocalCandidate = { ...cpu(6), device: 'webgpu' };
+    const desktop: DeviceCapabilities = { webgpu: true, shaderF16: true, memoryBytes: 8 * 2 ** 30 };
+    expect(modelChain(entry(gpu), desktop).candidates).toEqual([gpu]);
+  });
+
+  it('fits every CPU candidate of the registry in an 8 GiB device (what Chromium reports at most)', () => {
+    for (const model of Object.values(DEFAULT_PROFILE)) {
+      const reported = { ...CPU_ONLY, memoryBytes: 8 * 2 ** 30 };
+      expect(modelChain(model, reported).skipped).toEqual(modelChain(model, CPU_ONLY).skipped);
+    }
+  });
+});

@@ -144,7 +144,22 @@ export interface DeviceCapabilities {
   fallbackAdapter?: boolean;
   /** The adapter's limits; without them (unknown), no candidate is skipped for its size. */
   limits?: AdapterLimits;
+  /** The device's memory as the browser reports it (Chromium only); without it, only WebAssembly's own limit applies. */
+  memoryBytes?: number;
 }
+
+/**
+ * WebAssembly's memory (wasm32, as onnxruntime-web builds it): 4 GiB at most, whatever the device has. A CPU model
+ * whose weights are larger cannot load.
+ */
+export const WASM_MEMORY_BYTES = 4 * 2 ** 30;
+
+/**
+ * The share of the reported memory a CPU model's weights may take: onnxruntime-web holds the downloaded file and the
+ * session's copy of its weights in the page's memory at once while it loads, beside the browser's own. A model over
+ * it would be killed with its tab (iOS) or fail to allocate, after its whole download.
+ */
+const CPU_MEMORY_SHARE = 0.5;
 
 /** Node, or a browser without WebGPU: only CPU candidates. */
 export const CPU_ONLY: DeviceCapabilities = Object.freeze({ webgpu: false, shaderF16: false });
@@ -184,7 +199,8 @@ export function requiredLimits(candidate: ModelCandidate): Partial<AdapterLimits
 
 /** Why this device cannot run the candidate, or undefined when it can. */
 export function whyNotRunnable(candidate: ModelCandidate, device: DeviceCapabilities): string | undefined {
-  if (!runsOnGPU(candidate)) return undefined;
+  if (candidate.engine === 'remote') return undefined;
+  if (!runsOnGPU(candidate)) return whyNotInMemory(candidate.downloadBytes, device);
   if (!device.webgpu) return 'needs WebGPU';
   if (needsShaderF16(candidate) && !device.shaderF16) return "needs the adapter's shader-f16 feature";
   if (!device.limits) return undefined;
@@ -194,6 +210,21 @@ export function whyNotRunnable(candidate: ModelCandidate, device: DeviceCapabili
   }
   return undefined;
 }
+
+/**
+ * Why a CPU model's weights (`bytes`, their download) cannot be held here, decided before a byte is downloaded: over
+ * WebAssembly's 4 GiB, or over a share of the memory the browser reports. Unknown sizes and memory skip nothing.
+ */
+function whyNotInMemory(bytes: number | undefined, device: DeviceCapabilities): string | undefined {
+  if (!bytes) return undefined;
+  if (bytes > WASM_MEMORY_BYTES) return `its weights (${gib(bytes)}) do not fit WebAssembly's 4 GiB of memory`;
+  const room = (device.memoryBytes ?? Infinity) * CPU_MEMORY_SHARE;
+  if (bytes > room)
+    return `its weights (${gib(bytes)}) need more memory than this device reports (${gib(device.memoryBytes!)})`;
+  return undefined;
+}
+
+const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 
 /** Whether this device can run the candidate at all (a remote one it can always call). */
 export function canRun(candidate: ModelCandidate, device: DeviceCapabilities): boolean {

@@ -27,7 +27,14 @@ export async function detectDevice(preference: DevicePreference): Promise<Device
         }
       : null,
     shaderF16: adapter?.features.has('shader-f16') ?? false,
+    memoryBytes: reportedMemory(),
   };
+}
+
+/** `navigator.deviceMemory` (GiB, rounded down) in bytes, where the browser reports it (Chromium, in workers too). */
+function reportedMemory(): number | null {
+  const gib = (navigator as Navigator & { deviceMemory?: number }).deviceMemory;
+  return typeof gib === 'number' && gib > 0 ? gib * 2 ** 30 : null;
 }
 
 function adapterLimits(limits: GPUSupportedLimits): AdapterLimits {
@@ -41,11 +48,13 @@ function adapterLimits(limits: GPUSupportedLimits): AdapterLimits {
 
 /** What the device offers for choosing models, as the engines' fallback chains read it. */
 export function deviceCapabilities(info: DeviceInfo): DeviceCapabilities {
-  if (info.device !== 'webgpu' || !info.adapter) return { webgpu: false, shaderF16: false };
+  const memory = info.memoryBytes ? { memoryBytes: info.memoryBytes } : {};
+  if (info.device !== 'webgpu' || !info.adapter) return { webgpu: false, shaderF16: false, ...memory };
   return {
     webgpu: true,
     shaderF16: info.shaderF16,
     fallbackAdapter: info.adapter.isFallbackAdapter,
     limits: info.adapter.limits,
+    ...memory,
   };
 }
