@@ -220,11 +220,11 @@ describe('modelChain', () => {
 });
 
 describe('the memory a CPU model needs', () => {
-  const cpu = (gigabytes: number): LocalCandidate => ({
+  const cpu = (gigabytes: number, device: 'cpu' | 'webgpu' = 'cpu'): LocalCandidate => ({
     engine: 'transformers',
     model: 'org/model',
     dtype: 'q4',
-    device: 'cpu',
+    device,
     downloadBytes: gigabytes * 2 ** 30,
   });
   const entry = (...candidates: LocalCandidate[]): ModelEntry => ({ task: 'chat', created: 0, candidates });
@@ -254,7 +254,7 @@ describe('the memory a CPU model needs', () => {
   });
 
   it('leaves GPU models to the adapter limits: the reported memory is not the GPU memory', () => {
-    const gpu: LocalCandidate = { ...cpu(6), device: 'webgpu' };
+    const gpu = cpu(6, 'webgpu');
     const desktop: DeviceCapabilities = { webgpu: true, shaderF16: true, memoryBytes: 8 * 2 ** 30 };
     expect(modelChain(entry(gpu), desktop).candidates).toEqual([gpu]);
   });

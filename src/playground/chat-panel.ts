@@ -175,7 +175,7 @@ export class ChatPanel extends LitElement {
           @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && !e.shiftKey && (e.preventDefault(), this.#send(e))}
         ></textarea>
         <div class="row actions">
-          <button type="submit" ?disabled=${this.busy || !this.client || this.#waitingForResults()}>Send</button>
+          <button type="submit" ?disabled=${!this.#canSend() || this.#waitingForResults()}>Send</button>
           <button type="button" class="secondary" ?disabled=${!this.busy} @click=${() => this.#abort?.abort()}>
             Stop
           </button>
@@ -409,11 +409,16 @@ export class ChatPanel extends LitElement {
     return this.turns.at(-1)?.role === 'assistant';
   }
 
+  /** A client, a model to send to (the list arrives after the client: sending before it was a 400), nothing running. */
+  #canSend(): boolean {
+    return this.client !== undefined && this.models.length > 0 && !this.busy;
+  }
+
   #send(event: Event) {
     event.preventDefault();
     const box = this.renderRoot.querySelector('#message') as HTMLTextAreaElement;
     const content = box.value.trim();
-    if (!content || this.busy) return;
+    if (!content || !this.#canSend()) return;
     box.value = '';
     this.turns = [...this.turns, { role: 'user', content }];
     void this.#reply();
