@@ -259,7 +259,7 @@ describe('the memory a CPU model needs', () => {
     expect(modelChain(entry(gpu), desktop).candidates).toEqual([gpu]);
   });
 
-  it('fits every CPU candidate of the registry in an 8 GiB device (what Chromium reports at most)', () => {
+  it('fits every CPU candidate of the registry in a device that reports 8 GiB', () => {
     for (const model of Object.values(DEFAULT_PROFILE)) {
       const reported = { ...CPU_ONLY, memoryBytes: 8 * 2 ** 30 };
       expect(modelChain(model, reported).skipped).toEqual(modelChain(model, CPU_ONLY).skipped);

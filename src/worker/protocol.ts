@@ -38,8 +38,8 @@ export interface DeviceInfo {
   /** Whether the adapter can run half-precision shaders (web-llm's q4f16 models need it). */
   shaderF16: boolean;
   /**
-   * The device's memory as the browser reports it (`navigator.deviceMemory`: Chromium, a lower bound of at most a few
-   * GiB), or null where it reports none (Safari, Firefox).
+   * The device's memory as the browser reports it (`navigator.deviceMemory`: Chromium, rounded down to a power of two
+   * and capped), or null where it reports none (Safari, Firefox).
    */
   memoryBytes: number | null;
 }

@@ -27,7 +27,11 @@ test('reports the real adapter, its features and limits, and that it is a fallba
     expect(device.adapter!.limits).toEqual(own);
     expect(own.maxStorageBufferBindingSize).toBeGreaterThan(0);
   } else {
-    expect(device).toEqual({ device: 'wasm', adapter: null, shaderF16: false });
+    // The memory as the page reads it (Chromium's navigator.deviceMemory, in GiB), in bytes.
+    const memoryBytes = await page.evaluate(
+      () => (navigator as Navigator & { deviceMemory: number }).deviceMemory * 2 ** 30,
+    );
+    expect(device).toEqual({ device: 'wasm', adapter: null, shaderF16: false, memoryBytes });
   }
 });
 
