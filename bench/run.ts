@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: what the /v1 path costs over the engines it wraps. Each figure is measured against the direct
- * engine call in the same run, same model, same device: in Node (the handler, SSE and the SDK) and in Chromium, on
- * WebAssembly and on WebGPU (SwiftShader), through the service worker and the engine worker. Prints a table and
+ * engine call in the same run, same model, same device: in Node (the handler, SSE and the SDK), in Chromium on
+ * WebAssembly and on WebGPU (SwiftShader), and in Firefox and WebKit on WebAssembly (neither has WebGPU here), through
+ * the service worker and the engine worker. Prints a table and
  * writes bench/results/latest.json; the README's performance section quotes it.
  *
  * `npm run bench:smoke` (`tsx bench/run.ts --smoke`, part of `npm test`): every section of the same run, each measure
@@ -16,7 +17,10 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import type { Tab } from '../test/e2e/browsers.ts';
+import { firefoxTab, startFirefox } from '../test/e2e/firefox-driver.ts';
 import { startServer } from '../test/e2e/servers.ts';
+import { launchWebKitDriver, webkitTab } from '../test/e2e/webkit-driver.ts';
 import type { Harness } from '../test/e2e/harness.ts';
 import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
 import type { Bench } from './browser/bench-page.ts';
@@ -295,23 +299,78 @@ async function memory(browser: Browser, origin: string) {
   };
 }
 
+/** The measures, run in the bench page of `tab` (a Playwright page, or Firefox's or WebKit's portable tab). */
+function benchRunner(tab: Tab): Runner {
+  return {
+    chat: (model, tokens, count) =>
+      tab.evaluate((a) => window.bench.chat(a.model, a.tokens, a.count), { model, tokens, count }),
+    embeddings: (size, count) => tab.evaluate(([s, c]) => window.bench.embeddings(s!, c!), [size, count]),
+    concurrent: (model, streams, tokens) =>
+      tab.evaluate((a) => window.bench.concurrent(a.model, a.streams, a.tokens), { model, streams, tokens }),
+  };
+}
+
+/** The bench page's address on `path`, with stories260K and the realistic model where asked. */
+function benchURL(origin: string, path: 'wasm' | 'webgpu', realistic?: RealisticPlan): string {
+  const stories = HAS_STORIES_260K ? `&stories=${STORIES_URL}` : '';
+  const query = `device=${path}${stories}${realistic ? `&realistic=${REALISTIC_URL}` : ''}` + (SMOKE ? '&smoke=1' : '');
+  return `${origin}/bench/browser/bench.html?${query}`;
+}
+
+/** A tab of Firefox (puppeteer-core) or WebKit (WebKitGTK over WebDriver), as the browser suite drives them. */
+async function otherBrowser(
+  name: 'firefox' | 'webkit',
+): Promise<{ tab: Tab; version: string; close(): Promise<void> }> {
+  if (name === 'firefox') {
+    const firefox = await startFirefox();
+    const tab = firefoxTab(await firefox.newPage(), undefined);
+    return { tab, version: await firefox.version(), close: () => firefox.close() };
+  }
+  const driver = await launchWebKitDriver();
+  const session = await driver.newSession().catch(async (error: unknown) => {
+    await driver.close();
+    throw error;
+  });
+  const close = async () => {
+    await session.quit();
+    await driver.close();
+  };
+  return { tab: await webkitTab(session, undefined), version: session.version, close };
+}
+
+/**
+ * The bench in Firefox or WebKit, on WebAssembly: the chat, embeddings and concurrency measures and the service
+ * worker's round trip, against the engine in a worker of the same page, as in Chromium.
+ */
+async function otherBrowserBench(name: 'firefox' | 'webkit', origin: string) {
+  const browser = await otherBrowser(name);
+  try {
+    const { tab } = browser;
+    await tab.goto(benchURL(origin, 'wasm'));
+    await tab.waitForFunction(() => window.bench !== undefined, undefined, { timeout: 120_000 });
+    const device = await tab.evaluate(() => window.bench.device() ?? null);
+    const results = await measure(`${name}, wasm`, PLANS.wasm, benchRunner(tab));
+    log(`${name}: the service worker's round trip`);
+    const trips = await tab.evaluate((n) => window.bench.roundTrip(n), PLANS.wasm.roundTrips);
+    return {
+      device,
+      version: browser.version,
+      bundled: { ...results.bundled, roundTripP50: round(median(trips)) },
+      stories: results.stories,
+    };
+  } finally {
+    await browser.close();
+  }
+}
+
 /** The bench in one Chromium, on `path`; with `realistic` (its plan), the realistic model's chat measures too. */
 async function browserBench(path: 'wasm' | 'webgpu', origin: string, realistic?: RealisticPlan) {
   const browser = await launch(path === 'webgpu');
   try {
     const page = await browser.newPage();
-    const stories = HAS_STORIES_260K ? `&stories=${STORIES_URL}` : '';
-    const query =
-      `device=${path}${stories}${realistic ? `&realistic=${REALISTIC_URL}` : ''}` + (SMOKE ? '&smoke=1' : '');
-    await open(page, `${origin}/bench/browser/bench.html?${query}`, 'window.bench !== undefined');
+    await open(page, benchURL(origin, path, realistic), 'window.bench !== undefined');
     const device = await page.evaluate(() => window.bench.device());
-    const runner: Runner = {
-      chat: (model, tokens, count) =>
-        page.evaluate((a) => window.bench.chat(a.model, a.tokens, a.count), { model, tokens, count }),
-      embeddings: (size, count) => page.evaluate(([s, c]) => window.bench.embeddings(s!, c!), [size, count]),
-      concurrent: (model, streams, tokens) =>
-        page.evaluate((a) => window.bench.concurrent(a.model, a.streams, a.tokens), { model, streams, tokens }),
-    };
+    const runner = benchRunner(page);
     const results = await measure(path, PLANS[path], runner);
     const realisticWasm = realistic && (await realisticInBrowser(log, runner, realistic));
     log(`${path}: the service worker's round trip, and the key check`);
@@ -476,7 +535,12 @@ async function section<T>(name: string, run: () => Promise<T>): Promise<T> {
 const bundled: Record<string, Results> = {};
 const stories: Record<string, Results> = {};
 const NODE = 'Node (handler)';
-const COLUMNS = { wasm: 'Chromium, wasm', webgpu: 'Chromium, WebGPU (SwiftShader)' } as const;
+const COLUMNS = {
+  wasm: 'Chromium, wasm',
+  webgpu: 'Chromium, WebGPU (SwiftShader)',
+  firefox: 'Firefox, wasm',
+  webkit: 'WebKit, wasm',
+} as const;
 const node = await section('node: the handler in-process', async () => measure('node', PLANS.node, await nodeBench()));
 bundled[NODE] = node.bundled;
 if (node.stories) stories[NODE] = node.stories;
@@ -537,6 +601,14 @@ try {
     bundled[COLUMNS[path]] = result.bundled;
     if (result.stories) stories[COLUMNS[path]] = result.stories;
     if (result.realisticWasm) realistic.realisticWasm = result.realisticWasm;
+  }
+  for (const name of ['firefox', 'webkit'] as const) {
+    const result = await section(`${COLUMNS[name]}: the whole path against the engine in a worker`, () =>
+      otherBrowserBench(name, server.origin),
+    );
+    browsers[name] = { device: result.device, version: result.version };
+    bundled[COLUMNS[name]] = result.bundled;
+    if (result.stories) stories[COLUMNS[name]] = result.stories;
   }
 } finally {
   await server.close();

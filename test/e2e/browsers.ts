@@ -1,5 +1,6 @@
 import { test as base, type Browser, type BrowserContext } from '@playwright/test';
-import puppeteer, { type Browser as PuppeteerBrowser, type Page as PuppeteerPage } from 'puppeteer-core';
+import type { Browser as PuppeteerBrowser } from 'puppeteer-core';
+import { firefoxTab, startFirefox } from './firefox-driver.ts';
 import { launchWebKitDriver, type WebKitDriver, webkitTab } from './webkit-driver.ts';
 
 /**
@@ -42,8 +43,6 @@ export interface Tabs {
 
 export type LanternBrowser = 'chromium' | 'firefox' | 'webkit';
 
-const FIREFOX = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
-
 /** The options a project sets in `use`. */
 export interface LanternOptions {
   /** Which browser the project runs: Playwright's Chromium (with the project's launch options), or Firefox. */
@@ -75,22 +74,6 @@ function lazy<B extends { close(): Promise<unknown> }>(launch: () => Promise<B>)
   };
 }
 
-/** A puppeteer-core page in Firefox as a `Tab`; relative URLs resolve against `baseURL`. */
-function firefoxTab(page: PuppeteerPage, baseURL: string | undefined): Tab {
-  return {
-    goto: (url) => page.goto(new URL(url, baseURL).href),
-    reload: () => page.reload(),
-    close: () => page.close(),
-    evaluate: <R, A>(fn: (arg: A) => R | Promise<R>, arg?: A) =>
-      page.evaluate(fn as (arg: unknown) => R | Promise<R>, arg) as Promise<R>,
-    // Polled on a timer rather than on animation frames, which a tab in the background does not get.
-    waitForFunction: (fn, _arg, options) => page.waitForFunction(fn, { polling: 100, timeout: options?.timeout ?? 0 }),
-    workers: () => page.workers(),
-    on: (_event, listener) =>
-      page.on('pageerror', (error) => listener(error instanceof Error ? error : new Error(String(error)))),
-  };
-}
-
 export const test = base.extend<TestFixtures, WorkerFixtures>({
   lanternBrowser: ['chromium', { scope: 'worker', option: true }],
   device: ['wasm', { scope: 'worker', option: true }],
@@ -115,7 +98,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     async ({ lanternBrowser, headless }, use) => {
       const firefox = lazy(() => {
         if (lanternBrowser !== 'firefox') throw new Error(`the ${lanternBrowser} project does not launch Firefox`);
-        return puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless });
+        return startFirefox(headless);
       });
       await use(firefox.get);
       await firefox.close();

@@ -5,7 +5,7 @@ import type { Tab } from './browsers.ts';
 /**
  * WebKit (Safari's engine) for the end-to-end suite: Debian's WebKitGTK MiniBrowser, driven by its W3C WebDriver
  * server (`WebKitWebDriver`, from `webkit2gtk-driver`) under `xvfb-run`, over the protocol directly: the suite needs a
- * dozen commands, and a client library would bring a hundred packages for them.
+ * dozen commands, fewer than a client library's own dependencies.
  *
  * What WebDriver gives differs from Playwright's and puppeteer's pages in ways a portable test must respect:
  * - one command at a time per session: while a tab evaluates a script, every other command waits, so a test must not
@@ -116,7 +116,10 @@ export async function launchWebKitDriver(port = Number(process.env.WEBKIT_DRIVER
         await stop();
         await start();
       }
-      const { sessionId } = await command<{ sessionId: string }>('POST', '/session', {
+      const { sessionId, capabilities } = await command<{
+        sessionId: string;
+        capabilities: { browserVersion?: string };
+      }>('POST', '/session', {
         capabilities: {
           alwaysMatch: {
             browserName: 'MiniBrowser',
@@ -124,7 +127,10 @@ export async function launchWebKitDriver(port = Number(process.env.WEBKIT_DRIVER
           },
         },
       });
-      const session = new WebKitSession((method, path, body) => command(method, `/session/${sessionId}${path}`, body));
+      const session = new WebKitSession(
+        (method, path, body) => command(method, `/session/${sessionId}${path}`, body),
+        `WebKitGTK ${capabilities.browserVersion ?? 'unknown'}`,
+      );
       // Scripts run as long as a test allows (model loads, long generations); the test's own timeout bounds them.
       await session.send('POST', '/timeouts', { script: 600_000, pageLoad: 120_000 });
       return session;
@@ -142,43 +148,46 @@ type Send = <T>(method: string, path: string, body?: unknown) => Promise<T>;
 export class WebKitSession {
   #queue: Promise<unknown> = Promise.resolve();
   #current: string | undefined;
-  #initial: string | undefined;
   #windows = 0;
 
-  constructor(private readonly sendRaw: Send) {}
+  constructor(
+    private readonly sendRaw: Send,
+    /** The browser and its version, as the driver reports them. */
+    readonly version: string,
+  ) {}
 
   send<T>(method: string, path: string, body?: unknown): Promise<T> {
     return this.sendRaw<T>(method, path, body);
   }
 
-  /** Runs `command` in `window`, after every command sent before it. */
-  in<T>(window: string, command: (send: Send) => Promise<T>): Promise<T> {
-    const run = async () => {
-      if (this.#current !== window) {
-        await this.sendRaw('POST', '/window', { handle: window });
-        this.#current = window;
-      }
-      return command(this.sendRaw);
-    };
+  /** Runs `run` after every command queued before it, whether they succeeded or not. */
+  #enqueue<T>(run: () => Promise<T>): Promise<T> {
     const result = this.#queue.then(run, run);
     this.#queue = result.catch(() => undefined);
     return result;
   }
 
-  /** A new window: the session's first one for the first tab, a new one after. */
-  async openWindow(): Promise<string> {
-    const open = async () => {
+  /** Runs `command` in `window`, after every command sent before it. */
+  in<T>(window: string, command: (send: Send) => Promise<T>): Promise<T> {
+    return this.#enqueue(async () => {
+      if (this.#current !== window) {
+        await this.sendRaw('POST', '/window', { handle: window });
+        this.#current = window;
+      }
+      return command(this.sendRaw);
+    });
+  }
+
+  /** A new window: the session's own first one for the first tab, a new one after. */
+  openWindow(): Promise<string> {
+    return this.#enqueue(async () => {
       if (this.#windows++ === 0) {
-        this.#initial = await this.sendRaw<string>('GET', '/window');
-        this.#current = this.#initial;
-        return this.#initial;
+        this.#current = await this.sendRaw<string>('GET', '/window');
+        return this.#current;
       }
       const { handle } = await this.sendRaw<{ handle: string }>('POST', '/window/new', { type: 'window' });
       return handle;
-    };
-    const result = this.#queue.then(open, open);
-    this.#queue = result.catch(() => undefined);
-    return result;
+    });
   }
 
   /** Closes `window`; the session itself stays until `quit` (closing its last window would end it). */
@@ -210,7 +219,7 @@ export class WebKitSession {
 
 /**
  * A window of a WebDriver session in WebKit as a `Tab`. Every operation is a WebDriver command, sent one at a time
- * (see webkit-driver.ts): an evaluation left pending blocks the tab's later operations, and every other tab's.
+ * (see above): an evaluation left pending blocks the tab's later operations, and every other tab's.
  */
 export async function webkitTab(session: WebKitSession, baseURL: string | undefined): Promise<Tab> {
   const window = await session.openWindow();
