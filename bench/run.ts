@@ -352,15 +352,40 @@ async function otherBrowserBench(name: 'firefox' | 'webkit', origin: string) {
     const results = await measure(`${name}, wasm`, PLANS.wasm, benchRunner(tab));
     log(`${name}: the service worker's round trip`);
     const trips = await tab.evaluate((n) => window.bench.roundTrip(n), PLANS.wasm.roundTrips);
+    const decodeBreakdown = await whereDecodeTimeGoes(name, tab, PLANS.wasm, results.bundled.decode);
     return {
       device,
       version: browser.version,
-      bundled: { ...results.bundled, roundTripP50: round(median(trips)) },
+      bundled: { ...results.bundled, roundTripP50: round(median(trips)), decodeBreakdown },
       stories: results.stories,
     };
   } finally {
     await browser.close();
   }
+}
+
+/**
+ * Where the decode cost of the path goes: the engine's pace during /v1 against its pace called directly, when the
+ * page does not read the stream until it is over, when it reads its raw bytes, and through the SDK.
+ */
+async function whereDecodeTimeGoes(name: string, tab: Tab, plan: Plan, decoded: ReturnType<typeof decode>) {
+  log(`${name}: where decode time goes`);
+  const paces = { raw: [] as number[], unread: [] as number[] };
+  for (let i = 0; i < plan.decode[1]; i++) {
+    for (const mode of ['raw', 'unread'] as const) {
+      const run = await tab.evaluate(
+        ([t, m]) => window.bench.variant(t as number, m as 'raw' | 'unread'),
+        [fit(CHAT, plan.decode[0]), mode],
+      );
+      paces[mode].push(decodeRate(run.generated));
+    }
+  }
+  const direct = decoded.directTokensPerSecond;
+  return {
+    unread: round(median(paces.unread) / direct, 3),
+    raw: round(median(paces.raw) / direct, 3),
+    sdk: round(decoded.generatedTokensPerSecond / direct, 3),
+  };
 }
 
 /** The bench in one Chromium, on `path`; with `realistic` (its plan), the realistic model's chat measures too. */
@@ -385,23 +410,7 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string, realistic?:
         ),
       ) - roundTripP50,
     );
-    log(`${path}: where decode time goes`);
-    const paces = { raw: [] as number[], unread: [] as number[] };
-    for (let i = 0; i < PLANS[path].decode[1]; i++) {
-      for (const mode of ['raw', 'unread'] as const) {
-        const run = await page.evaluate(
-          ([t, m]) => window.bench.variant(t as number, m as 'raw' | 'unread'),
-          [fit(CHAT, PLANS[path].decode[0]), mode],
-        );
-        paces[mode].push(decodeRate(run.generated));
-      }
-    }
-    const direct = results.bundled.decode.directTokensPerSecond;
-    const decodeBreakdown = {
-      unread: round(median(paces.unread) / direct, 3),
-      raw: round(median(paces.raw) / direct, 3),
-      sdk: round(results.bundled.decode.generatedTokensPerSecond / direct, 3),
-    };
+    const decodeBreakdown = await whereDecodeTimeGoes(path, page, PLANS[path], results.bundled.decode);
     await page.close();
     log(`${path}: cold start`);
     const cold = await coldStart(browser, origin);
