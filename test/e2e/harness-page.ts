@@ -46,6 +46,19 @@ export function sayHello(page: Tab, key: string, model = 'crimson-falcon-4'): Pr
   );
 }
 
+/** Stores a short greedy response to "Tell me a story." through the SDK in `page`; resolves with its id and text. */
+export function storeResponse(page: Tab, key: string): Promise<{ id: string; text: string }> {
+  return page.evaluate(async (k) => {
+    const response = await window.harness.client(k).responses.create({
+      model: 'crimson-falcon-4',
+      input: 'Tell me a story.',
+      temperature: 0,
+      max_output_tokens: 12,
+    });
+    return { id: response.id, text: response.output_text };
+  }, key);
+}
+
 /** A request that cannot end by itself: <|endoftext|> and <|im_end|> banned, so only an abort or the limit stops it. */
 export const ENDLESS = {
   messages: [{ role: 'user' as const, content: 'Tell me a story.' }],

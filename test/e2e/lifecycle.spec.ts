@@ -1,5 +1,5 @@
 import { expect, PORTABLE, test } from './browsers.ts';
-import { HELLO_REPLY, issueKey, openHarness, openPage, sayHello } from './harness-page.ts';
+import { HELLO_REPLY, issueKey, openHarness, openPage, sayHello, storeResponse } from './harness-page.ts';
 import { startServer } from './servers.ts';
 
 /**
@@ -92,15 +92,7 @@ test('a service worker stopped by the browser answers the next request after it 
   await openHarness(page);
   const key = await issueKey(page);
   expect(await sayHello(page, key)).toBe(HELLO_REPLY);
-  const stored = await page.evaluate(async (k) => {
-    const response = await window.harness.client(k).responses.create({
-      model: 'crimson-falcon-4',
-      input: 'Tell me a story.',
-      temperature: 0,
-      max_output_tokens: 12,
-    });
-    return { id: response.id, text: response.output_text };
-  }, key);
+  const stored = await storeResponse(page, key);
 
   const cdp = await context.newCDPSession(page);
   const statuses: string[] = [];

@@ -11,8 +11,8 @@ import { launchWebKitDriver, webkitTab } from './webkit-driver.ts';
  * cannot drift) and run as written, starting in a fresh copy of this repository, which stands for the newcomer's clone:
  * `npm install` there (its `prepare` builds dist/), `npm pack`, then a new Vite app beside it that installs the tarball.
  * The app builds with its own default tsconfig, then in Chromium it lists the models, streams a chat, embeds, and
- * still does all three after a reload with its server gone; then the same in WebKit (Safari's engine). It needs the npm registry (Lantern's own dependencies,
- * create-vite, vite, typescript, openai).
+ * still does all three after a reload with its server gone; then the same in WebKit (Safari's engine). It needs the
+ * npm registry (Lantern's own dependencies, create-vite, vite, typescript, openai).
  */
 const PORT = 4197;
 const ORIGIN = `http://127.0.0.1:${PORT}`;

@@ -1,5 +1,5 @@
 import { expect, PORTABLE, test } from './browsers.ts';
-import { issueKey, openHarness } from './harness-page.ts';
+import { issueKey, openHarness, storeResponse } from './harness-page.ts';
 
 /*
  * The Responses API and legacy completions through the real service worker and engine worker, with the clients apps
@@ -93,16 +93,7 @@ test(
   'stored responses: previous_response_id across two requests, kept in IndexedDB',
   { tag: PORTABLE },
   async ({ tab }) => {
-    const first = await tab.evaluate(async (k) => {
-      const client = window.harness.client(k);
-      const response = await client.responses.create({
-        model: 'crimson-falcon-4',
-        input: 'Tell me a story.',
-        temperature: 0,
-        max_output_tokens: 12,
-      });
-      return { id: response.id, text: response.output_text };
-    }, key);
+    const first = await storeResponse(tab, key);
 
     const result = await tab.evaluate(
       async ({ k, id, text }) => {
