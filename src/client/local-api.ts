@@ -11,7 +11,7 @@ import {
   type RoutingPolicy,
 } from '../engines/model-profile.ts';
 import { DEFAULT_PROFILE } from '../engines/model-registry.ts';
-import { indexedDbKeyStorage, KeyRing, type KeyStore } from '../keys/index.ts';
+import { indexedDbKeyStorage, KeyRing, localStorageAppKeys } from '../keys/index.ts';
 import {
   isServed,
   PORT_REQUEST,
@@ -100,13 +100,17 @@ const TAB_CHANNEL = 'lantern:tabs';
 
 /**
  * Lantern, started in this page: `/v1` on this origin answers the OpenAI-shaped API. Point the openai SDK at
- * `baseURL` with a key from `keys.issue()`.
+ * `baseURL` with the app's key from `keys.forApp(name)`.
  */
 export class LocalAPI extends EventTarget {
   /** `${location.origin}/v1`: absolute, as the openai SDK requires. */
   readonly baseURL = `${location.origin}/v1`;
-  /** Issue, list and revoke API keys (IndexedDB, hashes only; shared by every tab and the service worker). */
-  readonly keys: KeyStore = new KeyRing({ storage: indexedDbKeyStorage() });
+  /**
+   * Issue, list and revoke API keys (IndexedDB, hashes only; shared by every tab and the service worker); `forApp`
+   * returns the app's own key, kept in localStorage so that every page load uses the same one; `revokeUnusedSince`
+   * clears out stale ones. Any script of this origin can do all of it: see docs/security.md.
+   */
+  readonly keys: KeyRing = new KeyRing({ storage: indexedDbKeyStorage(), appKeys: localStorageAppKeys() });
   #device: DeviceInfo | undefined;
   /** Candidates that failed to load in the host's engine workers, and are skipped. */
   #failures: CandidateFailure[] = [];
@@ -368,7 +372,7 @@ async function keepStorage(ask: boolean): Promise<boolean> {
  *
  * @example
  * const lantern = await startLocalAPI();
- * const { key } = await lantern.keys.issue('my app');
+ * const { key } = await lantern.keys.forApp('my app'); // the same key on every load
  * const client = new OpenAI({ baseURL: lantern.baseURL, apiKey: key, dangerouslyAllowBrowser: true });
  */
 export async function startLocalAPI(options: LocalAPIOptions = {}): Promise<LocalAPI> {

@@ -66,6 +66,28 @@ describe('indexedDbKeyStorage', () => {
     newer.close();
   });
 
+  it('records a use in the database, and a use recorded by one context never undoes a revocation by another', async () => {
+    let time = 1_700_000_000_000;
+    const now = () => time;
+    // The service worker and a page: two rings, two connections, one database.
+    const worker = new KeyRing({ storage: indexedDbKeyStorage('keys-test'), now });
+    const page = new KeyRing({ storage: indexedDbKeyStorage('keys-test'), now });
+    const { key, info } = await page.issue('app');
+    time += 90_000;
+    expect(await worker.verify(key)).toMatchObject({ ok: true, info: { lastUsedAt: info.createdAt + 90 } });
+    expect((await page.list())[0]!.lastUsedAt).toBe(info.createdAt + 90);
+
+    // A minute later the worker records another use while the page revokes the key: both land, in either order.
+    time += 60_000;
+    const [check, revoked] = await Promise.all([worker.verify(key), page.revoke(info.id)]);
+    expect(revoked).toBe(true);
+    expect(check.ok).toBe(true); // read before the revocation
+    const [record] = await page.list();
+    expect(record!.revokedAt).toBe(info.createdAt + 150);
+    expect(await worker.verify(key)).toEqual({ ok: false, reason: 'revoked' });
+    expect(await page.revoke('key_nope')).toBe(false);
+  });
+
   it('tries again after a failed open instead of keeping the failure', async () => {
     // A database of a newer version: opening version 1 fails (VersionError) for as long as it exists.
     (

@@ -21,5 +21,16 @@ export function indexedDbKeyStorage(name = KEYS_DATABASE): KeyRecordStorage {
   return {
     all: () => withDatabase((database) => database.getAll('keys')),
     put: (record) => withDatabase(async (database) => void (await database.put('keys', record))),
+    // One readwrite transaction reads and writes: a page revoking a key while the service worker records its use
+    // (two contexts, one database) cannot bring the key back.
+    update: (id, change) =>
+      withDatabase(async (database) => {
+        const transaction = database.transaction('keys', 'readwrite');
+        const record = await transaction.store.get(id);
+        const next = record && change(record);
+        if (next) await transaction.store.put(next);
+        await transaction.done;
+        return record !== undefined;
+      }),
   };
 }

@@ -10,20 +10,68 @@ export interface KeyRecord {
 /** Longest key name: a label for people, shown in lists; anything longer is a mistake (or an object stringified). */
 export const MAX_KEY_NAME_LENGTH = 256;
 
+/**
+ * How often a key's `lastUsedAt` is written, in seconds: at most once per key per interval, so that `verify` (on every
+ * request) stays a read, and staleness is still known to the minute.
+ */
+export const LAST_USED_INTERVAL_S = 60;
+
 /** Where a KeyRing keeps its records: memory here, IndexedDB in the browser. */
 export interface KeyRecordStorage {
   all(): Promise<KeyRecord[]>;
   /** Inserts the record, or replaces the one with the same `info.id`. */
   put(record: KeyRecord): Promise<void>;
+  /**
+   * Reads the record `id` and writes what `change` makes of it (nothing when it returns undefined), in one atomic step:
+   * a revocation and a use recorded at the same time, in two contexts, must not undo each other. Resolves with whether
+   * the record exists.
+   */
+  update(id: string, change: (record: KeyRecord) => KeyRecord | undefined): Promise<boolean>;
 }
 
 /** Records in a process's memory: gone when it ends. */
 export function memoryKeyStorage(): KeyRecordStorage {
   const records = new Map<string, KeyRecord>();
+  const copy = (r: KeyRecord): KeyRecord => ({ info: { ...r.info }, hash: r.hash });
   return {
-    all: async () => [...records.values()].map((r) => ({ info: { ...r.info }, hash: r.hash })),
-    put: async (record) => void records.set(record.info.id, { info: { ...record.info }, hash: record.hash }),
+    all: async () => [...records.values()].map(copy),
+    put: async (record) => void records.set(record.info.id, copy(record)),
+    update: async (id, change) => {
+      const record = records.get(id);
+      if (!record) return false;
+      const next = change(copy(record));
+      if (next) records.set(id, copy(next));
+      return true;
+    },
   };
+}
+
+/**
+ * Where `forApp` keeps each app's plaintext key between starts, by the key's name, so that the app finds its key
+ * again instead of issuing a new one on every start: memory by default, localStorage in pages
+ * (`localStorageAppKeys`).
+ */
+export interface AppKeyStorage {
+  get(name: string): string | undefined;
+  set(name: string, key: string): void;
+}
+
+/** App keys in this KeyRing's memory: one key per name for the life of the process. */
+export function memoryAppKeys(): AppKeyStorage {
+  const keys = new Map<string, string>();
+  return { get: (name) => keys.get(name), set: (name, key) => void keys.set(name, key) };
+}
+
+/** Throws unless `name` can name a key: a string of 1 to {@link MAX_KEY_NAME_LENGTH} characters. */
+function checkName(name: unknown): asserts name is string {
+  if (typeof name !== 'string') {
+    throw new TypeError(`A key's name must be a string, but got ${name === null ? 'null' : typeof name}.`);
+  }
+  if (name.length === 0 || name.length > MAX_KEY_NAME_LENGTH) {
+    throw new RangeError(
+      `A key's name must be 1 to ${MAX_KEY_NAME_LENGTH} characters long, but got ${name.length} characters.`,
+    );
+  }
 }
 
 /**
@@ -36,14 +84,21 @@ export function memoryKeyStorage(): KeyRecordStorage {
  */
 export class KeyRing implements KeyStore {
   readonly #storage: KeyRecordStorage;
+  readonly #appKeys: AppKeyStorage;
   readonly #now: () => number;
+  /** Key id → its `lastUsedAt` write in flight: concurrent requests with one key write it once. */
+  readonly #touches = new Map<string, Promise<unknown>>();
+  /** App name → its `forApp` call in flight, where there are no Web Locks (Node): one key per name, not one per call. */
+  readonly #forApps = new Map<string, Promise<IssuedKey>>();
 
   /**
    * @param options.storage - where records live (default: memory).
+   * @param options.appKeys - where `forApp` keeps each app's plaintext key (default: memory).
    * @param options.now - the clock in milliseconds since the epoch (default `Date.now`; injectable for tests).
    */
-  constructor(options: { storage?: KeyRecordStorage; now?: () => number } = {}) {
+  constructor(options: { storage?: KeyRecordStorage; appKeys?: AppKeyStorage; now?: () => number } = {}) {
     this.#storage = options.storage ?? memoryKeyStorage();
+    this.#appKeys = options.appKeys ?? memoryAppKeys();
     this.#now = options.now ?? Date.now;
   }
 
@@ -53,23 +108,50 @@ export class KeyRing implements KeyStore {
    * @throws TypeError when `name` is not a string; RangeError when it is empty or too long.
    */
   async issue(name = 'default'): Promise<IssuedKey> {
-    if (typeof name !== 'string') {
-      throw new TypeError(`A key's name must be a string, but got ${name === null ? 'null' : typeof name}.`);
-    }
-    if (name.length === 0 || name.length > MAX_KEY_NAME_LENGTH) {
-      throw new RangeError(
-        `A key's name must be 1 to ${MAX_KEY_NAME_LENGTH} characters long, but got ${name.length} characters.`,
-      );
-    }
+    checkName(name);
     const key = generateKey();
     const info: KeyInfo = {
       id: generateKeyId(),
       name,
       prefix: shownPrefix(key),
-      createdAt: Math.floor(this.#now() / 1000),
+      createdAt: this.#seconds(),
     };
     await this.#storage.put({ info, hash: await hashKey(key) });
     return { key, info };
+  }
+
+  /**
+   * The key of the app `name`: the one kept by an earlier call (in this ring's `appKeys`: localStorage in a page) while
+   * it is still accepted, otherwise a new key, issued and kept for the next call. So an app that calls this on every
+   * start uses one key, and gets a fresh one after its key was revoked or the keys were cleared. Calls for one name are
+   * taken one at a time (across the tabs of an origin, with Web Locks), so two tabs opening at once share one key.
+   *
+   * @throws TypeError when `name` is not a string; RangeError when it is empty or too long.
+   */
+  async forApp(name: string): Promise<IssuedKey> {
+    checkName(name);
+    const locks = (globalThis.navigator as Navigator | undefined)?.locks;
+    if (locks) return locks.request(`lantern:app-key:${name}`, () => this.#forApp(name));
+    const call = (this.#forApps.get(name) ?? Promise.resolve())
+      .catch(() => undefined) // the previous call's failure is its caller's
+      .then(() => this.#forApp(name));
+    this.#forApps.set(name, call);
+    try {
+      return await call;
+    } finally {
+      if (this.#forApps.get(name) === call) this.#forApps.delete(name);
+    }
+  }
+
+  async #forApp(name: string): Promise<IssuedKey> {
+    const kept = this.#appKeys.get(name);
+    if (kept !== undefined) {
+      const check = await this.verify(kept);
+      if (check.ok) return { key: kept, info: check.info };
+    }
+    const issued = await this.issue(name);
+    this.#appKeys.set(name, issued.key);
+    return issued;
   }
 
   async list(): Promise<KeyInfo[]> {
@@ -77,12 +159,38 @@ export class KeyRing implements KeyStore {
   }
 
   async revoke(id: string): Promise<boolean> {
-    const record = (await this.#storage.all()).find((r) => r.info.id === id);
-    if (!record) return false;
-    if (record.info.revokedAt === undefined) {
-      await this.#storage.put({ ...record, info: { ...record.info, revokedAt: Math.floor(this.#now() / 1000) } });
+    const at = this.#seconds();
+    return this.#storage.update(id, (record) =>
+      record.info.revokedAt === undefined ? { ...record, info: { ...record.info, revokedAt: at } } : undefined,
+    );
+  }
+
+  /**
+   * Revokes every valid key not used since `since` (its `lastUsedAt`, or its `createdAt` for a key never used), and
+   * returns their records as revoked. `lastUsedAt` may be up to a minute behind, so keep `since` well in the past.
+   *
+   * @example
+   * await lantern.keys.revokeUnusedSince(new Date(Date.now() - 30 * 24 * 3600 * 1000)); // unused for 30 days
+   * @throws TypeError when `since` is not a valid Date.
+   */
+  async revokeUnusedSince(since: Date): Promise<KeyInfo[]> {
+    if (!(since instanceof Date) || Number.isNaN(since.getTime())) {
+      throw new TypeError('revokeUnusedSince takes a valid Date: keys not used since then are revoked.');
     }
-    return true;
+    const cutoff = since.getTime() / 1000;
+    const stale = (info: KeyInfo) => info.revokedAt === undefined && (info.lastUsedAt ?? info.createdAt) < cutoff;
+    const at = this.#seconds();
+    const revoked: KeyInfo[] = [];
+    for (const { id } of (await this.list()).filter(stale)) {
+      // Judged again inside the update: a key used since the list was read stays valid.
+      await this.#storage.update(id, (record) => {
+        if (!stale(record.info)) return undefined;
+        const info = { ...record.info, revokedAt: at };
+        revoked.push(info);
+        return { ...record, info };
+      });
+    }
+    return revoked;
   }
 
   async verify(key: string): Promise<KeyCheck> {
@@ -93,6 +201,33 @@ export class KeyRing implements KeyStore {
     for (const record of records) if (timingSafeEqual(record.hash, hash)) match = record;
     if (!match) return { ok: false, reason: 'unknown' };
     if (match.info.revokedAt !== undefined) return { ok: false, reason: 'revoked' };
-    return { ok: true, info: match.info };
+    const now = this.#seconds();
+    if (!due(match.info, now)) return { ok: true, info: match.info };
+    await this.#touch(match.info.id, now);
+    return { ok: true, info: { ...match.info, lastUsedAt: now } };
   }
+
+  /** Records a use of key `id` at `now`, once however many requests ask at the same time. */
+  #touch(id: string, now: number): Promise<unknown> {
+    const pending = this.#touches.get(id);
+    if (pending) return pending;
+    const write = this.#storage
+      .update(id, (record) =>
+        due(record.info, now) ? { ...record, info: { ...record.info, lastUsedAt: now } } : undefined,
+      )
+      // Best effort: a full or failing database must not refuse a valid key; the use is recorded on a later request.
+      .catch(() => false)
+      .finally(() => this.#touches.delete(id));
+    this.#touches.set(id, write);
+    return write;
+  }
+
+  #seconds(): number {
+    return Math.floor(this.#now() / 1000);
+  }
+}
+
+/** Whether a key's last use is old enough (or unknown) to be written again at `now`. */
+function due(info: KeyInfo, now: number): boolean {
+  return info.lastUsedAt === undefined || now - info.lastUsedAt >= LAST_USED_INTERVAL_S;
 }

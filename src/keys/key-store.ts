@@ -15,6 +15,11 @@ export interface KeyInfo {
   createdAt: number;
   /** Unix seconds; absent while the key is valid. */
   revokedAt?: number;
+  /**
+   * Unix seconds of the last time the key was accepted; absent until its first use. Written at most once a minute per
+   * key (so that checking a key stays a read on nearly every request): it may be up to a minute behind.
+   */
+  lastUsedAt?: number;
 }
 
 /** The answer to `issue`: the plaintext key, which nobody can recover later. */
