@@ -94,7 +94,7 @@ export async function responsesBench(plan: ResponsesPlan = RESPONSES_PLAN): Prom
     await responses.put(record(n));
     puts.push(performance.now() - started);
     started = performance.now();
-    await responses.get(`resp_${n}`);
+    await responses.get('key_bench', `resp_${n}`);
     gets.push(performance.now() - started);
   }
   const ms = (values: number[]) => round(median(values), 2);

@@ -16,7 +16,9 @@ export interface KeptResponse {
 
 /** A stored response, if it exists and belongs to this key: another key's responses do not exist for it. */
 export async function ownResponse(store: ResponseStore, owner: string, id: string): Promise<KeptResponse | undefined> {
-  const record = await store.get(id);
+  const record = await store.get(owner, id);
+  // The store reads the owner's records only; checked again so that a store of the app's own that did not still
+  // shows no key another's.
   return record?.owner === owner ? (record.data as KeptResponse) : undefined;
 }
 
@@ -60,8 +62,9 @@ export async function resolveConversation(
   return items;
 }
 
+/** An item of this key's kept responses: item ids are the client's to choose, so each key has its own. */
 async function findItem(store: ResponseStore, owner: string, id: string): Promise<ConversationItem | undefined> {
-  const record: StoredResponse | undefined = await store.findItem(id);
+  const record: StoredResponse | undefined = await store.findItem(owner, id);
   if (record?.owner !== owner) return undefined;
   const { response, conversation } = record.data as KeptResponse;
   const output = response.output.find((item) => item.id === id);

@@ -120,9 +120,7 @@ export function retrieveResponse({ responses }: RouteDeps) {
 export function deleteResponse({ responses }: RouteDeps) {
   return async (c: Context<Env>) => {
     const id = c.req.param('id') ?? '';
-    if (!(await ownResponse(responses, c.get('key').id, id)) || !(await responses.delete(id))) {
-      throw responseNotFound(id);
-    }
+    if (!(await responses.delete(c.get('key').id, id))) throw responseNotFound(id);
     return c.json<ResponseDeleted>({ id, object: 'response.deleted', deleted: true });
   };
 }
