@@ -12,9 +12,18 @@ import { responsesParser, type ResponsesParams } from './schema.ts';
 import type { Response, ResponseDeleted, ResponseError, ResponseStreamEvent } from './wire.ts';
 
 /**
+ * Says that a response asked to be kept (`store`, the default) was not: the store failed (an origin over its quota)
+ * or the record alone was over the store's limits. The response itself says so too, with `store: false`, which a
+ * stream's last event carries where no header can follow.
+ */
+const STORED_HEADER = 'x-lantern-stored';
+
+/**
  * `POST /v1/responses`: one response, as a JSON object or as OpenAI's stream of events, each with its
  * `sequence_number`. The conversation is the request's input after the stored one it continues
  * (`previous_response_id`, `item_reference`); with `store` (the default) the response and its conversation are kept.
+ * A finished response is answered whether or not it could be kept (issue 22: a failed store used to turn a finished
+ * generation into a 500, or a stream's `response.failed`, and the work was lost).
  */
 export function createResponse({ engine, limits, now, ownedBy, errorBody, responses }: RouteDeps) {
   const parse = responsesParser(limits);
@@ -30,7 +39,10 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
     const request: ChatRequest = { ...params.request, messages };
     const response = inProgress(newId('resp_'), Math.floor(now() / 1000), params);
 
-    /** Completes the response from the generation's result, and keeps it when asked. */
+    /**
+     * Completes the response from the generation's result, and keeps it when asked. One that could not be kept is
+     * still the answer, with `store: false`; the failure is reported as any server failure is, for the operator.
+     */
     const complete = async (output: ResponseOutput, result: ChatResult): Promise<Response> => {
       const cut = output.finishReason === 'length';
       Object.assign(response, {
@@ -43,7 +55,13 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
       } satisfies Partial<Response>);
       if (params.store) {
         const kept: KeptResponse = { response, conversation };
-        await responses.put({ id: response.id, owner, storedAt: now(), itemIds: itemIds(kept), data: kept });
+        const stored = await responses
+          .put({ id: response.id, owner, storedAt: now(), itemIds: itemIds(kept), data: kept })
+          .catch((error: unknown) => {
+            errorBody(error, c.get('requestId')); // reports it (onServerError); the client gets the response
+            return false;
+          });
+        if (!stored) response.store = false;
       }
       return response;
     };
@@ -62,7 +80,9 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
         output.addArguments(index, call.arguments);
       });
       output.finish(choice!.finishReason);
-      return served.label(c.json<Response>(await complete(output, result)));
+      const done = await complete(output, result);
+      const unkept = params.store && !done.store;
+      return served.label(c.json<Response>(done, 200, unkept ? { [STORED_HEADER]: 'false' } : {}));
     }
 
     const stream = await eventStream(

@@ -102,6 +102,7 @@ export interface Response {
   previous_response_id: string | null;
   reasoning: { effort: string | null; summary: null };
   service_tier: 'default';
+  /** Whether it is kept for retrieval: the request's `store`, or false when keeping it failed (see docs/responses.md). */
   store: boolean;
   temperature: number;
   text: { format: ResponseFormat; verbosity: 'low' | 'medium' | 'high' };
