@@ -16,11 +16,25 @@ export function samplingFields(limits: Limits) {
     top_p: optional(z.number().min(0).max(1)),
     presence_penalty: optional(z.number().min(-2).max(2)),
     frequency_penalty: optional(z.number().min(-2).max(2)),
+    // Counted before its entries are checked: a map of 300,000 entries is refused without walking it.
     logit_bias: optional(
-      z.record(
-        z.string().regex(/^\d+$/, 'The keys of `logit_bias` must be token ids: integers, written as strings.'),
-        z.number().min(-100).max(100),
-      ),
+      z
+        .unknown()
+        .refine(
+          (bias) => typeof bias !== 'object' || bias === null || Object.keys(bias).length <= limits.maxLogitBias,
+          {
+            error: (issue) =>
+              `Invalid 'logit_bias': at most ${limits.maxLogitBias} token ids may be biased, but ` +
+              `${Object.keys(issue.input as object).length} were given.`,
+            abort: true,
+          },
+        )
+        .pipe(
+          z.record(
+            z.string().regex(/^\d+$/, 'The keys of `logit_bias` must be token ids: integers, written as strings.'),
+            z.number().min(-100).max(100),
+          ),
+        ),
     ),
     n: optional(z.int().min(1).max(limits.maxChoices)),
     stream: optional(z.boolean()),

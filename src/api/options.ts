@@ -21,6 +21,21 @@ export interface Limits {
   maxInputs: number;
   /** Longest single embeddings input, in characters; the model's own token limit applies as well. */
   maxInputChars: number;
+  /** Most entries in `logit_bias`. Real use biases a few words' tokens: tens, at most a few hundred. */
+  maxLogitBias: number;
+  /**
+   * The JSON text of a request's schemas together (the response format and every function's parameters), in
+   * characters. See `schema-budget.ts` for why schemas are bounded at all: each is compiled before the first token.
+   */
+  maxSchemaBytes: number;
+  /** Deepest nesting of one schema, counted in JSON objects and arrays (a nested object schema is two: itself and `properties`). */
+  maxSchemaDepth: number;
+  /** Most properties of one object in a schema. */
+  maxSchemaProperties: number;
+  /** Characters of `enum` values and `const`s across a request's schemas. */
+  maxSchemaLiteralChars: number;
+  /** Longest single `enum` value, in characters: the grammar's compile grows with the square of it. */
+  maxEnumValueChars: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -31,6 +46,12 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxStopSequences: 4,
   maxInputs: 2048,
   maxInputChars: 32_768,
+  maxLogitBias: 1024,
+  maxSchemaBytes: 128 * 1024,
+  maxSchemaDepth: 64,
+  maxSchemaProperties: 1000,
+  maxSchemaLiteralChars: 16_384,
+  maxEnumValueChars: 256,
 });
 
 /** The per-key rate limit of the requests that run models: chat completions and embeddings, counted together. */

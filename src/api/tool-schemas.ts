@@ -2,6 +2,7 @@ import * as z from 'zod';
 import type { ChatMessage, JsonConstraint, OutputConstraint, ToolConstraint, ToolDefinition } from '../engine/index.ts';
 import { invalidRequest } from './errors.ts';
 import { optional } from './request-validation.ts';
+import { checkSchemaBudget, type SchemaLimits } from './schema-budget.ts';
 
 /*
  * Tool calling on the wire, as the OpenAI API takes it: `tools`, `tool_choice`, `parallel_tool_calls`, assistant
@@ -151,7 +152,8 @@ export const chatToolParam: ToolParamNamer = (index, field) => `tools[${index}].
  * set whose calls may answer (holding the response format for replies without calls), the response format alone, or
  * nothing. An empty `tools` is no tools; with `tool_choice: "none"` the model is shown none. A named function in
  * `tool_choice` must be one of them, and names must be unique, since a call is known by its name. Each function's
- * schema carries the request's own name for it, for the refusals of its parameters.
+ * schema carries the request's own name for it, for the refusals of its parameters; all of them together are held to
+ * the request's schema budget (`schema-budget.ts`).
  */
 export function toConstraint(
   text: JsonConstraint | undefined,
@@ -159,6 +161,7 @@ export function toConstraint(
   choice: WireToolChoice | null | undefined,
   parallel: boolean | null | undefined,
   paramOf: ToolParamNamer,
+  limits: SchemaLimits,
 ): OutputConstraint | undefined {
   // `tool_choice` without tools is refused before, by each route's schema.
   const definitions = tools.map((f, i): ToolDefinition => {
@@ -173,6 +176,13 @@ export function toConstraint(
       param: paramOf(i, 'parameters'),
     };
   });
+  checkSchemaBudget(
+    [
+      ...(text?.schema ? [{ param: text.param ?? 'response_format', schema: text.schema }] : []),
+      ...definitions.map((t) => ({ param: t.param!, schema: t.parameters })),
+    ],
+    limits,
+  );
   if (typeof choice === 'object' && choice !== null && !definitions.some((t) => t.name === choice.name)) {
     throw invalidRequest(
       `Invalid value for 'tool_choice': the function ${JSON.stringify(choice.name)} is not one of 'tools'.`,

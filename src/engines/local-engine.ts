@@ -11,6 +11,7 @@ import {
 } from '../engine/index.ts';
 import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders } from './model-loaders.ts';
 import { candidateKey, withoutFailures, type CandidateFailure, type LocalCandidate } from './model-profile.ts';
+import { refuseUnfittableInput, refuseUnfittablePrompt } from './prompt-budget.ts';
 import { TaskQueue } from './task-queue.ts';
 
 /**
@@ -154,12 +155,15 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     async chat(target, request, chatOptions = {}) {
       const model = (await resolve(target)) as ChatModel;
       chatOptions.onBackend?.(keys.get(model)!);
+      // Before it waits in the queue, and before any tokenizing: a prompt that cannot fit costs nobody anything.
+      if (model.contextLength !== undefined) refuseUnfittablePrompt(request, model.contextLength);
       return queue.run(() => model.generate(request, chatOptions), chatOptions.signal);
     },
 
     async embed(target, request, embedOptions = {}) {
       const model = (await resolve(target)) as EmbeddingModel;
       embedOptions.onBackend?.(keys.get(model)!);
+      if (model.maxInputTokens !== undefined) refuseUnfittableInput(request.input, model.maxInputTokens);
       return queue.run(() => model.embed(request.input, embedOptions), embedOptions.signal);
     },
   };

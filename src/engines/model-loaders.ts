@@ -20,11 +20,15 @@ export interface RunOptions {
 
 /** A loaded chat model, whichever engine runs it. */
 export interface ChatModel {
+  /** The context window in tokens, where known before tokenizing: a prompt that cannot fit it is refused unread. */
+  readonly contextLength?: number;
   generate(request: ChatRequest, options?: RunOptions): Promise<ChatResult>;
 }
 
 /** A loaded embedding model. */
 export interface EmbeddingModel {
+  /** The longest input in tokens, where known before tokenizing: an input that cannot fit it is refused unread. */
+  readonly maxInputTokens?: number;
   embed(input: string[], options?: Omit<RunOptions, 'onEvent'>): Promise<EmbedResult>;
 }
 

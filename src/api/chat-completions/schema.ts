@@ -122,7 +122,7 @@ export function chatParser(limits: Limits): (body: unknown) => ChatParams {
           : undefined;
     const tools = (p.tools ?? []).map((t) => t.function);
     const choice = typeof p.tool_choice === 'object' ? p.tool_choice?.function : p.tool_choice;
-    const constraint = toConstraint(text, tools, choice, p.parallel_tool_calls, chatToolParam);
+    const constraint = toConstraint(text, tools, choice, p.parallel_tool_calls, chatToolParam, limits);
     if (constraint) request.constraint = constraint;
     return { model: p.model, stream, includeUsage, request };
   };

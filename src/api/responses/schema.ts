@@ -223,7 +223,7 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
           : undefined;
     // Function tools on the chat tool mechanism: the same checks and the same constraint as chat completions'.
     const choice = typeof p.tool_choice === 'object' && p.tool_choice ? { name: p.tool_choice.name } : p.tool_choice;
-    const constraint = toConstraint(json, p.tools ?? [], choice, p.parallel_tool_calls, flatToolParam);
+    const constraint = toConstraint(json, p.tools ?? [], choice, p.parallel_tool_calls, flatToolParam, limits);
     if (constraint) request.constraint = constraint;
     if (p.include?.includes(LOGPROBS) || p.top_logprobs != null) request.logprobs = p.top_logprobs ?? 0;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adjustLogits, argmax, sampleToken, type SamplingParams } from './sampling.ts';
+import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from './sampling.ts';
 import { seededRandom } from './seeded-random.ts';
 
 const params = (overrides: Partial<SamplingParams> = {}): SamplingParams => ({
@@ -69,7 +69,7 @@ describe('adjustLogits', () => {
     ]);
     adjustLogits(
       logits,
-      params({ presencePenalty: 0.5, frequencyPenalty: 0.25, logitBias: { 3: -100, 9: 5 } }),
+      params({ presencePenalty: 0.5, frequencyPenalty: 0.25, logitBias: logitBiasOf({ 3: -100, 9: 5 }) }),
       counts,
     );
     expect(Array.from(logits)).toEqual([1, 1 - 0.25 - 0.5, 1 - 0.75 - 0.5, -99]);

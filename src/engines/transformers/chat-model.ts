@@ -27,7 +27,7 @@ import { ChoicePipeline } from '../decoding/choice-pipeline.ts';
 import { GrammarCompiler, type GrammarMask } from '../decoding/grammar-mask.ts';
 import { tokenLogprob, type TokenText } from '../decoding/logprobs.ts';
 import { invalidOutput } from '../decoding/output-constraint.ts';
-import { adjustLogits, argmax, sampleToken, type SamplingParams } from '../decoding/sampling.ts';
+import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from '../decoding/sampling.ts';
 import { seededRandom, type Random } from '../decoding/seeded-random.ts';
 import { readVocabulary, type TokenizerLike } from '../decoding/token-bytes.ts';
 import { toolFormatOf, type ToolFormat } from '../tools/tool-call-syntax.ts';
@@ -176,7 +176,8 @@ export class TransformersChatModel {
     };
 
     const logitsProcessor = new LogitsProcessorList();
-    logitsProcessor.push(new SamplingProcessor(request, seededRandom(request.seed), choices, logprobs));
+    const sampling: SamplingParams = { ...request, logitBias: request.logitBias && logitBiasOf(request.logitBias) };
+    logitsProcessor.push(new SamplingProcessor(sampling, seededRandom(request.seed), choices, logprobs));
     const stoppingCriteria = new StoppingCriteriaList();
     stoppingCriteria.push(
       new StopWhen(() => choices.map((c) => c.pipeline.finishReason !== null || signal?.aborted === true)),

@@ -8,12 +8,16 @@ import {
 import { EngineError, throwIfAborted, type EmbedResult } from '../../engine/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
+import { yieldToEventLoop } from './yield-to-event-loop.ts';
 
 /**
  * Inputs per forward pass. Batching amortises the per-call overhead of the runtime; past a few dozen short texts the
  * padded batch stops getting cheaper per input, and memory grows with batch × longest input.
  */
 const BATCH_SIZE = 32;
+
+/** The longest the inputs are tokenized without letting the event loop run. */
+const TOKENIZE_SLICE_MS = 20;
 
 /**
  * A sentence-embedding model on transformers.js: mean pooling over the last hidden state, then L2 normalisation,
@@ -49,9 +53,17 @@ export class TransformersEmbeddingModel {
   }
 
   async embed(input: string[], options: Omit<RunOptions, 'onEvent'> = {}): Promise<EmbedResult> {
-    // Count every input's tokens first: an input over the limit is refused, not silently truncated.
+    // Count every input's tokens first: an input over the limit is refused, not silently truncated. Thousands of
+    // inputs take seconds to tokenize: the event loop is let go every few milliseconds meanwhile (in Node it is the
+    // server's; in a browser the worker's, which hears aborts and heartbeats on it).
     let promptTokens = 0;
-    input.forEach((text, index) => {
+    let slice = performance.now();
+    for (const [index, text] of input.entries()) {
+      if (performance.now() - slice > TOKENIZE_SLICE_MS) {
+        await yieldToEventLoop();
+        throwIfAborted(options.signal);
+        slice = performance.now();
+      }
       const tokens = this.#tokenizer.encode(text).length;
       if (tokens > this.maxInputTokens) {
         throw new EngineError(
@@ -62,7 +74,7 @@ export class TransformersEmbeddingModel {
         );
       }
       promptTokens += tokens;
-    });
+    }
 
     const embeddings: Float32Array[] = [];
     for (let start = 0; start < input.length; start += BATCH_SIZE) {
