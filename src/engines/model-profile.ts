@@ -325,9 +325,11 @@ export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.fr
 export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);
 
 /**
- * Names a candidate in messages, headers and as a key: `web-llm:SmolLM2-…-MLC`,
+ * Names a candidate inside Lantern and to the page that configured it: `web-llm:SmolLM2-…-MLC`,
  * `transformers:onnx-community/…@q4/cpu`, `remote:llama3.2@http://127.0.0.1:11434/v1` (a URL's user, query and
- * fragment left out: they can hold secrets).
+ * fragment left out: they can hold secrets). It says where the candidate lives (a folder, a server), which is the
+ * page owner's to know but not a key holder's: what goes over `/v1` names candidates by {@link PublicView}
+ * (`src/engines/public-view.ts`) instead.
  */
 export function candidateKey(candidate: ModelCandidate): string {
   if (candidate.engine === 'remote') return `remote:${candidate.model}@${redactURL(candidate.baseURL)}`;
@@ -336,12 +338,55 @@ export function candidateKey(candidate: ModelCandidate): string {
     : `transformers:${candidate.model}@${candidate.dtype ?? 'default'}/${candidate.device}`;
 }
 
-function redactURL(url: string): string {
+/** A URL without its user, password, query and fragment (they can hold secrets), or a path without its query. */
+export function redactURL(url: string): string {
   try {
     const { origin, pathname } = new URL(url);
     return origin + pathname.replace(/\/+$/, '');
   } catch {
     return url.replace(/[?#].*$/, '').replace(/\/+$/, ''); // a path of the app's own origin
+  }
+}
+
+/**
+ * What a remote candidate is configured with that must never be shown or logged: its `apiKey`, the values of its
+ * `headers`, and what its `baseURL` carries besides a location: a user and password (`https://user:pass@host/v1`)
+ * and the values of its query (`?api_key=…`).
+ */
+export function candidateSecrets(candidate: RemoteCandidate): string[] {
+  const secrets = [candidate.apiKey ?? '', ...Object.values(candidate.headers ?? {})];
+  try {
+    const url = new URL(candidate.baseURL, 'http://path.invalid');
+    // A user alone is a token (`https://TOKEN@host`); beside a password it is a name, left readable.
+    if (url.password) secrets.push(url.password, decodeURIPart(url.password), `${url.username}:${url.password}`);
+    else secrets.push(url.username, decodeURIPart(url.username));
+    secrets.push(basicCredentials(candidate.baseURL) ?? '');
+    url.searchParams.forEach((value) => secrets.push(value));
+    if (url.search.length > 1) secrets.push(url.search.slice(1));
+  } catch {
+    // Not a URL: nothing in it to tell apart from its location.
+  }
+  return [...new Set(secrets.filter(Boolean))];
+}
+
+/** The user and password of a URL (`https://user:pass@host/v1`) as HTTP Basic credentials (base64), if it has them. */
+export function basicCredentials(baseURL: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch {
+    return undefined; // a path of the page's origin: no user in it
+  }
+  if (!url.username && !url.password) return undefined;
+  const bytes = new TextEncoder().encode(`${decodeURIPart(url.username)}:${decodeURIPart(url.password)}`);
+  return btoa(String.fromCharCode(...bytes));
+}
+
+function decodeURIPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
   }
 }
 

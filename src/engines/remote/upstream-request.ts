@@ -1,6 +1,12 @@
 import { createParser } from 'eventsource-parser';
 import { EngineError } from '../../engine/index.ts';
-import { candidateKey, type RemoteCandidate, type RemoteTimeouts } from '../model-profile.ts';
+import {
+  basicCredentials,
+  candidateKey,
+  candidateSecrets,
+  type RemoteCandidate,
+  type RemoteTimeouts,
+} from '../model-profile.ts';
 import { cutShort, fromStatus, notAnAnswer, timedOut, unreachable, type ErrorContext } from './upstream-errors.ts';
 
 /**
@@ -30,19 +36,28 @@ export class UpstreamTarget {
   constructor(candidate: RemoteCandidate) {
     this.candidate = candidate;
     this.timeouts = { ...REMOTE_TIMEOUTS, ...candidate.timeouts };
+    const basic = basicCredentials(candidate.baseURL);
     this.#headers = {
+      // A base URL's user and password (`https://user:pass@host/v1`), the way curl sends them: fetch refuses a URL
+      // that carries them. A candidate's `apiKey` or `authorization` header, when it has one, is sent instead.
+      ...(basic && { authorization: `Basic ${basic}` }),
       ...(candidate.apiKey && { authorization: `Bearer ${candidate.apiKey}` }),
       ...candidate.headers,
     };
-    const secrets = [candidate.apiKey ?? '', ...Object.values(candidate.headers ?? {})].filter(Boolean);
-    this.context = { backend: candidateKey(candidate), secrets };
+    this.context = { backend: candidateKey(candidate), secrets: candidateSecrets(candidate) };
   }
 
-  /** The URL of an endpoint (`/chat/completions`); a path such as `/api/llm/v1` is on this page's origin. */
+  /**
+   * The URL of an endpoint (`/chat/completions`); a path such as `/api/llm/v1` is on this page's origin. The endpoint
+   * goes after the base's path and before its query (`…/v1/chat/completions?api-version=…`); its user and password
+   * go as a header instead, as fetch refuses a URL that carries them, with the URL in its message.
+   */
   url(endpoint: string): string {
-    const base = this.candidate.baseURL.replace(/\/+$/, '');
     try {
-      return new URL(base + endpoint, globalThis.location?.href).href;
+      const url = new URL(this.candidate.baseURL, globalThis.location?.href);
+      url.username = url.password = '';
+      url.pathname = url.pathname.replace(/\/+$/, '') + endpoint;
+      return url.href;
     } catch {
       throw new EngineError(
         'upstream_error',
