@@ -122,7 +122,7 @@ describe("the server's own errors", () => {
     const error = await failure(sdk(firstHandler).chat.completions.create({ model: 'far-falcon', messages: tooLong }));
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'messages' });
-    expect(error.headers?.get('x-lantern-backend')).toBe(`remote:crimson-falcon-4@${main.baseURL}`);
+    expect(error.headers?.get('x-lantern-backend')).toMatch(/^remote:\d+$/); // a server, not where it is
     expect((await ask(firstHandler, 'far-falcon')).choices[0]!.message.content).toBe(helloReply.greedy_text);
   });
 
@@ -208,11 +208,11 @@ describe('a server that is not there', () => {
         .withResponse();
       expect(data.choices[0]!.message.content).toBe(helloReply.greedy_text);
       expect(data.model).toBe('silent-or-local');
-      expect(response.headers.get('x-lantern-backend')).toBe(`transformers:${LOCAL.model}@fp32/cpu`);
+      expect(response.headers.get('x-lantern-backend')).toBe('transformers:tiny-chat@fp32/cpu'); // no folder path
     }
     expect(silent.messages.filter((m) => m.type === 'connection').length - before).toBe(1);
     const card = (await sdk(remoteFirst).models.retrieve('silent-or-local')) as unknown as Record<string, unknown>;
-    expect(card.served_by).toBe(`transformers:${LOCAL.model}@fp32/cpu`);
+    expect(card.served_by).toBe('transformers:tiny-chat@fp32/cpu');
   });
 });
 

@@ -88,7 +88,7 @@ describe('chat', () => {
     expect(data.model).toBe('far-falcon');
     expect(data.choices[0]!.message.content).toBe(count.greedy_text);
     expect(normalized(data)).toEqual(normalized(theirs));
-    expect(response.headers.get('x-lantern-backend')).toBe(`remote:crimson-falcon-4@${upstream.baseURL}`);
+    expect(response.headers.get('x-lantern-backend')).toBe('remote:1');
   });
 
   it('streams every chunk the server sent, as it sent it, usage included', async () => {
@@ -112,7 +112,7 @@ describe('chat', () => {
     expect(normalized(ours)).toEqual(normalized(theirs));
     expect(ours.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(count.greedy_text);
     expect(ours.at(-1)!.usage?.completion_tokens).toBe(count.greedy_ids.length);
-    expect(response.headers.get('x-lantern-backend')).toBe(`remote:crimson-falcon-4@${upstream.baseURL}`);
+    expect(response.headers.get('x-lantern-backend')).toBe('remote:1');
   });
 
   it("sends the server the client's own body, every field as it was sent, with the server's model name", async () => {
@@ -380,8 +380,8 @@ describe('models', () => {
     const models = [];
     for await (const model of client.models.list()) models.push(model);
     const falcon = models.find((m) => m.id === 'far-falcon') as unknown as Record<string, unknown>;
-    const key = `remote:crimson-falcon-4@${upstream.baseURL}`;
-    expect(falcon).toMatchObject({ object: 'model', created: 7, candidates: [key], served_by: key });
+    // That a server answers it, not where the server is or its name for the model.
+    expect(falcon).toMatchObject({ object: 'model', created: 7, candidates: ['remote:1'], served_by: 'remote:1' });
     expect(models.map((m) => m.id)).toEqual(['far-falcon', 'far-mole', 'far-stories', 'paced-falcon', 'floats-mole']);
   });
 });

@@ -19,6 +19,7 @@ import {
   type RemoteCandidate,
   type RoutingConfig,
 } from './model-profile.ts';
+import { publicView, type PublicView } from './public-view.ts';
 import { CircuitBreaker } from './remote/circuit-breaker.ts';
 import { RemoteModel } from './remote/remote-model.ts';
 
@@ -30,7 +31,10 @@ export interface ModelRouterOptions {
   local: LocalEngine;
   /** The profile, its policy and what the device can run: asked for on each request (a service worker learns them). */
   routing: (signal?: AbortSignal) => RoutingConfig | Promise<RoutingConfig>;
-  /** Told when the candidate that answers an ID changes (the service worker tells its pages). */
+  /**
+   * Told when the candidate that answers an ID changes (the service worker tells its pages). `backend` is its
+   * `candidateKey`: the page configured the profile and may know where its candidates live, unlike a key holder.
+   */
   onServed?: (model: string, backend: string) => void;
   now?: () => number;
 }
@@ -41,10 +45,14 @@ type Link = { local: LocalTarget } | { remote: RemoteCandidate };
 /** What a link's call takes: the caller's options, and who to tell that a candidate has taken the call. */
 type LinkOptions = Omit<ChatOptions, 'onServe'> & { onBackend: (backend: string) => void };
 
-/** A public ID found for a task: its card, and the links of its chain in the order they are tried. */
+/**
+ * A public ID found for a task: its card, the links of its chain in the order they are tried, and what a key holder
+ * may be told of them.
+ */
 interface Route {
   card: ModelCard;
   links: Link[];
+  view: PublicView;
 }
 
 /** Failures of a local link after which a remote one may still answer: the device could not serve it. */
@@ -74,7 +82,9 @@ const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', '
  * (a server to retry, with its cool-down as `retry-after`), and the message lists what each link said.
  *
  * `onServe` names the model and the candidate that serve each request, and `models()` lists each ID's chain and the
- * candidate that answered it last: what `system_fingerprint`, `x-lantern-backend` and `/v1/models` show.
+ * candidate that answered it last: what `system_fingerprint`, `x-lantern-backend` and `/v1/models` show. All of that,
+ * and every error that leaves the router, goes to key holders: it names candidates by their public names and is
+ * cleaned of where they live and of every secret (`PublicView`); only `onServed`, for the page, has `candidateKey`s.
  */
 export function createModelRouter(options: ModelRouterOptions): Engine {
   const { local, routing, onServed } = options;
@@ -121,7 +131,7 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     if (links.length === 0) {
       throw new EngineError('model_not_found', `The model \`${id}\` cannot run on this device.`, { param: 'model' });
     }
-    return { card: { id, task, created: entry.created }, links };
+    return { card: { id, task, created: entry.created }, links, view: publicView(config.profile) };
   };
 
   const served = (id: string, backend: string) => {
@@ -136,14 +146,14 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     callerOptions: ChatOptions,
     call: (link: Link, options: LinkOptions) => Promise<T>,
   ) {
-    const { card } = route;
+    const { card, view } = route;
     const failures: EngineError[] = [];
     for (const link of route.links) {
       let breaker: CircuitBreaker | undefined;
       if ('remote' in link) {
         breaker = breakerFor(link.remote);
         if (!breaker.tryAcquire()) {
-          failures.push(coolingDown(candidateKey(link.remote), breaker));
+          failures.push(coolingDown(view.name(candidateKey(link.remote)), breaker));
           continue;
         }
       }
@@ -151,7 +161,7 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
       const watched = watchOutput(callerOptions);
       const onBackend = (name: string) => {
         backend = name;
-        callerOptions.onServe?.({ model: card, backend: name });
+        callerOptions.onServe?.({ model: card, backend: view.name(name) });
       };
       try {
         const result = await call(link, { ...watched.options, onBackend });
@@ -159,7 +169,10 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
         served(card.id, backend);
         return result;
       } catch (thrown) {
-        const error = EngineError.from(thrown);
+        // What leaves here reaches a key holder. A local model's own failure (not a request's fault, whose message may
+        // hold a schema's JSON pointers) comes from the file system: its absolute paths are cut too.
+        const raw = EngineError.from(thrown);
+        const error = view.error(raw, { paths: !breaker && LOCAL_FALLS_OVER.has(raw.kind) });
         if (breaker) {
           if (SERVER_FAILED.has(error.kind)) breaker.failed();
           else if (error.kind === 'aborted') breaker.released();
@@ -185,12 +198,14 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
         // The one that answered last, unless it is a server now cooling down; before any request, the first in line.
         const lastIsUp =
           last !== undefined && !chain.some((c) => isRemote(c) && candidateKey(c) === last && !up.includes(c));
+        const servedBy = lastIsUp ? last : up[0] ? candidateKey(up[0]) : null;
+        const view = publicView(config.profile);
         cards.push({
           id,
           task: entry.task,
           created: entry.created,
-          candidates: chain.map(candidateKey),
-          servedBy: lastIsUp ? last : up[0] ? candidateKey(up[0]) : null,
+          candidates: chain.map((c) => view.name(candidateKey(c))),
+          servedBy: servedBy === null ? null : view.name(servedBy),
         });
       }
       return cards;
