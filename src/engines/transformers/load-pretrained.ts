@@ -42,7 +42,9 @@ export async function loadPretrained(
       ...(options.device && { device: options.device }),
       ...(options.dtype && { dtype: options.dtype }),
     }),
-  ]);
+  ]).catch((error: unknown) => {
+    throw loadFailure(error);
+  });
   // generate() and pipelines call `this.forward()` once per step: each step starts on a fresh macrotask, so an abort
   // message reaches the caller's AbortSignal within one token (see yieldToEventLoop).
   const forward = model.forward.bind(model);
@@ -51,6 +53,24 @@ export async function loadPretrained(
     return forward(inputs);
   };
   return [tokenizer, model];
+}
+
+/**
+ * What a failed load says, with the cause a reader can act on in front of transformers.js' own words: its files are
+ * missing (a folder or file not there, a 404), or are not a model (a config it could not read: transformers.js then
+ * fails with a TypeError on the config it did not get). Other failures (a weights file onnxruntime cannot parse, a
+ * device that refuses the session) say what they say. The words keep their paths: the router cuts them out of what
+ * a key holder sees, while the operator's log keeps them.
+ */
+function loadFailure(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const missing =
+    error.name === 'ModelFileNotFoundError' ||
+    /\b(ENOENT|404|not found|could not locate|file missing)\b/i.test(error.message);
+  if (missing) return new Error(`its files are missing (${error.message})`, { cause: error });
+  if (error instanceof TypeError)
+    return new Error(`its files are missing or are not a model (${error.message})`, { cause: error });
+  return error;
 }
 
 /** transformers.js' progress callback, translated to the engine interface's LoadProgress. */
