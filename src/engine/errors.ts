@@ -41,7 +41,7 @@ export interface EngineErrorOptions {
   retryAfterMs?: number;
   /** Headers of a server's answer worth passing on to the client (`retry-after`, `x-ratelimit-*`). */
   headers?: Record<string, string>;
-  /** The candidate that failed (`candidateKey`), when a remote one did. */
+  /** The candidate that failed, when a remote one did: its `candidateKey`, its public name once the router passed it. */
   backend?: string;
 }
 

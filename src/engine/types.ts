@@ -189,7 +189,11 @@ export interface ChatResult {
 /** A JSON object in the OpenAI API's wire format, as a client sent it or a server answered it. */
 export type WireObject = Record<string, unknown>;
 
-/** Who serves a call: its model, as `/v1/models` lists it, and the candidate that answers (its `candidateKey`). */
+/**
+ * Who serves a call: its model, as `/v1/models` lists it, and the candidate that answers: by its public name where
+ * the caller is a key holder (the router's `onServe`: `remote:1`, `transformers:tiny-chat@fp32/cpu`), by its
+ * `candidateKey` inside the engines.
+ */
 export interface Serving {
   model: ModelCard;
   backend: string;
@@ -258,7 +262,10 @@ export interface ModelCard {
   task: ModelTask;
   /** When the model was published, in Unix seconds. */
   created: number;
-  /** The candidates that can serve it here, in the order they are tried (`candidateKey`s), when the engine says. */
+  /**
+   * The candidates that can serve it here, in the order they are tried, when the engine says: by their public names
+   * (`PublicView`), never where they live.
+   */
   candidates?: string[];
   /** The candidate that answered its last request or, before any, the first in line that is not cooling down. */
   servedBy?: string | null;

@@ -5,7 +5,10 @@ export interface Model {
   object: 'model';
   created: number;
   owned_by: string;
-  /** Lantern's own: the candidates that can serve it here, in the order they are tried (`x-lantern-backend` names). */
+  /**
+   * Lantern's own: the candidates that can serve it here, in the order they are tried, by the names `x-lantern-backend`
+   * gives them: `remote:1` for a server (that there is one, not where), `transformers:tiny-chat@fp32/cpu` for a model.
+   */
   candidates?: string[];
   /** Lantern's own: the candidate that answered its last request or, before any, the first in line. */
   served_by?: string | null;

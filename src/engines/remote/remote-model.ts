@@ -45,7 +45,7 @@ export class RemoteModel {
     this.#target = new UpstreamTarget(candidate);
   }
 
-  /** Its `candidateKey`: what the `x-lantern-backend` header and messages call it. */
+  /** Its `candidateKey`: what its messages call it (the router names it publicly before they reach a key holder). */
   get backend(): string {
     return this.#target.context.backend;
   }

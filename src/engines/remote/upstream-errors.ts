@@ -17,7 +17,8 @@ import { EngineError } from '../../engine/index.ts';
  * | a stream cut short or stalled           | `upstream_error`          | (stream) | true                            |
  *
  * Messages name the server by its candidate key (no user, query or fragment of its URL) and never carry a configured
- * key or header value: the server's own words are scrubbed of them first, as a server may echo what it was sent.
+ * key, header value, or the user, password or query values of its `baseURL`: the server's own words are scrubbed of
+ * them first, as a server may echo what it was sent. The router then names the server publicly (`PublicView`).
  */
 
 /** Headers of a failed answer that tell the client when and how much to retry: passed on as they are. */
