@@ -74,7 +74,8 @@ function serve(request: IncomingMessage, response: ServerResponse) {
       response.write(`data: ${JSON.stringify(chunk)}\n\n`);
       return response.end(`data: ${JSON.stringify({ error: { message: `crashed serving ${said}` } })}\n\n`);
     }
-    return fail(500, `internal error at ${said}`);
+    const model = (JSON.parse(body || '{}') as { model?: string }).model;
+    return fail(500, `internal error at ${said} serving '${model}'`);
   });
 }
 

@@ -42,6 +42,12 @@ describe('the public view of a profile', () => {
     );
   });
 
+  it("stands a server's public name for its name for the model where a message quotes it, and only there", () => {
+    expect(view.text("model 'qwen-private' not found; qwen-private-2 is")).toBe(
+      "model 'remote:1' not found; qwen-private-2 is",
+    );
+  });
+
   it('cuts absolute paths only where asked (a local failure), leaving JSON pointers of a request alone', () => {
     const failure = 'Could not load "/srv/models/tiny-chat/onnx/model.onnx" (cache at /home/op/.cache/x/y.bin)';
     expect(view.text(failure, { paths: true })).toBe('Could not load "tiny-chat/onnx/model.onnx" (cache at y.bin)');

@@ -35,6 +35,8 @@ export class PublicView {
   /** Text that says where a candidate lives, longest first (a URL before its origin), and what replaces it. */
   #locations: [string, string][] = [];
   readonly #secrets: string[] = [];
+  /** A server's name for its model, quoted as servers quote it (`model 'qwen2.5-7b' not found`), and its public name. */
+  readonly #serverModels: [RegExp, string][] = [];
 
   constructor(profile: ModelProfile) {
     let servers = 0;
@@ -47,6 +49,9 @@ export class PublicView {
         this.#locations.push([key, name]);
         if (isRemote(candidate)) {
           for (const location of urlForms(candidate.baseURL)) this.#locations.push([location, name]);
+          // Only quoted: a bare `chat` or `default` is a word of the message as often as a model's name.
+          const quoted = new RegExp(`(['"\`])${candidate.model.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\1`, 'g');
+          this.#serverModels.push([quoted, `$1${name}$1`]);
           this.#secrets.push(...candidateSecrets(candidate));
         } else if (candidate.engine === 'transformers' && !isHubModel(candidate.model)) {
           const path = candidate.model.replace(/[/\\]+$/, '');
@@ -81,6 +86,7 @@ export class PublicView {
     // by its location and named.
     let out = withoutURLSecrets(text);
     for (const [location, name] of this.#locations) if (location.length >= 2) out = out.split(location).join(name);
+    for (const [quoted, name] of this.#serverModels) out = out.replace(quoted, name);
     if (options.paths) out = withoutPaths(out);
     return scrub(out, this.#secrets);
   }
