@@ -8,6 +8,8 @@ import './embeddings-panel.ts';
 import './keys-panel.ts';
 import './models-panel.ts';
 import type { Exchange } from './recording-fetch.ts';
+import type { ServerChoice } from './server-consent.ts';
+import './server-prompt.ts';
 
 const TABS = [
   ['chat', 'Chat'],
@@ -91,6 +93,8 @@ export class LanternPlayground extends LitElement {
     lantern: { attribute: false },
     client: { attribute: false },
     profile: { attribute: false },
+    server: { attribute: false },
+    pendingServer: { attribute: false },
     tab: { state: true },
     chatModels: { state: true },
     exchange: { state: true },
@@ -100,6 +104,10 @@ export class LanternPlayground extends LitElement {
   declare lantern: LocalAPI | undefined;
   declare client: OpenAI | undefined;
   declare profile: 'bundled' | 'real';
+  /** The server in the chat chains: one the person allowed. */
+  declare server: ServerChoice | undefined;
+  /** A server the page's URL names that the person has not allowed (yet): in no chain, and asked about. */
+  declare pendingServer: ServerChoice | undefined;
   declare tab: Tab;
   declare chatModels: string[];
   declare exchange: Exchange | undefined;
@@ -130,6 +138,7 @@ export class LanternPlayground extends LitElement {
           <p class="status">
             <code>${this.lantern?.baseURL ?? '/v1'}</code> answered by models in this browser
             ${this.lantern?.device ? html` · ${this.lantern.device.device}` : ''}
+            ${this.server && this.server.policy !== 'local-only' ? html` · chats also go to <strong>${this.server.origin}</strong> (${this.server.policy})` : ''}
           </p>
         </div>
         <div class="controls">
@@ -151,6 +160,7 @@ export class LanternPlayground extends LitElement {
           </button>
         </div>
       </header>
+      <server-prompt .server=${this.pendingServer}></server-prompt>
       <nav role="tablist" aria-label="Playground sections" @keydown=${this.#onTabKey}>
         ${TABS.map(
           ([id, label]) =>

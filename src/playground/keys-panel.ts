@@ -1,8 +1,14 @@
 import { css, html, LitElement, nothing } from 'lit';
-import type { KeyInfo, KeyStore } from '../client/index.ts';
+import type { KeyInfo, LocalAPI } from '../client/index.ts';
 import { panelStyles } from './styles.ts';
 
-/** API keys: issue one (shown once, with a copy button), list them, revoke them. */
+/** Ages a person picks for "unused for", in days. */
+const STALE_DAYS = [1, 7, 30, 90] as const;
+
+/**
+ * API keys: issue one (shown once, with a copy button), list them with when each was last used, revoke one, or revoke
+ * every key unused for a while (an app that issued a key on every load leaves many).
+ */
 export class KeysPanel extends LitElement {
   static override styles = [
     panelStyles,
@@ -27,17 +33,20 @@ export class KeysPanel extends LitElement {
     list: { state: true },
     issued: { state: true },
     copied: { state: true },
+    message: { state: true },
   };
 
-  declare keys: KeyStore | undefined;
+  declare keys: LocalAPI['keys'] | undefined;
   declare list: KeyInfo[];
   declare issued: { key: string; name: string } | undefined;
   declare copied: boolean;
+  declare message: string;
 
   constructor() {
     super();
     this.list = [];
     this.copied = false;
+    this.message = '';
   }
 
   override updated(changed: Map<string, unknown>) {
@@ -47,7 +56,10 @@ export class KeysPanel extends LitElement {
   override render() {
     return html`
       <h2>API keys</h2>
-      <p class="hint">Keys open this origin's <code>/v1</code> to apps on this device. Only their hashes are stored.</p>
+      <p class="hint">
+        Keys open this origin's <code>/v1</code> to apps on this device, and any script of this site can issue one. Only
+        their hashes are stored (and an app's own key, from <code>keys.forApp</code>, in its localStorage).
+      </p>
       <form class="row" @submit=${this.#issue}>
         <div style="flex:1">
           <label for="key-name">Name</label>
@@ -72,41 +84,53 @@ export class KeysPanel extends LitElement {
         this.list.length === 0
           ? html`<p class="hint">No keys yet.</p>`
           : html`<table aria-label="Issued keys">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Status</th>
-                  <th scope="col"><span class="visually-hidden">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${this.list.map(
-                  (k) =>
-                    html`<tr class=${k.revokedAt ? 'revoked' : ''}>
-                      <td>${k.name}</td>
-                      <td><code>${k.prefix}</code></td>
-                      <td>${new Date(k.createdAt * 1000).toLocaleString()}</td>
-                      <td>${k.revokedAt ? 'revoked' : 'active'}</td>
-                      <td class="actions">
-                        ${
-                          k.revokedAt
-                            ? nothing
-                            : html`<button
-                                type="button"
-                                class="secondary"
-                                aria-label=${`Revoke ${k.name}`}
-                                @click=${() => this.#revoke(k.id)}
-                              >
-                                Revoke
-                              </button>`
-                        }
-                      </td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Key</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Last used</th>
+                    <th scope="col">Status</th>
+                    <th scope="col"><span class="visually-hidden">Actions</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${this.list.map(
+                    (k) =>
+                      html`<tr class=${k.revokedAt ? 'revoked' : ''}>
+                        <td>${k.name}</td>
+                        <td><code>${k.prefix}</code></td>
+                        <td>${new Date(k.createdAt * 1000).toLocaleString()}</td>
+                        <td>${k.lastUsedAt ? new Date(k.lastUsedAt * 1000).toLocaleString() : 'never'}</td>
+                        <td>${k.revokedAt ? 'revoked' : 'active'}</td>
+                        <td class="actions">
+                          ${
+                            k.revokedAt
+                              ? nothing
+                              : html`<button
+                                  type="button"
+                                  class="secondary"
+                                  aria-label=${`Revoke ${k.name}`}
+                                  @click=${() => this.#revoke(k.id)}
+                                >
+                                  Revoke
+                                </button>`
+                          }
+                        </td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+              <form class="row" style="margin-top:0.75rem" @submit=${this.#revokeStale}>
+                <div>
+                  <label for="stale-days">Unused for</label>
+                  <select id="stale-days">
+                    ${STALE_DAYS.map((days) => html`<option value=${days}>${days === 1 ? '1 day' : `${days} days`}</option>`)}
+                  </select>
+                </div>
+                <button type="submit" class="secondary">Revoke unused keys</button>
+              </form>
+              <p class="hint" role="status">${this.message}</p>`
       }
     `;
   }
@@ -131,6 +155,17 @@ export class KeysPanel extends LitElement {
     if (!this.issued) return;
     await navigator.clipboard.writeText(this.issued.key);
     this.copied = true;
+  }
+
+  /** Revokes every key not used in the chosen number of days (a key never used counts from its creation). */
+  async #revokeStale(event: Event) {
+    event.preventDefault();
+    const days = Number((this.renderRoot.querySelector('#stale-days') as HTMLSelectElement).value);
+    const revoked = (await this.keys?.revokeUnusedSince(new Date(Date.now() - days * 24 * 3600 * 1000))) ?? [];
+    this.message = revoked.length
+      ? `Revoked ${revoked.length} ${revoked.length === 1 ? 'key' : 'keys'}: ${revoked.map((k) => k.name).join(', ')}.`
+      : 'No key was unused for that long.';
+    await this.#refresh();
   }
 
   async #revoke(id: string) {

@@ -1,6 +1,7 @@
 import { css, html, LitElement, nothing } from 'lit';
 import type { LocalAPI, LoadProgress, ModelCandidate, RemoteCandidate } from '../client/index.ts';
 import { candidateKey, isModelCached, isModelRemovable, removeCachedModel } from '../client/index.ts';
+import { allowOnce, forgetServer, parseServer, rememberedServers, rememberServer, shownURL } from './server-consent.ts';
 import { panelStyles } from './styles.ts';
 
 interface ModelRow {
@@ -19,7 +20,8 @@ const size = (bytes?: number) =>
  * Each public model ID: the fallback chain this device will try (local models and remote servers, in the policy's
  * order), which candidate answers it, what it loaded (engine, device, size), download and load progress, whether each
  * local candidate is cached, and a way to remove it from the cache. A form adds an OpenAI-compatible server to the
- * chat models' chains (it reloads the page with `?remote=…`).
+ * chat models' chains (it reloads the page with `?remote=…`): the person typing it in is their yes to sending chats
+ * there (server-consent.ts), so the form shows the origin they go to before they press the button.
  */
 export class ModelsPanel extends LitElement {
   static override styles = [
@@ -42,6 +44,18 @@ export class ModelsPanel extends LitElement {
       progress {
         width: 100%;
       }
+      .choice {
+        display: flex;
+        gap: 0.4rem;
+        align-items: center;
+        margin-top: 0.5rem;
+      }
+      .choice input {
+        width: auto;
+      }
+      .choice label {
+        margin: 0;
+      }
       .tag {
         font-size: 0.75rem;
         border: 1px solid var(--border);
@@ -57,6 +71,8 @@ export class ModelsPanel extends LitElement {
     loaded: { state: true },
     progress: { state: true },
     message: { state: true },
+    serverInput: { state: true },
+    remembered: { state: true },
   };
 
   declare lantern: LocalAPI | undefined;
@@ -66,6 +82,10 @@ export class ModelsPanel extends LitElement {
   /** Public ID → loading progress, 0–100. */
   declare progress: Record<string, number>;
   declare message: string;
+  /** What the server form's Base URL field holds, to show where chats would go. */
+  declare serverInput: string;
+  /** The servers remembered in this browser (used without asking). */
+  declare remembered: string[];
   #listening = false;
 
   constructor() {
@@ -74,6 +94,8 @@ export class ModelsPanel extends LitElement {
     this.loaded = {};
     this.progress = {};
     this.message = '';
+    this.serverInput = new URLSearchParams(location.search).get('remote') ?? '';
+    this.remembered = rememberedServers();
   }
 
   override updated(changed: Map<string, unknown>) {
@@ -131,10 +153,20 @@ export class ModelsPanel extends LitElement {
       <h3>A server for when this device cannot serve</h3>
       <p class="hint">
         An OpenAI-compatible server (vLLM, Ollama, llama.cpp, your backend) as one more candidate of each chat model.
-        Prefer a path of your own backend: a server on another origin must allow this one (CORS).
+        Prefer a path of your own backend: a server on another origin must allow this one (CORS). Using a server sends
+        it your chats.
       </p>
       <div class="row">
-        <label>Base URL <input name="remote" .value=${params.get('remote') ?? ''} placeholder="/api/llm/v1" /></label>
+        <label>
+          Base URL
+          <input
+            name="remote"
+            .value=${params.get('remote') ?? ''}
+            placeholder="/api/llm/v1"
+            aria-describedby="server-destination"
+            @input=${(e: Event) => (this.serverInput = (e.target as HTMLInputElement).value)}
+          />
+        </label>
         <label>
           Model on the server
           <input name="remoteModel" .value=${params.get('remoteModel') ?? ''} placeholder="llama3.2" />
@@ -149,12 +181,63 @@ export class ModelsPanel extends LitElement {
         </label>
         <button type="submit">Use it</button>
       </div>
+      <p class="hint" id="server-destination">${this.#destination()}</p>
+      <div class="choice">
+        <input id="remember-server-here" name="remember" type="checkbox" />
+        <label for="remember-server-here">Remember this server (links naming it are then used without asking)</label>
+      </div>
+      ${
+        this.remembered.length
+          ? html`<h4>Remembered servers</h4>
+              <ul aria-label="Remembered servers">
+                ${this.remembered.map(
+                  (server) =>
+                    html`<li>
+                      <code>${this.#shown(server)}</code>
+                      <button type="button" class="secondary" @click=${() => this.#forget(server)}>Forget</button>
+                    </li>`,
+                )}
+              </ul>`
+          : nothing
+      }
     </form>`;
+  }
+
+  /** Where chats would go with what the Base URL field holds: its origin, the part a person can judge. */
+  #destination() {
+    const value = this.serverInput.trim();
+    if (!value) return 'No server: chats stay in this browser.';
+    const url = parseServer(value, location.href);
+    if (!url) return 'Not an http(s) URL.';
+    return html`Chats would go to
+      <strong>${url.origin}</strong>${url.origin === location.origin ? ' (this site)' : ''}.`;
+  }
+
+  #shown(server: string) {
+    const url = parseServer(server, location.href);
+    return url ? shownURL(url) : server;
+  }
+
+  #forget(server: string) {
+    forgetServer(server);
+    this.remembered = rememberedServers();
+    this.message = `Forgotten: a link naming ${this.#shown(server)} asks again.`;
   }
 
   #useServer(event: SubmitEvent) {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
+    const remote = String(form.get('remote') ?? '').trim();
+    const server = remote ? parseServer(remote, location.href) : undefined;
+    if (remote && !server) {
+      this.message = `${remote} is not an http(s) URL.`;
+      return;
+    }
+    // Set here, by the person, with its origin shown: their yes for the load this starts (or every load, remembered).
+    if (server) {
+      if (form.get('remember')) rememberServer(server.href);
+      else allowOnce(server.href);
+    }
     const url = new URL(location.href);
     for (const name of ['remote', 'remoteModel', 'policy']) {
       const value = String(form.get(name) ?? '').trim();

@@ -1,5 +1,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /**
  * The playground, driven as a person would: type and send, watch the reply stream, compare embeddings on the heatmap,
@@ -8,8 +10,8 @@ import { expect, test, type Page } from '@playwright/test';
 const shot = (page: Page, name: string, project: string) =>
   page.screenshot({ path: `test-results/screenshots/${project}-${name}.png`, fullPage: true });
 
-async function openPlayground(page: Page) {
-  await page.goto('/');
+async function openPlayground(page: Page, path = '/') {
+  await page.goto(path);
   await expect(page.getByRole('heading', { name: 'Lantern playground' })).toBeVisible({ timeout: 60_000 });
   await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
 }
@@ -234,6 +236,148 @@ test('models: a server added in the models tab joins the chat chains, and the ta
   await expect(crimson.locator('li', { hasText: 'far-model' })).not.toContainText('answers now');
   await shot(page, 'models-remote', info.project.name);
   await expectAccessible(page);
+});
+
+/** What reached the recording server: every request, preflights included. */
+interface Recorded {
+  method: string;
+  path: string;
+  body: string;
+}
+
+/** The reply of the recording server: nothing the bundled models say. */
+const SERVER_REPLY = 'Hello from the recording server.';
+
+/**
+ * An OpenAI-compatible server on a free port of its own, which records every request that reaches it and answers chat
+ * completions (streamed, as the playground asks) with `SERVER_REPLY`. It allows any origin (CORS), as a server an
+ * attacker sets up for a crafted link would.
+ */
+async function recordingServer() {
+  const requests: Recorded[] = [];
+  const server = createServer((request: IncomingMessage, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      requests.push({ method: request.method ?? '', path: request.url ?? '', body });
+      response.setHeader('access-control-allow-origin', request.headers.origin ?? '*');
+      response.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+      response.setHeader('access-control-allow-headers', request.headers['access-control-request-headers'] ?? '*');
+      if (request.method === 'OPTIONS') return void response.writeHead(204).end();
+      if (request.method !== 'POST' || request.url !== '/v1/chat/completions')
+        return void response.writeHead(404).end();
+      const chunk = (choices: unknown[], extra = {}) =>
+        `data: ${JSON.stringify({ id: 'chatcmpl-recorded', object: 'chat.completion.chunk', created: 0, model: 'far-model', choices, ...extra })}\n\n`;
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(
+        chunk([{ index: 0, delta: { role: 'assistant', content: SERVER_REPLY }, finish_reason: null }]) +
+          chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]) +
+          chunk([], { usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } }) +
+          'data: [DONE]\n\n',
+      );
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    baseURL: `${origin}/v1`,
+    requests,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((done) => server.close(done));
+    },
+  };
+}
+
+/** Sends "Hello" at temperature 0 and resolves with the reply, once it is complete. */
+async function sayHello(page: Page): Promise<string> {
+  const replies = page.locator('li.assistant .reply');
+  const before = await replies.count();
+  await chooseGreedy(page);
+  await page.getByLabel('Message').fill('Hello');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  await expect(replies).toHaveCount(before + 1);
+  await expect(page.getByRole('status').filter({ hasText: 'Reply complete' })).toBeVisible();
+  return (await replies.last().textContent()) ?? '';
+}
+
+/** Clicks a button that reloads the page, and waits until the reloaded page can send. */
+async function clickAndReload(page: Page, name: string) {
+  const loaded = page.waitForEvent('load');
+  await page.getByRole('button', { name }).click();
+  await loaded;
+  await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
+}
+
+test('a server named by a link gets no chat until the person allows it; allowed once, the next load asks again', async ({
+  page,
+}, info) => {
+  test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
+  const server = await recordingServer();
+  try {
+    const link = `/?remote=${encodeURIComponent(server.baseURL)}&remoteModel=far-model&policy=remote-first`;
+    const local = 'Hello! How can I help you today?';
+    const prompt = page.getByRole('region', { name: 'Send your chats to another server?' });
+    const header = page.locator('lantern-playground header .status');
+    const allow = `Yes, use ${server.origin}`;
+
+    // The link names the server: the page shows its origin and asks; meanwhile chats are answered here, and nothing
+    // reaches the server, even with remote-first.
+    await openPlayground(page, link);
+    await expect(prompt).toBeVisible();
+    await expect(prompt.locator('#server-origin')).toHaveText(server.origin);
+    await expect(prompt).toContainText(`${server.baseURL}, model far-model, remote-first`);
+    await expect(prompt).toContainText('Nothing has been sent there');
+    await shot(page, 'server-prompt', info.project.name);
+    await expectAccessible(page);
+    expect(await sayHello(page)).toBe(local);
+    await expect(header).not.toContainText('chats also go to');
+    expect(server.requests).toEqual([]);
+
+    // Allowed, for this load: the chats go to the server.
+    await clickAndReload(page, allow);
+    await expect(prompt).toHaveCount(0);
+    await expect(header).toContainText(`chats also go to ${server.origin} (remote-first)`);
+    expect(await sayHello(page)).toBe(SERVER_REPLY);
+    const chats = server.requests.filter((r) => r.method === 'POST' && r.path === '/v1/chat/completions');
+    expect(chats).toHaveLength(1);
+    expect(JSON.parse(chats[0]!.body)).toMatchObject({
+      model: 'far-model',
+      messages: [{ role: 'user', content: 'Hello' }],
+    });
+
+    // Not remembered: a reload asks again, and sends the server nothing.
+    const seen = server.requests.length;
+    await page.reload();
+    await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
+    await expect(prompt).toBeVisible();
+    expect(await sayHello(page)).toBe(local);
+    expect(server.requests).toHaveLength(seen);
+
+    // Refused: the page says so, and the server leaves the URL, so a reload does not ask again.
+    await page.getByRole('button', { name: 'No, stay in this browser' }).click();
+    await expect(page.locator('server-prompt [role=status]')).toHaveText(
+      `Chats stay in this browser: nothing was sent to ${server.origin}.`,
+    );
+    expect(new URL(page.url()).searchParams.has('remote')).toBe(false);
+    await page.reload();
+    await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
+    await expect(prompt).toHaveCount(0);
+
+    // Remembered: every later load uses it without asking.
+    await openPlayground(page, link);
+    await page.getByLabel('Remember this server', { exact: true }).check();
+    await clickAndReload(page, allow);
+    await page.reload();
+    await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
+    await expect(prompt).toHaveCount(0);
+    await expect(header).toContainText(`chats also go to ${server.origin}`);
+    expect(await sayHello(page)).toBe(SERVER_REPLY);
+    expect(server.requests.filter((r) => r.path === '/v1/chat/completions' && r.method === 'POST')).toHaveLength(2);
+  } finally {
+    await server.close();
+  }
 });
 
 test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
