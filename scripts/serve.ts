@@ -8,15 +8,12 @@
  */
 import { serve } from '@hono/node-server';
 import { fileURLToPath } from 'node:url';
-import {
-  bundledProfile,
-  createEngine,
-  createHandler,
-  isLocalOrigin,
-  KeyRing,
-  type CorsOptions,
-  type LoadProgress,
-} from '../src/index.ts';
+import { Worker } from 'node:worker_threads';
+import { EngineWorkerClient } from '../sw/engine-worker-client.ts';
+import { createModelRouter } from '../src/engines/model-router.ts';
+import { CPU_ONLY, type CandidateFailure, type RoutingConfig } from '../src/engines/model-profile.ts';
+import { bundledProfile, createHandler, isLocalOrigin, KeyRing, type CorsOptions, type Engine } from '../src/index.ts';
+import type { EngineThreadMessage } from './engine-thread.ts';
 
 const port = Number(process.env.PORT ?? 8787);
 const host = '127.0.0.1';
@@ -32,13 +29,60 @@ function corsFrom(setting = process.env.LANTERN_CORS_ORIGINS?.trim()): {
   return { origins, shown: origins.join(', ') };
 }
 
-const onProgress = (p: LoadProgress) => {
-  if (p.status === 'ready') console.log(`[lantern] ${p.model} loaded`);
-};
-const engine = createEngine({
+/**
+ * The engine: the router here, the local models in a worker thread (scripts/engine-thread.ts), so that tokenizing a
+ * long prompt or compiling a large schema never holds this event loop, where every key's requests are answered. A
+ * thread that must be replaced (a crashed WebAssembly, or it exited) is, with the candidates that broke it skipped; a
+ * call that had produced nothing yet is sent again to the new one.
+ */
+function startEngine(): Engine {
+  const failed: CandidateFailure[] = [];
+  let starting: Worker | undefined;
+  const client = new EngineWorkerClient({ requestPort: () => void startThread() });
+  const startThread = () => {
+    if (starting) return;
+    const { port1, port2 } = new MessageChannel();
+    const entry = new URL('./engine-thread.ts', import.meta.url).href;
+    // The thread runs TypeScript as this process does, through tsx. An evaluated worker script starts as CommonJS,
+    // with `require`, `module` and `exports` on its global object: removed, so that the engine's modules see the ES
+    // module realm they see here (web-xgrammar's UMD bundle would otherwise register itself on that `exports`).
+    const thread = new Worker(
+      `for (const name of ['require', 'module', 'exports', '__filename', '__dirname']) delete globalThis[name];
+      import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`,
+      { eval: true, workerData: { port: port1, failed }, transferList: [port1 as never] },
+    );
+    starting = thread;
+    let replaced = false;
+    const replace = (reason: string) => {
+      if (replaced) return;
+      replaced = true;
+      console.error(`[lantern] the engine thread is replaced: ${reason}`);
+      client.disconnect('node');
+      starting = undefined;
+      void thread.terminate();
+    };
+    thread.on('message', (message: EngineThreadMessage) => {
+      if (message.type === 'ready') client.connect(port2 as never, `node#${thread.threadId}`, routing);
+      else if (message.type === 'progress' && message.progress.status === 'ready')
+        console.log(`[lantern] ${message.progress.model} loaded`);
+      else if (message.type === 'fatal') {
+        if (message.failed) failed.push(message.failed);
+        replace(message.reason);
+      }
+    });
+    thread.on('error', (error) => replace(error.message));
+    thread.on('exit', (code) => replace(`it exited (${code})`));
+  };
+  startThread();
+  return createModelRouter({ local: client, routing: () => routing });
+}
+
+const routing = {
   profile: bundledProfile(fileURLToPath(new URL('../public/models', import.meta.url))),
-  onProgress,
-});
+  policy: 'local-first',
+  device: CPU_ONLY,
+} satisfies RoutingConfig;
+const engine = startEngine();
 const keys = new KeyRing();
 const { key } = await keys.issue('npm start');
 const cors = corsFrom();

@@ -1,0 +1,45 @@
+/**
+ * `npm run serve:node`'s engine: the local engine (models, tokenizers, grammar compiles) in a worker thread of its
+ * own, served over a MessagePort by the same worker API that a browser's engine worker serves (src/worker/worker-api.ts).
+ * Started by `startEngineThread()` in scripts/serve.ts with the port and the candidates that already failed as
+ * `workerData`. What holds this thread (a long prompt tokenized, a large schema compiled, a forward pass) never holds
+ * the server's event loop: other keys' requests, `/v1/models` and refusals are answered meanwhile.
+ */
+import * as Comlink from 'comlink';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { LoadProgress } from '../src/engine/index.ts';
+import { createLocalEngine } from '../src/engines/local-engine.ts';
+import type { CandidateFailure } from '../src/engines/model-profile.ts';
+import { registerEngineErrorTransfer, type RunReport } from '../src/worker/protocol.ts';
+import { createWorkerApi } from '../src/worker/worker-api.ts';
+
+/** What this thread tells the server: progress, each run's report, and why it must be replaced. */
+export type EngineThreadMessage =
+  | { type: 'ready' }
+  | { type: 'progress'; progress: LoadProgress }
+  | { type: 'report'; report: RunReport }
+  | { type: 'fatal'; reason: string; failed?: CandidateFailure };
+
+export interface EngineThreadData {
+  port: MessagePort;
+  failed: CandidateFailure[];
+}
+
+const { port, failed } = workerData as EngineThreadData;
+const tell = (message: EngineThreadMessage) => parentPort!.postMessage(message);
+
+registerEngineErrorTransfer();
+const engine = createLocalEngine({
+  onProgress: (progress) => tell({ type: 'progress', progress }),
+  failed,
+  // A load that broke this realm (a crashed WebAssembly): the server starts a fresh thread without that candidate.
+  replaceRealm: (reason, failure) => tell({ type: 'fatal', reason, ...(failure && { failed: failure }) }),
+});
+Comlink.expose(
+  createWorkerApi(() => engine, {
+    report: (report) => tell({ type: 'report', report }),
+    fatal: (reason) => tell({ type: 'fatal', reason }),
+  }),
+  port,
+);
+tell({ type: 'ready' });
