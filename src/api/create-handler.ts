@@ -114,6 +114,8 @@ const EXPOSED_HEADERS = [
   'x-ratelimit-limit-requests',
   'x-ratelimit-remaining-requests',
   'x-ratelimit-reset-requests',
+  // A Responses answer that could not be stored says so (its body says `store: false` too).
+  'x-lantern-stored',
 ];
 
 /** hono's CORS middleware for the allowed origins; other origins get no CORS headers, so their browsers refuse. */
