@@ -171,14 +171,21 @@ test('keys: issue one (shown once, copied), see it listed, revoke it', async ({ 
 
   const row = page.getByRole('row').filter({ hasText: 'my app' });
   await expect(row).toContainText('active');
+  await expect(row.getByRole('cell').nth(3)).toHaveText('never'); // last used
+  const status = (k: string) =>
+    page.evaluate(
+      async (presented) => (await fetch('/v1/models', { headers: { authorization: `Bearer ${presented}` } })).status,
+      k,
+    );
+  expect(await status(key)).toBe(200);
   await row.getByRole('button', { name: 'Revoke my app' }).click();
   await expect(row).toContainText('revoked');
+  await expect(row.getByRole('cell').nth(3)).not.toHaveText('never'); // the request above was recorded
   // The revoked key really is refused.
-  const status = await page.evaluate(
-    async (k) => (await fetch('/v1/models', { headers: { authorization: `Bearer ${k}` } })).status,
-    key,
-  );
-  expect(status).toBe(401);
+  expect(await status(key)).toBe(401);
+  // Every key here was used or made today: none is unused for a day.
+  await page.getByRole('button', { name: 'Revoke unused keys' }).click();
+  await expect(page.locator('keys-panel [role=status]')).toHaveText('No key was unused for that long.');
 });
 
 test('models and capabilities: what each ID resolved to, and what the browser offers', async ({ page }, info) => {
