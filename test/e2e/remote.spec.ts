@@ -48,7 +48,8 @@ test('a model this device cannot run streams token by token from the server, thr
   expect(result.chunks.map((c) => c.content).join('')).toBe(count.greedy_text);
   expect(result.chunks.filter((c) => c.content).length).toBeGreaterThan(10); // token by token, not one block
   expect(new Set(result.chunks.map((c) => c.model))).toEqual(new Set(['far-falcon']));
-  expect(result.backend).toBe(`remote:crimson-falcon-4@${upstream.baseURL}`);
+  // A key holder learns that a server answered, not where it is; the page, which configured it, keeps its key (below).
+  expect(result.backend).toMatch(/^remote:\d+$/);
   await upstream.waitFor('request', (m) => m.path === '/v1/chat/completions');
 
   // The engine worker ran nothing, and the page knows which candidate answers the ID.
