@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -11,7 +11,8 @@ import { launchWebKitDriver, webkitTab } from './webkit-driver.ts';
  * cannot drift) and run as written, starting in a fresh copy of this repository, which stands for the newcomer's clone:
  * `npm install` there (its `prepare` builds dist/), `npm pack`, then a new Vite app beside it that installs the tarball.
  * The app builds with its own default tsconfig, then in Chromium it lists the models, streams a chat, embeds, and
- * still does all three after a reload with its server gone; then the same in WebKit (Safari's engine). It needs the
+ * still does all three after a reload with its server gone, with the one key it kept; then the same in WebKit
+ * (Safari's engine). It needs the
  * npm registry (Lantern's own dependencies, create-vite, vite, typescript, openai).
  */
 const PORT = 4197;
@@ -150,6 +151,26 @@ function stop(child: ChildProcess) {
   server = undefined;
 }
 
+/** The keys in the origin's key database (Lantern's `lantern-keys`), read as any script of the origin could. */
+function storedKeys(page: Page): Promise<{ name: string; revoked: boolean }[]> {
+  return page.evaluate(
+    () =>
+      new Promise((resolve, reject) => {
+        const open = indexedDB.open('lantern-keys');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const read = open.result.transaction('keys').objectStore('keys').getAll();
+          read.onerror = () => reject(read.error);
+          read.onsuccess = () => {
+            open.result.close();
+            const records = read.result as { info: { name: string; revokedAt?: number } }[];
+            resolve(records.map(({ info }) => ({ name: info.name, revoked: info.revokedAt !== undefined })));
+          };
+        };
+      }),
+  );
+}
+
 /** The page's lines once the quick start has run: the models, the reply to "Count to 10.", the embeddings. */
 function expectedLines(): string[] {
   const reference = JSON.parse(readFileSync('public/models/tiny-chat/reference.json', 'utf8')) as {
@@ -191,6 +212,8 @@ test('the README quick start: a fresh Vite app lists the models, streams a chat 
   await page.reload();
   await expect(page.locator('#app p')).toHaveText(expected, { timeout: 60_000 });
   expect(chatTypes).toEqual(['text/event-stream', 'text/event-stream']);
+  // Two loads, one key: the second load found the key the first one kept, rather than issuing another.
+  expect(await storedKeys(page)).toEqual([{ name: 'my app', revoked: false }]);
 });
 
 test('`npm run dev` serves the same app, with Lantern working', async ({ page }) => {
