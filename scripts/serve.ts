@@ -8,12 +8,13 @@
  */
 import { serve } from '@hono/node-server';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { EngineWorkerClient } from '../sw/engine-worker-client.ts';
 import { createModelRouter } from '../src/engines/model-router.ts';
 import { CPU_ONLY, type CandidateFailure, type RoutingConfig } from '../src/engines/model-profile.ts';
 import { bundledProfile, createHandler, isLocalOrigin, KeyRing, type CorsOptions, type Engine } from '../src/index.ts';
 import type { EngineThreadMessage } from './engine-thread.ts';
+import { typescriptWorker } from './typescript-worker.ts';
 
 const port = Number(process.env.PORT ?? 8787);
 const host = '127.0.0.1';
@@ -37,32 +38,28 @@ function corsFrom(setting = process.env.LANTERN_CORS_ORIGINS?.trim()): {
  */
 function startEngine(): Engine {
   const failed: CandidateFailure[] = [];
-  let starting: Worker | undefined;
+  /** The engine thread now running, if any. */
+  let current: Worker | undefined;
   const client = new EngineWorkerClient({ requestPort: () => void startThread() });
   const startThread = () => {
-    if (starting) return;
+    if (current) return;
     const { port1, port2 } = new MessageChannel();
-    const entry = new URL('./engine-thread.ts', import.meta.url).href;
-    // The thread runs TypeScript as this process does, through tsx. An evaluated worker script starts as CommonJS,
-    // with `require`, `module` and `exports` on its global object: removed, so that the engine's modules see the ES
-    // module realm they see here (web-xgrammar's UMD bundle would otherwise register itself on that `exports`).
-    const thread = new Worker(
-      `for (const name of ['require', 'module', 'exports', '__filename', '__dirname']) delete globalThis[name];
-      import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`,
-      { eval: true, workerData: { port: port1, failed }, transferList: [port1 as never] },
-    );
-    starting = thread;
+    const thread = typescriptWorker(new URL('./engine-thread.ts', import.meta.url), {
+      workerData: { port: port1, failed },
+      transferList: [port1 as never],
+    });
+    current = thread;
     let replaced = false;
     const replace = (reason: string) => {
       if (replaced) return;
       replaced = true;
       console.error(`[lantern] the engine thread is replaced: ${reason}`);
       client.disconnect('node');
-      starting = undefined;
+      current = undefined;
       void thread.terminate();
     };
     thread.on('message', (message: EngineThreadMessage) => {
-      if (message.type === 'ready') client.connect(port2 as never, `node#${thread.threadId}`, routing);
+      if (message.type === 'ready') client.connect(port2, `node#${thread.threadId}`, routing);
       else if (message.type === 'progress' && message.progress.status === 'ready')
         console.log(`[lantern] ${message.progress.model} loaded`);
       else if (message.type === 'fatal') {

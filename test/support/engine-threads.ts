@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { typescriptWorker } from '../../scripts/typescript-worker.ts';
 import type { RunReport } from '../../src/worker/protocol.ts';
 import type { EngineThreadOptions } from './engine-thread.ts';
 
@@ -8,11 +8,10 @@ import type { EngineThreadOptions } from './engine-thread.ts';
  */
 export async function startEngineThread(options: EngineThreadOptions) {
   const { port1, port2 } = new MessageChannel();
-  const entry = new URL('./engine-thread.ts', import.meta.url).href;
-  const worker = new Worker(
-    `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`,
-    { eval: true, workerData: { ...options, port: port1 }, transferList: [port1 as never] },
-  );
+  const worker = typescriptWorker(new URL('./engine-thread.ts', import.meta.url), {
+    workerData: { ...options, port: port1 },
+    transferList: [port1 as never],
+  });
   const reports: RunReport[] = [];
   await new Promise<void>((resolve, reject) => {
     worker.on('error', reject);
