@@ -375,7 +375,7 @@ describe('refusals', () => {
     expect(await refused({ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:' }] }] })).toBe(
       'input[0].content[0].type',
     );
-    expect(await refused({ input: [{ type: 'reasoning', id: 'rs_1', summary: [] }] })).toBe('input[0].type');
+    expect(await refused({ input: [{ type: 'computer_call', id: 'cu_1' }] })).toBe('input[0].type');
     expect(await refused({ background: true })).toBe('background');
     expect(await refused({ conversation: 'conv_1' })).toBe('conversation');
     expect(await refused({ truncation: 'auto' })).toBe('truncation');

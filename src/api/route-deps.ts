@@ -21,25 +21,34 @@ export interface RouteDeps {
 }
 
 /**
- * Who serves a request, as a route answers with it: the model's `system_fingerprint` and the candidate that answered
- * (`x-lantern-backend`), learnt from the engine's `onServe` once its model is found and before any output. (An engine
- * of the app's own that never says is answered with the fingerprint of the model ID alone.)
+ * Who serves a request, as a route answers with it: the model ID (`model`: the request may have named an alias of it,
+ * such as `gpt-4o-mini`), the model's `system_fingerprint` and the candidate that answered (`x-lantern-backend`), learnt
+ * from the engine's `onServe` once its model is found and before any output. (An engine of the app's own that never
+ * says is answered with the name the request gave and the fingerprint of that name alone.)
  */
 export class ServedBy {
+  #model: string;
   #fingerprint: string;
   #backend: string | undefined;
   readonly #ownedBy: string;
 
   constructor(model: string, ownedBy: string) {
     this.#ownedBy = ownedBy;
+    this.#model = model;
     this.#fingerprint = systemFingerprint({ id: model, created: 0 }, ownedBy);
   }
 
   /** For the engine's `onServe`. */
   readonly onServe = ({ model, backend }: Serving): void => {
+    this.#model = model.id;
     this.#fingerprint = systemFingerprint(model, this.#ownedBy);
     this.#backend = backend;
   };
+
+  /** The ID of the model that serves the request: what answers name in their `model`. */
+  get model(): string {
+    return this.#model;
+  }
 
   get fingerprint(): string {
     return this.#fingerprint;

@@ -71,6 +71,12 @@ export interface WireMessage {
   content?: TextContent | null | undefined;
   tool_calls?: z.output<typeof toolCallSchema>[] | null | undefined;
   tool_call_id?: string | null | undefined;
+  /**
+   * An assistant message's thought, as reasoning servers return it and clients send it back: `reasoning_content`
+   * (vLLM, llama.cpp, DeepSeek), `reasoning` (Ollama, OpenRouter).
+   */
+  reasoning_content?: string | null | undefined;
+  reasoning?: string | null | undefined;
 }
 
 const text = (content: TextContent | null | undefined) =>
@@ -110,6 +116,8 @@ export function toEngineMessages(messages: WireMessage[]): ChatMessage[] {
     if (unanswered.length) throw unansweredCalls(unanswered, i);
     const role = m.role === 'developer' ? 'system' : m.role;
     const message: ChatMessage = { role, content: text(m.content) };
+    const thought = m.role === 'assistant' ? (m.reasoning_content ?? m.reasoning) : undefined;
+    if (thought) message.reasoning = thought;
     if (calls.length) {
       message.toolCalls = calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
       unanswered = calls.map((c) => c.id);

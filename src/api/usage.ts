@@ -13,25 +13,30 @@ export interface CompletionUsage {
   total_tokens: number;
   /** Present when part of the prompt came from the prefix cache, as the OpenAI API reports its prompt caching. */
   prompt_tokens_details?: { cached_tokens: number };
+  /** Present when a reasoning model thought: how many of the completion's tokens were its thought. */
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
-export function completionUsage({ promptTokens, completionTokens, cachedPromptTokens }: TokenUsage): CompletionUsage {
+export function completionUsage(usage: TokenUsage): CompletionUsage {
+  const { promptTokens, completionTokens, cachedPromptTokens, reasoningTokens } = usage;
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
     ...(cachedPromptTokens && { prompt_tokens_details: { cached_tokens: cachedPromptTokens } }),
+    ...(reasoningTokens !== undefined && { completion_tokens_details: { reasoning_tokens: reasoningTokens } }),
   };
 }
 
 /** The Responses API's usage (its `input_tokens`, `output_tokens` and their details). */
-export function responseUsage({ promptTokens, completionTokens, cachedPromptTokens = 0 }: TokenUsage): ResponseUsage {
+export function responseUsage(usage: TokenUsage): ResponseUsage {
+  const { promptTokens, completionTokens, cachedPromptTokens = 0, reasoningTokens = 0 } = usage;
   return {
     input_tokens: promptTokens,
     // The prompt tokens a continued conversation found in the engine's prefix cache.
     input_tokens_details: { cached_tokens: cachedPromptTokens, cache_write_tokens: 0 },
     output_tokens: completionTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: reasoningTokens },
     total_tokens: promptTokens + completionTokens,
   };
 }
@@ -39,9 +44,11 @@ export function responseUsage({ promptTokens, completionTokens, cachedPromptToke
 /** Two engine requests' usage together (a text completion of several prompts runs one per prompt). */
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   const cached = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
+  const thought = a.reasoningTokens !== undefined || b.reasoningTokens !== undefined;
   return {
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,
     ...(cached > 0 && { cachedPromptTokens: cached }),
+    ...(thought && { reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0) }),
   };
 }

@@ -2,6 +2,7 @@ import type { ChatChoice, ChatEvent, ChatResult, FinishReason, FunctionCall, Gen
 
 interface Draft {
   text: string;
+  reasoning: string | undefined;
   calls: FunctionCall[];
   logprobs: GeneratedTokenLogprob[] | undefined;
   finishReason: FinishReason | undefined;
@@ -44,6 +45,9 @@ export class ChatResultBuilder {
         draft.text += event.text;
         if (event.logprobs) (draft.logprobs ??= []).push(...event.logprobs);
         return;
+      case 'reasoning':
+        draft.reasoning = (draft.reasoning ?? '') + event.text;
+        return;
       case 'tool_call':
         draft.calls[event.index] = { name: event.name, arguments: '' };
         return;
@@ -63,6 +67,7 @@ export class ChatResultBuilder {
       const calls = (draft?.calls ?? []).filter(Boolean);
       return {
         text: draft?.text ?? '',
+        ...(draft?.reasoning !== undefined && { reasoning: draft.reasoning }),
         finishReason: draft?.finishReason ?? 'stop',
         ...(calls.length && { toolCalls: calls }),
         ...(draft?.logprobs && { logprobs: draft.logprobs }),
@@ -74,6 +79,7 @@ export class ChatResultBuilder {
   #draft(choice: number): Draft {
     return (this.#drafts[choice] ??= {
       text: '',
+      reasoning: undefined,
       calls: [],
       logprobs: this.#logprobs ? [] : undefined,
       finishReason: undefined,

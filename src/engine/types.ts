@@ -15,6 +15,11 @@ export interface ChatMessage {
   toolCalls?: ToolCall[];
   /** A `tool` turn: the id of the call whose result `content` is. */
   toolCallId?: string;
+  /**
+   * An assistant turn's thought, as a reasoning model wrote it before `content` (the wire's `reasoning_content`): the
+   * chat template decides whether the model sees it again (Qwen3's keeps it only after the last user turn).
+   */
+  reasoning?: string;
 }
 
 /** A function the model may call: the wire's `tools[].function`. */
@@ -78,8 +83,9 @@ export interface ChatRequest {
   /** Makes sampling reproducible: the same seed, request and model give the same tokens. A safe integer. */
   seed?: number;
   /**
-   * Lets a model with a thinking mode (Qwen3's `enable_thinking`) think before it answers; off unless true. Models
-   * without one ignore it.
+   * Whether a model with a thinking mode (Qwen3's `enable_thinking`) thinks before it answers: its thought is reported
+   * apart from the answer (`reasoning` events), and constraints, calls and stop sequences apply to the answer only.
+   * Absent: the model's default (its profile entry's `defaultReasoningEffort`). Models without one ignore it.
    */
   thinking?: boolean;
   /**
@@ -150,12 +156,14 @@ export interface GeneratedTokenLogprob extends TokenLogprob {
 export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 /**
- * What a running chat generation reports: text as each token is decoded (with `logprobs`, a delta carries the log
+ * What a running chat generation reports: a reasoning model's thought as it is written, then text as each token is decoded (with `logprobs`, a delta carries the log
  * probabilities of the tokens generated since the last delta); each tool call as it begins (its index in the choice's
  * calls and the function's name), then its arguments in fragments; then the end of each choice.
  */
 export type ChatEvent =
   | { type: 'delta'; choice: number; text: string; logprobs?: GeneratedTokenLogprob[] }
+  /** Text of the thought a reasoning model writes before its answer (never part of the answer's `delta`s). */
+  | { type: 'reasoning'; choice: number; text: string }
   | { type: 'tool_call'; choice: number; index: number; name: string }
   | { type: 'tool_arguments'; choice: number; index: number; text: string }
   | { type: 'finish'; choice: number; reason: FinishReason };
@@ -163,6 +171,8 @@ export type ChatEvent =
 export interface ChatChoice {
   /** The reply's text; empty when it only called tools. */
   text: string;
+  /** A reasoning model's thought, written before `text`; absent when it did not think. */
+  reasoning?: string;
   /** The calls it made, in order; absent or empty when it called none. */
   toolCalls?: FunctionCall[];
   finishReason: FinishReason;
@@ -173,8 +183,10 @@ export interface ChatChoice {
 export interface TokenUsage {
   /** Tokens of the prompt, counted once however many choices were generated. */
   promptTokens: number;
-  /** Tokens generated, summed over all choices. */
+  /** Tokens generated, summed over all choices: the thoughts' tokens included. */
   completionTokens: number;
+  /** Of `completionTokens`, those of reasoning models' thoughts (the `</think>` that ends one included). */
+  reasoningTokens?: number;
   /** Tokens of the prompt not computed again: their keys and values came from an earlier request (prefix reuse). */
   cachedPromptTokens?: number;
 }
@@ -262,6 +274,8 @@ export interface ModelCard {
   task: ModelTask;
   /** When the model was published, in Unix seconds. */
   created: number;
+  /** Other names a request may call it by (`gpt-4o-mini`): served by it, and answered under `id`. */
+  aliases?: string[];
   /**
    * The candidates that can serve it here, in the order they are tried, when the engine says: by their public names
    * (`PublicView`), never where they live.

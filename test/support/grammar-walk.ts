@@ -50,10 +50,11 @@ export async function randomWalks(
     endBias = 0.7,
     prefix = [] as number[],
     syntax = HERMES as ToolCallSyntax,
+    thinking = false,
   } = {},
 ): Promise<{ completed: string[]; unfinished: number }> {
   const { tokenizer, vocabulary, compiler, stops } = grammar;
-  const masks = await compiler.matchers(constraint, walks, syntax);
+  const masks = await compiler.matchers(constraint, walks, syntax, thinking);
   const completed: string[] = [];
   let unfinished = 0;
   masks.forEach((mask, w) => {

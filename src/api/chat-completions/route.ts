@@ -11,11 +11,13 @@ import type { ChatCompletion, ChatCompletionChunk, ChoiceLogprobs } from './wire
 /** A finished choice as OpenAI's message: `content` null when it only called tools, each call with a fresh id. */
 function toMessage(choice: ChatChoice): ChatCompletion['choices'][number]['message'] {
   const calls = choice.toolCalls ?? [];
-  if (!calls.length) return { role: 'assistant', content: choice.text, refusal: null };
+  const thought = choice.reasoning !== undefined ? { reasoning_content: choice.reasoning } : {};
+  if (!calls.length) return { role: 'assistant', content: choice.text, refusal: null, ...thought };
   return {
     role: 'assistant',
     content: choice.text || null,
     refusal: null,
+    ...thought,
     tool_calls: calls.map((call) => ({ id: newToolCallId(), type: 'function', function: { ...call } })),
   };
 }
@@ -34,7 +36,8 @@ const toLogprobs = (tokens: GeneratedTokenLogprob[]): ChoiceLogprobs => ({
 /**
  * `POST /v1/chat/completions`, as one JSON completion or as a stream of chunks. The engine gets the client's body too
  * (`clientBody`): a remote candidate forwards it and hands back the server's own completion or chunks, which are
- * answered as they are, with only `model` set to the public ID. `x-lantern-backend` names the candidate that answered.
+ * answered as they are, with only `model` set to the public ID. Answers name the ID that served (`served.model`), when
+ * the request named an alias of it (`gpt-4o-mini`) too. `x-lantern-backend` names the candidate that answered.
  */
 export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }: RouteDeps) {
   const parse = chatParser(limits);
@@ -48,13 +51,13 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
 
     if (!stream) {
       const result = await engine.chat(model, request, { signal: c.req.raw.signal, clientBody, onServe });
-      if (result.serverBody) return served.label(c.json({ ...result.serverBody, model }));
+      if (result.serverBody) return served.label(c.json({ ...result.serverBody, model: served.model }));
       return served.label(
         c.json<ChatCompletion>({
           id,
           object: 'chat.completion',
           created,
-          model,
+          model: served.model,
           choices: result.choices.map((choice, index) => ({
             index,
             message: toMessage(choice),
@@ -72,7 +75,7 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
         id,
         object: 'chat.completion.chunk',
         created,
-        model,
+        model: served.model,
         system_fingerprint: served.fingerprint,
         choices,
       };
@@ -84,7 +87,7 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
         let passedThrough = false;
         const onServerChunk = (serverChunk: WireObject) => {
           passedThrough = true;
-          send({ ...serverChunk, model });
+          send({ ...serverChunk, model: served.model });
         };
         const opened = new Set<number>();
         const onEvent = (event: ChatEvent) => {
@@ -103,6 +106,8 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
           switch (event.type) {
             case 'delta':
               return delta({ content: event.text }, event.logprobs ? toLogprobs(event.logprobs) : null);
+            case 'reasoning':
+              return delta({ reasoning_content: event.text });
             case 'tool_call': {
               const open = opened.has(event.choice) ? {} : { role: 'assistant' as const, content: null };
               opened.add(event.choice);

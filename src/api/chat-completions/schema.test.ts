@@ -174,17 +174,32 @@ describe('chat request parsing', () => {
     expect(new Set([2 ** 53, 2 ** 60, 2 ** 63, -(2 ** 62), 2 ** 53 + 2].map(seedOf)).size).toBe(5);
   });
 
-  it('switches a thinking mode off unless the request asks for it', () => {
+  it("switches a thinking mode on or off as the request asks, and leaves it to the model's default otherwise", () => {
     expect(chat({}).request.thinking).toBeUndefined();
     expect(chat({ chat_template_kwargs: { enable_thinking: true } }).request.thinking).toBe(true);
-    expect(chat({ chat_template_kwargs: { enable_thinking: false } }).request.thinking).toBeUndefined();
+    expect(chat({ chat_template_kwargs: { enable_thinking: false } }).request.thinking).toBe(false);
     expect(chat({ chat_template_kwargs: { other: 1 } }).request.thinking).toBeUndefined();
     expect(chat({ reasoning_effort: 'medium' }).request.thinking).toBe(true);
-    expect(chat({ reasoning_effort: 'none' }).request.thinking).toBeUndefined();
-    expect(chat({ reasoning_effort: 'minimal' }).request.thinking).toBeUndefined();
+    expect(chat({ reasoning_effort: 'none' }).request.thinking).toBe(false);
+    expect(chat({ reasoning_effort: 'minimal' }).request.thinking).toBe(false);
+    expect(chat({ reasoning_effort: null }).request.thinking).toBeUndefined();
     // The template's own switch wins over the effort.
     const both = { reasoning_effort: 'high', chat_template_kwargs: { enable_thinking: false } };
-    expect(chat(both).request.thinking).toBeUndefined();
+    expect(chat(both).request.thinking).toBe(false);
+  });
+
+  it("takes an assistant message's thought back as reasoning_content or reasoning", () => {
+    const messages = (m: Record<string, unknown>) => [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', ...m },
+      { role: 'user', content: 'r' },
+    ];
+    expect(chat({ messages: messages({ content: 'a', reasoning_content: 't' }) }).request.messages[1]).toEqual({
+      role: 'assistant',
+      content: 'a',
+      reasoning: 't',
+    });
+    expect(chat({ messages: messages({ content: 'a', reasoning: 't2' }) }).request.messages[1]!.reasoning).toBe('t2');
   });
 
   it('accepts what clients commonly send and ignores it deliberately', () => {

@@ -22,6 +22,8 @@ const message = z.object({
   content: z.union([z.string(), z.array(textPart)]).nullish(),
   tool_calls: optional(z.array(toolCallSchema)),
   tool_call_id: optional(z.string()),
+  reasoning_content: optional(z.string()),
+  reasoning: optional(z.string()),
 });
 
 type ChatBody = z.output<ReturnType<typeof chatSchema>>;
@@ -81,8 +83,8 @@ function chatSchema(limits: Limits) {
     response_format: optional(responseFormat),
     logprobs: optional(z.boolean()),
     top_logprobs: optional(z.int().min(0).max(20)),
-    // A thinking mode is switched off unless asked for, in the forms OpenAI-compatible servers take: vLLM's and
-    // SGLang's template variables (other variables are ignored) and OpenAI's reasoning effort.
+    // A thinking mode is switched on or off in the forms OpenAI-compatible servers take: vLLM's and SGLang's template
+    // variables (other variables are ignored) and OpenAI's reasoning effort; neither: the model's default.
     chat_template_kwargs: optional(z.object({ enable_thinking: optional(z.boolean()) })),
     reasoning_effort: optional(z.enum(REASONING_EFFORTS)),
   });
@@ -110,7 +112,10 @@ export function chatParser(limits: Limits): (body: unknown) => ChatParams {
     if (maxTokens != null) request.maxTokens = maxTokens;
     // Without one, the limit on max_tokens bounds the answer too, not the model's context window (up to 131,072).
     else request.defaultMaxTokens = limits.maxTokens;
-    if (p.chat_template_kwargs?.enable_thinking ?? thinksAt(p.reasoning_effort)) request.thinking = true;
+    const thinking =
+      p.chat_template_kwargs?.enable_thinking ??
+      (p.reasoning_effort != null ? thinksAt(p.reasoning_effort) : undefined);
+    if (thinking !== undefined) request.thinking = thinking;
     if (p.logprobs === true) request.logprobs = p.top_logprobs ?? 0;
     const format = p.response_format;
     // No schema: any JSON value (`{}` is the schema every value matches).

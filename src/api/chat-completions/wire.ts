@@ -54,6 +54,11 @@ export interface ChatCompletion {
       role: 'assistant';
       content: string | null;
       refusal: null;
+      /**
+       * A reasoning model's thought, apart from its answer, as vLLM, llama.cpp's server and DeepSeek return it (the AI
+       * SDK and LangChain read it as reasoning); absent when the model did not think.
+       */
+      reasoning_content?: string;
       tool_calls?: ChatCompletionMessageToolCall[];
     };
     logprobs: ChoiceLogprobs | null;
@@ -73,7 +78,13 @@ export interface ChatCompletionChunk {
   system_fingerprint: string;
   choices: {
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ChatCompletionChunkToolCall[] };
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      /** A piece of the thought, before any `content` (as `message.reasoning_content`). */
+      reasoning_content?: string;
+      tool_calls?: ChatCompletionChunkToolCall[];
+    };
     logprobs: ChoiceLogprobs | null;
     finish_reason: ChatFinishReason | null;
   }[];

@@ -62,7 +62,7 @@ export function createCompletion({ engine, limits, now, ownedBy, errorBody }: Ro
       id,
       object: 'text_completion',
       created,
-      model,
+      model: served.model,
       system_fingerprint: served.fingerprint,
       choices,
     });

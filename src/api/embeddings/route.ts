@@ -8,7 +8,7 @@ import type { EmbeddingList } from './wire.ts';
 
 /**
  * `POST /v1/embeddings`. A remote candidate's answer (`result.serverBody`) is passed on as the server sent it, with
- * `model` set to the public ID, and each vector in the encoding the client asked for (a server that ignores
+ * `model` set to the public ID (the ID an alias such as `text-embedding-3-small` names), and each vector in the encoding the client asked for (a server that ignores
  * `encoding_format` still gives the SDK the base64 it asked for by default). `x-lantern-backend` names the candidate
  * that answered.
  */
@@ -31,13 +31,13 @@ export function createEmbeddings({ engine, limits, ownedBy }: RouteDeps) {
           ? item
           : { ...item, embedding: encode(result.embeddings[(item.index as number | undefined) ?? position]!) },
       );
-      return served.label(c.json({ ...result.serverBody, data, model: params.model }));
+      return served.label(c.json({ ...result.serverBody, data, model: served.model }));
     }
     return served.label(
       c.json<EmbeddingList>({
         object: 'list',
         data: result.embeddings.map((vector, index) => ({ object: 'embedding', index, embedding: encode(vector) })),
-        model: params.model,
+        model: served.model,
         usage: { prompt_tokens: result.usage.promptTokens, total_tokens: result.usage.promptTokens },
       }),
     );

@@ -12,7 +12,7 @@ const toModel = (card: ModelCard, ownedBy: string): Model => ({
   ...(card.servedBy !== undefined && { served_by: card.servedBy }),
 });
 
-/** `GET /v1/models`: the models this device can serve now. */
+/** `GET /v1/models`: the models this device can serve now, by their IDs (not their aliases). */
 export function listModels({ engine, ownedBy }: RouteDeps) {
   return async (c: Context<Env>) => {
     const cards = await engine.models();
@@ -20,11 +20,12 @@ export function listModels({ engine, ownedBy }: RouteDeps) {
   };
 }
 
-/** `GET /v1/models/{id}`: one model, or 404. */
+/** `GET /v1/models/{id}`: one model, by its ID or an alias (answered with its ID), or 404. */
 export function retrieveModel({ engine, ownedBy }: RouteDeps) {
   return async (c: Context<Env>) => {
     const id = c.req.param('id') ?? '';
-    const card = (await engine.models()).find((m) => m.id === id);
+    const cards = await engine.models();
+    const card = cards.find((m) => m.id === id) ?? cards.find((m) => m.aliases?.includes(id));
     if (!card) throw modelNotFound(id);
     return c.json<Model>(toModel(card, ownedBy));
   };

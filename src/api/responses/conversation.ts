@@ -24,9 +24,19 @@ export async function ownResponse(store: ResponseStore, owner: string, id: strin
 
 /** A response's output as input items of a continuation. */
 export function outputAsInput(item: ResponseOutputItem): ConversationItem {
-  return item.type === 'message'
-    ? { type: 'message', role: 'assistant', content: item.content.map((part) => part.text).join(''), id: item.id }
-    : { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments, id: item.id };
+  switch (item.type) {
+    case 'message':
+      return {
+        type: 'message',
+        role: 'assistant',
+        content: item.content.map((part) => part.text).join(''),
+        id: item.id,
+      };
+    case 'reasoning':
+      return { type: 'reasoning', text: item.content.map((part) => part.text).join(''), id: item.id };
+    case 'function_call':
+      return { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments, id: item.id };
+  }
 }
 
 /**
@@ -88,8 +98,20 @@ export function toChatMessages(instructions: string | null, items: ConversationI
   const messages: ChatMessage[] = instructions === null ? [] : [{ role: 'system', content: instructions }];
   /** Calls made and not yet answered. */
   let unanswered: string[] = [];
+  /** A thought not yet given to the assistant turn it came before. */
+  let thought: string | undefined;
   const param = (i: number) => (i >= offset ? `input[${i - offset}]` : 'previous_response_id');
+  /** A new assistant turn: the thought before it is its own. */
+  const assistant = (message: ChatMessage): ChatMessage => {
+    if (thought) message.reasoning = thought;
+    thought = undefined;
+    return message;
+  };
   items.forEach((item, i) => {
+    if (item.type === 'reasoning') {
+      thought = thought ? `${thought}\n${item.text}` : item.text;
+      return;
+    }
     if (item.type === 'function_call_output') {
       if (!unanswered.includes(item.call_id)) {
         throw invalidRequest(`No tool call found for function call output with call_id ${item.call_id}.`, param(i));
@@ -104,12 +126,13 @@ export function toChatMessages(instructions: string | null, items: ConversationI
       // Calls after the assistant's text, or after its other calls, are that turn's; after results, a new turn.
       if (last?.role === 'assistant') (last.toolCalls ??= []).push(call);
       else if (unanswered.length) throw noOutput(unanswered, param(i));
-      else messages.push({ role: 'assistant', content: '', toolCalls: [call] });
+      else messages.push(assistant({ role: 'assistant', content: '', toolCalls: [call] }));
       unanswered.push(item.call_id);
       return;
     }
     if (unanswered.length) throw noOutput(unanswered, param(i));
-    messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: item.content });
+    const message: ChatMessage = { role: item.role === 'developer' ? 'system' : item.role, content: item.content };
+    messages.push(item.role === 'assistant' ? assistant(message) : message);
   });
   if (unanswered.length) throw noOutput(unanswered, 'input');
   return messages;

@@ -7,6 +7,7 @@ import type {
   ResponseLogprob,
   ResponseOutputItem,
   ResponseOutputMessage,
+  ResponseReasoningItem,
   ResponseStreamEvent,
 } from './wire.ts';
 
@@ -31,8 +32,9 @@ const toDeltaLogprob = (t: ResponseLogprob): DeltaLogprob => ({
 });
 
 /**
- * A response's output, built from a generation as it runs: a message item of `output_text` opened at the first text,
- * a `function_call` item per call, each closed when the generation ends. Every step is told to `emit` as the events of
+ * A response's output, built from a generation as it runs: a `reasoning` item opened at the first text of a reasoning
+ * model's thought, a message item of `output_text` opened at the first text, a `function_call` item per call, each
+ * closed when the next begins or the generation ends. Every step is told to `emit` as the events of
  * a streamed response, in OpenAI's order (`output_item.added`, `content_part.added`, deltas, then `…done` events);
  * a non-streamed response runs the same steps and ignores them, so both have the same output.
  */
@@ -41,12 +43,27 @@ export class ResponseOutput {
   /** How the generation ended, once it has. */
   finishReason: FinishReason | null = null;
   readonly #emit: (event: UnsequencedEvent) => void;
+  /** Whether the thought is also given as its summary (the request's `reasoning.summary`). */
+  readonly #summary: boolean;
+  #reasoning: { item: ResponseReasoningItem; index: number } | undefined;
   #message: { item: ResponseOutputMessage; index: number } | undefined;
   /** The function call items, by the engine's index of the call in its choice. */
   readonly #calls = new Map<number, { item: ResponseFunctionToolCall; index: number }>();
 
-  constructor(emit: (event: UnsequencedEvent) => void = () => {}) {
+  constructor(emit: (event: UnsequencedEvent) => void = () => {}, { summary = false }: { summary?: boolean } = {}) {
     this.#emit = emit;
+    this.#summary = summary;
+  }
+
+  /** More of a reasoning model's thought: it comes before the answer, in an item of its own. */
+  addReasoning(delta: string): void {
+    const { item, index } = this.#openReasoning();
+    item.content[0]!.text += delta;
+    const at = { item_id: item.id, output_index: index };
+    this.#emit({ type: 'response.reasoning_text.delta', ...at, content_index: 0, delta });
+    if (!this.#summary) return;
+    item.summary[0]!.text += delta;
+    this.#emit({ type: 'response.reasoning_summary_text.delta', ...at, summary_index: 0, delta });
   }
 
   /** The text of every output_text part, joined: the response's `output_text`. */
@@ -58,6 +75,7 @@ export class ResponseOutput {
 
   /** New text of the reply, with the log probabilities of its tokens when they were asked for. */
   addText(delta: string, logprobs: GeneratedTokenLogprob[] = []): void {
+    this.#closeReasoning();
     const { item, index } = this.#openMessage();
     const part = item.content[0]!;
     const added = logprobs.map(toLogprob);
@@ -78,6 +96,7 @@ export class ResponseOutput {
    * message is closed first, as OpenAI's stream closes each item before the next begins.
    */
   addCall(call: number, name: string): void {
+    this.#closeReasoning();
     if (this.#message) this.#close(this.#message.item, this.#message.index, 'completed');
     const item: ResponseFunctionToolCall = {
       id: newId('fc_'),
@@ -106,7 +125,7 @@ export class ResponseOutput {
   finish(reason: FinishReason): void {
     this.finishReason = reason;
     const status: ItemStatus = reason === 'length' ? 'incomplete' : 'completed';
-    if (this.items.length === 0) this.#openMessage();
+    if (!this.items.some((item) => item.type !== 'reasoning')) this.#openMessage();
     this.items.forEach((item, index) => this.#close(item, index, status));
   }
 
@@ -114,7 +133,15 @@ export class ResponseOutput {
   #close(item: ResponseOutputItem, index: number, status: ItemStatus): void {
     if (item.status !== 'in_progress') return;
     item.status = status;
-    if (item.type === 'message') {
+    if (item.type === 'reasoning') {
+      const at = { item_id: item.id, output_index: index };
+      this.#emit({ type: 'response.reasoning_text.done', ...at, content_index: 0, text: item.content[0]!.text });
+      const summary = item.summary[0];
+      if (summary) {
+        this.#emit({ type: 'response.reasoning_summary_text.done', ...at, summary_index: 0, text: summary.text });
+        this.#emit({ type: 'response.reasoning_summary_part.done', ...at, summary_index: 0, part: { ...summary } });
+      }
+    } else if (item.type === 'message') {
       const part = item.content[0]!;
       const location = { item_id: item.id, output_index: index, content_index: 0 };
       this.#emit({
@@ -134,6 +161,37 @@ export class ResponseOutput {
       });
     }
     this.#emit({ type: 'response.output_item.done', output_index: index, item: structuredClone(item) });
+  }
+
+  /** The thought is over once the answer begins (the model writes nothing after it but the answer). */
+  #closeReasoning(): void {
+    if (this.#reasoning) this.#close(this.#reasoning.item, this.#reasoning.index, 'completed');
+  }
+
+  #openReasoning(): { item: ResponseReasoningItem; index: number } {
+    if (this.#reasoning) return this.#reasoning;
+    const item: ResponseReasoningItem = {
+      id: newId('rs_'),
+      type: 'reasoning',
+      summary: [],
+      content: [{ type: 'reasoning_text', text: '' }],
+      status: 'in_progress',
+    };
+    const index = this.items.push(item) - 1;
+    this.#reasoning = { item, index };
+    this.#emit({ type: 'response.output_item.added', output_index: index, item: structuredClone(item) });
+    if (this.#summary) {
+      const part = { type: 'summary_text' as const, text: '' };
+      item.summary.push(part);
+      this.#emit({
+        type: 'response.reasoning_summary_part.added',
+        item_id: item.id,
+        output_index: index,
+        summary_index: 0,
+        part: { ...part },
+      });
+    }
+    return this.#reasoning;
   }
 
   #openMessage(): { item: ResponseOutputMessage; index: number } {

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { EngineError, type ChatEvent, type ChatRequest, type ChatResult } from '../../engine/index.ts';
+import { EngineError, type ChatEvent, type ChatRequest, type ChatResult, type Serving } from '../../engine/index.ts';
 import { ApiError, type ErrorBody } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
@@ -30,7 +30,6 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
   return async (c: Context<Env>) => {
     const params = parse(await readJsonObject(c.req.raw, limits.maxBodyBytes));
     const served = new ServedBy(params.model, ownedBy);
-    const { onServe } = served;
     const owner = c.get('key').id;
     const conversation = await resolveConversation(responses, owner, params);
     // The request's own items come last in the conversation, after those of the response it continues.
@@ -38,6 +37,12 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
     const messages = toChatMessages(params.instructions, conversation, offset);
     const request: ChatRequest = { ...params.request, messages };
     const response = inProgress(newId('resp_'), Math.floor(now() / 1000), params);
+    // The response names the model ID that serves it, when the request named an alias of it (`gpt-4o-mini`) too.
+    const onServe = (serving: Serving) => {
+      served.onServe(serving);
+      response.model = served.model;
+    };
+    const summarised = params.settings.reasoning.summary !== null;
 
     /**
      * Completes the response from the generation's result, and keeps it when asked. One that could not be kept is
@@ -67,11 +72,12 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
     };
 
     if (!params.stream) {
-      const output = new ResponseOutput();
+      const output = new ResponseOutput(undefined, { summary: summarised });
       const result = await engine
         .chat(params.model, request, { signal: c.req.raw.signal, onServe })
         .catch(asInputError);
       const [choice] = result.choices;
+      if (choice!.reasoning !== undefined) output.addReasoning(choice!.reasoning);
       const calls = choice!.toolCalls ?? [];
       // A reply that only called functions has no message; one with text has it before its calls, as it was written.
       if (choice!.text || !calls.length) output.addText(choice!.text, choice!.logprobs);
@@ -92,7 +98,7 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
           const sequenced = { ...event, sequence_number: sequence++ } as ResponseStreamEvent;
           send(sequenced, sequenced.type);
         };
-        const output = new ResponseOutput(emit);
+        const output = new ResponseOutput(emit, { summary: summarised });
         const onEvent = (event: ChatEvent) => {
           // Sent with the first token, not up front: a request the engine refuses (a prompt over the context window)
           // still gets its own status code instead of a stream.
@@ -101,6 +107,7 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
             emit({ type: 'response.in_progress', response: structuredClone(response) });
           }
           if (event.type === 'delta') output.addText(event.text, event.logprobs);
+          else if (event.type === 'reasoning') output.addReasoning(event.text);
           else if (event.type === 'tool_call') output.addCall(event.index, event.name);
           else if (event.type === 'tool_arguments') output.addArguments(event.index, event.text);
           else output.finish(event.reason);

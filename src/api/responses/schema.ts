@@ -1,11 +1,11 @@
 import * as z from 'zod';
 import type { ChatRequest, JsonConstraint } from '../../engine/index.ts';
-import { samplingFields, thinksAt } from '../common-fields.ts';
+import { REASONING_EFFORTS, samplingFields, thinksAt } from '../common-fields.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Limits } from '../options.ts';
 import { optional, parse } from '../request-validation.ts';
 import { toConstraint, type ToolParamNamer } from '../tool-schemas.ts';
-import type { FunctionTool, ResponseFormat, ResponsesToolChoice } from './wire.ts';
+import type { FunctionTool, ReasoningSummary, ResponseFormat, ResponsesToolChoice } from './wire.ts';
 
 /*
  * The Responses API's request body (`POST /v1/responses`) and its conversion to what the route needs: the input items,
@@ -18,7 +18,9 @@ import type { FunctionTool, ResponseFormat, ResponsesToolChoice } from './wire.t
 export type ConversationItem =
   | { type: 'message'; role: 'user' | 'assistant' | 'system' | 'developer'; content: string; id?: string }
   | { type: 'function_call'; call_id: string; name: string; arguments: string; id?: string }
-  | { type: 'function_call_output'; call_id: string; output: string; id?: string };
+  | { type: 'function_call_output'; call_id: string; output: string; id?: string }
+  /** A reasoning model's thought, given back with the turn it came before (its text, or its summary's). */
+  | { type: 'reasoning'; text: string; id?: string };
 
 /** An input item as sent: a conversation item, or a reference to an item of a stored response. */
 export type InputItem = ConversationItem | { type: 'item_reference'; id: string };
@@ -40,7 +42,18 @@ const textPart = z.discriminatedUnion(
 const itemStatus = optional(z.enum(['in_progress', 'completed', 'incomplete']));
 
 const ITEM_TYPES =
-  'Supported input items: messages (`type: "message"`), `function_call`, `function_call_output` and `item_reference`.';
+  'Supported input items: messages (`type: "message"`), `function_call`, `function_call_output`, `reasoning` and ' +
+  '`item_reference`.';
+
+/** A reasoning item given back: its text parts, its summary parts; `encrypted_content` is OpenAI's own, not read. */
+const reasoningItem = z.object({
+  type: z.literal('reasoning'),
+  id: optional(z.string()),
+  summary: z.array(z.object({ type: z.literal('summary_text'), text: z.string() })),
+  content: optional(z.array(z.object({ type: z.literal('reasoning_text'), text: z.string() }))),
+  encrypted_content: optional(z.string()),
+  status: itemStatus,
+});
 
 const inputItem = z.preprocess(
   // `type` may be left out: a message is known by its role, a reference by its lone id.
@@ -73,6 +86,7 @@ const inputItem = z.preprocess(
         id: optional(z.string()),
         status: itemStatus,
       }),
+      reasoningItem,
       z.object({ type: z.literal('item_reference'), id: z.string().min(1) }),
     ],
     { error: (issue) => (issue.code === 'invalid_union' ? `Unsupported input item type. ${ITEM_TYPES}` : undefined) },
@@ -130,7 +144,14 @@ function responsesSchema(limits: Limits) {
     tool_choice: optional(toolChoice),
     parallel_tool_calls: optional(z.boolean()),
     text: optional(z.object({ format: optional(format), verbosity: optional(z.enum(['low', 'medium', 'high'])) })),
-    reasoning: optional(z.object({ effort: optional(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])) })),
+    reasoning: optional(
+      z.object({
+        effort: optional(z.enum(REASONING_EFFORTS)),
+        summary: optional(z.enum(['auto', 'concise', 'detailed'])),
+        // Its older name.
+        generate_summary: optional(z.enum(['auto', 'concise', 'detailed'])),
+      }),
+    ),
     include: optional(z.array(z.string())),
     top_logprobs: optional(z.int().min(0).max(20)),
     metadata: optional(z.record(z.string().max(64), z.string().max(512))),
@@ -159,7 +180,7 @@ export interface ResponsesParams {
     max_output_tokens: number | null;
     metadata: Record<string, string>;
     parallel_tool_calls: boolean;
-    reasoning: { effort: string | null; summary: null };
+    reasoning: { effort: string | null; summary: ReasoningSummary | null };
     temperature: number;
     top_p: number;
     text: { format: ResponseFormat; verbosity: 'low' | 'medium' | 'high' };
@@ -202,8 +223,10 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
     };
     if (p.max_output_tokens != null) request.maxTokens = p.max_output_tokens;
     else request.defaultMaxTokens = limits.maxTokens;
+    // Thinking on or off as the effort says; no effort: the model's default.
     const effort = p.reasoning?.effort;
-    if (thinksAt(effort)) request.thinking = true;
+    if (effort != null) request.thinking = thinksAt(effort);
+    const summary = p.reasoning?.summary ?? p.reasoning?.generate_summary ?? null;
     const f = p.text?.format;
     const textFormat: ResponseFormat =
       f?.type === 'json_schema'
@@ -241,6 +264,10 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
                   { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments },
                   item.id,
                 );
+              case 'reasoning': {
+                const parts = item.content?.length ? item.content : item.summary;
+                return withId({ type: 'reasoning', text: parts.map((part) => part.text).join('\n') }, item.id);
+              }
               case 'function_call_output':
                 return withId(
                   { type: 'function_call_output', call_id: item.call_id, output: text(item.output) },
@@ -261,7 +288,7 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
         max_output_tokens: p.max_output_tokens ?? null,
         metadata: p.metadata ?? {},
         parallel_tool_calls: p.parallel_tool_calls ?? true,
-        reasoning: { effort: effort ?? null, summary: null },
+        reasoning: { effort: effort ?? null, summary },
         temperature: request.temperature,
         top_p: request.topP,
         text: { format: textFormat, verbosity: p.text?.verbosity ?? 'medium' },

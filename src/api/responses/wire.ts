@@ -40,7 +40,22 @@ export interface ResponseFunctionToolCall {
   status: ItemStatus;
 }
 
-export type ResponseOutputItem = ResponseOutputMessage | ResponseFunctionToolCall;
+/**
+ * A reasoning model's thought: its text as `reasoning_text` content (as vLLM and open-weight reasoning models return
+ * it), and as its own summary when the request asked for one (`reasoning.summary`; no model summarises it here).
+ */
+export interface ResponseReasoningItem {
+  id: string;
+  type: 'reasoning';
+  summary: { type: 'summary_text'; text: string }[];
+  content: { type: 'reasoning_text'; text: string }[];
+  status: ItemStatus;
+}
+
+export type ResponseOutputItem = ResponseOutputMessage | ResponseFunctionToolCall | ResponseReasoningItem;
+
+/** `reasoning.summary`: the summary a request asks for, if any. */
+export type ReasoningSummary = 'auto' | 'concise' | 'detailed';
 
 /** A function tool as the request declared it (`tools[]`), echoed on the response. */
 export interface FunctionTool {
@@ -100,7 +115,7 @@ export interface Response {
   output_text: string;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
-  reasoning: { effort: string | null; summary: null };
+  reasoning: { effort: string | null; summary: ReasoningSummary | null };
   service_tier: 'default';
   /** Whether it is kept for retrieval: the request's `store`, or false when keeping it failed (see docs/responses.md). */
   store: boolean;
@@ -160,6 +175,35 @@ export type ResponseStreamEvent = Sequenced<
       logprobs: DeltaLogprob[];
     }
   | { type: 'response.function_call_arguments.delta'; item_id: string; output_index: number; delta: string }
+  | {
+      type: 'response.reasoning_text.delta';
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      delta: string;
+    }
+  | { type: 'response.reasoning_text.done'; item_id: string; output_index: number; content_index: number; text: string }
+  | {
+      type: 'response.reasoning_summary_part.added' | 'response.reasoning_summary_part.done';
+      item_id: string;
+      output_index: number;
+      summary_index: number;
+      part: { type: 'summary_text'; text: string };
+    }
+  | {
+      type: 'response.reasoning_summary_text.delta';
+      item_id: string;
+      output_index: number;
+      summary_index: number;
+      delta: string;
+    }
+  | {
+      type: 'response.reasoning_summary_text.done';
+      item_id: string;
+      output_index: number;
+      summary_index: number;
+      text: string;
+    }
   | {
       type: 'response.function_call_arguments.done';
       item_id: string;

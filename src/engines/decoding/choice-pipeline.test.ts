@@ -136,3 +136,40 @@ describe('ChoicePipeline', () => {
     ]);
   });
 });
+
+describe('ChoicePipeline with a thought', () => {
+  it('reports the thought as reasoning, and applies stop sequences and log probabilities to the answer only', () => {
+    const reply = '<think>\nStop here? No.\n</think>\n\nYes. Stop here.';
+    const { events, choice, pipeline } = run([...tokensOf(reply), END], { reasoning: true, stop: ['Stop'] });
+    expect(choice.reasoning).toBe('Stop here? No.');
+    expect(choice.text).toBe('Yes. ');
+    expect(choice.finishReason).toBe('stop');
+    // Reasoning comes before any text, and only the answer's tokens carry log probabilities.
+    const first = events.findIndex((e) => e.type === 'delta');
+    expect(events.slice(0, first).every((e) => e.type === 'reasoning')).toBe(true);
+    expect(choice.logprobs!.map((l) => l.token).join('')).toBe([...tokensOf('Yes. ')].map((b) => `#${b}`).join(''));
+    // Every token up to and including the thought's closing tag is a reasoning token.
+    expect(pipeline.reasoningTokens).toBe('<think>\nStop here? No.\n</think>'.length);
+  });
+
+  it('checks the constraint against the answer, not the thought', () => {
+    const constraint = { type: 'json' as const, schema: { type: 'object' } };
+    const reply = '<think>\nThe user wants JSON: {not json\n</think>\n\n{"a":1}';
+    const { choice } = run([...tokensOf(reply), END], { reasoning: true, constraint });
+    expect(choice).toMatchObject({
+      text: '{"a":1}',
+      reasoning: 'The user wants JSON: {not json',
+      finishReason: 'stop',
+    });
+  });
+
+  it('reads calls in the answer only', () => {
+    const calls = { syntax: HERMES, names: new Set(['get_weather']) };
+    const call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
+    const reply = `<think>\nI could write <tool_call> here.\n</think>\n\n${call}`;
+    const { choice } = run([...tokensOf(reply), END], { reasoning: true, calls });
+    expect(choice.reasoning).toBe('I could write <tool_call> here.');
+    expect(choice.toolCalls).toEqual([{ name: 'get_weather', arguments: '{"city": "Paris"}' }]);
+    expect(choice.finishReason).toBe('tool_calls');
+  });
+});

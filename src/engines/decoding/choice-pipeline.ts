@@ -10,6 +10,7 @@ import type { ToolPrompt } from '../tools/tool-prompt.ts';
 import { IncrementalDecoder } from './incremental-decoder.ts';
 import { invalidOutput, violation } from './output-constraint.ts';
 import { StopSequenceMatcher } from './stop-sequences.ts';
+import { ThoughtSplitter } from './thought-splitter.ts';
 
 export interface ChoicePipelineOptions {
   /** Receives the choice's events as they happen. */
@@ -31,6 +32,11 @@ export interface ChoicePipelineOptions {
   endTokens?: ReadonlySet<number>;
   /** For engines that feed token ids: the most tokens the choice may generate (its end token included). */
   maxTokens?: number;
+  /**
+   * The reply opens with a reasoning model's thought (`<think>…</think>`): it goes out as `reasoning` events, without
+   * its tags; stop sequences, calls, log probabilities and the constraint apply to the answer after it.
+   */
+  reasoning?: boolean;
 }
 
 /**
@@ -60,8 +66,11 @@ export class ChoicePipeline {
   readonly #pending: GeneratedTokenLogprob[] | undefined;
   /** The reply's text so far, without its calls, when no calls are read (the parser keeps it otherwise). */
   #text = '';
+  readonly #thought: ThoughtSplitter | undefined;
   /** Tokens fed so far. */
   tokens = 0;
+  /** Of `tokens`, those fed while the model was thinking (pieces of text, for engines that feed text). */
+  reasoningTokens = 0;
   /** Set when the choice has ended. */
   finishReason: FinishReason | null = null;
 
@@ -75,6 +84,7 @@ export class ChoicePipeline {
     this.#endTokens = options.endTokens ?? new Set();
     this.#maxTokens = options.maxTokens ?? Infinity;
     this.#pending = options.logprobs ? [] : undefined;
+    this.#thought = options.reasoning ? new ThoughtSplitter() : undefined;
   }
 
   /** The reply's text so far, calls excluded. */
@@ -98,8 +108,9 @@ export class ChoicePipeline {
       this.end('stop');
       return true;
     }
-    if (logprob) this.#pending?.push(logprob);
-    if (this.#emit(this.#stops.push(this.#decoder!.push(id)))) return true;
+    const answer = this.#answerOf(this.#decoder!.push(id));
+    if (logprob && this.#answering) this.#pending?.push(logprob);
+    if (this.#emit(this.#stops.push(answer))) return true;
     if (this.tokens < this.#maxTokens) return false;
     this.end('length');
     return true;
@@ -111,8 +122,9 @@ export class ChoicePipeline {
    */
   pushText(text: string, logprobs: readonly GeneratedTokenLogprob[] = []): boolean {
     if (this.finishReason) return true;
-    this.#pending?.push(...logprobs);
-    return this.#emit(this.#stops.push(text));
+    const answer = this.#answerOf(text);
+    if (this.#answering) this.#pending?.push(...logprobs);
+    return this.#emit(this.#stops.push(answer));
   }
 
   /**
@@ -121,11 +133,31 @@ export class ChoicePipeline {
    */
   end(reason: FinishReason): void {
     if (this.finishReason) return;
-    const tail = this.#stops.push(this.#decoder?.flush() ?? '');
+    const tail = this.#stops.push(this.#answerOf(this.#decoder?.flush() ?? '', true));
     this.#write(tail.text);
     if (tail.stopped) reason = 'stop';
     else this.#write(this.#stops.flush());
     this.#finish(reason);
+  }
+
+  /** Whether what is fed now is the answer's (log probabilities are listed for the answer's tokens only). */
+  get #answering(): boolean {
+    return this.#thought?.answering ?? true;
+  }
+
+  /**
+   * The answer's part of a piece of the reply: with a thought, what is thought goes out as `reasoning` and counts as a
+   * reasoning token (a piece fed while thinking, the one that closes the thought included). `last`: the reply is over.
+   */
+  #answerOf(piece: string, last = false): string {
+    const thought = this.#thought;
+    if (!thought) return piece;
+    if (!last && !thought.inAnswer) this.reasoningTokens += 1;
+    const split = thought.push(piece);
+    const more = last ? thought.flush() : '';
+    const text = split.thought + more;
+    if (text) this.#onEvent?.({ type: 'reasoning', choice: this.#choice, text });
+    return split.answer;
   }
 
   /** Writes what the stop matcher let through; true when the choice is over. */

@@ -66,13 +66,18 @@ export class GrammarCompiler {
    * use (then cached). When XGrammar fails under it, a failure of its grammar is a 400 naming the constraint's
    * parameter; one of an instance that another request broke meanwhile is tried once more on the fresh instance.
    */
-  async matchers(constraint: OutputConstraint, count: number, syntax: ToolCallSyntax = HERMES): Promise<GrammarMask[]> {
-    const key = grammarKey(constraint, syntax);
+  async matchers(
+    constraint: OutputConstraint,
+    count: number,
+    syntax: ToolCallSyntax = HERMES,
+    thinking = false,
+  ): Promise<GrammarMask[]> {
+    const key = grammarKey(constraint, syntax, thinking);
     const refused = this.#refused.get(key);
     if (refused) throw new EngineError(refused.kind, refused.message, { param: refused.param, cause: refused.cause });
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#matchers(constraint, count, syntax);
+        return await this.#matchers(constraint, count, syntax, thinking);
       } catch (error) {
         if (attempt === 1 && xgrammarFailure(error)?.blame === 'module') continue;
         throw this.#remember(key, grammarError(error, constraint));
@@ -89,11 +94,16 @@ export class GrammarCompiler {
     return error;
   }
 
-  async #matchers(constraint: OutputConstraint, count: number, syntax: ToolCallSyntax): Promise<GrammarMask[]> {
+  async #matchers(
+    constraint: OutputConstraint,
+    count: number,
+    syntax: ToolCallSyntax,
+    thinking: boolean,
+  ): Promise<GrammarMask[]> {
     const { xg, compiler, compiled } = await this.#current();
-    const key = grammarKey(constraint, syntax);
+    const key = grammarKey(constraint, syntax, thinking);
     const grammar = compiled.getOrCreate(key, async () => {
-      const spec = await constraintGrammar(constraint, syntax);
+      const spec = await constraintGrammar(constraint, syntax, { thinking });
       return 'ebnf' in spec ? compiler.compileGrammar(spec.ebnf) : compiler.compileStructuralTag(spec.structuralTag);
     });
     grammar.catch(() => compiled.delete(key));

@@ -47,21 +47,39 @@ const grammars = new BoundedCache<string, Promise<GrammarSpec>>(CACHE_SIZE);
  * between tokens, so that a model cannot loop on it); arguments are written as chat templates write them (`", "` and
  * `": "`), as models learned.
  */
-export function constraintGrammar(constraint: OutputConstraint, syntax: ToolCallSyntax = HERMES): Promise<GrammarSpec> {
-  const key = grammarKey(constraint, syntax);
+export function constraintGrammar(
+  constraint: OutputConstraint,
+  syntax: ToolCallSyntax = HERMES,
+  { thinking = false }: { thinking?: boolean } = {},
+): Promise<GrammarSpec> {
+  const key = grammarKey(constraint, syntax, thinking);
   const grammar = grammars.getOrCreate(key, async () => {
     checkConstraint(constraint);
-    return constraint.type === 'json'
-      ? { ebnf: jsonGrammar(constraint) }
-      : { structuralTag: toolStructuralTag(constraint, syntax) };
+    const spec: GrammarSpec =
+      constraint.type === 'json'
+        ? { ebnf: jsonGrammar(constraint) }
+        : { structuralTag: toolStructuralTag(constraint, syntax) };
+    return thinking ? afterThought(spec) : spec;
   });
   grammar.catch(() => grammars.delete(key));
   return grammar;
 }
 
-/** What a constraint's grammar is cached under, for a model of this call syntax. */
-export const grammarKey = (constraint: OutputConstraint, syntax: ToolCallSyntax) =>
-  `${syntax.family}:${JSON.stringify(constraint)}`;
+/**
+ * A grammar that lets a reasoning model think first: its thought is free text inside `<think>…</think>` (as Qwen3
+ * writes it), then the blank line it writes, then what the constraint allows. The thought is not constrained, as the
+ * OpenAI API applies structured outputs and tools to the answer only.
+ */
+function afterThought(spec: GrammarSpec): GrammarSpec {
+  const answer = 'ebnf' in spec ? { type: 'grammar', grammar: spec.ebnf } : spec.structuralTag.format;
+  const thought = { type: 'tag', begin: '<think>', content: { type: 'any_text' }, end: '</think>' };
+  const format = { type: 'sequence', elements: [thought, { type: 'const_string', value: '\n\n' }, answer] };
+  return { structuralTag: { type: 'structural_tag', format } };
+}
+
+/** What a constraint's grammar is cached under, for a model of this call syntax (thinking first or not). */
+export const grammarKey = (constraint: OutputConstraint, syntax: ToolCallSyntax, thinking = false) =>
+  `${thinking ? 'think:' : ''}${syntax.family}:${JSON.stringify(constraint)}`;
 
 const jsonGrammar = (constraint: JsonConstraint) =>
   schemaGrammar(constraint.schema ?? ANY_OBJECT, COMPACT, jsonParam(constraint));

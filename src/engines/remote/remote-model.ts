@@ -18,6 +18,7 @@ import {
   functionCalls,
   isObject,
   logprobsOf,
+  reasoningOf,
   textOf,
   typedChatBody,
 } from './wire-translation.ts';
@@ -125,7 +126,12 @@ export class RemoteModel {
 function usageOf(value: unknown): ChatResult['usage'] {
   const usage = isObject(value) ? value : {};
   const count = (n: unknown) => (typeof n === 'number' ? n : 0);
-  return { promptTokens: count(usage.prompt_tokens), completionTokens: count(usage.completion_tokens) };
+  const details = isObject(usage.completion_tokens_details) ? usage.completion_tokens_details : {};
+  return {
+    promptTokens: count(usage.prompt_tokens),
+    completionTokens: count(usage.completion_tokens),
+    ...(typeof details.reasoning_tokens === 'number' && { reasoningTokens: details.reasoning_tokens }),
+  };
 }
 
 /** A JSON completion as a typed result (text, finish reason and usage; the rest stays in `serverBody`). */
@@ -133,8 +139,10 @@ function resultOf(completion: WireObject): ChatResult {
   const choices = (completion.choices as unknown[]).filter(isObject).map((choice) => {
     const logprobs = logprobsOf(choice.logprobs);
     const toolCalls = functionCalls(choice.message);
+    const reasoning = reasoningOf(choice, 'message');
     return {
       text: textOf(choice, 'message'),
+      ...(reasoning !== undefined && { reasoning }),
       finishReason: finishReason(choice.finish_reason),
       ...(logprobs && { logprobs }),
       ...(toolCalls.length && { toolCalls }),
@@ -150,6 +158,8 @@ function chunkEvents(chunk: WireObject): ChatEvent[] {
     const index = typeof choice.index === 'number' ? choice.index : 0;
     const text = textOf(choice, 'delta');
     const logprobs = logprobsOf(choice.logprobs);
+    const thought = reasoningOf(choice, 'delta');
+    if (thought) events.push({ type: 'reasoning', choice: index, text: thought });
     if (text || logprobs?.length) events.push({ type: 'delta', choice: index, text, ...(logprobs && { logprobs }) });
     for (const part of callParts(choice.delta)) {
       if (part.name !== undefined)

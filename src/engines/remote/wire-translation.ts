@@ -40,6 +40,9 @@ export function typedChatBody(model: string, request: ChatRequest, stream: boole
     ...(request.maxTokens !== undefined && { max_tokens: request.maxTokens }),
     ...(request.seed !== undefined && { seed: request.seed }),
     ...(request.logitBias && { logit_bias: request.logitBias }),
+    // The thinking switch of vLLM, SGLang and llama.cpp's server (OpenAI's own `reasoning_effort` is refused by its
+    // models that do not reason).
+    ...(request.thinking !== undefined && !raw && { chat_template_kwargs: { enable_thinking: request.thinking } }),
     ...(format && !raw && { response_format: responseFormat(format) }),
     ...(request.logprobs !== undefined &&
       (raw ? { logprobs: request.logprobs } : { logprobs: true, top_logprobs: request.logprobs })),
@@ -102,9 +105,20 @@ export function textOf(choice: WireObject, key: 'message' | 'delta'): string {
   return typeof part.content === 'string' ? part.content : '';
 }
 
-/** A turn as the wire has it: an assistant's calls under `tool_calls` (no text: null), a result under its call's id. */
+/** A reasoning model's thought in a message or delta, as servers return it: `reasoning_content`, or `reasoning`. */
+export function reasoningOf(choice: WireObject, key: 'message' | 'delta'): string | undefined {
+  const part = isObject(choice[key]) ? choice[key] : {};
+  const thought = part.reasoning_content ?? part.reasoning;
+  return typeof thought === 'string' ? thought : undefined;
+}
+
+/**
+ * A turn as the wire has it: an assistant's calls under `tool_calls` (no text: null), a result under its call's id,
+ * an assistant's thought as `reasoning_content`.
+ */
 function wireMessage(m: ChatMessage): WireObject {
   if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.toolCallId ?? '' };
+  if (m.reasoning) return { ...wireMessage({ ...m, reasoning: undefined }), reasoning_content: m.reasoning };
   if (!m.toolCalls?.length) return { role: m.role, content: m.content };
   const calls = m.toolCalls.map(({ id, name, arguments: args }) => ({
     id,

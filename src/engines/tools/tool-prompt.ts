@@ -14,6 +14,8 @@ export interface TemplateMessage {
   content: string;
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: unknown } }[];
   tool_call_id?: string;
+  /** An assistant turn's thought, as templates of reasoning models take it (Qwen3's, DeepSeek-R1's). */
+  reasoning_content?: string;
 }
 
 /** What a model is given and how its reply is read, for one request. */
@@ -64,14 +66,20 @@ function templateTool({ name, description, parameters }: ToolDefinition): Templa
 export function templateMessages(messages: ChatMessage[], syntax: ToolCallSyntax): TemplateMessage[] {
   return messages.flatMap((m): TemplateMessage[] => {
     if (m.role === 'tool') return [{ role: 'tool', content: m.content, tool_call_id: m.toolCallId ?? '' }];
-    if (m.role !== 'assistant' || !m.toolCalls?.length) return [{ role: m.role, content: m.content }];
+    const thought = m.role === 'assistant' && m.reasoning ? { reasoning_content: m.reasoning } : {};
+    if (m.role !== 'assistant' || !m.toolCalls?.length) return [{ role: m.role, content: m.content, ...thought }];
     const calls = m.toolCalls.map((call) => ({
       id: call.id,
       type: 'function' as const,
       function: { name: call.name, arguments: argumentsObject(call.arguments) },
     }));
-    if (syntax.parallel) return [{ role: 'assistant', content: m.content, tool_calls: calls }];
-    return calls.map((call, i) => ({ role: 'assistant', content: i === 0 ? m.content : '', tool_calls: [call] }));
+    if (syntax.parallel) return [{ role: 'assistant', content: m.content, tool_calls: calls, ...thought }];
+    return calls.map((call, i) => ({
+      role: 'assistant',
+      content: i === 0 ? m.content : '',
+      tool_calls: [call],
+      ...(i === 0 && thought),
+    }));
   });
 }
 

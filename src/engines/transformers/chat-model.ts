@@ -38,6 +38,8 @@ import { PrefixReuse } from './prefix-reuse.ts';
 export interface ChatModelOptions extends TransformersLoadOptions {
   /** Bytes of keys and values kept between requests for prefix reuse (default 256 MiB; 0 turns reuse off). */
   prefixCacheBytes?: number | undefined;
+  /** The longest context (prompt plus reply) to accept, in tokens, where shorter than the model's own (its candidate's). */
+  contextWindow?: number | undefined;
 }
 
 /**
@@ -58,29 +60,38 @@ export class TransformersChatModel {
   readonly #eos: ReadonlySet<number>;
   /** How tools reach this model: through its own chat template when it renders them, else the generic format. */
   readonly #toolFormat: ToolFormat;
+  /** Whether the model has a thinking mode: its template switches it (`enable_thinking`) or writes `<think>`. */
+  readonly #thinks: boolean;
   readonly #prefixes: PrefixReuse;
   #grammars: Promise<GrammarCompiler> | undefined;
   #words: TokenText | undefined;
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
-  private constructor(tokenizer: PreTrainedTokenizer, model: PreTrainedModel, prefixCacheBytes?: number) {
+  private constructor(
+    tokenizer: PreTrainedTokenizer,
+    model: PreTrainedModel,
+    prefixCacheBytes?: number,
+    contextWindow = Infinity,
+  ) {
     this.#tokenizer = tokenizer;
     this.#model = model;
     this.#prefixes = new PrefixReuse(prefixCacheBytes);
     const config = model.config as { max_position_embeddings?: number };
-    this.contextLength = config.max_position_embeddings ?? tokenizer.model_max_length;
+    this.contextLength = Math.min(config.max_position_embeddings ?? tokenizer.model_max_length, contextWindow);
     const generationEos = (model as { generation_config?: { eos_token_id?: number | number[] | null } })
       .generation_config?.eos_token_id;
     const eos = [generationEos ?? [], tokenizer.eos_token_id ?? []].flat();
     this.#eos = new Set(eos.map(Number));
-    this.#toolFormat = toolFormatOf(templateFor(tokenizer));
+    const template = templateFor(tokenizer);
+    this.#toolFormat = toolFormatOf(template);
+    this.#thinks = template !== undefined && THINKING_TEMPLATE.test(template);
   }
 
   /** Loads tokenizer and model (from a hub ID, a folder path or a URL) in parallel. */
   static async load(source: string, options: ChatModelOptions): Promise<TransformersChatModel> {
     const [tokenizer, model] = await loadPretrained(source, AutoModelForCausalLM, options);
-    return new TransformersChatModel(tokenizer, model, options.prefixCacheBytes);
+    return new TransformersChatModel(tokenizer, model, options.prefixCacheBytes, options.contextWindow);
   }
 
   /**
@@ -116,7 +127,9 @@ export class TransformersChatModel {
     throwIfAborted(signal);
     const raw = request.prompt !== undefined;
     const tools = toolPrompt(request, this.#toolFormat);
-    const prompt = raw ? this.encodeText(request.prompt!) : this.encodePrompt(tools, request.thinking === true);
+    // A raw prompt has no template to think in.
+    const thinking = this.#thinks && request.thinking === true && !raw;
+    const prompt = raw ? this.encodeText(request.prompt!) : this.encodePrompt(tools, thinking);
     const promptTokens = prompt.input_ids.dims.at(-1)!;
     // A prompt that is no token at all (blank text on a tokenizer that adds no BOS) gives the model nothing to continue.
     if (promptTokens === 0) throw new EngineError('invalid_request', 'The prompt is empty.', { param: 'prompt' });
@@ -140,7 +153,7 @@ export class TransformersChatModel {
       ids.length ? this.#tokenizer.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }) : '';
     const { constraint } = request;
     const grammars = constraint
-      ? await (await this.#grammarCompiler()).matchers(constraint, request.n, this.#toolFormat.syntax)
+      ? await (await this.#grammarCompiler()).matchers(constraint, request.n, this.#toolFormat.syntax, thinking)
       : undefined;
     const logprobs = request.logprobs === undefined ? undefined : { top: request.logprobs, words: this.#tokenText() };
     const results = new ChatResultBuilder({ choices: request.n, logprobs: logprobs !== undefined });
@@ -158,6 +171,7 @@ export class TransformersChatModel {
         decode,
         endTokens: this.#eos,
         maxTokens: maxNewTokens,
+        reasoning: thinking,
       }),
       counts: new Map<number, number>(),
       grammar: grammars?.[index],
@@ -215,6 +229,7 @@ export class TransformersChatModel {
     return results.result({
       promptTokens,
       completionTokens: choices.reduce((sum, c) => sum + c.pipeline.tokens, 0),
+      ...(thinking && { reasoningTokens: choices.reduce((sum, c) => sum + c.pipeline.reasoningTokens, 0) }),
       ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
     });
   }
@@ -242,6 +257,9 @@ export class TransformersChatModel {
     return this.#words;
   }
 }
+
+/** A template with a thinking mode: Qwen3's switch, or the `<think>` tag that DeepSeek-R1's and others write. */
+const THINKING_TEMPLATE = /enable_thinking|<think>/;
 
 /** The chat template used when tools are given (a tokenizer may name one `tool_use`), if it has one. */
 function templateFor(tokenizer: PreTrainedTokenizer): string | undefined {
