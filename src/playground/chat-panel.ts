@@ -17,6 +17,8 @@ interface Reply {
   checks?: ({ valid: boolean; message: string } | undefined)[];
   /** The tool calls of each choice. */
   toolCalls: ToolCallView[][];
+  /** A reasoning model's thought before each choice's answer (`reasoning_content`). */
+  thoughts: string[];
 }
 
 type Turn =
@@ -47,6 +49,13 @@ export class ChatPanel extends LitElement {
       summary {
         cursor: pointer;
         font-weight: 600;
+      }
+      details.thought {
+        color: var(--muted);
+        margin: 0.25rem 0;
+      }
+      details.thought summary {
+        font-weight: 400;
       }
       summary .state {
         font-weight: 400;
@@ -218,6 +227,16 @@ export class ChatPanel extends LitElement {
             <label for="stop">Stop sequences</label>
             <input id="stop" placeholder="comma, separated" />
           </div>
+          <div>
+            <label for="reasoning-effort">Reasoning</label>
+            <select id="reasoning-effort">
+              <option value="">model's default</option>
+              <option value="none">off (none)</option>
+              <option value="low">low</option>
+              <option value="medium">medium</option>
+              <option value="high">high</option>
+            </select>
+          </div>
         </div>
       </div>
     </details>`;
@@ -253,12 +272,14 @@ export class ChatPanel extends LitElement {
                 (text, i) =>
                   html`<section class="choice" aria-label=${`Choice ${i + 1}`}>
                     <h3>Choice ${i + 1}</h3>
+                    ${this.#renderThought(reply.thoughts[i])}
                     <p class="reply ${reply.checks ? 'json' : ''}">${text}</p>
                     ${this.#renderCheck(reply.checks?.[i])}
                   </section>`,
               )}
             </div>`
-          : html`<p class="reply ${reply.checks ? 'json' : ''}">${reply.choices[0] ?? ''}</p>
+          : html`${this.#renderThought(reply.thoughts[0])}
+              <p class="reply ${reply.checks ? 'json' : ''}">${reply.choices[0] ?? ''}</p>
               ${this.#renderCheck(reply.checks?.[0])}`
       }
       ${
@@ -278,6 +299,15 @@ export class ChatPanel extends LitElement {
         ${reply.done && reply.finishReasons[0] ? html`<span>finish: ${reply.finishReasons.join(', ')}</span>` : nothing}
       </p>
     </li>`;
+  }
+
+  /** A reasoning model's thought, folded above its answer. */
+  #renderThought(thought: string | undefined) {
+    if (!thought) return nothing;
+    return html`<details class="thought">
+      <summary>Thought</summary>
+      <p>${thought}</p>
+    </details>`;
   }
 
   /** The structured-output editor, folded; its summary says which mode is on. */
@@ -442,13 +472,15 @@ export class ChatPanel extends LitElement {
       if (turn.role === 'user') return { role: 'user', content: turn.content };
       if (turn.role === 'tool') return { role: 'tool', tool_call_id: turn.call.id, content: turn.content };
       const calls = turn.reply.toolCalls[0] ?? [];
-      if (!calls.length) return { role: 'assistant', content: turn.reply.choices[0] ?? '' };
+      // The thought goes back too, as reasoning servers take it: the model's template decides whether it sees it.
+      const thought = turn.reply.thoughts[0] ? { reasoning_content: turn.reply.thoughts[0] } : {};
+      if (!calls.length) return { role: 'assistant', content: turn.reply.choices[0] ?? '', ...thought };
       const toolCalls = calls.map((c) => ({
         id: c.id,
         type: 'function' as const,
         function: { name: c.name, arguments: c.arguments },
       }));
-      return { role: 'assistant', content: turn.reply.choices[0] || null, tool_calls: toolCalls };
+      return { role: 'assistant', content: turn.reply.choices[0] || null, tool_calls: toolCalls, ...thought };
     });
     return system ? [{ role: 'system', content: system }, ...history] : history;
   }
@@ -467,6 +499,7 @@ export class ChatPanel extends LitElement {
       n: number('n'),
       seed: number('seed'),
       ...(stop.length && { stop }),
+      ...(this.#value('reasoning-effort') && { reasoning_effort: this.#value('reasoning-effort') as 'none' }),
       ...(this.mode !== 'text' && { response_format: responseFormat(this.mode, this.#value('schema')) }),
       ...(this.useTools && {
         tools: parseTools(this.#value('tools')),
@@ -478,7 +511,7 @@ export class ChatPanel extends LitElement {
 
   async #reply() {
     if (!this.client) return;
-    const reply: Reply = { choices: [], finishReasons: [], toolCalls: [], done: false };
+    const reply: Reply = { choices: [], finishReasons: [], toolCalls: [], thoughts: [], done: false };
     const messages = this.#messages();
     const [mode, schemaText] = [this.mode, this.#value('schema')];
     this.turns = [...this.turns, { role: 'assistant', reply }];
@@ -496,7 +529,10 @@ export class ChatPanel extends LitElement {
       for await (const chunk of stream) {
         for (const choice of chunk.choices) {
           const text = choice.delta.content ?? '';
-          if (text && firstAt === undefined) {
+          // Reasoning servers' field, which the SDK's types do not declare.
+          const thought = (choice.delta as { reasoning_content?: string }).reasoning_content ?? '';
+          if (thought) reply.thoughts[choice.index] = (reply.thoughts[choice.index] ?? '') + thought;
+          if ((text || thought) && firstAt === undefined) {
             firstAt = performance.now();
             reply.firstTokenMs = Math.round(firstAt - sent);
           }
