@@ -55,6 +55,7 @@ export const DEFAULT_LOADERS: ModelLoaders = {
     return TransformersChatModel.load(candidate.model, {
       ...transformersOptions(candidate, context),
       prefixCacheBytes: candidate.prefixCacheBytes,
+      contextWindow: candidate.contextWindow,
     });
   },
   async embeddings(candidate, context) {

@@ -45,14 +45,34 @@ export interface TransformersCandidate extends GPUNeeds {
    * position embeddings allow (sentence-transformers' `max_seq_length`). Longer inputs are refused, never truncated.
    */
   maxInputTokens?: number;
+  /**
+   * Chat models: the longest context, prompt plus reply, in tokens, that this candidate accepts. It caps the model
+   * configuration's `max_position_embeddings` (Qwen3's 40,960 would take keys and values no browser holds); a prompt
+   * and `max_tokens` over it are refused (400 `context_length_exceeded`). Default: the model's own. Candidates of one
+   * model, dtype and device (one `candidateKey`) share one loaded copy, with the window of the first that loaded: give
+   * them the same.
+   */
+  contextWindow?: number;
 }
 
 /** A model run by web-llm (WebGPU only), named by its web-llm model ID. */
 export interface WebLLMCandidate extends GPUNeeds {
   engine: 'web-llm';
-  /** A model ID of web-llm's prebuilt list, e.g. `SmolLM2-360M-Instruct-q4f16_1-MLC`. */
+  /** A model ID of web-llm's prebuilt list, e.g. `Qwen3-0.6B-q4f16_1-MLC`. */
   model: string;
   downloadBytes?: number;
+  /**
+   * The longest context, prompt plus reply, in tokens, that this candidate accepts. web-llm is given it as
+   * `context_window_size` (its prebuilt models default to 4,096) and allocates the keys and values of that many tokens
+   * when it loads the model, so it costs GPU memory whether used or not (see `gpuMemoryBytes`).
+   */
+  contextWindow?: number;
+  /**
+   * The GPU memory the model takes once loaded, in bytes, at its `contextWindow`: web-llm's own `vram_required_MB`
+   * (given for its 4,096-token default) plus the keys and values of the tokens past it. WebGPU does not say how much
+   * memory an adapter has, so nothing is skipped for it: it is what docs/models.md quotes.
+   */
+  gpuMemoryBytes?: number;
 }
 
 /**

@@ -38,7 +38,7 @@ import { PrefixReuse } from './prefix-reuse.ts';
 export interface ChatModelOptions extends TransformersLoadOptions {
   /** Bytes of keys and values kept between requests for prefix reuse (default 256 MiB; 0 turns reuse off). */
   prefixCacheBytes?: number | undefined;
-  /** The longest context (prompt plus reply) to accept, in tokens, where shorter than the model's own (its candidate's). */
+  /** The longest context (prompt plus reply) to accept, in tokens, where shorter than the model's own. */
   contextWindow?: number | undefined;
 }
 
