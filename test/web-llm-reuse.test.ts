@@ -13,7 +13,13 @@ import { sdkClient } from './support/lantern.ts';
 async function lantern() {
   const create = fakeCreate();
   const engine = createEngine({
-    profile: { chat: { task: 'chat', created: 0, candidates: [{ engine: 'web-llm', model: 'Tiny-q4f32_1-MLC' }] } },
+    profile: {
+      chat: {
+        task: 'chat',
+        created: 0,
+        candidates: [{ engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f32_1-MLC' }],
+      },
+    },
     device: { webgpu: true, shaderF16: false },
     loaders: {
       chat: (candidate, context) => WebLLMChatModel.load(candidate as never, { ...context, create }),

@@ -9,8 +9,8 @@ import { chatRequest } from '../../test/support/chat-request.ts';
 
 const request = chatRequest();
 
-const f16: ModelCandidate = { engine: 'web-llm', model: 'Tiny-q4f16_1-MLC' };
-const f32: ModelCandidate = { engine: 'web-llm', model: 'Tiny-q4f32_1-MLC' };
+const f16: ModelCandidate = { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f16_1-MLC' };
+const f32: ModelCandidate = { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f32_1-MLC' };
 const gpu: ModelCandidate = { engine: 'transformers', model: 'org/tiny', dtype: 'q4', device: 'webgpu' };
 const cpu: ModelCandidate = { engine: 'transformers', model: 'org/tiny', dtype: 'q4', device: 'cpu' };
 
@@ -57,18 +57,18 @@ const answer = async (engine: ReturnType<typeof createEngine>, id = 'chat') =>
 describe('createEngine', () => {
   it('runs the first candidate the device can run', async () => {
     expect(await answer(createEngine({ profile, device: { webgpu: true, shaderF16: true }, loaders: loaders() }))).toBe(
-      'web-llm:Tiny-q4f16_1-MLC',
+      'web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC',
     );
     expect(
       await answer(createEngine({ profile, device: { webgpu: true, shaderF16: false }, loaders: loaders() })),
-    ).toBe('web-llm:Tiny-q4f32_1-MLC');
+    ).toBe('web-llm:SmolLM2-360M-Instruct-q4f32_1-MLC');
     expect(await answer(createEngine({ profile, loaders: loaders() }))).toBe('transformers:org/tiny@q4/cpu');
   });
 
   it('falls back along the chain in-process when a candidate fails to load, reporting each failure and the model ready', async () => {
     const fallback = loaders({
-      'web-llm:Tiny-q4f16_1-MLC': webLLMError('ShaderF16SupportError'),
-      'web-llm:Tiny-q4f32_1-MLC': webLLMError('WebGPUNotAvailableError'),
+      'web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC': webLLMError('ShaderF16SupportError'),
+      'web-llm:SmolLM2-360M-Instruct-q4f32_1-MLC': webLLMError('WebGPUNotAvailableError'),
     });
     const progress: LoadProgress[] = [];
     const engine = createEngine({
@@ -79,13 +79,23 @@ describe('createEngine', () => {
     });
     expect(await answer(engine)).toBe('transformers:org/tiny@q4/webgpu');
     expect(fallback.loads).toEqual([
-      'web-llm:Tiny-q4f16_1-MLC',
-      'web-llm:Tiny-q4f32_1-MLC',
+      'web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC',
+      'web-llm:SmolLM2-360M-Instruct-q4f32_1-MLC',
       'transformers:org/tiny@q4/webgpu',
     ]);
     expect(progress.filter((p) => p.status === 'ready' || p.status === 'failed')).toEqual([
-      { status: 'failed', model: 'chat', candidate: 'web-llm:Tiny-q4f16_1-MLC', reason: expect.any(String) },
-      { status: 'failed', model: 'chat', candidate: 'web-llm:Tiny-q4f32_1-MLC', reason: expect.any(String) },
+      {
+        status: 'failed',
+        model: 'chat',
+        candidate: 'web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC',
+        reason: expect.any(String),
+      },
+      {
+        status: 'failed',
+        model: 'chat',
+        candidate: 'web-llm:SmolLM2-360M-Instruct-q4f32_1-MLC',
+        reason: expect.any(String),
+      },
       { status: 'ready', model: 'chat', resolved: 'transformers:org/tiny@q4/webgpu' },
     ]);
     // Resolved once: later requests go straight to the loaded model.

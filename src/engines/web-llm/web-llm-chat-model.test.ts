@@ -2,10 +2,11 @@ import type { ChatCompletionChunk, ChatCompletionRequestStreaming } from '@mlc-a
 import { describe, expect, it } from 'vitest';
 import {
   EMPTY_THINKING_BLOCK,
-  FakeWebLLM,
   fakeCreate,
-  fakeTokens,
+  fakeEngine,
+  type FakeWebLLM,
   webLLMError,
+  type FakeCreateOptions,
 } from '../../../test/support/fake-web-llm.ts';
 import type { ChatEvent, ChatMessage, ChatRequest, LoadProgress } from '../../engine/index.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
@@ -26,8 +27,8 @@ const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
   ...overrides,
 });
 
-async function loaded() {
-  const create = fakeCreate();
+async function loaded(options: FakeCreateOptions = {}) {
+  const create = fakeCreate(options);
   const progress: LoadProgress[] = [];
   const model = await WebLLMChatModel.load(candidate, {
     id: 'crimson-falcon-4',
@@ -40,10 +41,9 @@ async function loaded() {
 describe('WebLLMChatModel', () => {
   it('reports loading progress under the public ID', async () => {
     const { progress } = await loaded();
-    expect(progress).toEqual([
-      { status: 'progress_total', model: 'crimson-falcon-4', progress: 50, loaded: 500, total: 1000 },
-      { status: 'progress_total', model: 'crimson-falcon-4', progress: 100, loaded: 1000, total: 1000 },
-    ]);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.every((p) => p.model === 'crimson-falcon-4')).toBe(true);
+    expect(progress.at(-1)).toMatchObject({ status: 'progress_total', progress: 100 });
   });
 
   it('translates the request into web-llm terms, one streamed request per choice', () => {
@@ -71,7 +71,7 @@ describe('WebLLMChatModel', () => {
   });
 
   it('streams every token as an event and translates the answer back, usage included', async () => {
-    const { model } = await loaded();
+    const { model, fake } = await loaded();
     const events: ChatEvent[] = [];
     const result = await model.generate(request({ seed: 1 }), { onEvent: (e) => events.push(e) });
     expect(events.filter((e) => e.type === 'delta')).toHaveLength(10);
@@ -79,8 +79,8 @@ describe('WebLLMChatModel', () => {
     expect(result.choices).toEqual([
       { text: Array.from({ length: 10 }, (_, i) => `t${i}1 `).join(''), finishReason: 'stop' },
     ]);
-    // Ten tokens of text and the end-of-reply token, as web-llm counts them.
-    expect(result.usage).toEqual({ promptTokens: 4, completionTokens: 11 });
+    // The prompt as web-llm counts it; ten tokens of text and the end-of-reply token, as web-llm counts them.
+    expect(result.usage).toEqual({ promptTokens: fake.prefills[0]!.tokens, completionTokens: 11 });
   });
 
   it('generates n choices one after the other, seeded seed + i, counting the prompt once', async () => {
@@ -93,12 +93,13 @@ describe('WebLLMChatModel', () => {
       { text: 't011 t111 ', finishReason: 'length' },
       { text: 't012 t112 ', finishReason: 'length' },
     ]);
-    expect(result.usage).toEqual({ promptTokens: 4, completionTokens: 6 });
+    expect(result.usage).toEqual({ promptTokens: fake.prefills[0]!.tokens, completionTokens: 6 });
   });
 
   it('cuts at a stop sequence split across tokens, without leaking it, counting the prompt, and releases web-llm', async () => {
-    const { model, fake } = await loaded();
-    fake.reply = () => ['The ', 'answer', ' is', ' 4', '2.\n', '\nUs', 'er:', ' more', ' text'];
+    const words = ['The ', 'answer', ' is', ' 4', '2.\n', '\nUs', 'er:', ' more', ' text'];
+    const { model, fake } = await loaded({ words });
+    fake.reply = () => words;
     const deltas: string[] = [];
     const result = await model.generate(request({ stop: ['\n\nUser:'] }), {
       onEvent: (e) => e.type === 'delta' && deltas.push(e.text),
@@ -107,7 +108,7 @@ describe('WebLLMChatModel', () => {
     expect(deltas.join('')).toBe('The answer is 42.');
     expect(fake.tokensGenerated).toBe(7); // no token generated after the stop sequence matched
     // The prompt's tokens come from web-llm's usage chunk, which the interrupted stream still ends with.
-    expect(result.usage).toEqual({ promptTokens: 4, completionTokens: 7 });
+    expect(result.usage).toEqual({ promptTokens: fake.prefills[0]!.tokens, completionTokens: 7 });
     expect(fake.locked).toBe(false);
     // The interrupt ended that generation only.
     fake.reply = () => ['whole', ' reply'];
@@ -257,18 +258,20 @@ describe('WebLLMChatModel and web-llm prefix reuse', () => {
       { role: 'user', content: 'Hello there' },
     ];
     const usages = [];
-    const wholes = [];
-    const whole = (m: ChatMessage[]) => m.reduce((n, x) => n + fakeTokens(x.content), 0);
     for (const next of ['and then', 'go on please', undefined]) {
       const result = await model.generate(request({ messages }));
       usages.push(result.usage);
-      wholes.push(whole(messages));
       if (next) messages = turn(messages, result, next);
     }
     expect(fake.prefills.map((p) => p.reused)).toEqual([false, true, true]);
-    // As if web-llm had prefilled every message; cached: the prompt and reply (less its end token) before.
-    expect(usages.map((u) => u.promptTokens)).toEqual(wholes);
-    expect(usages.map((u) => u.cachedPromptTokens)).toEqual([undefined, 4 + 3, 4 + 3 + 2 + 3]);
+    // Every token of the prompt in web-llm's KV cache, as if it had prefilled them all.
+    expect(usages.map((u) => u.promptTokens)).toEqual(fake.prefills.map((p) => p.filled));
+    // Cached: the prompt and reply before (less the reply's end token, never fed back).
+    expect(usages.map((u) => u.cachedPromptTokens)).toEqual([
+      undefined,
+      usages[0]!.promptTokens + usages[0]!.completionTokens - 1,
+      usages[1]!.promptTokens + usages[1]!.completionTokens - 1,
+    ]);
   });
 
   it('with n > 1, leaves web-llm holding choice 0, which the next turn continues', async () => {
@@ -342,13 +345,13 @@ describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
 
   async function read(fake: FakeWebLLM, messages: { role: 'system' | 'user' | 'assistant'; content: string }[]) {
     let text = '';
-    const stream = await fake.chat.completions.create({ messages, stream: true } as never);
+    const stream = await fake.chat.completions.create({ messages, stream: true } as ChatCompletionRequestStreaming);
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     return text;
   }
 
   it("reuses its cache only for the exact conversation it holds, as web-llm's compareConversationObject does", async () => {
-    const fake = new FakeWebLLM();
+    const fake = await fakeEngine();
     const system = { role: 'system' as const, content: 'Be brief.' };
     const user = { role: 'user' as const, content: 'Hello' };
     const reply = await read(fake, [system, user]);
@@ -362,7 +365,7 @@ describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
   });
 
   it('refuses top_p 0 on the first read of the stream, with its RangeError', async () => {
-    const stream = await ask(new FakeWebLLM(), { top_p: 0 });
+    const stream = await ask(await fakeEngine(), { top_p: 0 });
     await expect(stream[Symbol.asyncIterator]().next()).rejects.toMatchObject({
       name: 'RangeError',
       message: 'Make sure 0 < top_p <= 1.',
@@ -370,7 +373,7 @@ describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
   });
 
   it('ends an interrupted generation with finish_reason abort and its usage; the next one is whole', async () => {
-    const fake = new FakeWebLLM();
+    const fake = await fakeEngine();
     const chunks: ChatCompletionChunk[] = [];
     for await (const chunk of await ask(fake)) {
       chunks.push(chunk);
@@ -382,7 +385,7 @@ describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
       'abort',
       'usage',
     ]);
-    expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 1, completion_tokens: 2 });
+    expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: fake.prefills[0]!.tokens, completion_tokens: 2 });
     const next: ChatCompletionChunk[] = [];
     for await (const chunk of await ask(fake)) next.push(chunk);
     expect(next.filter((c) => c.choices[0]?.delta.content)).toHaveLength(10);
