@@ -115,6 +115,20 @@ describe('WebLLMChatModel', () => {
     expect((await model.generate(request())).choices[0]!.text).toBe('whole reply');
   });
 
+  it("answers any safe-integer seed (llama.cpp's random is -1): web-llm gets the non-negative seed of the same residue", async () => {
+    const { model, fake } = await loaded();
+    const first = await model.generate(request({ seed: -1, n: 2 }));
+    // web-llm's generator keeps a seed modulo 2^31 - 1 and refuses a negative one: -1 is sent as 2^31 - 2.
+    expect(fake.requests.map((r) => r.seed)).toEqual([0, 2147483646]);
+    expect((await model.generate(request({ seed: -1, n: 2 }))).choices).toEqual(first.choices);
+    for (const seed of [Number.MIN_SAFE_INTEGER, -2147483647, Number.MAX_SAFE_INTEGER]) {
+      const sent = toWebLLMRequest(request({ seed }), 0).seed!;
+      expect(sent).toBeGreaterThanOrEqual(0);
+      expect(sent).toBeLessThan(2147483647);
+      await expect(model.generate(request({ seed }))).resolves.toMatchObject({ choices: [{ finishReason: 'stop' }] });
+    }
+  });
+
   it('gives top_p 0 its OpenAI meaning, the most likely token only: web-llm refuses it, so it is temperature 0', async () => {
     const { model, fake } = await loaded();
     const result = await model.generate(request({ topP: 0, temperature: 1.5, seed: 3 }));
@@ -362,6 +376,14 @@ describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
     const third = await read(fake, [system, user]);
     await read(fake, [system, user, { role: 'assistant', content: third }, more]);
     expect(fake.prefills.map((p) => p.reused)).toEqual([false, false, false, false, false, true]);
+  });
+
+  it('fails on a negative seed as web-llm does: a plain Error from its random generator, on the first read', async () => {
+    const stream = await ask(await fakeEngine(), { seed: -1 });
+    await expect(stream[Symbol.asyncIterator]().next()).rejects.toMatchObject({
+      name: 'Error',
+      message: 'Random state is unexpectedly not strictly positive.',
+    });
   });
 
   it('refuses top_p 0 on the first read of the stream, with its RangeError', async () => {

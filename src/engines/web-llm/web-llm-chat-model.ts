@@ -257,6 +257,20 @@ export class WebLLMChatModel {
   }
 }
 
+/** The modulus of web-llm's random generator (tvmjs' `LinearCongruentialGenerator`, 2^31 - 1). */
+const SEED_MODULUS = 2147483647;
+
+/**
+ * The seed web-llm is given for choice `index` of a request seeded `seed` (any safe integer): `seed + index` modulo
+ * 2^31 - 1, as its non-negative residue. web-llm keeps a seed modulo 2^31 - 1 itself (`setSeed`, lib/index.js 3839),
+ * so seeds of one residue already gave one answer; a negative one it refuses with a plain Error ("Random state is
+ * unexpectedly not strictly positive."). So -1 (llama.cpp's "random") answers as 2^31 - 2 does, reproducibly.
+ */
+export function webLLMSeed(seed: number, index = 0): number {
+  const residue = ((seed % SEED_MODULUS) + SEED_MODULUS) % SEED_MODULUS;
+  return (residue + index) % SEED_MODULUS;
+}
+
 /** web-llm refuses `top_logprobs` over 5 (its `postInitAndCheckGenerationConfigValues`). */
 const WEB_LLM_MAX_TOP_LOGPROBS = 5;
 
@@ -323,7 +337,8 @@ export function toWebLLMCompletionRequest(request: ChatRequest, index: number): 
 
 /**
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
- * `seed + i`, so choices differ from each other and the whole answer still repeats for the same seed. `top_p: 0`
+ * `seed + i` (as web-llm takes it: `webLLMSeed`), so choices differ from each other and the whole answer still repeats
+ * for the same seed. `top_p: 0`
  * means the most likely token only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its
  * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar: EBNF text as
  * `response_format: {type: "grammar"}`, a structural tag (tool calls) as `{type: "structural_tag"}`. Log
@@ -351,7 +366,7 @@ export function toWebLLMRequest(
   // web-llm refuses only a prompt over its window, and stops at the window's end by itself: a default bound is passed as is.
   const maxTokens = request.maxTokens ?? request.defaultMaxTokens;
   if (maxTokens !== undefined) out.max_tokens = maxTokens;
-  if (request.seed !== undefined) out.seed = request.seed + index;
+  if (request.seed !== undefined) out.seed = webLLMSeed(request.seed, index);
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
   if (thinkingOff) out.extra_body = { enable_thinking: false };
   if (grammar !== undefined) {
