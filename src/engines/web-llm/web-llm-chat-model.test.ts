@@ -59,6 +59,7 @@ describe('WebLLMChatModel', () => {
       top_p: 0.9,
       presence_penalty: 0.5,
       frequency_penalty: -0.5,
+      repetition_penalty: 1,
       max_tokens: 7,
       seed: 42,
       logit_bias: { 5: -100 },
@@ -127,6 +128,27 @@ describe('WebLLMChatModel', () => {
       expect(sent).toBeLessThan(2147483647);
       await expect(model.generate(request({ seed }))).resolves.toMatchObject({ choices: [{ finishReason: 'stop' }] });
     }
+  });
+
+  it("applies only the request's penalties: web-llm's repetition_penalty is neutral, whatever the model's config says", async () => {
+    const create = fakeCreate();
+    const qwen = { engine: 'web-llm', model: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC' } as const;
+    const model = await WebLLMChatModel.load(qwen, { id: 'm', create });
+    const fake = create.engines[0]!;
+    expect(fake.chatConfig.repetition_penalty).toBe(1.1); // Qwen2.5's generation_config.json
+    // A model that slightly prefers `a` to `b`, three times: greedy is `aaa` unless a hidden penalty weighs on `a`.
+    fake.scores = (written, tokenizer) => {
+      const logits = new Float32Array(tokenizer.getVocabSize()).fill(-10);
+      if (written.length === 3) logits[tokenizer.id('<|im_end|>')] = 10;
+      else [logits[tokenizer.id('a')], logits[tokenizer.id('b')]] = [1, 0.95];
+      return logits;
+    };
+    const plain = { temperature: 0, presencePenalty: 0, frequencyPenalty: 0 };
+    expect((await model.generate(request(plain))).choices[0]!.text).toBe('aaa');
+    expect(fake.requests[0]!.repetition_penalty).toBe(1);
+    const raw = await model.generate(request({ ...plain, prompt: 'x', messages: [] }));
+    expect(raw.choices[0]!.text).toBe('aaa');
+    expect(fake.completionRequests[0]!.repetition_penalty).toBe(1);
   });
 
   it('gives top_p 0 its OpenAI meaning, the most likely token only: web-llm refuses it, so it is temperature 0', async () => {

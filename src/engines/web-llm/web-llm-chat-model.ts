@@ -362,6 +362,9 @@ export function toWebLLMRequest(
     top_p: request.topP === 0 ? 1 : request.topP,
     presence_penalty: request.presencePenalty,
     frequency_penalty: request.frequencyPenalty,
+    // Neutral: unset, web-llm applies the model config's own (Qwen2.5 ships 1.1, `sampleFromRawLogits`), on top of
+    // the request's penalties. Only the request's apply, as on transformers.js.
+    repetition_penalty: 1,
   };
   // web-llm refuses only a prompt over its window, and stops at the window's end by itself: a default bound is passed as is.
   const maxTokens = request.maxTokens ?? request.defaultMaxTokens;

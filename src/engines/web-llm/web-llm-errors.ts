@@ -50,7 +50,7 @@ const CLIENT_ERRORS: Readonly<Record<string, string | null>> = {
 
 /**
  * The request fields web-llm's messages name. Its names are the OpenAI API's (`logit_bias's keys` is about
- * `logit_bias`); `repetition_penalty` is web-llm's own, which Lantern never sends.
+ * `logit_bias`); `repetition_penalty` is web-llm's own, which Lantern always sends as 1.
  */
 const PARAMETERS = [
   'frequency_penalty',
