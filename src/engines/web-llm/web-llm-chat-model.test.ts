@@ -250,6 +250,23 @@ describe('WebLLMChatModel', () => {
     await expect(model.generate(misordered)).rejects.toMatchObject({ kind: 'invalid_request', param: 'messages' });
   });
 
+  it("gives web-llm the candidate's context window as chat options; without one, web-llm's prebuilt 4,096", async () => {
+    const long = request({ messages: [{ role: 'user', content: 't0 '.repeat(5000) }], maxTokens: 2 });
+    const create = fakeCreate();
+    const wide = await WebLLMChatModel.load(
+      { engine: 'web-llm', model: 'Qwen3-0.6B-q4f16_1-MLC', contextWindow: 8192 },
+      { id: 'm', create },
+    );
+    expect(create.engines[0]!.contextWindow).toBe(8192);
+    await expect(wide.generate(long)).resolves.toMatchObject({ choices: [{ finishReason: 'length' }] });
+    const plain = await WebLLMChatModel.load(
+      { engine: 'web-llm', model: 'Qwen3-0.6B-q4f16_1-MLC' },
+      { id: 'm', create },
+    );
+    expect(create.engines[1]!.contextWindow).toBe(4096);
+    await expect(plain.generate(long)).rejects.toMatchObject({ kind: 'context_length_exceeded' });
+  });
+
   it('maps a real context overflow from the engine', async () => {
     const { model, fake } = await loaded();
     fake.contextWindow = 3;
@@ -406,6 +423,13 @@ describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
       name: 'Error',
       message: 'Random state is unexpectedly not strictly positive.',
     });
+  });
+
+  it("loads with web-llm's window: the model record's override (4,096, or 1,024 for a -1k build), unless chat options set one", async () => {
+    expect((await fakeEngine('Qwen3-0.6B-q4f16_1-MLC')).contextWindow).toBe(4096);
+    expect((await fakeEngine('Llama-3.1-8B-Instruct-q4f16_1-MLC-1k')).contextWindow).toBe(1024);
+    const chatOpts = { context_window_size: 16384 };
+    expect((await fakeEngine('Qwen3-0.6B-q4f16_1-MLC', {}, {}, chatOpts)).contextWindow).toBe(16384);
   });
 
   it('refuses top_p 0 on the first read of the stream, with its RangeError', async () => {

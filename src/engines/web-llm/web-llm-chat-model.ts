@@ -1,6 +1,7 @@
 import type {
   ChatCompletionChunk,
   ChatCompletionRequestStreaming,
+  ChatOptions,
   ChatCompletionTokenLogprob,
   Completion,
   CompletionCreateParamsStreaming,
@@ -59,11 +60,16 @@ const THINKING_MODELS = /^Qwen3(\.\d+)?-\d/;
 /** What web-llm writes at the start of a reply whose thinking it switched off (`forwardPrefill`, 0.2.86). */
 const EMPTY_THINKING_BLOCK = '<think>\n\n</think>\n\n';
 
-export type CreateWebLLMEngine = (modelId: string, config: MLCEngineConfig) => Promise<WebLLMEngine>;
+/** web-llm's `CreateMLCEngine`: a model ID, the engine's config, and chat options over the model's chat config. */
+export type CreateWebLLMEngine = (
+  modelId: string,
+  config: MLCEngineConfig,
+  chatOpts?: ChatOptions,
+) => Promise<WebLLMEngine>;
 
 /** web-llm, loaded only when a web-llm model is chosen: it is large, and useless without WebGPU. */
-const createMLCEngine: CreateWebLLMEngine = async (modelId, config) =>
-  (await import('@mlc-ai/web-llm')).CreateMLCEngine(modelId, config);
+const createMLCEngine: CreateWebLLMEngine = async (modelId, config, chatOpts) =>
+  (await import('@mlc-ai/web-llm')).CreateMLCEngine(modelId, config, chatOpts);
 
 export interface WebLLMLoadOptions {
   /** The public model ID the progress events are reported under. */
@@ -119,8 +125,11 @@ export class WebLLMChatModel {
           total,
         }),
     };
+    // web-llm's prebuilt models have a 4,096-token window (1,024 for -1k builds) unless chat options set another.
+    const chatOpts =
+      candidate.contextWindow === undefined ? undefined : { context_window_size: candidate.contextWindow };
     try {
-      const engine = await (options.create ?? createMLCEngine)(candidate.model, config);
+      const engine = await (options.create ?? createMLCEngine)(candidate.model, config, chatOpts);
       return new WebLLMChatModel(engine, THINKING_MODELS.test(candidate.model));
     } catch (error) {
       throw loadError(error);
