@@ -45,7 +45,7 @@ describe('models', () => {
 
   it('retrieves one model, and 404s an unknown one', async () => {
     expect(await client.models.retrieve('jade-mole-4')).toMatchObject({ id: 'jade-mole-4', object: 'model' });
-    const error = await failure(client.models.retrieve('gpt-4o'));
+    const error = await failure(client.models.retrieve('gpt-4o-2024-08-06'));
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     expect(error.code).toBe('model_not_found');
   });
@@ -111,7 +111,7 @@ describe('error classes', () => {
 
   it('NotFoundError for an unknown model and for a model on the wrong endpoint', async () => {
     for (const request of [
-      () => client.chat.completions.create({ model: 'gpt-4o', messages: hello }),
+      () => client.chat.completions.create({ model: 'gpt-4o-2024-08-06', messages: hello }),
       () => client.chat.completions.create({ model: 'jade-mole-4', messages: hello }),
       () => client.embeddings.create({ model: 'crimson-falcon-4', input: 'x' }),
     ]) {

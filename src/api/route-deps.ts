@@ -21,10 +21,10 @@ export interface RouteDeps {
 }
 
 /**
- * Who serves a request, as a route answers with it: the model ID (`model`: the request may have named an alias of it,
- * such as `gpt-4o-mini`), the model's `system_fingerprint` and the candidate that answered (`x-lantern-backend`), learnt
- * from the engine's `onServe` once its model is found and before any output. (An engine of the app's own that never
- * says is answered with the name the request gave and the fingerprint of that name alone.)
+ * Who serves a request, as a route answers with it: the model ID (`model`: the request may have named an alias of
+ * it, such as `gpt-4o-mini`), the model's `system_fingerprint` and the candidate that answered (`x-lantern-backend`),
+ * learnt from the engine's `onServe` once its model is found and before any output. (An engine of the app's own that
+ * never says is answered with the name the request gave and the fingerprint of that name alone.)
  */
 export class ServedBy {
   #model: string;

@@ -5,7 +5,9 @@ export type { LoadProgress } from '../engine/index.ts';
 export {
   bundledProfile,
   candidateKey,
+  OPENAI_ALIASES,
   PUBLIC_MODELS,
+  validateProfile,
   type LocalCandidate,
   type AdapterLimits,
   type CandidateFailure,

@@ -9,6 +9,7 @@ import {
   type ModelChain,
   type ModelProfile,
   type RoutingPolicy,
+  validateProfile,
 } from '../engines/model-profile.ts';
 import { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 import { indexedDbKeyStorage, KeyRing, localStorageAppKeys } from '../keys/index.ts';
@@ -37,6 +38,8 @@ export interface LocalAPIOptions {
   /**
    * Public model IDs and what each runs (default: `DEFAULT_PROFILE`, real models from the Hugging Face hub, cached
    * after their first download). `bundledProfile('/models')` selects the tiny fixture models that ship with the app.
+   * A profile that cannot be served (an alias that is also an ID, or of two entries) is refused: `startLocalAPI`
+   * rejects with a TypeError that says why.
    */
   profile?: ModelProfile;
   /**
@@ -231,6 +234,7 @@ export class LocalAPI extends EventTarget {
 
   /** @internal Wires this page up; called once by startLocalAPI. */
   async _start(options: LocalAPIOptions): Promise<void> {
+    if (options.profile) validateProfile(options.profile);
     const container = navigator.serviceWorker;
     // Listen before registering: a restarted service worker may ask for a port at any moment.
     container.addEventListener('message', (event) => {

@@ -7,6 +7,7 @@ import {
   type DeviceCapabilities,
   type ModelProfile,
   type RoutingPolicy,
+  validateProfile,
 } from './model-profile.ts';
 import { createModelRouter } from './model-router.ts';
 
@@ -30,13 +31,15 @@ export interface EngineOptions {
 /**
  * The engine of a process that runs its models itself (Node: tests, benchmarks, `npm run serve:node`): the model
  * router over a local engine in the same realm, with a fixed profile, policy and device. In a browser the router runs
- * in the service worker instead, and the local engine in the engine worker (see `src/worker/`).
+ * in the service worker instead, and the local engine in the engine worker (see `src/worker/`). A profile that cannot be
+ * served (an alias that is also an ID, or of two entries) is refused here, with a TypeError that says why.
  *
  * @example
  * const engine = createEngine({ profile: bundledProfile('/abs/path/public/models') });
  * await engine.chat('crimson-falcon-4', request);
  */
 export function createEngine(options: EngineOptions): Engine {
+  validateProfile(options.profile); // a TypeError saying what is wrong with it, rather than a 404 later
   const routing = {
     profile: options.profile,
     device: options.device ?? CPU_ONLY,

@@ -6,8 +6,11 @@ import {
   CPU_ONLY,
   modelChain,
   needsShaderF16,
+  OPENAI_ALIASES,
   PUBLIC_MODELS,
+  resolveModelName,
   usableCandidates,
+  validateProfile,
   WEB_LLM_LIMITS,
   type AdapterLimits,
   type DeviceCapabilities,
@@ -264,5 +267,41 @@ describe('the memory a CPU model needs', () => {
       const reported = { ...CPU_ONLY, memoryBytes: 8 * 2 ** 30 };
       expect(modelChain(model, reported).skipped).toEqual(modelChain(model, CPU_ONLY).skipped);
     }
+  });
+});
+
+describe('aliases', () => {
+  const chat = (...aliases: string[]): ModelEntry => ({ task: 'chat', created: 0, candidates: [], aliases });
+
+  it('gives the default and bundled profiles the OpenAI names, each to one ID', () => {
+    for (const profile of [DEFAULT_PROFILE, bundledProfile('/models')]) {
+      expect(() => validateProfile(profile)).not.toThrow();
+      for (const [id, names] of Object.entries(OPENAI_ALIASES)) {
+        expect(profile[id]!.aliases).toEqual(names);
+        for (const name of names) expect(resolveModelName(profile, name)).toBe(id);
+      }
+      expect(resolveModelName(profile, 'jade-mole-4')).toBe('jade-mole-4');
+      expect(resolveModelName(profile, 'gpt-4o-2024-08-06')).toBeUndefined();
+      expect(resolveModelName(profile, 'toString')).toBeUndefined();
+    }
+  });
+
+  it('refuses an alias that is also an ID', () => {
+    expect(() => validateProfile({ a: chat('b'), b: chat() })).toThrow(
+      new TypeError('`b` cannot be an alias of `a`: it is a model ID of the profile.'),
+    );
+    expect(() => validateProfile({ a: chat('a') })).toThrow(TypeError);
+  });
+
+  it('refuses an alias of two entries, and takes one listed twice by the same entry', () => {
+    expect(() => validateProfile({ a: chat('gpt-4o'), b: chat('gpt-4o') })).toThrow(
+      new TypeError('`gpt-4o` is an alias of both `a` and `b`: an alias names one model.'),
+    );
+    expect(() => validateProfile({ a: chat('gpt-4o', 'gpt-4o') })).not.toThrow();
+  });
+
+  it('refuses an alias that is no name', () => {
+    expect(() => validateProfile({ a: chat('') })).toThrow(/aliases of `a` must be names/);
+    expect(() => validateProfile({ a: chat(7 as unknown as string) })).toThrow(/one is 7/);
   });
 });

@@ -11,6 +11,28 @@ export const PUBLIC_MODELS = Object.freeze({
 
 export type PublicModelId = keyof typeof PUBLIC_MODELS;
 
+/**
+ * The OpenAI model names each public ID answers to in `DEFAULT_PROFILE` and `bundledProfile`, so that an app written
+ * for OpenAI runs unmodified: the small, fast models to the smallest chat model; the general ones to the middle one;
+ * the reasoning models (o-series, `gpt-5`) to the one that thinks by default; the embedding models to the embedding
+ * model (whatever dimensions the name has at OpenAI: the vectors are the model's own). A profile of the app's own takes
+ * them with `aliases: OPENAI_ALIASES[id]`, other names, or none.
+ */
+export const OPENAI_ALIASES = Object.freeze({
+  'crimson-falcon-4': Object.freeze(['gpt-4.1-nano', 'gpt-5-nano', 'gpt-3.5-turbo']),
+  'indigo-owl-4': Object.freeze([
+    'gpt-4o-mini',
+    'gpt-4.1-mini',
+    'gpt-5-mini',
+    'gpt-4o',
+    'gpt-4.1',
+    'gpt-4-turbo',
+    'gpt-4',
+  ]),
+  'amber-phoenix-4': Object.freeze(['o4-mini', 'o3-mini', 'o3', 'o1', 'o1-mini', 'gpt-5']),
+  'jade-mole-4': Object.freeze(['text-embedding-3-small', 'text-embedding-3-large', 'text-embedding-ada-002']),
+}) satisfies Readonly<Record<PublicModelId, readonly string[]>>;
+
 /** What a candidate that runs on WebGPU may also say about the adapter it needs. */
 export interface GPUNeeds {
   /**
@@ -137,6 +159,13 @@ export interface ModelEntry {
   /** When this mapping was published, in Unix seconds (the `created` of `/v1/models`). */
   created: number;
   candidates: readonly ModelCandidate[];
+  /**
+   * Other names a request may give this model, such as the OpenAI model names an app written for OpenAI sends
+   * (`gpt-4o-mini`; see `OPENAI_ALIASES`). A request that names one is served by this entry, and answered under the ID
+   * (as OpenAI answers `gpt-4o-mini` with `gpt-4o-mini-2024-07-18`); `/v1/models` lists the IDs only. An alias may be
+   * neither an ID nor another entry's alias: such a profile is refused (`validateProfile`).
+   */
+  aliases?: readonly string[];
 }
 
 /** Public model IDs and what each runs. */
@@ -262,6 +291,50 @@ export function usableCandidates(entry: ModelEntry, device: DeviceCapabilities):
   if (!device.fallbackAdapter) return usable;
   const deferred = (candidate: LocalCandidate) => runsOnGPU(candidate) && !candidate.evenOnFallbackAdapter;
   return [...usable.filter((c) => !deferred(c)), ...usable.filter(deferred)];
+}
+
+const aliasMaps = new WeakMap<ModelProfile, ReadonlyMap<string, string>>();
+
+/**
+ * Each alias of the profile and the ID it names. Throws a TypeError that names the clash when an alias is also an ID,
+ * or belongs to two entries: a request naming it could not say which model it means.
+ */
+export function profileAliases(profile: ModelProfile): ReadonlyMap<string, string> {
+  const known = aliasMaps.get(profile);
+  if (known) return known;
+  const aliases = new Map<string, string>();
+  for (const [id, entry] of Object.entries(profile)) {
+    for (const alias of entry.aliases ?? []) {
+      if (typeof alias !== 'string' || alias === '') {
+        throw new TypeError(
+          `The aliases of \`${id}\` must be names (non-empty strings); one is ${JSON.stringify(alias)}.`,
+        );
+      }
+      if (Object.hasOwn(profile, alias)) {
+        throw new TypeError(`\`${alias}\` cannot be an alias of \`${id}\`: it is a model ID of the profile.`);
+      }
+      const other = aliases.get(alias);
+      if (other !== undefined && other !== id) {
+        throw new TypeError(`\`${alias}\` is an alias of both \`${other}\` and \`${id}\`: an alias names one model.`);
+      }
+      aliases.set(alias, id);
+    }
+  }
+  aliasMaps.set(profile, aliases);
+  return aliases;
+}
+
+/**
+ * Refuses a profile that cannot be served as it is (a TypeError saying why): today, an alias that is also an ID or
+ * belongs to two entries. `createEngine` and `startLocalAPI` call it on the profile they are given.
+ */
+export function validateProfile(profile: ModelProfile): void {
+  profileAliases(profile);
+}
+
+/** The ID a request's model name means: the name itself when it is an ID, the ID it is an alias of, or undefined. */
+export function resolveModelName(profile: ModelProfile, name: string): string | undefined {
+  return Object.hasOwn(profile, name) ? name : profileAliases(profile).get(name);
 }
 
 /** A candidate that failed to load, named by its `candidateKey`, and why. */
@@ -416,7 +489,7 @@ const BUNDLED_CREATED = Date.UTC(2026, 10, 21) / 1000;
 /**
  * The bundled profile: the project's own tiny fixture models (`public/models`), so all four IDs answer offline and in
  * tests, on WebGPU where there is an adapter (a software one included) and on the CPU everywhere. The three chat IDs
- * share one tiny chat model.
+ * share one tiny chat model; each ID answers to its `OPENAI_ALIASES` too, as in `DEFAULT_PROFILE`.
  *
  * @param base - where `public/models` is: an absolute folder path in Node, a URL path such as `/models` in a browser.
  */
@@ -428,11 +501,21 @@ export function bundledProfile(base: string): ModelProfile {
     { engine: 'transformers', model, dtype: 'fp32', device: 'webgpu', evenOnFallbackAdapter: true },
     { engine: 'transformers', model, dtype: 'fp32', device: 'cpu' },
   ];
-  const chat: ModelEntry = { task: 'chat', created: BUNDLED_CREATED, candidates: anywhere(at('tiny-chat')) };
+  const chat = (id: keyof typeof OPENAI_ALIASES): ModelEntry => ({
+    task: 'chat',
+    created: BUNDLED_CREATED,
+    candidates: anywhere(at('tiny-chat')),
+    aliases: OPENAI_ALIASES[id],
+  });
   return Object.freeze({
-    'crimson-falcon-4': chat,
-    'indigo-owl-4': chat,
-    'amber-phoenix-4': chat,
-    'jade-mole-4': { task: 'embeddings', created: BUNDLED_CREATED, candidates: anywhere(at('tiny-embed')) },
+    'crimson-falcon-4': chat('crimson-falcon-4'),
+    'indigo-owl-4': chat('indigo-owl-4'),
+    'amber-phoenix-4': chat('amber-phoenix-4'),
+    'jade-mole-4': {
+      task: 'embeddings',
+      created: BUNDLED_CREATED,
+      candidates: anywhere(at('tiny-embed')),
+      aliases: OPENAI_ALIASES['jade-mole-4'],
+    },
   });
 }

@@ -1,4 +1,10 @@
-import type { AdapterLimits, ModelCandidate, ModelEntry, ModelProfile } from './model-profile.ts';
+import {
+  OPENAI_ALIASES,
+  type AdapterLimits,
+  type ModelCandidate,
+  type ModelEntry,
+  type ModelProfile,
+} from './model-profile.ts';
 
 /** When this mapping of the public IDs to real models was published. */
 const REGISTRY_CREATED = Date.UTC(2026, 10, 21) / 1000;
@@ -25,6 +31,7 @@ function embeddingTable(vocab: number, hidden: number, bytesPerWeight: 2 | 4): P
 function chatChain(
   webllm: { f16: string; f32: string; f16Bytes: number; f32Bytes: number },
   transformers: { model: string; gpuBytes: number; cpuBytes: number; vocab: number; hidden: number },
+  aliases: readonly string[],
 ): ModelEntry {
   const { vocab, hidden } = transformers;
   const candidates: ModelCandidate[] = [
@@ -54,7 +61,7 @@ function chatChain(
       downloadBytes: transformers.cpuBytes,
     },
   ];
-  return { task: 'chat', created: REGISTRY_CREATED, candidates };
+  return { task: 'chat', created: REGISTRY_CREATED, candidates, aliases };
 }
 
 /**
@@ -65,7 +72,8 @@ function chatChain(
 const MINILM_MAX_TOKENS = 256;
 
 /**
- * The real models behind the four public IDs: three chat models of increasing size and a sentence-embedding model.
+ * The real models behind the four public IDs: three chat models of increasing size and a sentence-embedding model,
+ * each answering to its `OPENAI_ALIASES` too.
  * An app can pass its own profile to `startLocalAPI({ profile })` (or `createEngine`) to change any of it.
  */
 export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
@@ -83,6 +91,7 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
       vocab: 49_152,
       hidden: 960,
     },
+    OPENAI_ALIASES['crimson-falcon-4'],
   ),
   'indigo-owl-4': chatChain(
     {
@@ -98,6 +107,7 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
       vocab: 151_936,
       hidden: 896,
     },
+    OPENAI_ALIASES['indigo-owl-4'],
   ),
   'amber-phoenix-4': chatChain(
     {
@@ -113,10 +123,12 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
       vocab: 128_256,
       hidden: 2048,
     },
+    OPENAI_ALIASES['amber-phoenix-4'],
   ),
   'jade-mole-4': {
     task: 'embeddings',
     created: REGISTRY_CREATED,
+    aliases: OPENAI_ALIASES['jade-mole-4'],
     candidates: [
       {
         engine: 'transformers',

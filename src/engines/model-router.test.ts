@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chatRequest } from '../../test/support/chat-request.ts';
@@ -129,5 +130,113 @@ describe('the model router', () => {
       throw new EngineError('internal', 'broke mid-answer');
     };
     await expect(chat()).rejects.toMatchObject({ kind: 'internal', message: 'broke mid-answer' });
+  });
+});
+
+describe('aliases', () => {
+  const aliased = (): ModelProfile => ({
+    'chat-model': { task: 'chat', created: 1, candidates: [cpu], aliases: ['gpt-4o-mini', 'gpt-4o'] },
+    'embed-model': { task: 'embeddings', created: 2, candidates: [cpu], aliases: ['text-embedding-3-small'] },
+  });
+  const setUpAliases = (profile = aliased) => {
+    const local = new FakeEngine();
+    const engine = createModelRouter({
+      local,
+      routing: () => ({ profile: profile(), device: CPU_ONLY, policy: 'local-first' }),
+    });
+    return { local, engine };
+  };
+
+  it('serves a request that names an alias by its ID, and says so to onServe', async () => {
+    const { local, engine } = setUpAliases();
+    const answer = local.onChat;
+    local.onChat = (request, options) => {
+      options.onBackend?.('transformers:/chat@fp32/cpu'); // as a local engine says which candidate took the call
+      return answer(request, options);
+    };
+    const served: string[] = [];
+    await engine.chat('gpt-4o-mini', chatRequest(), { onServe: (s) => served.push(s.model.id) });
+    await engine.embed('text-embedding-3-small', { input: ['a'] });
+    expect(served).toEqual(['chat-model']);
+    expect(local.chats.map((c) => c.model)).toEqual(['chat-model']);
+    expect(local.embeds.map((e) => e.model)).toEqual(['embed-model']);
+  });
+
+  it('lists the IDs, each with its aliases', async () => {
+    const cards = await setUpAliases().engine.models();
+    expect(cards.map((c) => [c.id, c.aliases])).toEqual([
+      ['chat-model', ['gpt-4o-mini', 'gpt-4o']],
+      ['embed-model', ['text-embedding-3-small']],
+    ]);
+  });
+
+  it('refuses a model of the other task by its alias as by its ID: 404, naming what the request named', async () => {
+    const { engine } = setUpAliases();
+    const refusal = (name: string) =>
+      engine.chat(name, chatRequest()).then(
+        () => expect.fail(`${name} answered`),
+        (error: unknown) => error as EngineError,
+      );
+    const byId = await refusal('embed-model');
+    const byAlias = await refusal('text-embedding-3-small');
+    expect(byAlias).toBeInstanceOf(EngineError);
+    expect([byAlias.kind, byAlias.param]).toEqual([byId.kind, byId.param]);
+    expect(byAlias.kind).toBe('model_not_found');
+    expect(byAlias.message).toBe(byId.message.replace('`embed-model`', '`text-embedding-3-small`'));
+    const embedded = await engine.embed('gpt-4o', { input: ['a'] }).then(
+      () => expect.fail('gpt-4o embedded'),
+      (error: unknown) => error as EngineError,
+    );
+    expect(embedded.message).toBe(
+      'The model `gpt-4o` does not exist or you do not have access to it. Models for embeddings: embed-model.',
+    );
+  });
+
+  it('takes no alias for an ID: a name that is neither is not found', async () => {
+    const { engine } = setUpAliases();
+    await expect(engine.chat('gpt-4.1', chatRequest())).rejects.toMatchObject({ kind: 'model_not_found' });
+    await expect(engine.chat('constructor', chatRequest())).rejects.toMatchObject({ kind: 'model_not_found' });
+  });
+
+  it("forwards a request named by an alias to a server under the server's own name for the model", async () => {
+    const bodies: { model?: string }[] = [];
+    const server = createHttpServer((request, response) => {
+      let text = '';
+      request.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      request.on('end', () => {
+        bodies.push(JSON.parse(text) as { model?: string });
+        response.setHeader('content-type', 'application/json');
+        response.end(
+          JSON.stringify({
+            id: 'chatcmpl-1',
+            object: 'chat.completion',
+            created: 1,
+            model: 'llama3.2',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const remote: RemoteCandidate = { engine: 'remote', baseURL: `http://127.0.0.1:${port}/v1`, model: 'llama3.2' };
+      const { engine } = setUpAliases(() => ({
+        'chat-model': { task: 'chat', created: 1, candidates: [remote], aliases: ['gpt-4o-mini'] },
+      }));
+      const served: string[] = [];
+      const clientBody = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+      const result = await engine.chat('gpt-4o-mini', chatRequest(), {
+        clientBody,
+        onServe: (s) => served.push(s.model.id),
+      });
+      expect(result.choices[0]!.text).toBe('hi');
+      expect(served).toEqual(['chat-model']);
+      await engine.chat('gpt-4o-mini', chatRequest());
+      expect(bodies.map((b) => b.model)).toEqual(['llama3.2', 'llama3.2']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

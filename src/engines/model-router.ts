@@ -14,6 +14,8 @@ import {
   candidateChain,
   candidateKey,
   isRemote,
+  profileAliases,
+  resolveModelName,
   usableCandidates,
   type ModelEntry,
   type RemoteCandidate,
@@ -67,11 +69,11 @@ const LOCAL_FALLS_OVER: ReadonlySet<EngineErrorKind> = new Set([
 const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', 'upstream_unavailable']);
 
 /**
- * The one routing layer: each call's public ID is looked up once in the profile (a 404 listing the task's models when
- * it is not there), and its fallback chain walked across both kinds of candidate — the local ones this device can run
- * (served by `local`, as one link) and remote servers (forwarded with `fetch`) — in the order the profile's policy
- * gives (`candidateChain`). A request's constraint is refused here, before any model loads, when the grammar would not
- * enforce it.
+ * The one routing layer: each call's public ID (or an alias of one: `gpt-4o-mini`) is looked up once in the profile (a
+ * 404 listing the task's models when it is not there, or is a model of another task), and its fallback chain walked
+ * across both kinds of candidate — the local ones this device can run (served by `local`, as one link) and remote
+ * servers (forwarded with `fetch`) — in the order the profile's policy gives (`candidateChain`). A request's
+ * constraint is refused here, before any model loads, when the grammar would not enforce it.
  *
  * A request goes to the first link that can take it. It moves on to the next link when its link could not serve it
  * before producing any output: a local model that cannot load (or whose engine went away), a server that cannot be
@@ -81,10 +83,11 @@ const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', '
  * began (a stream cut mid-way ends in an error event). When every link failed, the error is the one that can heal
  * (a server to retry, with its cool-down as `retry-after`), and the message lists what each link said.
  *
- * `onServe` names the model and the candidate that serve each request, and `models()` lists each ID's chain and the
- * candidate that answered it last: what `system_fingerprint`, `x-lantern-backend` and `/v1/models` show. All of that,
- * and every error that leaves the router, goes to key holders: it names candidates by their public names and is
- * cleaned of where they live and of every secret (`PublicView`); only `onServed`, for the page, has `candidateKey`s.
+ * `onServe` names the model (by its ID, whatever name the call used) and the candidate that serve each request, and
+ * `models()` lists each ID (with its aliases), its chain and the candidate that answered it last: what the answers'
+ * `model`, `system_fingerprint`, `x-lantern-backend` and `/v1/models` show. All of that, and every error that leaves
+ * the router, goes to key holders: it names candidates by their public names and is cleaned of where they live and of
+ * every secret (`PublicView`); only `onServed`, for the page, has `candidateKey`s.
  */
 export function createModelRouter(options: ModelRouterOptions): Engine {
   const { local, routing, onServed } = options;
@@ -119,13 +122,17 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     return links;
   };
 
-  /** The one lookup of a call's model. */
-  const lookup = async (id: string, task: ModelTask, signal: AbortSignal | undefined): Promise<Route> => {
+  /**
+   * The one lookup of a call's model, by its ID or an alias: the route's card names the ID, which answers name. A name
+   * of a model of another task is not found, whichever name it goes by.
+   */
+  const lookup = async (name: string, task: ModelTask, signal: AbortSignal | undefined): Promise<Route> => {
     const config = await routing(signal);
-    const entry = config.profile[id];
-    if (entry?.task !== task) {
+    const id = resolveModelName(config.profile, name);
+    const entry = id === undefined ? undefined : config.profile[id];
+    if (id === undefined || entry?.task !== task) {
       const valid = Object.keys(config.profile).filter((k) => config.profile[k]!.task === task);
-      throw modelNotFound(id, `Models for ${task}: ${valid.join(', ')}.`);
+      throw modelNotFound(name, `Models for ${task}: ${valid.join(', ')}.`);
     }
     const links = linksOf(id, entry, config);
     if (links.length === 0) {
@@ -200,10 +207,12 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
           last !== undefined && !chain.some((c) => isRemote(c) && candidateKey(c) === last && !up.includes(c));
         const servedBy = lastIsUp ? last : up[0] ? candidateKey(up[0]) : null;
         const view = publicView(config.profile);
+        const aliases = [...profileAliases(config.profile)].flatMap(([alias, of]) => (of === id ? [alias] : []));
         cards.push({
           id,
           task: entry.task,
           created: entry.created,
+          ...(aliases.length > 0 && { aliases }),
           candidates: chain.map((c) => view.name(candidateKey(c))),
           servedBy: servedBy === null ? null : view.name(servedBy),
         });

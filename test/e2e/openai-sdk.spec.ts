@@ -126,7 +126,7 @@ test('errors arrive as the SDK error classes', { tag: PORTABLE }, async ({ tab }
     const hello = [{ role: 'user' as const, content: 'Hello' }];
     return {
       auth: await name(client('lt_not-a-key-of-this-origin-000').models.list()),
-      notFound: await name(client(k).chat.completions.create({ model: 'gpt-4o', messages: hello })),
+      notFound: await name(client(k).chat.completions.create({ model: 'gpt-4o-2024-08-06', messages: hello })),
       badRequest: await name(
         client(k).chat.completions.create({ model: 'crimson-falcon-4', messages: hello, temperature: 3 }),
       ),

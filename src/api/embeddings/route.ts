@@ -8,9 +8,9 @@ import type { EmbeddingList } from './wire.ts';
 
 /**
  * `POST /v1/embeddings`. A remote candidate's answer (`result.serverBody`) is passed on as the server sent it, with
- * `model` set to the public ID (the ID an alias such as `text-embedding-3-small` names), and each vector in the encoding the client asked for (a server that ignores
- * `encoding_format` still gives the SDK the base64 it asked for by default). `x-lantern-backend` names the candidate
- * that answered.
+ * `model` set to the public ID (the ID an alias such as `text-embedding-3-small` names), and each vector in the
+ * encoding the client asked for (a server that ignores `encoding_format` still gives the SDK the base64 it asked for
+ * by default). `x-lantern-backend` names the candidate that answered.
  */
 export function createEmbeddings({ engine, limits, ownedBy }: RouteDeps) {
   const parse = embeddingsParser(limits);
