@@ -88,6 +88,24 @@ describe('web-llm through /v1', () => {
     expect(create.engines).toHaveLength(1); // the model was not loaded again
   });
 
+  it('answers Responses instructions beside a system item: web-llm gets one system message, first', async () => {
+    const response = await client.responses.create({
+      model: 'crimson-falcon-4',
+      instructions: 'Be brief.',
+      input: [
+        { role: 'system', content: 'Answer in French.' },
+        { role: 'user', content: 'Hello there' },
+      ],
+    });
+    expect(response.output_text).toBe('t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 ');
+    expect(create.engines[0]!.requests[0]!.messages[0]).toEqual({
+      role: 'system',
+      content: 'Be brief.\n\nAnswer in French.',
+    });
+    await settle();
+    expect(fatal).toEqual([]);
+  });
+
   it('counts the prompt when a stop sequence ends the stream', async () => {
     const stream = client.chat.completions.stream({
       model: 'crimson-falcon-4',

@@ -239,15 +239,37 @@ describe('WebLLMChatModel', () => {
 
   it("refuses what web-llm's own request check refuses, as the client's error", async () => {
     const { model } = await loaded();
-    // web-llm wants the system prompt first; its exported check runs in the fake's create(), as in web-llm.
-    const misordered = request({
+    // web-llm continues only a user's or a tool's turn; its exported check runs in create(), as in web-llm.
+    const last = request({
       messages: [
         { role: 'user', content: 'Hello' },
-        { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hi' },
       ],
     });
-    await expect(model.generate(misordered)).rejects.toMatchObject({ kind: 'invalid_request', param: 'messages' });
+    await expect(model.generate(last)).rejects.toMatchObject({ kind: 'invalid_request', param: 'messages' });
+  });
+
+  it('sends every system message in one, first, in their order (web-llm takes one, first), as the CPU engines answer', async () => {
+    const { model, fake } = await loaded();
+    const result = await model.generate(
+      request({
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'system', content: 'Answer in French.' },
+          { role: 'user', content: 'Hello' },
+          { role: 'assistant', content: 'Bonjour.' },
+          { role: 'system', content: 'Now answer in German.' },
+          { role: 'user', content: 'And now?' },
+        ],
+      }),
+    );
+    expect(result.choices[0]!.finishReason).toBe('stop');
+    expect(fake.requests[0]!.messages).toEqual([
+      { role: 'system', content: 'Be brief.\n\nAnswer in French.\n\nNow answer in German.' },
+      { role: 'user', content: 'Hello' },
+      { role: 'assistant', content: 'Bonjour.' },
+      { role: 'user', content: 'And now?' },
+    ]);
   });
 
   it("gives web-llm the candidate's context window as chat options; without one, web-llm's prebuilt 4,096", async () => {
@@ -430,6 +452,18 @@ describe('FakeWebLLM, as web-llm 0.2.86 behaves', () => {
     expect((await fakeEngine('Llama-3.1-8B-Instruct-q4f16_1-MLC-1k')).contextWindow).toBe(1024);
     const chatOpts = { context_window_size: 16384 };
     expect((await fakeEngine('Qwen3-0.6B-q4f16_1-MLC', {}, {}, chatOpts)).contextWindow).toBe(16384);
+  });
+
+  it('refuses a system message that is not first, with its SystemMessageOrderError', async () => {
+    const messages = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'system' as const, content: 'Be brief.' },
+      { role: 'user' as const, content: 'hi' },
+    ];
+    await expect(ask(await fakeEngine(), { messages })).rejects.toMatchObject({
+      name: 'SystemMessageOrderError',
+      message: 'System prompt should always be the first message in `messages`.',
+    });
   });
 
   it('refuses top_p 0 on the first read of the stream, with its RangeError', async () => {

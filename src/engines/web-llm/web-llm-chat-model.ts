@@ -345,6 +345,24 @@ export function toWebLLMCompletionRequest(request: ChatRequest, index: number): 
 }
 
 /**
+ * The messages web-llm is sent for a request: its system messages in one, first, then the rest, in the generic tool
+ * format. web-llm takes one system message, first (`postInitAndCheckFields` and
+ * `getConversationFromChatCompletionRequest` throw SystemMessageOrderError otherwise): Responses `instructions` with
+ * a system item, or a system message in mid-conversation, would be a 400 on the GPU candidate only. So every system
+ * message's text goes into the first, in their order, a blank line apart (the tools' description after them): the
+ * model reads all it was told, though a later instruction no longer stands where it was given.
+ */
+export function webLLMMessages(request: ChatRequest): ChatCompletionRequestStreaming['messages'] {
+  const system = request.messages.filter((m) => m.role === 'system').map((m) => m.content);
+  const rest = request.messages.filter((m) => m.role !== 'system');
+  const messages = system.length ? [{ role: 'system' as const, content: system.join('\n\n') }, ...rest] : rest;
+  return toolPrompt({ ...request, messages }, TOOL_FORMAT).messages.map((m) => ({
+    role: m.role,
+    content: m.content,
+  })) as ChatCompletionRequestStreaming['messages'];
+}
+
+/**
  * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
  * `seed + i` (as web-llm takes it: `webLLMSeed`), so choices differ from each other and the whole answer still repeats
  * for the same seed. `top_p: 0`
@@ -360,10 +378,7 @@ export function toWebLLMRequest(
   grammar?: GrammarSpec,
 ): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
-    messages: toolPrompt(request, TOOL_FORMAT).messages.map((m) => ({
-      role: m.role,
-      content: m.content,
-    })) as ChatCompletionRequestStreaming['messages'],
+    messages: webLLMMessages(request),
     stream: true,
     stream_options: { include_usage: true },
     n: 1,
