@@ -1,4 +1,6 @@
 import type { ChatCompletionChunk, ChatCompletionRequestStreaming } from '@mlc-ai/web-llm';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   EMPTY_THINKING_BLOCK,
@@ -10,6 +12,8 @@ import {
 } from '../../../test/support/fake-web-llm.ts';
 import type { ChatEvent, ChatMessage, ChatRequest, LoadProgress } from '../../engine/index.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
+import { WEB_LLM_ERROR_NAMES } from './web-llm-errors.ts';
+import { toolConstraint } from '../../../test/support/tools.ts';
 
 const candidate = { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f32_1-MLC', downloadBytes: 1000 } as const;
 
@@ -235,6 +239,47 @@ describe('WebLLMChatModel', () => {
       message: `Invalid value for '${param}': ${message}`,
     });
     expect(fake.locked).toBe(false);
+  });
+
+  it("tells web-llm's RangeError (a value it refuses) from the built-in one (a buffer that could not be allocated)", async () => {
+    const { model, fake } = await loaded();
+    fake.failNext = new RangeError('Array buffer allocation failed');
+    await expect(model.generate(request())).rejects.toMatchObject({ kind: 'internal' });
+    fake.failNext = webLLMError('RangeError', 'Make sure 0 < top_p <= 1.');
+    await expect(model.generate(request())).rejects.toMatchObject({ kind: 'invalid_request', param: 'top_p' });
+  });
+
+  it("maps a grammar web-llm could not compile as the request's (response_format, tools), not a broken engine", async () => {
+    const { model, fake } = await loaded();
+    const initError = (cause: string) => {
+      const error = webLLMError(
+        'GrammarMatcherInitError',
+        `Failed to initialize the grammar matcher for response format \`grammar\`: ${cause}`,
+      );
+      error.cause = new Error(cause);
+      return error;
+    };
+    const json = { type: 'json', schema: { type: 'object' } } as const;
+    fake.failNext = initError('[FATAL] grammar too large');
+    await expect(model.generate(request({ constraint: json }))).rejects.toMatchObject({
+      kind: 'invalid_request',
+      param: 'response_format',
+    });
+    fake.failNext = initError('[FATAL] grammar too large');
+    const tools = toolConstraint([{ name: 'f', parameters: { type: 'object' } }]);
+    await expect(model.generate(request({ constraint: tools }))).rejects.toMatchObject({
+      kind: 'invalid_request',
+      param: 'tools',
+    });
+    // An XGrammar that aborted is dead for every later grammar: the worker must be replaced.
+    fake.failNext = initError('Aborted(). Build with -sASSERTIONS for more info.');
+    await expect(model.generate(request({ constraint: json }))).rejects.toMatchObject({ kind: 'internal' });
+  });
+
+  it('maps only the error names web-llm 0.2.86 defines', async () => {
+    const source = await readFile(fileURLToPath(import.meta.resolve('@mlc-ai/web-llm')), 'utf8');
+    const defined = new Set([...source.matchAll(/this\.name = "(\w+)"/g)].map((m) => m[1]));
+    expect(WEB_LLM_ERROR_NAMES.filter((name) => !defined.has(name))).toEqual([]);
   });
 
   it("refuses what web-llm's own request check refuses, as the client's error", async () => {

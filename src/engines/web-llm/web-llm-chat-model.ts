@@ -178,6 +178,12 @@ export class WebLLMChatModel {
     const reuse = rawPrompt ? undefined : this.#held.reuseFor(request.messages);
     const sent = reuse ? { ...request, messages: [...reuse.history, request.messages.at(-1)!] } : request;
     const cachedPromptTokens = reuse?.tokens ?? 0;
+    // The parameter a grammar web-llm cannot compile came from.
+    const constraintParam = !request.constraint
+      ? undefined
+      : request.constraint.type === 'tools'
+        ? 'tools'
+        : (request.constraint.param ?? 'response_format');
     // Until this choice ends on its own, web-llm will start the next request afresh.
     this.#held.forget();
     let stream: AsyncIterable<ChatCompletionChunk>;
@@ -186,7 +192,7 @@ export class WebLLMChatModel {
         ? asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index)))
         : await this.#engine.chat.completions.create(toWebLLMRequest(sent, index, thinkingOff, grammar));
     } catch (error) {
-      throw runError(error);
+      throw runError(error, { constraintParam });
     }
     const iterator = stream[Symbol.asyncIterator]();
     const pipeline = new ChoicePipeline(index, {
@@ -241,7 +247,7 @@ export class WebLLMChatModel {
         }
       }
     } catch (error) {
-      throw runError(error);
+      throw runError(error, { constraintParam });
     } finally {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
       if (!finished) await iterator.return?.().catch(() => {});

@@ -42,11 +42,16 @@ const CLIENT_ERRORS: Readonly<Record<string, string | null>> = {
   InvalidResponseFormatStructuralTagError: 'response_format',
   CustomResponseFormatError: 'response_format',
   UnsupportedModelIdError: 'tools',
-  UnsupportedToolTypeError: 'tools',
-  InvalidToolChoiceError: 'tool_choice',
-  UnsupportedToolChoiceTypeError: 'tool_choice',
-  FunctionNotFoundError: 'tool_choice',
 };
+
+/**
+ * web-llm's RangeError by its message (`Make sure 0 < top_p <= 1.`, its RangeError's only form): the built-in
+ * RangeError has the same name, and is no client's error (`Array buffer allocation failed`, `Invalid array length`).
+ */
+const WEB_LLM_RANGE = /^Make sure -?[\d.]+ < \w+ <= -?[\d.]+\./;
+
+/** An XGrammar that aborted (its WebAssembly's `Aborted()`): dead for every later grammar in this worker. */
+const XGRAMMAR_ABORTED = /\bAborted\(/;
 
 /**
  * The request fields web-llm's messages name. Its names are the OpenAI API's (`logit_bias's keys` is about
@@ -83,6 +88,9 @@ function parameterIn(message: string): string | undefined {
 const nameOf = (error: unknown) => (error instanceof Error ? error.name : '');
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/** Every web-llm error name mapped here. */
+export const WEB_LLM_ERROR_NAMES: readonly string[] = [...Object.keys(LOAD_ERRORS), ...Object.keys(CLIENT_ERRORS)];
+
 /** A failure while loading a model, as a typed EngineError. */
 export function loadError(error: unknown): EngineError {
   if (error instanceof EngineError) return error;
@@ -92,15 +100,29 @@ export function loadError(error: unknown): EngineError {
 /**
  * A failure while generating, as a typed EngineError: a value web-llm refuses is the client's (`invalid_request`,
  * naming the parameter, so it never counts as a broken engine); a prompt over the window is `context_length_exceeded`;
- * anything else (a lost device, a failure inside the model) is `internal`.
+ * a grammar web-llm's XGrammar could not compile (GrammarMatcherInitError) is the request's, naming its constraint's
+ * parameter (`constraintParam`), unless XGrammar aborted, which leaves it unusable; anything else (a lost device, a
+ * failure inside the model, a buffer that could not be allocated) is `internal`.
  */
-export function runError(error: unknown): EngineError {
+export function runError(error: unknown, { constraintParam }: { constraintParam?: string } = {}): EngineError {
   if (error instanceof EngineError) return error;
   const name = nameOf(error);
   const message = messageOf(error);
   if (name === 'ContextWindowSizeExceededError') {
     return new EngineError('context_length_exceeded', message, { cause: error, param: 'messages' });
   }
+  if (name === 'GrammarMatcherInitError') {
+    const cause = error instanceof Error ? messageOf(error.cause) : '';
+    if (XGRAMMAR_ABORTED.test(message) || XGRAMMAR_ABORTED.test(cause)) {
+      return new EngineError('internal', message, { cause: error });
+    }
+    return new EngineError('invalid_request', message, {
+      cause: error,
+      ...(constraintParam && { param: constraintParam }),
+    });
+  }
+  if (name === 'RangeError' && !WEB_LLM_RANGE.test(message))
+    return new EngineError('internal', message, { cause: error });
   if (name in CLIENT_ERRORS) {
     const param = CLIENT_ERRORS[name] ?? parameterIn(message);
     return new EngineError('invalid_request', param ? `Invalid value for '${param}': ${message}` : message, {
