@@ -166,6 +166,11 @@ export interface ModelEntry {
    * neither an ID nor another entry's alias: such a profile is refused (`validateProfile`).
    */
   aliases?: readonly string[];
+  /**
+   * For a model with a thinking mode: the reasoning effort of a request that names none (`reasoning_effort`,
+   * Responses' `reasoning.effort`). Default `none`: thinking off.
+   */
+  defaultReasoningEffort?: 'none' | 'minimal' | 'low' | 'medium' | 'high';
 }
 
 /** Public model IDs and what each runs. */
@@ -489,7 +494,8 @@ const BUNDLED_CREATED = Date.UTC(2026, 10, 21) / 1000;
 /**
  * The bundled profile: the project's own tiny fixture models (`public/models`), so all four IDs answer offline and in
  * tests, on WebGPU where there is an adapter (a software one included) and on the CPU everywhere. The three chat IDs
- * share one tiny chat model; each ID answers to its `OPENAI_ALIASES` too, as in `DEFAULT_PROFILE`.
+ * share one tiny chat model; each ID answers to its `OPENAI_ALIASES` too, and `amber-phoenix-4` thinks by default
+ * (`defaultReasoningEffort: 'medium'`), as in `DEFAULT_PROFILE`.
  *
  * @param base - where `public/models` is: an absolute folder path in Node, a URL path such as `/models` in a browser.
  */
@@ -510,7 +516,7 @@ export function bundledProfile(base: string): ModelProfile {
   return Object.freeze({
     'crimson-falcon-4': chat('crimson-falcon-4'),
     'indigo-owl-4': chat('indigo-owl-4'),
-    'amber-phoenix-4': chat('amber-phoenix-4'),
+    'amber-phoenix-4': { ...chat('amber-phoenix-4'), defaultReasoningEffort: 'medium' },
     'jade-mole-4': {
       task: 'embeddings',
       created: BUNDLED_CREATED,

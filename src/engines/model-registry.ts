@@ -6,10 +6,11 @@ import {
   type ModelProfile,
 } from './model-profile.ts';
 
-/** When this mapping of the public IDs to real models was published. */
-const REGISTRY_CREATED = Date.UTC(2026, 10, 21) / 1000;
+/** When this mapping of the public IDs to real models was published (the Qwen3 lineup). */
+const REGISTRY_CREATED = Date.UTC(2026, 10, 23) / 1000;
 
 const MB = 1_000_000;
+const MiB = 2 ** 20;
 
 /**
  * What a transformers.js model needs of a WebGPU adapter: its largest weight, the token-embedding table (vocabulary ×
@@ -23,45 +24,168 @@ function embeddingTable(vocab: number, hidden: number, bytesPerWeight: 2 | 4): P
 }
 
 /**
- * One chat model as a fallback chain: web-llm in half precision (fastest; needs `shader-f16`), web-llm in single
- * precision, transformers.js on WebGPU, transformers.js on the CPU, so that the ID answers on any browser.
- * `downloadBytes` are estimates from parameter count and weight format (docs/models.md); web-llm's exact size is read
- * from the model's manifest before downloading.
+ * The context window of every chat candidate, prompt plus reply, in tokens: one figure for a whole chain, so that the
+ * ID accepts the same prompts whichever candidate serves it. Chosen from what the keys and values of a token cost:
+ * Qwen3 keeps 8 key-value heads of 128 dimensions per layer, so a token takes 28 layers × 8 × 128 × 2 (keys and values)
+ * × 2 bytes = 112 KiB in half precision in Qwen3-0.6B and -1.7B, and 36 × 8 × 128 × 2 × 2 = 144 KiB in Qwen3-4B (twice
+ * that in the single-precision builds: q4f32 on web-llm, q4 on transformers.js). At 8,192 tokens that is 896 MiB and
+ * 1,152 MiB (1,792 and 2,304 MiB in single precision), which web-llm allocates up front: on top of web-llm's own
+ * 4,096-token figures, Qwen3-4B's half-precision build then takes 3.9 GiB, within what a GPU of 6 to 8 GB (or an
+ * integrated one sharing 16 GB) gives a tab. 16,384 would double it (2.25 GiB of keys and values for Qwen3-4B, 4.5 GiB
+ * in single precision) for prompts longer than browser models are typically given; Qwen3's own 40,960 is out of reach.
+ * On the CPU (WebAssembly's 4 GiB) a conversation near the window may not fit beside the weights: see docs/models.md.
  */
-function chatChain(
-  webllm: { f16: string; f32: string; f16Bytes: number; f32Bytes: number },
-  transformers: { model: string; gpuBytes: number; cpuBytes: number; vocab: number; hidden: number },
-  aliases: readonly string[],
-): ModelEntry {
-  const { vocab, hidden } = transformers;
+const CHAT_CONTEXT_WINDOW = 8_192;
+
+/** The context window of web-llm's prebuilt builds, at which their `vram_required_MB` is given. */
+const WEB_LLM_DEFAULT_WINDOW = 4_096;
+
+/**
+ * A Qwen3 model, as its `config.json` describes it (Qwen/Qwen3-*; onnx-community's and mlc-ai's builds copy it): every
+ * size shares the vocabulary of 151,936 tokens, 8 key-value heads of 128 dimensions, tied input and output embeddings
+ * and 40,960 positions.
+ */
+interface Qwen3 {
+  /** `Qwen3-0.6B`: the name in both engines' model IDs. */
+  name: string;
+  hidden: number;
+  intermediate: number;
+  layers: number;
+  heads: number;
+  /** web-llm's `vram_required_MB` for the q4f16_1 and q4f32_1 builds (0.2.86's `prebuiltAppConfig`). */
+  webllmVramMB: { f16: number; f32: number };
+}
+
+const QWEN3_VOCAB = 151_936;
+const QWEN3_KV_HEADS = 8;
+const QWEN3_HEAD_DIM = 128;
+
+const QWEN3_0_6B: Qwen3 = {
+  name: 'Qwen3-0.6B',
+  hidden: 1024,
+  intermediate: 3072,
+  layers: 28,
+  heads: 16,
+  webllmVramMB: { f16: 1403.34, f32: 1924.98 },
+};
+const QWEN3_1_7B: Qwen3 = {
+  name: 'Qwen3-1.7B',
+  hidden: 2048,
+  intermediate: 6144,
+  layers: 28,
+  heads: 16,
+  webllmVramMB: { f16: 2036.66, f32: 2635.44 },
+};
+const QWEN3_4B: Qwen3 = {
+  name: 'Qwen3-4B',
+  hidden: 2560,
+  intermediate: 9728,
+  layers: 36,
+  heads: 32,
+  webllmVramMB: { f16: 3431.59, f32: 4327.71 },
+};
+
+/** Parameters of the matrix multiplications (attention and MLP of every layer); norms are left out (under 0.1%). */
+function nonEmbeddingParams(m: Qwen3): number {
+  const q = m.heads * QWEN3_HEAD_DIM;
+  const kv = QWEN3_KV_HEADS * QWEN3_HEAD_DIM;
+  return m.layers * (m.hidden * q + 2 * m.hidden * kv + q * m.hidden + 3 * m.hidden * m.intermediate);
+}
+
+const embeddingParams = (m: Qwen3) => QWEN3_VOCAB * m.hidden;
+
+/** Bytes of keys and values per token of context, at 2 (half precision) or 4 bytes a value. */
+const kvBytesPerToken = (m: Qwen3, bytesPerValue: 2 | 4) =>
+  m.layers * QWEN3_KV_HEADS * QWEN3_HEAD_DIM * 2 * bytesPerValue;
+
+/**
+ * What each build downloads, estimated from the parameters (nothing can be downloaded where this was written):
+ *
+ * - transformers.js (onnx-community's exports): the matrix multiplications in 4 bits with a scale per 32 weights
+ *   (MatMulNBits: 4.5 bits a weight with fp16 scales in `q4f16`, 5 with fp32 ones in `q4`); the embedding table, which
+ *   the tied output layer shares, unquantised (2 bytes a weight in `q4f16`, 4 in `q4`). The same rule gives the
+ *   files listed for onnx-community/Qwen2.5-0.5B-Instruct-ONNX-GQA within about 1% (474 MB for 478, 768 MB for 777),
+ *   and public code quotes Qwen3-0.6B's and Qwen3-1.7B's `q4f16` at 570 MB and 1,426 MB (the rule: 559 and 1,415);
+ * - web-llm (mlc-ai's q4f16_1 and q4f32_1): every weight, the shared embedding table included, in 4 bits with an fp16
+ *   (4.5 bits) or fp32 (5 bits) scale per group of 32.
+ */
+function downloadBytes(m: Qwen3, build: 'onnx-q4f16' | 'onnx-q4' | 'mlc-q4f16' | 'mlc-q4f32'): number {
+  const body = nonEmbeddingParams(m);
+  const table = embeddingParams(m);
+  const bytes = {
+    'onnx-q4f16': (body * 4.5) / 8 + table * 2,
+    'onnx-q4': (body * 5) / 8 + table * 4,
+    'mlc-q4f16': ((body + table) * 4.5) / 8,
+    'mlc-q4f32': ((body + table) * 5) / 8,
+  }[build];
+  return Math.ceil(bytes / (10 * MB)) * 10 * MB;
+}
+
+/**
+ * The GPU memory a web-llm build takes at the chain's window: web-llm's own figure, given for its 4,096-token default
+ * (weights, the keys and values of 4,096 tokens, work buffers), plus the keys and values of the tokens past it (web-llm
+ * allocates them all when it loads). The figures bear the rule out: once weights and 4,096 tokens' keys and values are
+ * taken away, Qwen3-0.6B and Qwen2.5-0.5B, which share the vocabulary, leave the same work buffers (about 630 MiB:
+ * logits and activations).
+ */
+function webllmGpuMemory(m: Qwen3, precision: 'f16' | 'f32'): number {
+  const extra = (CHAT_CONTEXT_WINDOW - WEB_LLM_DEFAULT_WINDOW) * kvBytesPerToken(m, precision === 'f16' ? 2 : 4);
+  return Math.round(m.webllmVramMB[precision] * MiB + extra);
+}
+
+/**
+ * One chat ID as a fallback chain: web-llm in half precision (fastest; needs `shader-f16`), web-llm in single
+ * precision, transformers.js on WebGPU in both, transformers.js on the CPU, so that the ID answers on any browser.
+ * `cpu` is the model of the CPU candidate where the GPU one would be too slow there. Every candidate takes the same
+ * context window.
+ */
+function qwen3Chain(gpu: Qwen3, options: { cpu?: Qwen3; aliases: readonly string[] }): ModelEntry {
+  const cpu = options.cpu ?? gpu;
+  const contextWindow = CHAT_CONTEXT_WINDOW;
+  const onnx = (m: Qwen3) => `onnx-community/${m.name}-ONNX`;
   const candidates: ModelCandidate[] = [
-    { engine: 'web-llm', model: webllm.f16, downloadBytes: webllm.f16Bytes },
-    { engine: 'web-llm', model: webllm.f32, downloadBytes: webllm.f32Bytes },
+    {
+      engine: 'web-llm',
+      model: `${gpu.name}-q4f16_1-MLC`,
+      downloadBytes: downloadBytes(gpu, 'mlc-q4f16'),
+      contextWindow,
+      gpuMemoryBytes: webllmGpuMemory(gpu, 'f16'),
+    },
+    {
+      engine: 'web-llm',
+      model: `${gpu.name}-q4f32_1-MLC`,
+      downloadBytes: downloadBytes(gpu, 'mlc-q4f32'),
+      contextWindow,
+      gpuMemoryBytes: webllmGpuMemory(gpu, 'f32'),
+    },
     {
       engine: 'transformers',
-      model: transformers.model,
+      model: onnx(gpu),
       dtype: 'q4f16',
       device: 'webgpu',
-      downloadBytes: transformers.gpuBytes,
-      requiredLimits: embeddingTable(vocab, hidden, 2),
+      downloadBytes: downloadBytes(gpu, 'onnx-q4f16'),
+      requiredLimits: embeddingTable(QWEN3_VOCAB, gpu.hidden, 2),
+      contextWindow,
     },
     {
       engine: 'transformers',
-      model: transformers.model,
+      model: onnx(gpu),
       dtype: 'q4',
       device: 'webgpu',
-      downloadBytes: transformers.cpuBytes,
-      requiredLimits: embeddingTable(vocab, hidden, 4),
+      downloadBytes: downloadBytes(gpu, 'onnx-q4'),
+      requiredLimits: embeddingTable(QWEN3_VOCAB, gpu.hidden, 4),
+      contextWindow,
     },
     {
       engine: 'transformers',
-      model: transformers.model,
+      model: onnx(cpu),
       dtype: 'q4',
       device: 'cpu',
-      downloadBytes: transformers.cpuBytes,
+      downloadBytes: downloadBytes(cpu, 'onnx-q4'),
+      contextWindow,
     },
   ];
-  return { task: 'chat', created: REGISTRY_CREATED, candidates, aliases };
+  return { task: 'chat', created: REGISTRY_CREATED, candidates, aliases: options.aliases };
 }
 
 /**
@@ -72,59 +196,22 @@ function chatChain(
 const MINILM_MAX_TOKENS = 256;
 
 /**
- * The real models behind the four public IDs: three chat models of increasing size and a sentence-embedding model,
- * each answering to its `OPENAI_ALIASES` too.
+ * The real models behind the four public IDs: three sizes of Qwen3 (2025's small models with a thinking mode, tools
+ * in their chat template, and builds in both engines) and a sentence-embedding model. `crimson-falcon-4` is the fast
+ * one (Qwen3-0.6B), `indigo-owl-4` the general one for chat, JSON and tools (Qwen3-1.7B), both answering without
+ * thinking unless asked; `amber-phoenix-4` is the reasoning one (Qwen3-4B, thinking by default), whose CPU candidate is
+ * Qwen3-1.7B: a 4B model on WebAssembly would write a token every few seconds, and its `q4` weights (3.8 GB) come near
+ * WebAssembly's 4 GiB. Each ID answers to its `OPENAI_ALIASES` too.
+ *
  * An app can pass its own profile to `startLocalAPI({ profile })` (or `createEngine`) to change any of it.
  */
 export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
-  'crimson-falcon-4': chatChain(
-    {
-      f16: 'SmolLM2-360M-Instruct-q4f16_1-MLC',
-      f32: 'SmolLM2-360M-Instruct-q4f32_1-MLC',
-      f16Bytes: 210 * MB,
-      f32Bytes: 230 * MB,
-    },
-    {
-      model: 'HuggingFaceTB/SmolLM2-360M-Instruct',
-      gpuBytes: 270 * MB,
-      cpuBytes: 370 * MB,
-      vocab: 49_152,
-      hidden: 960,
-    },
-    OPENAI_ALIASES['crimson-falcon-4'],
-  ),
-  'indigo-owl-4': chatChain(
-    {
-      f16: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC',
-      f32: 'Qwen2.5-0.5B-Instruct-q4f32_1-MLC',
-      f16Bytes: 280 * MB,
-      f32Bytes: 310 * MB,
-    },
-    {
-      model: 'onnx-community/Qwen2.5-0.5B-Instruct',
-      gpuBytes: 550 * MB,
-      cpuBytes: 790 * MB,
-      vocab: 151_936,
-      hidden: 896,
-    },
-    OPENAI_ALIASES['indigo-owl-4'],
-  ),
-  'amber-phoenix-4': chatChain(
-    {
-      f16: 'Llama-3.2-1B-Instruct-q4f16_1-MLC',
-      f32: 'Llama-3.2-1B-Instruct-q4f32_1-MLC',
-      f16Bytes: 700 * MB,
-      f32Bytes: 780 * MB,
-    },
-    {
-      model: 'onnx-community/Llama-3.2-1B-Instruct',
-      gpuBytes: 1_100 * MB,
-      cpuBytes: 1_800 * MB,
-      vocab: 128_256,
-      hidden: 2048,
-    },
-    OPENAI_ALIASES['amber-phoenix-4'],
-  ),
+  'crimson-falcon-4': qwen3Chain(QWEN3_0_6B, { aliases: OPENAI_ALIASES['crimson-falcon-4'] }),
+  'indigo-owl-4': qwen3Chain(QWEN3_1_7B, { aliases: OPENAI_ALIASES['indigo-owl-4'] }),
+  'amber-phoenix-4': {
+    ...qwen3Chain(QWEN3_4B, { cpu: QWEN3_1_7B, aliases: OPENAI_ALIASES['amber-phoenix-4'] }),
+    defaultReasoningEffort: 'medium',
+  },
   'jade-mole-4': {
     task: 'embeddings',
     created: REGISTRY_CREATED,

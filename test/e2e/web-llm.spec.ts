@@ -7,7 +7,7 @@ import { engineDevice, issueKey, openHarness } from './harness-page.ts';
  */
 async function huggingFaceReachable(): Promise<boolean> {
   try {
-    const response = await fetch('https://huggingface.co/api/models/mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC', {
+    const response = await fetch('https://huggingface.co/api/models/mlc-ai/Qwen3-0.6B-q4f32_1-MLC', {
       signal: AbortSignal.timeout(5000),
     });
     return response.ok;
