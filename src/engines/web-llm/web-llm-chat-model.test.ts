@@ -182,6 +182,26 @@ describe('WebLLMChatModel', () => {
     expect(fake.requests[1]).not.toHaveProperty('extra_body');
   });
 
+  it("counts max_tokens on the reply only, though web-llm counts its empty thinking block's tokens in its output", async () => {
+    const create = fakeCreate();
+    const model = await WebLLMChatModel.load(
+      { engine: 'web-llm', model: 'Qwen3-0.6B-q4f16_1-MLC' },
+      { id: 'm', create },
+    );
+    const fake = create.engines[0]!;
+    for (const maxTokens of [1, 2, 4, 5]) {
+      const result = await model.generate(request({ maxTokens, seed: 1 }));
+      expect(result.choices[0]).toEqual({
+        text: Array.from({ length: maxTokens }, (_, i) => `t${i}1 `).join(''),
+        finishReason: 'length',
+      });
+      expect(result.usage.completionTokens).toBe(maxTokens);
+    }
+    // Thinking on, web-llm writes no block: max_tokens goes as it is.
+    await model.generate(request({ maxTokens: 3, thinking: true }));
+    expect(fake.requests.at(-1)!.max_tokens).toBe(3);
+  });
+
   it('stops within a token of an abort, releases the lock, and the next generation is whole (web-llm#447)', async () => {
     const { model, fake } = await loaded();
     fake.reply = () => Array.from({ length: 1000 }, () => 'x');
@@ -431,7 +451,8 @@ describe('WebLLMChatModel and web-llm prefix reuse', () => {
       messages = turn(messages, result, next);
     }
     await model.generate(request({ messages }));
-    expect(fake.prefills.map((p) => p.reused)).toEqual([false, true, true]);
+    // The first prefill: the thinking block's tokens counted at load.
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, false, true, true]);
     // What the client sent back: 'Paris.'; what web-llm holds, and is sent: its reply as it wrote it.
     expect(fake.requests[2]!.messages.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual([
       `${EMPTY_THINKING_BLOCK}Paris.`,

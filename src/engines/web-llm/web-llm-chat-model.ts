@@ -103,13 +103,16 @@ export interface WebLLMLoadOptions {
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
-  /** Whether the model has a thinking mode to switch off (Qwen3). */
-  readonly #thinks: boolean;
+  /**
+   * A model with a thinking mode to switch off (Qwen3): the tokens of the empty thinking block web-llm then writes,
+   * as its tokenizer encodes it. Undefined for a model without one.
+   */
+  readonly #thinkingBlockTokens: number | undefined;
   readonly #held = new HeldConversation();
 
-  private constructor(engine: WebLLMEngine, thinks: boolean) {
+  private constructor(engine: WebLLMEngine, thinkingBlockTokens: number | undefined) {
     this.#engine = engine;
-    this.#thinks = thinks;
+    this.#thinkingBlockTokens = thinkingBlockTokens;
   }
 
   static async load(candidate: WebLLMCandidate, options: WebLLMLoadOptions): Promise<WebLLMChatModel> {
@@ -130,7 +133,8 @@ export class WebLLMChatModel {
       candidate.contextWindow === undefined ? undefined : { context_window_size: candidate.contextWindow };
     try {
       const engine = await (options.create ?? createMLCEngine)(candidate.model, config, chatOpts);
-      return new WebLLMChatModel(engine, THINKING_MODELS.test(candidate.model));
+      const thinks = THINKING_MODELS.test(candidate.model);
+      return new WebLLMChatModel(engine, thinks ? await promptTokensOf(engine, EMPTY_THINKING_BLOCK) : undefined);
     } catch (error) {
       throw loadError(error);
     }
@@ -172,7 +176,7 @@ export class WebLLMChatModel {
     throwIfAborted(signal);
     const rawPrompt = request.prompt !== undefined;
     // A raw prompt has no template to switch thinking off in.
-    const thinkingOff = this.#thinks && request.thinking !== true && !rawPrompt;
+    const thinkingOff = this.#thinkingBlockTokens !== undefined && request.thinking !== true && !rawPrompt;
     // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache;
     // a raw prompt continues no conversation.
     const reuse = rawPrompt ? undefined : this.#held.reuseFor(request.messages);
@@ -190,7 +194,9 @@ export class WebLLMChatModel {
     try {
       stream = rawPrompt
         ? asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index)))
-        : await this.#engine.chat.completions.create(toWebLLMRequest(sent, index, thinkingOff, grammar));
+        : await this.#engine.chat.completions.create(
+            toWebLLMRequest(sent, index, thinkingOff ? this.#thinkingBlockTokens : undefined, grammar),
+          );
     } catch (error) {
       throw runError(error, { constraintParam });
     }
@@ -304,6 +310,26 @@ function fromWebLLMLogprobs(
   }));
 }
 
+/**
+ * How many tokens web-llm's tokenizer makes of `text` (4 for Qwen3's `<think>\n\n</think>\n\n`): the prompt tokens of
+ * a text completion of it, one token long. Its tokenizer is not reachable otherwise; its text completion encodes a
+ * prompt as `forwardPrefill` encodes the thinking block (`tokenizer.encode`, no special tokens added). Run once, at
+ * load, before any conversation it could reset.
+ */
+async function promptTokensOf(engine: WebLLMEngine, text: string): Promise<number> {
+  const stream = await engine.completions.create({
+    prompt: text,
+    stream: true,
+    stream_options: { include_usage: true },
+    max_tokens: 1,
+    temperature: 0,
+  });
+  let tokens: number | undefined;
+  for await (const chunk of stream) tokens = chunk.usage?.prompt_tokens ?? tokens;
+  if (tokens === undefined) throw new Error('web-llm reported no usage for a text completion.');
+  return tokens;
+}
+
 /** web-llm's text completion chunks in the shape of its chat chunks: the text as the delta's content. */
 async function* asChatChunks(stream: AsyncIterable<Completion>): AsyncGenerator<ChatCompletionChunk> {
   for await (const chunk of stream) {
@@ -373,14 +399,16 @@ export function webLLMMessages(request: ChatRequest): ChatCompletionRequestStrea
  * `seed + i` (as web-llm takes it: `webLLMSeed`), so choices differ from each other and the whole answer still repeats
  * for the same seed. `top_p: 0`
  * means the most likely token only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its
- * temperature 0. `thinkingOff` switches a thinking mode off. `grammar` is the constraint's grammar: EBNF text as
+ * temperature 0. `thinkingOff` switches a thinking mode off: it is the tokens of the empty thinking block web-llm
+ * then writes into its output (`forwardPrefill` pushes them into the output ids that `max_tokens` bounds), which
+ * `max_tokens` is raised by, so that it bounds the reply alone. `grammar` is the constraint's grammar: EBNF text as
  * `response_format: {type: "grammar"}`, a structural tag (tool calls) as `{type: "structural_tag"}`. Log
  * probabilities ask for at least one alternative: web-llm records none at all with `top_logprobs: 0`.
  */
 export function toWebLLMRequest(
   request: ChatRequest,
   index: number,
-  thinkingOff = false,
+  thinkingOff?: number,
   grammar?: GrammarSpec,
 ): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
@@ -398,10 +426,10 @@ export function toWebLLMRequest(
   };
   // web-llm refuses only a prompt over its window, and stops at the window's end by itself: a default bound is passed as is.
   const maxTokens = request.maxTokens ?? request.defaultMaxTokens;
-  if (maxTokens !== undefined) out.max_tokens = maxTokens;
+  if (maxTokens !== undefined) out.max_tokens = maxTokens + (thinkingOff ?? 0);
   if (request.seed !== undefined) out.seed = webLLMSeed(request.seed, index);
   if (request.logitBias) out.logit_bias = { ...request.logitBias };
-  if (thinkingOff) out.extra_body = { enable_thinking: false };
+  if (thinkingOff !== undefined) out.extra_body = { enable_thinking: false };
   if (grammar !== undefined) {
     out.response_format =
       'ebnf' in grammar
