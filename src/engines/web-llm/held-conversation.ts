@@ -1,60 +1,113 @@
 import type { ChatMessage, FunctionCall } from '../../engine/index.ts';
 
+/** A message as web-llm is sent it: its role and text (Lantern sends no names, no parts). */
+export interface WebLLMMessage {
+  role: string;
+  content: string;
+}
+
 /**
  * The conversation whose KV cache web-llm holds after a request, as Lantern tracks it, and how many tokens that cache
  * covers.
  *
- * web-llm keeps one conversation per model and reuses its cache when a request's messages before the last one are
- * exactly that conversation: the system message, then each message's role and text, the last reply as web-llm itself
- * produced it (`preparePrefillInput`, `compareConversationObject` in @mlc-ai/web-llm 0.2.x); and only if that reply
- * ended on its own (finish reason `stop`: a reply cut by `max_tokens` or closed early is rebuilt from scratch). Then it
- * prefills only the new round, and its `usage.prompt_tokens` counts only that round: Lantern adds back the tokens the
- * cache already held, so that `prompt_tokens` is the whole prompt, and reports them as cached.
+ * web-llm keeps one conversation per model and reuses its cache when a request's messages before the last one make
+ * the same conversation (`preparePrefillInput`, `compareConversationObject` in @mlc-ai/web-llm 0.2.86): the same
+ * system message as it is sent (the tools' description included: Lantern writes it there), then each message's role
+ * and text, the last reply as web-llm itself wrote it; and only if that reply ended on its own (finish reason `stop`:
+ * a reply cut by `max_tokens` or closed early is rebuilt from scratch). Then it prefills only the new round, and its
+ * `usage.prompt_tokens` counts only that round: Lantern adds back the tokens the cache already held, so that
+ * `prompt_tokens` is the whole prompt, and reports them as cached. So the held conversation is compared as web-llm
+ * compares it: on the messages sent to web-llm, not on the client's.
  *
  * The client sends back the replies Lantern gave it, which may differ from what web-llm holds (Lantern removes the
- * empty thinking block web-llm adds when thinking is off): a request that continues the held conversation, as the
- * client sees it, is sent with web-llm's own version of it.
+ * empty thinking block web-llm adds when thinking is off, and reads tool calls out of the text): a request that
+ * continues the held conversation, as the client sees it, is sent with web-llm's own version of its replies.
+ *
+ * A request web-llm refuses before it touches its conversation (its request and generation-config checks, its seed,
+ * the conversation it builds from the messages) leaves the held one as it was; any other that does not end on its own
+ * (cut, closed early, failed in or after its prefill, a raw prompt) leaves web-llm to start the next one afresh.
  */
 export class HeldConversation {
-  #held: { client: ChatMessage[]; history: ChatMessage[]; tokens: number } | undefined;
+  #held:
+    | {
+        /** The client's messages, its reply last (as the client sends it back). */
+        client: ChatMessage[];
+        /** The client's assistant turns, by index, that go to web-llm as it wrote them. */
+        replies: Map<number, string>;
+        /** What web-llm holds: the messages it was sent, then its reply as it wrote it. */
+        sent: WebLLMMessage[];
+        /** The tokens its cache holds. */
+        tokens: number;
+      }
+    | undefined;
 
   /**
-   * When this request continues the conversation web-llm holds: that conversation's messages as web-llm holds them
-   * (to send in place of all but the client's last message) and the tokens its cache holds. Undefined otherwise.
+   * The request's messages to send to web-llm: when they continue the held conversation as the client sees it, its
+   * replies as web-llm wrote them (with no calls apart: their text holds them); otherwise as they are.
    */
-  reuseFor(messages: readonly ChatMessage[]): { history: ChatMessage[]; tokens: number } | undefined {
+  asHeld(messages: readonly ChatMessage[]): ChatMessage[] {
     const held = this.#held;
-    if (!held || messages.length !== held.client.length + 1) return undefined;
-    const same = held.client.every((m, i) => sameMessage(m, messages[i]!));
-    return same ? { history: held.history, tokens: held.tokens } : undefined;
+    if (!held || !this.#continues(messages)) return [...messages];
+    return messages.map((m, i) => {
+      const raw = held.replies.get(i);
+      return raw === undefined ? m : { role: 'assistant', content: raw };
+    });
   }
 
   /**
-   * After a reply that web-llm ended on its own: it now holds the messages it was sent and its reply as it wrote it
-   * (`raw`: with the empty thinking block it adds, say), which a client sends back as `clientMessages` and `reply`
-   * (its text, and its tool calls as the assistant message's `tool_calls`).
-   * Its cache holds the whole prompt and every generated token but the last (the end-of-reply token, counted in
-   * `completionTokens` but never fed back).
+   * The tokens web-llm's cache holds for a request sent with these messages: those of the held conversation when the
+   * messages before the last are that conversation, as web-llm compares them (and it holds a message besides the
+   * system one: web-llm starts afresh otherwise); 0 otherwise.
+   */
+  cachedFor(sent: readonly WebLLMMessage[]): number {
+    const held = this.#held;
+    if (!held) return 0;
+    const history = sent.slice(0, -1);
+    const reused =
+      history.length === held.sent.length &&
+      history.some((m) => m.role !== 'system') &&
+      history.every((m, i) => m.role === held.sent[i]!.role && m.content === held.sent[i]!.content);
+    return reused ? held.tokens : 0;
+  }
+
+  /**
+   * After a reply that web-llm ended on its own: it now holds the messages it was sent (`sent`, the last included) and
+   * its reply as it wrote it (`raw`: with the empty thinking block it adds, say). The client sends them back as its
+   * messages (`clientMessages`) and the `reply` (its text, and its tool calls as the assistant message's `tool_calls`). Its cache holds the whole prompt
+   * and every generated token but the last (the end-of-reply token, counted in `completionTokens` but never fed back).
    */
   hold(
     clientMessages: readonly ChatMessage[],
     reply: { text: string; toolCalls: FunctionCall[] },
-    sentMessages: readonly ChatMessage[],
+    sent: readonly WebLLMMessage[],
     raw: string,
     promptTokens: number,
     completionTokens: number,
   ): void {
+    const replies = new Map(this.#continues(clientMessages) ? this.#held!.replies : []);
+    replies.set(clientMessages.length, raw);
     this.#held = {
       client: [
         ...clientMessages,
         { role: 'assistant', content: reply.text, toolCalls: reply.toolCalls.map(withoutId) },
       ],
-      history: [...sentMessages, { role: 'assistant', content: raw }],
+      replies,
+      sent: [...sent, { role: 'assistant', content: raw }],
       tokens: promptTokens + completionTokens - 1,
     };
   }
 
-  /** After anything else (a reply cut short, closed early or failed): web-llm will start the next request afresh. */
+  /** Whether the client's messages before the last are the held conversation, as the client got it. */
+  #continues(messages: readonly ChatMessage[]): boolean {
+    const held = this.#held;
+    return (
+      held !== undefined &&
+      messages.length === held.client.length + 1 &&
+      held.client.every((m, i) => sameMessage(m, messages[i]!))
+    );
+  }
+
+  /** After a request that web-llm will not continue: it starts the next one afresh. */
   forget(): void {
     this.#held = undefined;
   }

@@ -414,6 +414,40 @@ describe('WebLLMChatModel and web-llm prefix reuse', () => {
     ]);
   });
 
+  it('counts no cached token when the tools change between turns: web-llm compares the system message they are in', async () => {
+    const { model, fake } = await loaded();
+    fake.reply = () => ['Hello ', 'there'];
+    const tools = (name: string) => toolConstraint([{ name, parameters: { type: 'object' } }]);
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
+    const first = await model.generate(request({ messages, constraint: tools('get_weather'), temperature: 0 }));
+    const next = turn(messages, first, 'And now?');
+    const same = await model.generate(request({ messages: next, constraint: tools('get_weather'), temperature: 0 }));
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, true]);
+    expect(same.usage.cachedPromptTokens).toBeGreaterThan(0);
+    const changed = await model.generate(
+      request({ messages: turn(next, same, 'Again?'), constraint: tools('get_time'), temperature: 0 }),
+    );
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, true, false]);
+    expect(changed.usage.cachedPromptTokens).toBeUndefined();
+    expect(changed.usage.promptTokens).toBe(fake.prefills[2]!.filled);
+  });
+
+  it('still counts the cached tokens after a request web-llm refused before its prefill (its cache is intact)', async () => {
+    const { model, fake } = await loaded();
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Hello there' }];
+    const first = await model.generate(request({ messages }));
+    const next = turn(messages, first, 'more');
+    // web-llm's generation-config check (a RangeError) runs before it touches its conversation.
+    await expect(model.generate(request({ messages: next, presencePenalty: 3 }))).rejects.toMatchObject({
+      kind: 'invalid_request',
+      param: 'presence_penalty',
+    });
+    const retried = await model.generate(request({ messages: next }));
+    expect(fake.prefills.map((p) => p.reused)).toEqual([false, true]);
+    expect(retried.usage.promptTokens).toBe(fake.prefills[1]!.filled);
+    expect(retried.usage.cachedPromptTokens).toBe(first.usage.promptTokens + first.usage.completionTokens - 1);
+  });
+
   it('with n > 1, leaves web-llm holding choice 0, which the next turn continues', async () => {
     const { model, fake } = await loaded();
     const messages: ChatMessage[] = [{ role: 'user', content: 'Hello there' }];

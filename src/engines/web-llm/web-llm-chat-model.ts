@@ -25,8 +25,8 @@ import { constraintGrammar, type GrammarSpec } from '../decoding/output-constrai
 import type { WebLLMCandidate } from '../model-profile.ts';
 import { toolFormatOf } from '../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../tools/tool-prompt.ts';
-import { loadError, runError } from './web-llm-errors.ts';
-import { HeldConversation } from './held-conversation.ts';
+import { failedBeforePrefill, loadError, runError } from './web-llm-errors.ts';
+import { HeldConversation, type WebLLMMessage } from './held-conversation.ts';
 
 /**
  * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
@@ -179,25 +179,25 @@ export class WebLLMChatModel {
     const thinkingOff = this.#thinkingBlockTokens !== undefined && request.thinking !== true && !rawPrompt;
     // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache;
     // a raw prompt continues no conversation.
-    const reuse = rawPrompt ? undefined : this.#held.reuseFor(request.messages);
-    const sent = reuse ? { ...request, messages: [...reuse.history, request.messages.at(-1)!] } : request;
-    const cachedPromptTokens = reuse?.tokens ?? 0;
+    const sent = rawPrompt ? request : { ...request, messages: this.#held.asHeld(request.messages) };
+    const chat = rawPrompt
+      ? undefined
+      : toWebLLMRequest(sent, index, thinkingOff ? this.#thinkingBlockTokens : undefined, grammar);
+    // What web-llm's cache holds of the prompt, compared as web-llm compares it (see HeldConversation).
+    const cachedPromptTokens = chat ? this.#held.cachedFor(chat.messages as WebLLMMessage[]) : 0;
     // The parameter a grammar web-llm cannot compile came from.
     const constraintParam = !request.constraint
       ? undefined
       : request.constraint.type === 'tools'
         ? 'tools'
         : (request.constraint.param ?? 'response_format');
-    // Until this choice ends on its own, web-llm will start the next request afresh.
-    this.#held.forget();
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
-      stream = rawPrompt
-        ? asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index)))
-        : await this.#engine.chat.completions.create(
-            toWebLLMRequest(sent, index, thinkingOff ? this.#thinkingBlockTokens : undefined, grammar),
-          );
+      stream = chat
+        ? await this.#engine.chat.completions.create(chat)
+        : asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index)));
     } catch (error) {
+      // Refused by web-llm's request check: it holds its conversation still.
       throw runError(error, { constraintParam });
     }
     const iterator = stream[Symbol.asyncIterator]();
@@ -217,9 +217,11 @@ export class WebLLMChatModel {
     let webLLMFinish: string | null = null;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
+    let read = false;
     try {
       for (;;) {
         const next = await iterator.next();
+        read = true;
         if (next.done) {
           finished = true;
           break;
@@ -253,6 +255,8 @@ export class WebLLMChatModel {
         }
       }
     } catch (error) {
+      // Refused before its prefill, web-llm holds its conversation still; after, it will start afresh.
+      if (read || !failedBeforePrefill(error)) this.#held.forget();
       throw runError(error, { constraintParam });
     } finally {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
@@ -265,9 +269,13 @@ export class WebLLMChatModel {
     pipeline.end(finishReason);
     // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
     const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
-    if (finished && !stopped && webLLMFinish === 'stop' && usage && !rawPrompt) {
+    if (finished && !stopped && webLLMFinish === 'stop' && usage && chat) {
       const reply = { text: pipeline.text, toolCalls: pipeline.toolCalls };
-      this.#held.hold(request.messages, reply, sent.messages, raw, promptTokens, usage.completion_tokens);
+      const held = chat.messages as WebLLMMessage[];
+      this.#held.hold(request.messages, reply, held, raw, promptTokens, usage.completion_tokens);
+    } else {
+      // Cut, closed early, or a raw prompt (web-llm's text completion resets its chat): web-llm starts afresh.
+      this.#held.forget();
     }
     return {
       promptTokens,

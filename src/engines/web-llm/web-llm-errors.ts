@@ -88,6 +88,34 @@ function parameterIn(message: string): string | undefined {
 const nameOf = (error: unknown) => (error instanceof Error ? error.name : '');
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/**
+ * What web-llm throws before it touches the conversation it holds (`asyncGenerate`: its generation-config check, the
+ * seed, then `preparePrefillInput`'s `getConversationFromChatCompletionRequest`), so that its KV cache is intact.
+ * (What its `create` throws, `postInitAndCheckFields`, comes before all of it too.)
+ */
+const BEFORE_PREFILL = new Set([
+  'ConfigValueError',
+  'MinValueError',
+  'NonNegativeError',
+  'InvalidNumberStringError',
+  'DependencyError',
+  'MessageOrderError',
+  'SystemMessageOrderError',
+  'ContentTypeError',
+  'UnsupportedRoleError',
+]);
+
+/** The plain Errors of tvmjs' random generator for a seed it cannot use (`setSeed`, lib/index.js 3839). */
+const SEED_ERRORS = /^(Seed should be an integer\.|Random state is unexpectedly not (strictly positive|an integer)\.)$/;
+
+/** Whether web-llm threw this before it touched the conversation it holds (see BEFORE_PREFILL). */
+export function failedBeforePrefill(error: unknown): boolean {
+  const name = nameOf(error);
+  const message = messageOf(error);
+  if (name === 'RangeError') return WEB_LLM_RANGE.test(message);
+  return BEFORE_PREFILL.has(name) || (name === 'Error' && SEED_ERRORS.test(message));
+}
+
 /** Every web-llm error name mapped here. */
 export const WEB_LLM_ERROR_NAMES: readonly string[] = [...Object.keys(LOAD_ERRORS), ...Object.keys(CLIENT_ERRORS)];
 
