@@ -43,11 +43,40 @@ async function loaded(options: FakeCreateOptions = {}) {
 }
 
 describe('WebLLMChatModel', () => {
-  it('reports loading progress under the public ID', async () => {
-    const { progress } = await loaded();
-    expect(progress.length).toBeGreaterThan(0);
-    expect(progress.every((p) => p.model === 'crimson-falcon-4')).toBe(true);
-    expect(progress.at(-1)).toMatchObject({ status: 'progress_total', progress: 100 });
+  it("reports web-llm's three load passes as one rising progress, naming each phase; a cached model downloads nothing", async () => {
+    const load = async (create: ReturnType<typeof fakeCreate>) => {
+      const progress: LoadProgress[] = [];
+      await WebLLMChatModel.load(candidate, { id: 'crimson-falcon-4', onProgress: (p) => progress.push(p), create });
+      expect(progress.every((p) => p.model === 'crimson-falcon-4')).toBe(true);
+      const totals = progress.flatMap((p) => (p.status === 'progress_total' ? [p.progress] : []));
+      expect(totals).toEqual([...totals].sort((a, b) => a - b)); // never back to 0
+      expect(totals.at(-1)).toBe(100);
+      const phases = progress.flatMap((p) => (p.status === 'initiate' ? [p.file] : []));
+      const downloads = progress.flatMap((p) => (p.status === 'download' ? [p.file] : []));
+      const done = progress.flatMap((p) => (p.status === 'done' ? [p.file] : []));
+      expect(done).toEqual(phases);
+      for (const p of progress) if (p.status === 'progress') expect(phases).toContain(p.file);
+      return { progress, phases, downloads };
+    };
+    const first = fakeCreate();
+    const cold = await load(first);
+    expect(cold.phases).toEqual(['fetch-weights', 'load-weights', 'compile-shaders']);
+    expect(cold.downloads).toEqual(['fetch-weights']);
+    // Shards fetched, of web-llm's four; the bytes of the download, from the candidate's size.
+    expect(cold.progress.find((p) => p.status === 'progress')).toEqual({
+      status: 'progress',
+      model: 'crimson-falcon-4',
+      file: 'fetch-weights',
+      loaded: 1,
+      total: 4,
+      progress: 25,
+    });
+    expect(cold.progress.findLast((p) => p.status === 'progress_total')).toMatchObject({ loaded: 1000, total: 1000 });
+    // The same origin again: web-llm finds every shard in its cache and only loads them.
+    const warm = await load(fakeCreate({ caches: first.caches }));
+    expect(warm.phases).toEqual(['load-weights', 'compile-shaders']);
+    expect(warm.downloads).toEqual([]);
+    expect(warm.progress.findLast((p) => p.status === 'progress_total')).toMatchObject({ loaded: 0, total: 0 });
   });
 
   it('translates the request into web-llm terms, one streamed request per choice', () => {

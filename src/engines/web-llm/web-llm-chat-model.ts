@@ -5,7 +5,6 @@ import type {
   ChatCompletionTokenLogprob,
   Completion,
   CompletionCreateParamsStreaming,
-  InitProgressReport,
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
 import {
@@ -27,6 +26,7 @@ import { toolFormatOf } from '../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../tools/tool-prompt.ts';
 import { failedBeforePrefill, loadError, runError } from './web-llm-errors.ts';
 import { HeldConversation, type WebLLMMessage } from './held-conversation.ts';
+import { webLLMProgress } from './web-llm-progress.ts';
 
 /**
  * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
@@ -117,16 +117,8 @@ export class WebLLMChatModel {
 
   static async load(candidate: WebLLMCandidate, options: WebLLMLoadOptions): Promise<WebLLMChatModel> {
     const { id, onProgress } = options;
-    const total = candidate.downloadBytes ?? 0;
     const config: MLCEngineConfig = {
-      initProgressCallback: (report: InitProgressReport) =>
-        onProgress?.({
-          status: 'progress_total',
-          model: id,
-          progress: report.progress * 100,
-          loaded: Math.round(report.progress * total),
-          total,
-        }),
+      ...(onProgress && { initProgressCallback: webLLMProgress(id, candidate.downloadBytes ?? 0, onProgress) }),
     };
     // web-llm's prebuilt models have a 4,096-token window (1,024 for -1k builds) unless chat options set another.
     const chatOpts =
