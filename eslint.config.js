@@ -32,6 +32,10 @@ const boundaries = [
       '**/engines/**',
       '!**/engines/model-profile.ts',
       '!**/engines/model-registry.ts',
+      // Where web-llm keeps a model in the Cache API (no imports): isModelCached reads it as web-llm would.
+      '!**/engines/web-llm',
+      '**/engines/web-llm/*',
+      '!**/engines/web-llm/web-llm-cache.ts',
       '@huggingface/*',
       '@mlc-ai/*',
     ],

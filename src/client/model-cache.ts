@@ -1,14 +1,15 @@
 import { isHubModel, ONNX_FILES, type LocalCandidate, type ModelCandidate } from '../engines/model-profile.ts';
+import { hasWebLLMModel, webLLMRepository } from '../engines/web-llm/web-llm-cache.ts';
 
 /**
  * What a candidate stores in the browser's Cache API, as the engines cache it: transformers.js keys its
- * `transformers-cache` by hub URL, web-llm its caches by the URLs of its model repository. A model served by the app
- * itself (a path, like the bundled ones) belongs to the app's precache and is not a page's to remove.
+ * `transformers-cache` by hub URL, web-llm its caches by the URLs of its model repository (web-llm-cache.ts). A model
+ * served by the app itself (a path, like the bundled ones) belongs to the app's precache and is not a page's to remove.
  */
 function storage(candidate: LocalCandidate): { probe: string; prefix: string | null } {
   if (candidate.engine === 'web-llm') {
-    const repo = `https://huggingface.co/mlc-ai/${candidate.model}/`;
-    return { probe: `${repo}resolve/main/ndarray-cache.json`, prefix: repo };
+    const repo = webLLMRepository(candidate.model);
+    return { probe: `${repo}resolve/main/tensor-cache.json`, prefix: repo };
   }
   const file = `onnx/${ONNX_FILES[candidate.dtype ?? 'fp32']}`;
   if (!isHubModel(candidate.model))
@@ -25,6 +26,8 @@ function storage(candidate: LocalCandidate): { probe: string; prefix: string | n
  */
 export async function isModelCached(candidate: ModelCandidate): Promise<boolean> {
   if (candidate.engine === 'remote') return false; // a server's model is the server's
+  // As web-llm's own hasModelInCache decides: its tensor-cache.json, and every shard that lists.
+  if (candidate.engine === 'web-llm') return hasWebLLMModel(candidate.model);
   // The service worker's precache keys files with a revision query: match on the path alone.
   return (await caches.match(storage(candidate).probe, { ignoreSearch: true })) !== undefined;
 }
