@@ -231,6 +231,26 @@ describe('WebLLMChatModel', () => {
     expect(fake.requests.at(-1)!.max_tokens).toBe(3);
   });
 
+  it("gives a raw prompt the BOS its tokenizer adds, as transformers.js does (web-llm's text completion adds none)", async () => {
+    const create = fakeCreate();
+    const llama = await WebLLMChatModel.load(
+      { engine: 'web-llm', model: 'Llama-3.2-1B-Instruct-q4f16_1-MLC' },
+      { id: 'm', create },
+    );
+    const raw = request({ prompt: 'Once upon a time', messages: [], maxTokens: 2 });
+    await llama.generate(raw);
+    const fake = create.engines[0]!;
+    const prompt = fake.tokenizer.encode('Once upon a time');
+    expect(fake.prefills.at(-1)!.ids).toEqual([fake.tokenizer.id('<|begin_of_text|>'), ...prompt]);
+    // Qwen's tokenizer adds none.
+    const qwen = await WebLLMChatModel.load(
+      { engine: 'web-llm', model: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC' },
+      { id: 'm', create },
+    );
+    await qwen.generate(raw);
+    expect(create.engines[1]!.prefills.at(-1)!.ids).toEqual([...prompt]);
+  });
+
   it('stops within a token of an abort, releases the lock, and the next generation is whole (web-llm#447)', async () => {
     const { model, fake } = await loaded();
     fake.reply = () => Array.from({ length: 1000 }, () => 'x');

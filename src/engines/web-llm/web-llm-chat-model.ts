@@ -27,6 +27,7 @@ import { toolPrompt } from '../tools/tool-prompt.ts';
 import { failedBeforePrefill, loadError, runError } from './web-llm-errors.ts';
 import { HeldConversation, type WebLLMMessage } from './held-conversation.ts';
 import { webLLMProgress } from './web-llm-progress.ts';
+import { readWebLLMTokenizer, type WebLLMTokenizer } from './web-llm-tokenizer.ts';
 
 /**
  * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
@@ -109,10 +110,21 @@ export class WebLLMChatModel {
    */
   readonly #thinkingBlockTokens: number | undefined;
   readonly #held = new HeldConversation();
+  /** The web-llm model ID. */
+  readonly #model: string;
+  /** The model's tokenizer.json, read from web-llm's cache when first needed. */
+  #tokenizer: Promise<WebLLMTokenizer | undefined> | undefined;
 
-  private constructor(engine: WebLLMEngine, thinkingBlockTokens: number | undefined) {
+  private constructor(engine: WebLLMEngine, model: string, thinkingBlockTokens: number | undefined) {
     this.#engine = engine;
+    this.#model = model;
     this.#thinkingBlockTokens = thinkingBlockTokens;
+  }
+
+  /** The model's tokenizer.json as web-llm downloaded it (see WebLLMTokenizer). */
+  #tokenizerFile(): Promise<WebLLMTokenizer | undefined> {
+    this.#tokenizer ??= readWebLLMTokenizer(this.#model).catch(() => undefined);
+    return this.#tokenizer;
   }
 
   static async load(candidate: WebLLMCandidate, options: WebLLMLoadOptions): Promise<WebLLMChatModel> {
@@ -126,7 +138,8 @@ export class WebLLMChatModel {
     try {
       const engine = await (options.create ?? createMLCEngine)(candidate.model, config, chatOpts);
       const thinks = THINKING_MODELS.test(candidate.model);
-      return new WebLLMChatModel(engine, thinks ? await promptTokensOf(engine, EMPTY_THINKING_BLOCK) : undefined);
+      const blockTokens = thinks ? await promptTokensOf(engine, EMPTY_THINKING_BLOCK) : undefined;
+      return new WebLLMChatModel(engine, candidate.model, blockTokens);
     } catch (error) {
       throw loadError(error);
     }
@@ -147,6 +160,8 @@ export class WebLLMChatModel {
     }
     // The request's constraint, its calls in the generic format's syntax: one grammar for all choices.
     const grammar = request.constraint ? await constraintGrammar(request.constraint, TOOL_FORMAT.syntax) : undefined;
+    // A raw prompt gets the BOS its tokenizer adds (transformers.js' too), which web-llm's text completion does not.
+    const bos = request.prompt === undefined ? '' : ((await this.#tokenizerFile())?.bosText ?? '');
     const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
     const onEvent = (event: ChatEvent) => {
       results.add(event);
@@ -156,7 +171,7 @@ export class WebLLMChatModel {
     let cachedPromptTokens = 0;
     // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
     for (let index = request.n - 1; index >= 0; index--) {
-      const choice = await this.#generateChoice(request, index, { signal: options.signal, onEvent }, grammar);
+      const choice = await this.#generateChoice(request, index, { signal: options.signal, onEvent }, grammar, bos);
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
       cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
@@ -164,7 +179,13 @@ export class WebLLMChatModel {
     return results.result({ ...usage, ...(cachedPromptTokens > 0 && { cachedPromptTokens }) });
   }
 
-  async #generateChoice(request: ChatRequest, index: number, { signal, onEvent }: RunOptions, grammar?: GrammarSpec) {
+  async #generateChoice(
+    request: ChatRequest,
+    index: number,
+    { signal, onEvent }: RunOptions,
+    grammar: GrammarSpec | undefined,
+    bos: string,
+  ) {
     throwIfAborted(signal);
     const rawPrompt = request.prompt !== undefined;
     // A raw prompt has no template to switch thinking off in.
@@ -187,7 +208,7 @@ export class WebLLMChatModel {
     try {
       stream = chat
         ? await this.#engine.chat.completions.create(chat)
-        : asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index)));
+        : asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index, bos)));
     } catch (error) {
       // Refused by web-llm's request check: it holds its conversation still.
       throw runError(error, { constraintParam });
@@ -370,10 +391,19 @@ function leadingStripper(prefix: string) {
   };
 }
 
-/** The engine request for one choice of a raw prompt, in web-llm's text completion terms (as `toWebLLMRequest`). */
-export function toWebLLMCompletionRequest(request: ChatRequest, index: number): CompletionCreateParamsStreaming {
+/**
+ * The engine request for one choice of a raw prompt, in web-llm's text completion terms (as `toWebLLMRequest`).
+ * `bos` is the text of what the model's tokenizer puts before a text (see WebLLMTokenizer): web-llm's text completion
+ * encodes the prompt alone (`getInputData` skips `system_prefix_token_ids` for it, and its tokenizer adds no special
+ * token), so the prompt is sent after it, which web-llm's tokenizer reads as the special token it is.
+ */
+export function toWebLLMCompletionRequest(
+  request: ChatRequest,
+  index: number,
+  bos = '',
+): CompletionCreateParamsStreaming {
   const { messages: _messages, ...sampling } = toWebLLMRequest(request, index);
-  return { ...sampling, prompt: request.prompt ?? '', stream: true } as CompletionCreateParamsStreaming;
+  return { ...sampling, prompt: bos + (request.prompt ?? ''), stream: true } as CompletionCreateParamsStreaming;
 }
 
 /**
