@@ -240,3 +240,29 @@ describe('aliases', () => {
     }
   });
 });
+
+describe("a model's default reasoning effort", () => {
+  it('is what a request that does not say whether to think gets; a request that says keeps its own', async () => {
+    const local = new FakeEngine();
+    const entry = (defaultReasoningEffort?: 'none' | 'minimal' | 'medium') => ({
+      task: 'chat' as const,
+      created: 1,
+      candidates: [cpu],
+      ...(defaultReasoningEffort && { defaultReasoningEffort }),
+    });
+    const engine = createModelRouter({
+      local,
+      routing: () => ({
+        profile: { thinker: entry('medium'), plain: entry(), minimal: entry('minimal') },
+        device: CPU_ONLY,
+        policy: 'local-first',
+      }),
+    });
+    await engine.chat('thinker', chatRequest());
+    await engine.chat('plain', chatRequest());
+    await engine.chat('minimal', chatRequest());
+    await engine.chat('thinker', { ...chatRequest(), thinking: false });
+    await engine.chat('plain', { ...chatRequest(), thinking: true });
+    expect(local.chats.map((c) => c.request.thinking)).toEqual([true, false, false, false, true]);
+  });
+});

@@ -55,6 +55,8 @@ interface Route {
   card: ModelCard;
   links: Link[];
   view: PublicView;
+  /** Whether a model with a thinking mode thinks when a request does not say (its `defaultReasoningEffort`). */
+  thinks: boolean;
 }
 
 /** Failures of a local link after which a remote one may still answer: the device could not serve it. */
@@ -138,7 +140,8 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     if (links.length === 0) {
       throw new EngineError('model_not_found', `The model \`${id}\` cannot run on this device.`, { param: 'model' });
     }
-    return { card: { id, task, created: entry.created }, links, view: publicView(config.profile) };
+    const thinks = (entry.defaultReasoningEffort ?? 'none') !== 'none' && entry.defaultReasoningEffort !== 'minimal';
+    return { card: { id, task, created: entry.created }, links, view: publicView(config.profile), thinks };
   };
 
   const served = (id: string, backend: string) => {
@@ -222,11 +225,13 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
 
     async chat(id, request, chatOptions = {}) {
       const route = await lookup(id, 'chat', chatOptions.signal);
+      // A request that does not say whether to think gets the model's default on this device (a server has its own).
+      const localRequest = request.thinking === undefined ? { ...request, thinking: route.thinks } : request;
       return walk(route, chatOptions, (link, o) => {
         if ('remote' in link) return serverFor(link.remote).chat(request, o);
         // A constraint the local engines would not enforce is refused before any model loads.
         if (request.constraint) checkConstraint(request.constraint);
-        return local.chat(link.local, request, o);
+        return local.chat(link.local, localRequest, o);
       });
     },
 
