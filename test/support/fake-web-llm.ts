@@ -804,8 +804,15 @@ class FakePipeline {
 
   /** The fake model's forward pass: scores for the token after those it was given. */
   #forward(): Float32Array {
-    const written = this.tokenizer.decode(this.outputIds.slice(this.#replyStart));
-    return this.engine.modelLogits(this.#preferred, written, this.outputIds.length, this.stopTokens[0]!);
+    const ids = this.outputIds.slice(this.#replyStart);
+    const spelled = ids.map((id) => this.tokenizer.idToToken(id)).join('');
+    return this.engine.modelLogits(
+      this.#preferred,
+      this.tokenizer.decode(ids),
+      spelled,
+      this.outputIds.length,
+      this.stopTokens[0]!,
+    );
   }
 }
 
@@ -957,22 +964,25 @@ export class FakeWebLLM extends MLCEngine implements WebLLMEngine {
   }
 
   /**
-   * The fake model's logits after it wrote `written` (the reply so far, `step` output ids in): the tokens that
+   * The fake model's logits after it wrote `written` (the reply so far, `spelled` as its tokens spell its bytes;
+   * `step` output ids in): the tokens that
    * continue `preferred` (what `reply` said) the furthest lead by far (the stop token once the reply is written); a reply forced off its
    * course (a grammar masked it) has no preference left, and the stop token leads the rest by a little. Every other
    * token has a small score of its own, the same for the same step.
    */
-  modelLogits(preferred: string, written: string, step: number, stop: number): Float32Array {
+  modelLogits(preferred: string, written: string, spelled: string, step: number, stop: number): Float32Array {
     const own = this.scores?.(written, this.tokenizer);
     if (own) return own;
     const vocab = this.tokenizer.getVocabSize();
     const logits = new Float32Array(vocab);
     for (let t = 0; t < vocab; t++) logits[t] = noise(step, t);
-    if (!preferred.startsWith(written)) {
+    // Compared byte by byte (as the vocabulary spells them): a token may end inside a character.
+    const wanted = spell(preferred);
+    if (!wanted.startsWith(spelled)) {
       logits[stop] = 4;
       return logits;
     }
-    const rest = spell(preferred.slice(written.length));
+    const rest = wanted.slice(spelled.length);
     if (rest === '') {
       logits[stop] = PREFERRED;
       return logits;

@@ -2,7 +2,6 @@ import type {
   ChatCompletionChunk,
   ChatCompletionRequestStreaming,
   ChatOptions,
-  ChatCompletionTokenLogprob,
   Completion,
   CompletionCreateParamsStreaming,
   MLCEngineConfig,
@@ -15,7 +14,6 @@ import {
   type ChatRequest,
   type ChatResult,
   type FinishReason,
-  type GeneratedTokenLogprob,
   type LoadProgress,
 } from '../../engine/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
@@ -28,6 +26,8 @@ import { failedBeforePrefill, loadError, runError } from './web-llm-errors.ts';
 import { HeldConversation, type WebLLMMessage } from './held-conversation.ts';
 import { webLLMProgress } from './web-llm-progress.ts';
 import { readWebLLMTokenizer, type WebLLMTokenizer } from './web-llm-tokenizer.ts';
+import { LogprobRecorder } from './web-llm-logprobs.ts';
+import type { TokenText } from '../decoding/logprobs.ts';
 
 /**
  * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
@@ -114,11 +114,37 @@ export class WebLLMChatModel {
   readonly #model: string;
   /** The model's tokenizer.json, read from web-llm's cache when first needed. */
   #tokenizer: Promise<WebLLMTokenizer | undefined> | undefined;
+  /** The model's logit processor in web-llm, which reads the log probabilities. */
+  readonly #logprobs: LogprobRecorder;
 
-  private constructor(engine: WebLLMEngine, model: string, thinkingBlockTokens: number | undefined) {
+  private constructor(
+    engine: WebLLMEngine,
+    model: string,
+    logprobs: LogprobRecorder,
+    thinkingBlockTokens: number | undefined,
+  ) {
     this.#engine = engine;
     this.#model = model;
+    this.#logprobs = logprobs;
     this.#thinkingBlockTokens = thinkingBlockTokens;
+  }
+
+  /** How `logprobs` spells this model's tokens: their text alone and their exact bytes, from its tokenizer.json. */
+  async #tokenText(): Promise<TokenText> {
+    const tokenizer = await this.#tokenizerFile();
+    if (!tokenizer) {
+      throw new EngineError(
+        'invalid_request',
+        "This model's tokenizer cannot be read: it reports no log probabilities.",
+        {
+          param: 'logprobs',
+        },
+      );
+    }
+    const { bytes } = tokenizer.vocabulary;
+    const decoder = new TextDecoder();
+    const none = new Uint8Array();
+    return { text: (token) => decoder.decode(bytes[token] ?? none), bytes: (token) => bytes[token] ?? none };
   }
 
   /** The model's tokenizer.json as web-llm downloaded it (see WebLLMTokenizer). */
@@ -129,8 +155,10 @@ export class WebLLMChatModel {
 
   static async load(candidate: WebLLMCandidate, options: WebLLMLoadOptions): Promise<WebLLMChatModel> {
     const { id, onProgress } = options;
+    const logprobs = new LogprobRecorder();
     const config: MLCEngineConfig = {
       ...(onProgress && { initProgressCallback: webLLMProgress(id, candidate.downloadBytes ?? 0, onProgress) }),
+      logitProcessorRegistry: new Map([[candidate.model, logprobs]]),
     };
     // web-llm's prebuilt models have a 4,096-token window (1,024 for -1k builds) unless chat options set another.
     const chatOpts =
@@ -139,20 +167,13 @@ export class WebLLMChatModel {
       const engine = await (options.create ?? createMLCEngine)(candidate.model, config, chatOpts);
       const thinks = THINKING_MODELS.test(candidate.model);
       const blockTokens = thinks ? await promptTokensOf(engine, EMPTY_THINKING_BLOCK) : undefined;
-      return new WebLLMChatModel(engine, candidate.model, blockTokens);
+      return new WebLLMChatModel(engine, candidate.model, logprobs, blockTokens);
     } catch (error) {
       throw loadError(error);
     }
   }
 
   async generate(request: ChatRequest, options: RunOptions = {}): Promise<ChatResult> {
-    if (request.logprobs !== undefined && request.logprobs > WEB_LLM_MAX_TOP_LOGPROBS) {
-      throw new EngineError(
-        'invalid_request',
-        `This model (web-llm) reports at most ${WEB_LLM_MAX_TOP_LOGPROBS} \`top_logprobs\`; ${request.logprobs} were asked for.`,
-        { param: 'top_logprobs' },
-      );
-    }
     if (request.prompt !== undefined && request.constraint) {
       throw new EngineError('invalid_request', 'web-llm cannot constrain the continuation of a raw prompt.', {
         param: 'prompt',
@@ -162,6 +183,7 @@ export class WebLLMChatModel {
     const grammar = request.constraint ? await constraintGrammar(request.constraint, TOOL_FORMAT.syntax) : undefined;
     // A raw prompt gets the BOS its tokenizer adds (transformers.js' too), which web-llm's text completion does not.
     const bos = request.prompt === undefined ? '' : ((await this.#tokenizerFile())?.bosText ?? '');
+    const words = request.logprobs === undefined ? undefined : await this.#tokenText();
     const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
     const onEvent = (event: ChatEvent) => {
       results.add(event);
@@ -171,7 +193,10 @@ export class WebLLMChatModel {
     let cachedPromptTokens = 0;
     // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
     for (let index = request.n - 1; index >= 0; index--) {
-      const choice = await this.#generateChoice(request, index, { signal: options.signal, onEvent }, grammar, bos);
+      const choice = await this.#generateChoice(request, index, { signal: options.signal, onEvent }, grammar, {
+        bos,
+        words,
+      });
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
       cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
@@ -184,7 +209,7 @@ export class WebLLMChatModel {
     index: number,
     { signal, onEvent }: RunOptions,
     grammar: GrammarSpec | undefined,
-    bos: string,
+    { bos, words }: { bos: string; words: TokenText | undefined },
   ) {
     throwIfAborted(signal);
     const rawPrompt = request.prompt !== undefined;
@@ -204,6 +229,17 @@ export class WebLLMChatModel {
       : request.constraint.type === 'tools'
         ? 'tools'
         : (request.constraint.param ?? 'response_format');
+    // Log probabilities as Lantern reads them (LogprobRecorder), of this generation only: web-llm runs one at a time.
+    this.#logprobs.begin(
+      words && {
+        top: request.logprobs!,
+        temperature: request.topP === 0 ? 0 : request.temperature,
+        logitBias: request.logitBias,
+        presencePenalty: request.presencePenalty,
+        frequencyPenalty: request.frequencyPenalty,
+        words,
+      },
+    );
     let stream: AsyncIterable<ChatCompletionChunk>;
     try {
       stream = chat
@@ -251,8 +287,8 @@ export class WebLLMChatModel {
           if (content) break;
           continue;
         }
-        const logprobs =
-          request.logprobs === undefined ? [] : fromWebLLMLogprobs(choice.logprobs?.content, request.logprobs);
+        // The tokens sampled since the last chunk (web-llm holds a chunk back while it ends inside a character).
+        const logprobs = content && request.logprobs !== undefined ? this.#logprobs.take() : [];
         if (content) {
           deltas += 1;
           raw += content;
@@ -274,6 +310,8 @@ export class WebLLMChatModel {
     } finally {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
       if (!finished) await iterator.return?.().catch(() => {});
+      // What was sampled after the reply's last text (its end token) is not reported.
+      this.#logprobs.begin(undefined);
     }
     // Stopped by Lantern (a stop sequence, or every call made), it ended as `stop` already.
     const stopped = pipeline.finishReason !== null;
@@ -311,24 +349,6 @@ const SEED_MODULUS = 2147483647;
 export function webLLMSeed(seed: number, index = 0): number {
   const residue = ((seed % SEED_MODULUS) + SEED_MODULUS) % SEED_MODULUS;
   return (residue + index) % SEED_MODULUS;
-}
-
-/** web-llm refuses `top_logprobs` over 5 (its `postInitAndCheckGenerationConfigValues`). */
-const WEB_LLM_MAX_TOP_LOGPROBS = 5;
-
-/** web-llm's log probabilities of one chunk, with the requested number of alternatives. */
-function fromWebLLMLogprobs(
-  content: ChatCompletionTokenLogprob[] | null | undefined,
-  top: number,
-): GeneratedTokenLogprob[] {
-  return (content ?? []).map((t) => ({
-    token: t.token,
-    logprob: t.logprob,
-    bytes: t.bytes ?? [],
-    topLogprobs: t.top_logprobs
-      .slice(0, top)
-      .map((alt) => ({ token: alt.token, logprob: alt.logprob, bytes: alt.bytes ?? [] })),
-  }));
 }
 
 /**
@@ -432,8 +452,8 @@ export function webLLMMessages(request: ChatRequest): ChatCompletionRequestStrea
  * temperature 0. `thinkingOff` switches a thinking mode off: it is the tokens of the empty thinking block web-llm
  * then writes into its output (`forwardPrefill` pushes them into the output ids that `max_tokens` bounds), which
  * `max_tokens` is raised by, so that it bounds the reply alone. `grammar` is the constraint's grammar: EBNF text as
- * `response_format: {type: "grammar"}`, a structural tag (tool calls) as `{type: "structural_tag"}`. Log
- * probabilities ask for at least one alternative: web-llm records none at all with `top_logprobs: 0`.
+ * `response_format: {type: "grammar"}`, a structural tag (tool calls) as `{type: "structural_tag"}`. web-llm is never
+ * asked for log probabilities: Lantern reads them itself (LogprobRecorder).
  */
 export function toWebLLMRequest(
   request: ChatRequest,
@@ -465,10 +485,6 @@ export function toWebLLMRequest(
       'ebnf' in grammar
         ? { type: 'grammar', grammar: grammar.ebnf }
         : { type: 'structural_tag', structural_tag: grammar.structuralTag };
-  }
-  if (request.logprobs !== undefined) {
-    out.logprobs = true;
-    out.top_logprobs = Math.max(1, request.logprobs);
   }
   return out;
 }

@@ -25,17 +25,14 @@ async function loaded() {
 }
 
 describe('WebLLMChatModel structured output', () => {
-  it('hands web-llm the same grammar text the transformers.js engine runs, and asks for its own logprobs', async () => {
+  it('hands web-llm the same grammar text the transformers.js engine runs', async () => {
     const constraint = { type: 'json', schema: { type: 'object', properties: { a: { type: 'integer' } } } } as const;
     const { ebnf: grammar } = (await constraintGrammar(constraint)) as { ebnf: string };
     const { model, fake } = await loaded();
     await model.generate(request({ constraint, logprobs: 0, maxTokens: 40, seed: 1 }));
-    expect(fake.requests[0]).toMatchObject({
-      response_format: { type: 'grammar', grammar },
-      // web-llm records no log probability at all with top_logprobs 0: Lantern asks for one and keeps none.
-      logprobs: true,
-      top_logprobs: 1,
-    });
+    expect(fake.requests[0]).toMatchObject({ response_format: { type: 'grammar', grammar } });
+    // Lantern reads the log probabilities itself (see below): web-llm is not asked for its own.
+    expect(fake.requests[0]).not.toHaveProperty('logprobs');
     expect(toWebLLMRequest(request(), 0)).not.toHaveProperty('response_format');
   });
 
@@ -96,7 +93,7 @@ describe('WebLLMChatModel structured output', () => {
     expect(events.some((e) => e.type === 'finish')).toBe(false);
   });
 
-  it('reports web-llm log probabilities per token, with the alternatives asked for', async () => {
+  it('reports log probabilities per token, with the alternatives asked for, in its events too', async () => {
     const { model } = await loaded();
     const events: ChatEvent[] = [];
     const result = await model.generate(request({ logprobs: 2, maxTokens: 3 }), { onEvent: (e) => events.push(e) });
@@ -106,12 +103,82 @@ describe('WebLLMChatModel structured output', () => {
     expect(logprobs[0]!.topLogprobs).toHaveLength(2);
     expect(events.flatMap((e) => (e.type === 'delta' ? e.logprobs! : []))).toEqual(logprobs);
   });
+});
 
-  it('refuses more than 5 top_logprobs, which web-llm cannot report, naming top_logprobs', async () => {
+/**
+ * Log probabilities as Lantern reports them on every engine (src/engines/decoding/logprobs.ts): the distribution the
+ * token was drawn from, after penalties, logit_bias and the constraint (a masked token is never listed), at the
+ * sampling temperature (at temperature 0, at 1), with each token's exact bytes; one entry per generated token.
+ * web-llm's own are at the sampling temperature only (at 0: 0 for the token, -Infinity for the rest), list masked
+ * tokens, spell a token by its text alone (U+FFFD for part of a character), and skip tokens whose chunk it held back.
+ */
+describe('WebLLMChatModel log probabilities', () => {
+  /** log softmax of `logits` at `token`, the distribution Lantern reports. */
+  const logprob = (logits: Float32Array, token: number) => {
+    const max = Math.max(...logits);
+    const sum = logits.reduce((acc, l) => acc + Math.exp(l - max), 0);
+    return logits[token]! - max - Math.log(sum);
+  };
+
+  it('at temperature 0, reports the distribution at temperature 1, after the penalties: finite, never -Infinity', async () => {
+    const { model, fake } = await loaded();
+    const scores = (tokenizer: typeof fake.tokenizer) => {
+      const logits = new Float32Array(tokenizer.getVocabSize()).fill(-1);
+      logits[tokenizer.id('a')] = 2;
+      logits[tokenizer.id('b')] = 1.8;
+      logits[tokenizer.id('c')] = 0.5;
+      return logits;
+    };
+    fake.scores = (written, tokenizer) => {
+      const logits = scores(tokenizer);
+      if (written.length === 2) logits[tokenizer.id('<|im_end|>')] = 10;
+      return logits;
+    };
+    const result = await model.generate(request({ temperature: 0, presencePenalty: 0.5, logprobs: 3 }));
+    const { tokenizer } = fake;
+    const [a, b, c] = ['a', 'b', 'c'].map((t) => tokenizer.id(t)) as [number, number, number];
+    // The second step as web-llm sampled it: `a` appeared, so the presence penalty weighs on it (2 - 0.5 < 1.8).
+    const second = scores(tokenizer);
+    second[a] = second[a]! - 0.5;
+    expect(result.choices[0]!.text).toBe('ab');
+    const logprobs = result.choices[0]!.logprobs!;
+    expect(logprobs.map((l) => l.token)).toEqual(['a', 'b']);
+    expect(logprobs[0]!.logprob).toBeCloseTo(logprob(scores(tokenizer), a), 5);
+    expect(logprobs[0]!.topLogprobs.map((t) => t.token)).toEqual(['a', 'b', 'c']);
+    expect(logprobs[0]!.topLogprobs[2]!.logprob).toBeCloseTo(logprob(scores(tokenizer), c), 5);
+    expect(logprobs[1]!.logprob).toBeCloseTo(logprob(second, b), 5);
+    expect(logprobs[1]!.topLogprobs.map((t) => t.token)).toEqual(['b', 'a', 'c']);
+    for (const entry of logprobs.flatMap((l) => [l, ...l.topLogprobs]))
+      expect(Number.isFinite(entry.logprob)).toBe(true);
+  });
+
+  it('never lists a token the constraint masked', async () => {
     const { model } = await loaded();
-    await expect(model.generate(request({ logprobs: 6 }))).rejects.toMatchObject({
-      kind: 'invalid_request',
-      param: 'top_logprobs',
-    });
+    const constraint = { type: 'json', schema: { type: 'object', properties: { a: { type: 'integer' } } } } as const;
+    const result = await model.generate(request({ constraint, logprobs: 5, maxTokens: 30, seed: 2 }));
+    const logprobs = result.choices[0]!.logprobs!;
+    // A JSON object opens with `{`: the tokens that start with it are the only ones allowed first.
+    expect(logprobs[0]!.topLogprobs.length).toBeGreaterThan(0);
+    for (const alt of logprobs[0]!.topLogprobs) expect(alt.token.startsWith('{')).toBe(true);
+    for (const entry of logprobs.flatMap((l) => [l, ...l.topLogprobs]))
+      expect(Number.isFinite(entry.logprob)).toBe(true);
+  });
+
+  it('reports every token with its exact bytes, a part of a character included', async () => {
+    const { model, fake } = await loaded();
+    // `é` is two bytes, two tokens of the fake's vocabulary: web-llm holds the first back until the second completes it.
+    fake.reply = () => ['caf', 'é', '!'];
+    const result = await model.generate(request({ logprobs: 2 }));
+    expect(result.choices[0]!.text).toBe('café!');
+    const logprobs = result.choices[0]!.logprobs!;
+    expect(logprobs.flatMap((l) => l.bytes)).toEqual([...new TextEncoder().encode('café!')]);
+    expect(logprobs.map((l) => l.bytes)).toEqual([[99], [97], [102], [0xc3], [0xa9], [33]]);
+  });
+
+  it('reports up to 20 top_logprobs, as the OpenAI API does (web-llm itself stops at 5)', async () => {
+    const { model, fake } = await loaded();
+    const result = await model.generate(request({ logprobs: 20, maxTokens: 2 }));
+    expect(result.choices[0]!.logprobs!.every((l) => l.topLogprobs.length === 20)).toBe(true);
+    expect(fake.requests[0]).not.toHaveProperty('top_logprobs');
   });
 });
