@@ -133,6 +133,19 @@ describe('web-llm through /v1', () => {
     expect(create.engines[0]!.requests[1]).not.toHaveProperty('extra_body');
   });
 
+  it("returns a Qwen3's thought as reasoning_content when asked to reason, and counts its tokens", async () => {
+    const ask = () =>
+      client.chat.completions.create({ model: 'indigo-owl-4', messages: hello, reasoning_effort: 'high' });
+    await ask(); // loads the model
+    create.engines[0]!.reply = () => ['<think>', '\nGreet back.\n', '</think>', '\n\n', 'Hello!'];
+    const reply = await ask();
+    const message = reply.choices[0]!.message as (typeof reply.choices)[0]['message'] & { reasoning_content?: string };
+    expect(message.content).toBe('Hello!');
+    expect(message.reasoning_content).toBe('Greet back.');
+    expect(reply.usage!.completion_tokens_details?.reasoning_tokens).toBeGreaterThan(0);
+    expect(create.engines[0]!.requests.at(-1)).not.toHaveProperty('extra_body');
+  });
+
   it("continues a raw prompt with web-llm's text completion (no template, no thinking switch), logprobs and stop", async () => {
     const answer = await client.completions.create({
       model: 'indigo-owl-4',

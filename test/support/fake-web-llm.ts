@@ -988,8 +988,8 @@ export class FakeWebLLM extends MLCEngine implements WebLLMEngine {
       return logits;
     }
     for (let t = 0; t < vocab; t++) {
-      const token = this.tokenizer.isSpecial(t) ? undefined : this.tokenizer.strings[t]!;
-      if (token && rest.startsWith(token)) logits[t] = PREFERRED + 10 * token.length;
+      const token = this.tokenizer.strings[t]!;
+      if (rest.startsWith(token)) logits[t] = PREFERRED + 10 * token.length;
     }
     return logits;
   }

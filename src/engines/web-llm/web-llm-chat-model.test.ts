@@ -251,6 +251,46 @@ describe('WebLLMChatModel', () => {
     expect(create.engines[1]!.prefills.at(-1)!.ids).toEqual([...prompt]);
   });
 
+  it("reports a thinking model's thought apart from its answer when asked to think, counting its tokens", async () => {
+    const create = fakeCreate();
+    const model = await WebLLMChatModel.load(
+      { engine: 'web-llm', model: 'Qwen3-0.6B-q4f16_1-MLC' },
+      { id: 'm', create },
+    );
+    const fake = create.engines[0]!;
+    fake.reply = () => ['<think>', '\nThe capital ', 'is Paris.\n', '</think>', '\n\n', 'Paris', '.'];
+    const events: ChatEvent[] = [];
+    const result = await model.generate(request({ thinking: true }), { onEvent: (e) => events.push(e) });
+    expect(fake.requests[0]).not.toHaveProperty('extra_body');
+    expect(result.choices[0]).toEqual({ text: 'Paris.', reasoning: 'The capital is Paris.', finishReason: 'stop' });
+    expect(
+      events
+        .filter((e) => e.type === 'delta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('Paris.');
+    // The thought's tokens, `</think>` included, as the fake's tokenizer makes them; then the answer's and the end's.
+    const { tokenizer } = fake;
+    const thought = ['<think>', '\nThe capital ', 'is Paris.\n', '</think>'].map((t) => tokenizer.encode(t).length);
+    const reasoningTokens = thought.reduce((a, b) => a + b, 0);
+    expect(result.usage.reasoningTokens).toBe(reasoningTokens);
+    expect(result.usage.completionTokens).toBe(reasoningTokens + tokenizer.encode('\n\nParis.').length + 1);
+  });
+
+  it('lets a thinking model think before the constrained answer: the grammar opens with its thought', async () => {
+    const create = fakeCreate();
+    const model = await WebLLMChatModel.load(
+      { engine: 'web-llm', model: 'Qwen3-0.6B-q4f16_1-MLC' },
+      { id: 'm', create },
+    );
+    const fake = create.engines[0]!;
+    fake.reply = () => ['<think>', '\nA number.\n', '</think>', '\n\n', '{"a":', '1}'];
+    const constraint = { type: 'json', schema: { type: 'object', properties: { a: { type: 'integer' } } } } as const;
+    const result = await model.generate(request({ thinking: true, constraint, temperature: 0 }));
+    expect(fake.requests[0]!.response_format).toMatchObject({ type: 'structural_tag' });
+    expect(result.choices[0]).toEqual({ text: '{"a":1}', reasoning: 'A number.', finishReason: 'stop' });
+  });
+
   it('stops within a token of an abort, releases the lock, and the next generation is whole (web-llm#447)', async () => {
     const { model, fake } = await loaded();
     fake.reply = () => Array.from({ length: 1000 }, () => 'x');

@@ -92,15 +92,23 @@ export interface WebLLMLoadOptions {
  * A constraint reaches web-llm as the same grammar text the transformers.js engine runs
  * (`response_format: {type: "grammar"}`, which web-llm compiles with its own XGrammar and applies as a mask), not as
  * web-llm's schema string, whose defaults allow unbounded whitespace and skip Lantern's narrowing; each constrained
- * choice is validated before its end is reported. Log probabilities are web-llm's own.
+ * choice is validated before its end is reported. Log probabilities are Lantern's, read inside web-llm by a logit
+ * processor (LogprobRecorder): web-llm's own follow another rule.
+ *
+ * A thinking model (Qwen3) thinks when the request asks it to: its thought goes out apart from the answer (`reasoning`
+ * events), and a constraint's grammar lets the thought come first. Otherwise its thinking is switched off
+ * (`extra_body.enable_thinking: false`): web-llm then writes an empty thinking block into the reply, which is taken
+ * out of the answer and kept out of `max_tokens` (see `toWebLLMRequest`).
  *
  * A raw prompt (`ChatRequest.prompt`) goes to web-llm's text completion instead (`completions.create`), whose chunks
- * are read the same way; web-llm takes no grammar there, and the conversation it held is gone afterwards.
+ * are read the same way, the BOS its tokenizer adds before it; web-llm takes no grammar there, and the conversation it
+ * held is gone afterwards.
  *
  * Prefix reuse is web-llm's own: it keeps the KV cache of its last conversation when the next request extends it (see
- * HeldConversation). Messages go to it as the client sent them and replies come back as web-llm wrote them, so a
- * client that sends the history back gets that reuse turn after turn. With `n > 1`, choice 0 runs last, so the
- * conversation web-llm holds afterwards is the one a client most likely continues.
+ * HeldConversation). Messages go to it as the client sent them (its system messages in one: `webLLMMessages`) and
+ * replies come back as web-llm wrote them, so a client that sends the history back gets that reuse turn after turn.
+ * With `n > 1`, choice 0 runs last, so the conversation web-llm holds afterwards is the one a client most likely
+ * continues.
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
@@ -179,8 +187,15 @@ export class WebLLMChatModel {
         param: 'prompt',
       });
     }
-    // The request's constraint, its calls in the generic format's syntax: one grammar for all choices.
-    const grammar = request.constraint ? await constraintGrammar(request.constraint, TOOL_FORMAT.syntax) : undefined;
+    // A thinking model thinks when asked to (its thought reported apart); otherwise its thinking is switched off. A
+    // raw prompt has no template to switch it in.
+    const thinks = this.#thinkingBlockTokens !== undefined && request.prompt === undefined;
+    const thinking = thinks && request.thinking === true;
+    // The request's constraint, its calls in the generic format's syntax, after a thought when the model thinks: one
+    // grammar for all choices.
+    const grammar = request.constraint
+      ? await constraintGrammar(request.constraint, TOOL_FORMAT.syntax, { thinking })
+      : undefined;
     // A raw prompt gets the BOS its tokenizer adds (transformers.js' too), which web-llm's text completion does not.
     const bos = request.prompt === undefined ? '' : ((await this.#tokenizerFile())?.bosText ?? '');
     const words = request.logprobs === undefined ? undefined : await this.#tokenText();
@@ -190,18 +205,26 @@ export class WebLLMChatModel {
       options.onEvent?.(event);
     };
     const usage = { promptTokens: 0, completionTokens: 0 };
+    let reasoningTokens = 0;
     let cachedPromptTokens = 0;
     // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
     for (let index = request.n - 1; index >= 0; index--) {
       const choice = await this.#generateChoice(request, index, { signal: options.signal, onEvent }, grammar, {
         bos,
         words,
+        thinking,
+        thinkingOff: thinks && !thinking,
       });
       usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
       usage.completionTokens += choice.completionTokens;
+      reasoningTokens += choice.reasoningTokens;
       cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
     }
-    return results.result({ ...usage, ...(cachedPromptTokens > 0 && { cachedPromptTokens }) });
+    return results.result({
+      ...usage,
+      ...(thinking && { reasoningTokens }),
+      ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
+    });
   }
 
   async #generateChoice(
@@ -209,12 +232,11 @@ export class WebLLMChatModel {
     index: number,
     { signal, onEvent }: RunOptions,
     grammar: GrammarSpec | undefined,
-    { bos, words }: { bos: string; words: TokenText | undefined },
+    how: { bos: string; words: TokenText | undefined; thinking: boolean; thinkingOff: boolean },
   ) {
+    const { bos, words, thinking: reasoning, thinkingOff } = how;
     throwIfAborted(signal);
     const rawPrompt = request.prompt !== undefined;
-    // A raw prompt has no template to switch thinking off in.
-    const thinkingOff = this.#thinkingBlockTokens !== undefined && request.thinking !== true && !rawPrompt;
     // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache;
     // a raw prompt continues no conversation.
     const sent = rawPrompt ? request : { ...request, messages: this.#held.asHeld(request.messages) };
@@ -256,6 +278,7 @@ export class WebLLMChatModel {
       calls: toolPrompt(request, TOOL_FORMAT).calls,
       constraint: request.constraint,
       logprobs: request.logprobs !== undefined,
+      reasoning,
     });
     // The empty thinking block web-llm writes when thinking is off is its own doing, not the model's answer.
     const thinking = leadingStripper(thinkingOff ? EMPTY_THINKING_BLOCK : '');
@@ -267,6 +290,7 @@ export class WebLLMChatModel {
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
     let read = false;
+    let reasoningTokens = 0;
     try {
       for (;;) {
         const next = await iterator.next();
@@ -289,12 +313,17 @@ export class WebLLMChatModel {
         }
         // The tokens sampled since the last chunk (web-llm holds a chunk back while it ends inside a character).
         const logprobs = content && request.logprobs !== undefined ? this.#logprobs.take() : [];
+        const tokens = content ? this.#logprobs.sampled() : 0;
+        const thought = pipeline.reasoningTokens;
         if (content) {
           deltas += 1;
           raw += content;
         }
         // A stop sequence, or a reply that has made every call it may (one, without parallel calls), ends it.
-        if (pipeline.pushText(thinking.push(content), logprobs)) {
+        const ended = pipeline.pushText(thinking.push(content), logprobs);
+        // The pipeline counts the pieces fed while the model thought: a piece is this many tokens.
+        if (pipeline.reasoningTokens > thought) reasoningTokens += tokens;
+        if (ended) {
           await this.#engine.interruptGenerate();
           continue;
         }
@@ -331,6 +360,7 @@ export class WebLLMChatModel {
     return {
       promptTokens,
       cachedPromptTokens,
+      reasoningTokens,
       // Without a usage chunk, each content chunk was one token.
       completionTokens: usage?.completion_tokens ?? deltas,
     };

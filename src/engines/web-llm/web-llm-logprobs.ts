@@ -42,6 +42,8 @@ export class LogprobRecorder implements LogitProcessor {
   #logits: Float32Array | undefined;
   readonly #counts = new Map<number, number>();
   #pending: GeneratedTokenLogprob[] = [];
+  /** Tokens sampled since `sampled()` was last called (every generation's, log probabilities asked for or not). */
+  #sampled = 0;
 
   /** Records the generation about to start; `undefined` records nothing (no log probabilities asked for). */
   begin(request: LogprobRequest | undefined): void {
@@ -49,6 +51,14 @@ export class LogprobRecorder implements LogitProcessor {
     this.#logits = undefined;
     this.#counts.clear();
     this.#pending = [];
+    this.#sampled = 0;
+  }
+
+  /** How many tokens web-llm sampled since the last call (a chunk it held back holds several). */
+  sampled(): number {
+    const sampled = this.#sampled;
+    this.#sampled = 0;
+    return sampled;
   }
 
   /** The entries of the tokens sampled since the last call. */
@@ -67,6 +77,7 @@ export class LogprobRecorder implements LogitProcessor {
   }
 
   processSampledToken(token: number): void {
+    this.#sampled += 1;
     const request = this.#request;
     const logits = this.#logits;
     if (!request || !logits) return;
