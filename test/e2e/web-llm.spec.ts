@@ -48,8 +48,60 @@ test('a real web-llm model answers through /v1', async ({ page }, info) => {
     return completion.choices[0]!.message.content;
   }, key);
   expect(reply?.length).toBeGreaterThan(0);
-  const ready = await page.evaluate(() => window.harness.progress.find((p) => p.status === 'ready'));
-  expect(ready).toMatchObject({ resolved: expect.stringMatching(/^web-llm:/) });
+  const progress = await page.evaluate(() => window.harness.progress.filter((p) => p.model === 'crimson-falcon-4'));
+  expect(progress.find((p) => p.status === 'ready')).toMatchObject({ resolved: expect.stringMatching(/^web-llm:/) });
+  // web-llm's three passes (fetch, load from cache, compile shaders) as one rising progress, each phase named.
+  const totals = progress.flatMap((p) => (p.status === 'progress_total' ? [p.progress] : []));
+  expect(totals).toEqual([...totals].sort((a, b) => a - b));
+  expect(totals.at(-1)).toBe(100);
+  const phases = progress.flatMap((p) => (p.status === 'initiate' ? [p.file] : []));
+  expect(phases).toEqual(['fetch-weights', 'load-weights', 'compile-shaders']);
+
+  // What the adapter sends web-llm is what the real library takes (the fake follows it in Node).
+  const checks = await page.evaluate(async (k) => {
+    const client = window.harness.client(k);
+    const ask = (body: Record<string, unknown>) =>
+      client.chat.completions.create({
+        model: 'crimson-falcon-4',
+        messages: [{ role: 'user', content: 'Name a colour.' }],
+        max_tokens: 8,
+        reasoning_effort: 'none',
+        ...body,
+      } as never);
+    // llama.cpp's random seed, -1: web-llm refuses a negative one; Lantern sends the same residue, reproducibly.
+    const seeded = [await ask({ seed: -1, temperature: 1 }), await ask({ seed: -1, temperature: 1 })];
+    // A system message mid-conversation: web-llm takes one, first.
+    const system = await ask({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi.' },
+        { role: 'assistant', content: 'Hello.' },
+        { role: 'system', content: 'Answer in French.' },
+        { role: 'user', content: 'How are you?' },
+      ],
+    });
+    // Thinking off: max_tokens bounds the reply, not web-llm's empty thinking block.
+    const short = await ask({ max_tokens: 2, messages: [{ role: 'user', content: 'Count from 1 to 20.' }] });
+    // Greedy log probabilities at temperature 1, exact bytes, never -Infinity (null on the wire).
+    const logprobs = await ask({
+      temperature: 0,
+      logprobs: true,
+      top_logprobs: 3,
+      messages: [{ role: 'user', content: 'Write the word café.' }],
+    });
+    // A prompt past web-llm's prebuilt 4,096 tokens: the candidate's window is given as chat options.
+    const long = await ask({ messages: [{ role: 'user', content: `${'lantern '.repeat(4500)}\nSay ok.` }] });
+    return { seeded, system, short, logprobs, long };
+  }, key);
+  expect(checks.seeded[0]!.choices[0]!.message.content).toBe(checks.seeded[1]!.choices[0]!.message.content);
+  expect(checks.system.choices[0]!.message.content?.length).toBeGreaterThan(0);
+  expect(checks.short.usage!.completion_tokens).toBe(2);
+  const entries = checks.logprobs.choices[0]!.logprobs!.content!;
+  for (const entry of entries.flatMap((e) => [e, ...e.top_logprobs])) expect(typeof entry.logprob).toBe('number');
+  expect(entries[0]!.logprob).toBeLessThan(0); // at temperature 1, not web-llm's 0
+  const bytes = Uint8Array.from(entries.flatMap((e) => e.bytes ?? []));
+  expect(new TextDecoder().decode(bytes)).toBe(checks.logprobs.choices[0]!.message.content);
+  expect(checks.long.usage!.prompt_tokens).toBeGreaterThan(4096);
 });
 
 /**
