@@ -494,7 +494,7 @@ class FakePipeline {
     this.stopTokens = conversation.getStopTokens();
   }
 
-  /** `resetChat` (12046): a new conversation, an empty KV cache. */
+  /** `resetChat` (12008): a new conversation, an empty KV cache. */
   resetChat(): void {
     this.conversation.reset();
     this.finishReason = undefined;
@@ -512,7 +512,7 @@ class FakePipeline {
     this.curRoundPrefillTotalTokens = 0;
   }
 
-  /** `prefillStep` and `samplePrefillStep` (12298). */
+  /** `prefillStep` and `samplePrefillStep` (12289, 12299). */
   async prefillStep(inp: string, msgRole: string, inpRoleStr: string | undefined, genConfig: GenConfig) {
     if (msgRole !== 'user' && msgRole !== 'tool') {
       throw webLLMError('MessageOrderError', 'The last message should be from `user` or `tool`.');
@@ -528,7 +528,7 @@ class FakePipeline {
     this.commitSampledStep(nextToken, genConfig);
   }
 
-  /** `forwardPrefill` (12354): the empty thinking block goes into the output ids and the prompt. */
+  /** `forwardPrefill` (12347): the empty thinking block goes into the output ids and the prompt. */
   async forwardPrefill(inp: string, msgRole: string, inpRoleStr: string | undefined, genConfig: GenConfig) {
     const conversation = this.conversation;
     if (conversation.isTextCompletion) {
@@ -592,7 +592,7 @@ class FakePipeline {
     return [curTokens, numPromptTokens];
   }
 
-  /** `decodeStep` and `sampleDecodeStep` (12458). */
+  /** `decodeStep` and `sampleDecodeStep` (12453). */
   async decodeStep(genConfig: GenConfig): Promise<void> {
     if (this.stopTriggered) throw Error('Cannot run decode when stopped');
     this.filledKVCacheLength += 1; // the last token, forwarded
@@ -602,7 +602,7 @@ class FakePipeline {
     this.commitSampledStep(nextToken, genConfig);
   }
 
-  /** `triggerStop` (12506). */
+  /** `triggerStop` (12500). */
   triggerStop(): void {
     if (this.stopTriggered) return;
     this.stopTriggered = true;
@@ -610,7 +610,7 @@ class FakePipeline {
     if (!this.conversation.isTextCompletion) this.conversation.finishReply(this.outputMessage);
   }
 
-  /** `commitSampledStep`, `commitSampledToken`, `commitSamplerState` (12596, 12867). */
+  /** `commitSampledStep`, `commitSampledToken`, `commitSamplerState` (12604, 12867). */
   commitSampledStep(token: number, genConfig: GenConfig): void {
     this.logitProcessor?.processSampledToken(token);
     if (this.#constrained(genConfig)) {
@@ -623,7 +623,7 @@ class FakePipeline {
     this.engine.tokensGenerated += 1;
   }
 
-  /** `processNextToken` (12526): stop token, stop strings, `max_tokens` over all output ids, the window. */
+  /** `processNextToken` (12516): stop token, stop strings, `max_tokens` over all output ids, the window. */
   processNextToken(nextToken: number, genConfig: GenConfig, processedSeqLen = this.filledKVCacheLength): void {
     if (this.stopTriggered) throw Error('Cannot call process when it is stoppped');
     const max_tokens = genConfig?.max_tokens ?? Infinity;
@@ -671,7 +671,7 @@ class FakePipeline {
     return type === 'json_object' || type === 'grammar' || type === 'structural_tag';
   }
 
-  /** `prepareGrammarMatcherForSampling` (12187): a matcher per response format, reused while it repeats. */
+  /** `prepareGrammarMatcherForSampling` (12184): a matcher per response format, reused while it repeats. */
   prepareGrammarMatcherForSampling(genConfig: GenConfig): Promise<void> | undefined {
     const format = genConfig?.response_format;
     if (!format || !this.#constrained(genConfig)) return undefined;
@@ -784,7 +784,7 @@ class FakePipeline {
     return sampledToken;
   }
 
-  /** `getTokenLogprob` (14128): probabilities at the sampling temperature, tokens as their text decoded alone. */
+  /** `getTokenLogprob` (14138): probabilities at the sampling temperature, tokens as their text decoded alone. */
   getTokenLogprob(probs: Float32Array, sampledToken: number, top_logprobs: number): ChatCompletionTokenLogprob {
     const topLogprobs = getTopProbs(top_logprobs, probs);
     const tokenStr = this.tokenizer.decode([sampledToken]);
@@ -913,7 +913,7 @@ export class FakeWebLLM extends MLCEngine implements WebLLMEngine {
     engine.loadedModelIdToChatConfig.set(modelId, chatConfig);
     engine.loadedModelIdToModelType.set(modelId, ModelType.LLM);
     engine.loadedModelIdToLock.set(modelId, this.#lock);
-    // getModelStates (19078) with its one loaded model; its `instanceof LLMChatPipeline` is the only check left out.
+    // getModelStates (18973) with its one loaded model; its `instanceof LLMChatPipeline` is the only check left out.
     engine.getLLMStates = (_requestName, model) => {
       if (model && model !== modelId) {
         throw webLLMError('SpecifiedModelNotFoundError', `Specified model ${model} is not found in loaded models.`);
@@ -1004,7 +1004,7 @@ function noise(step: number, token: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// CreateMLCEngine: loading, as `reloadInternal` (18198) does it, with tvmjs' progress reports.
+// CreateMLCEngine: loading, as `reloadInternal` (18212) does it, with tvmjs' progress reports.
 
 export interface FakeCreateOptions {
   /** Fail the load this way, while fetching the weights (a network failure, an unfit device). */
@@ -1084,7 +1084,7 @@ export function fakeCreate(options: FakeCreateOptions = {}): FakeCreate {
     await put(storage, 'webllm/model', `${modelUrl}tokenizer.json`, JSON.stringify(tokenizer.json(bos)));
     await fetchTensorCache(storage, modelUrl, report, options);
     const modules = options.shaderModules ?? 40;
-    // asyncLoadWebGPUPipelines (8712): a report a second at most, and the last one; a slow compile, here.
+    // asyncLoadWebGPUPipelines (8708): a report a second at most, and the last one; a slow compile, here.
     for (const done of [Math.floor(modules / 2), modules]) {
       const progress = done / modules;
       report({
@@ -1114,7 +1114,7 @@ export async function fakeEngine(
 }
 
 /**
- * tvmjs' `fetchTensorCache` and `fetchTensorCacheInternal` (8107, 8175): tensor-cache.json, then every shard fetched
+ * tvmjs' `fetchTensorCache` and `fetchTensorCacheInternal` (8107, 8183): tensor-cache.json, then every shard fetched
  * into the `webllm/model` cache unless all are there (`Fetching param cache[i/n]` reports), then every shard loaded
  * from it (`Loading model from cache[i/n]`): two passes from 0 to 1, or one for a cached model.
  */

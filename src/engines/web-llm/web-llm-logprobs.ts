@@ -26,7 +26,7 @@ export interface LogprobRequest {
  * `sampleFromRawLogits`, `getTokenLogprob`, `makeStreamDeltaChunk`).
  *
  * web-llm calls a model's processor (`logitProcessorRegistry`) at every step with the logits on the CPU, after its
- * grammar mask and before `logit_bias`, the penalties and the temperature (`sampleFromRawLogits`, 13669), then with
+ * grammar mask and before `logit_bias`, the penalties and the temperature (`sampleFromRawLogits`, 13561; the processor at 13686), then with
  * the token it sampled (`processSampledToken`, in `commitSamplerState`, before the token's chunk is made). The
  * recorder keeps that step's logits, adds `logit_bias` and the penalties as web-llm then does (mlc-llm's
  * `apply_penalty_inplace`: `logit -= presence + count × frequency` for each token generated so far; repetition is
