@@ -507,16 +507,17 @@ export function bundledProfile(base: string): ModelProfile {
     { engine: 'transformers', model, dtype: 'fp32', device: 'webgpu', evenOnFallbackAdapter: true },
     { engine: 'transformers', model, dtype: 'fp32', device: 'cpu' },
   ];
-  const chat = (id: keyof typeof OPENAI_ALIASES): ModelEntry => ({
+  const chat = (id: keyof typeof OPENAI_ALIASES, model = 'tiny-chat'): ModelEntry => ({
     task: 'chat',
     created: BUNDLED_CREATED,
-    candidates: anywhere(at('tiny-chat')),
+    candidates: anywhere(at(model)),
     aliases: OPENAI_ALIASES[id],
   });
   return Object.freeze({
     'crimson-falcon-4': chat('crimson-falcon-4'),
     'indigo-owl-4': chat('indigo-owl-4'),
-    'amber-phoenix-4': { ...chat('amber-phoenix-4'), defaultReasoningEffort: 'medium' },
+    // The reasoning ID thinks, as the real profile's Qwen3-4B does: tiny-think, trained on Qwen3's template.
+    'amber-phoenix-4': { ...chat('amber-phoenix-4', 'tiny-think'), defaultReasoningEffort: 'medium' },
     'jade-mole-4': {
       task: 'embeddings',
       created: BUNDLED_CREATED,

@@ -22,6 +22,6 @@ export const PACKAGE_FILES = {
   static: join(packageRoot(), 'dist', 'static'),
   /** Lantern's service worker with `self.__WB_MANIFEST` still in it, for the plugin to fill in. */
   serviceWorkerTemplate: join(packageRoot(), 'dist', 'templates', 'service-worker.js'),
-  /** The bundled tiny models, one folder each (`tiny-chat`, `tiny-embed`). */
+  /** The bundled tiny models, one folder each (`tiny-chat`, `tiny-think`, `tiny-embed`). */
   models: join(packageRoot(), 'dist', 'models'),
 } as const;

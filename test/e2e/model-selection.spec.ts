@@ -88,26 +88,32 @@ test('with the bundled profile, each chat ID resolves to an engine on this devic
   await openHarness(page);
   const key = await issueKey(page);
   const device = info.project.name === 'webgpu' ? 'webgpu' : 'cpu';
-  for (const model of ['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4']) {
+  // The reasoning ID runs tiny-think, which thinks first: its answer is the same with the thought apart.
+  const asked = [
+    ['crimson-falcon-4', 'What is 3 + 4?', '3 + 4 = 7.', 'tiny-chat'],
+    ['indigo-owl-4', 'What is 3 + 4?', '3 + 4 = 7.', 'tiny-chat'],
+    ['amber-phoenix-4', 'What is 3 plus 4?', '3 plus 4 is 7.', 'tiny-think'],
+  ] as const;
+  for (const [model, question, answer] of asked) {
     const reply = await page.evaluate(
-      async ({ k, m }) =>
+      async ({ k, m, q }) =>
         (
           await window.harness.client(k).chat.completions.create({
             model: m,
-            messages: [{ role: 'user', content: 'What is 3 + 4?' }],
+            messages: [{ role: 'user', content: q }],
             temperature: 0,
           })
         ).choices[0]!.message.content,
-      { k: key, m: model },
+      { k: key, m: model, q: question },
     );
-    expect(reply).toBe('3 + 4 = 7.');
+    expect(reply).toBe(answer);
   }
   const ready = await page.evaluate(() => window.harness.progress.filter((p) => p.status === 'ready'));
   expect(ready).toEqual(
-    ['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4'].map((model) => ({
+    asked.map(([model, , , folder]) => ({
       status: 'ready',
       model,
-      resolved: `transformers:/models/tiny-chat@fp32/${device}`,
+      resolved: `transformers:/models/${folder}@fp32/${device}`,
     })),
   );
 });

@@ -83,7 +83,7 @@ test('chat with n = 2 and a stop sequence', { tag: PORTABLE }, async ({ tab }) =
   const choices = await tab.evaluate(
     async ({ k, messages }) => {
       const completion = await window.harness.client(k).chat.completions.create({
-        model: 'amber-phoenix-4',
+        model: 'indigo-owl-4',
         messages,
         temperature: 0,
         n: 2,

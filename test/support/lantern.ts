@@ -23,7 +23,7 @@ export const HAS_STORIES_260K = existsSync(`${STORIES_260K}/onnx/model.onnx`);
 if (!HAS_STORIES_260K) console.warn(`[lantern tests] ${STORIES_260K} not found: tests on stories260K are skipped.`);
 
 /** A reference.json written by scripts/fixtures/generate.py. */
-export function reference<T>(model: 'tiny-chat' | 'tiny-embed'): T {
+export function reference<T>(model: 'tiny-chat' | 'tiny-embed' | 'tiny-think'): T {
   return JSON.parse(readFileSync(`${BUNDLED_MODELS}/${model}/reference.json`, 'utf8')) as T;
 }
 
