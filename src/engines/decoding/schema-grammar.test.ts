@@ -215,3 +215,24 @@ describe('refusals name the keyword and where it is', () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
+
+describe('oneOf of types that share null or booleans', () => {
+  it('writes neither: a null value of [string, null] | [number, null] matches both alternatives', async () => {
+    const grammar = await grammarFor(`${BUNDLED_MODELS}/tiny-chat`, [2, 0]);
+    const schema = {
+      type: 'object',
+      properties: {
+        value: { oneOf: [{ type: ['string', 'null'] }, { type: ['number', 'boolean', 'null'] }, { type: 'boolean' }] },
+      },
+      required: ['value'],
+      additionalProperties: false,
+    };
+    for (const value of ['null', 'true', 'false']) {
+      const prefix = Array.from(grammar.tokenizer.encode(`{"value":${value}`, { add_special_tokens: false }));
+      await expect(randomWalks(grammar, { type: 'json', schema }, { walks: 1, prefix })).rejects.toThrow(/refused/);
+    }
+    const { completed } = await randomWalks(grammar, { type: 'json', schema }, { walks: 8 });
+    const validate = referenceValidator();
+    for (const text of completed) expect(validate(schema, text)).toBeUndefined();
+  });
+});

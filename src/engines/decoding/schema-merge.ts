@@ -345,18 +345,25 @@ function exclusive(alternatives: Schema[][], at: string): Schema[] {
   const requiredOf = alternatives.map(
     (alts) => new Set(alts.flatMap((s) => (Array.isArray(s.required) ? (s.required as string[]) : []))),
   );
-  // `null` or booleans that several alternatives list match them all: only the first that lists them keeps them.
-  const taken = new Set<string>();
-  alternatives = alternatives.map((alts) => {
-    const kept = alts.map((s) => {
-      const types = typesOf(s);
-      if (!types || s.enum !== undefined || s.const !== undefined) return s;
-      const left = [...types].filter((t) => !((t === 'null' || t === 'boolean') && taken.has(t)));
-      return left.length === types.size ? s : { ...s, type: left };
-    });
-    for (const s of alts) for (const t of typesOf(s) ?? []) if (t === 'null' || t === 'boolean') taken.add(t);
-    return kept.filter((s) => typesOf(s)?.size !== 0);
-  });
+  // `null` or booleans that several alternatives list match them all, so none of them may write one: a null value of
+  // [string, null] | [number, null] matches both, and oneOf refuses it (no keyword but a listed value narrows them).
+  const listing = (t: string) =>
+    alternatives.filter((alts) =>
+      alts.some((s) => s.enum === undefined && s.const === undefined && typesOf(s)?.has(t) === true),
+    ).length;
+  const shared = new Set(['null', 'boolean'].filter((t) => listing(t) > 1));
+  if (shared.size) {
+    alternatives = alternatives.map((alts) =>
+      alts
+        .map((s) => {
+          const types = typesOf(s);
+          if (!types || s.enum !== undefined || s.const !== undefined) return s;
+          const left = [...types].filter((t) => !shared.has(t));
+          return left.length === types.size ? s : { ...s, type: left };
+        })
+        .filter((s) => typesOf(s)?.size !== 0),
+    );
+  }
   const objectLike = (s: Schema) => typesOf(s)?.has('object') === true || isObject(s.properties);
   const objects = alternatives.filter((alts) => alts.some(objectLike)).length;
   return alternatives.flatMap((alts, i) =>
