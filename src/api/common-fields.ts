@@ -89,10 +89,3 @@ export function foldSeed(seed: number): number {
   const bits = BigInt.asUintN(64, BigInt(seed));
   return Number((bits & ((1n << 53n) - 1n)) ^ (bits >> 53n));
 }
-
-/** OpenAI's `reasoning_effort` values: `none` and `minimal` leave a thinking mode off; the others turn it on. */
-export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
-
-/** Whether a reasoning effort turns a model's thinking mode on. */
-export const thinksAt = (effort: string | null | undefined) =>
-  effort != null && effort !== 'none' && effort !== 'minimal';

@@ -2,4 +2,5 @@
 export type * from './types.ts';
 export { ChatResultBuilder } from './chat-result.ts';
 export { watchOutput } from './watch-output.ts';
+export { REASONING_EFFORTS, thinksAt } from './reasoning-effort.ts';
 export { EngineError, modelNotFound, throwIfAborted, type EngineErrorKind, type EngineErrorOptions } from './errors.ts';

@@ -7,6 +7,7 @@ import {
   type EngineErrorKind,
   type ModelCard,
   type ModelTask,
+  thinksAt,
 } from '../engine/index.ts';
 import { checkConstraint } from './decoding/constraint-check.ts';
 import type { LocalEngine, LocalTarget } from './local-engine.ts';
@@ -140,7 +141,7 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     if (links.length === 0) {
       throw new EngineError('model_not_found', `The model \`${id}\` cannot run on this device.`, { param: 'model' });
     }
-    const thinks = (entry.defaultReasoningEffort ?? 'none') !== 'none' && entry.defaultReasoningEffort !== 'minimal';
+    const thinks = thinksAt(entry.defaultReasoningEffort);
     return { card: { id, task, created: entry.created }, links, view: publicView(config.profile), thinks };
   };
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import type { ChatRequest, JsonConstraint } from '../../engine/index.ts';
-import { REASONING_EFFORTS, samplingFields, samplingOf, thinksAt } from '../common-fields.ts';
+import { REASONING_EFFORTS, thinksAt, type ChatRequest, type JsonConstraint } from '../../engine/index.ts';
+import { samplingFields, samplingOf } from '../common-fields.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Limits } from '../options.ts';
 import { optional, parse } from '../request-validation.ts';
