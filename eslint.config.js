@@ -32,6 +32,10 @@ const boundaries = [
       '**/engines/**',
       '!**/engines/model-profile.ts',
       '!**/engines/model-registry.ts',
+      // Downloads (lantern.storage): the store, and prefetching, which reads an engine's file metadata (transformers.js'
+      // registry, web-llm's prebuilt list) on demand but never loads a model.
+      '!**/engines/model-files.ts',
+      '!**/engines/model-downloads.ts',
       // Where web-llm keeps a model in the Cache API (no imports): isModelCached reads it as web-llm would.
       '!**/engines/web-llm',
       '**/engines/web-llm/*',

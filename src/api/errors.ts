@@ -77,7 +77,10 @@ const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string
   aborted: { status: 500, code: 'request_cancelled', retry: false },
   unavailable: { status: 500, code: 'engine_unavailable', retry: true },
   load_failed: { status: 500, code: 'model_load_failed', retry: false },
-  insufficient_storage: { status: 500, code: 'insufficient_storage', retry: false },
+  // As OpenAI-compatible servers answer a model they cannot load for want of resources: not the request's fault, and
+  // not a broken server; freeing space, or the network coming back, heals it.
+  insufficient_storage: { status: 503, code: 'insufficient_storage', retry: false },
+  download_failed: { status: 503, code: 'model_download_failed', retry: false },
   // A run that broke its engine: the host replaces the worker at once (a poisoned transformers.js never recovers in
   // place), so the next try runs on a fresh one. No header: the SDK retries a 500 by default.
   internal: { status: 500, code: 'engine_error' },

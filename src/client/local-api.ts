@@ -2,9 +2,11 @@ import { Workbox } from 'workbox-window';
 import type { LoadProgress, ModelTask } from '../engine/index.ts';
 import {
   candidateChain,
-  isHubModel,
+  candidateKey,
+  isRemote,
   modelChain,
   type CandidateFailure,
+  type LocalCandidate,
   type ModelCandidate,
   type ModelChain,
   type ModelProfile,
@@ -26,6 +28,7 @@ import {
 } from '../worker/protocol.ts';
 import { deviceCapabilities } from '../worker/device.ts';
 import { EngineHost } from './engine-host.ts';
+import { ModelStorage } from './model-storage.ts';
 
 export interface LocalAPIOptions {
   /** URL of the service worker script that mounts Lantern (default `/service-worker.js`, as the Vite plugin emits). */
@@ -54,8 +57,9 @@ export interface LocalAPIOptions {
   /**
    * Ask the browser to keep this origin's storage (keys, stored responses, downloaded models) until the user clears
    * it (`navigator.storage.persist()`): Safari deletes a site's storage after seven days without a visit, and every
-   * browser may evict it under storage pressure, unless persisted. Default: ask when the profile downloads models
-   * (a model from the hub or web-llm), whose loss costs a download; Firefox asks the user first.
+   * browser may evict it under storage pressure, unless persisted. Default: ask when a model is first downloaded,
+   * whose loss would cost the download again (`lantern.persisted` has the answer); `true` asks at start; `false`
+   * never asks. Firefox asks its user.
    */
   persistStorage?: boolean;
 }
@@ -131,6 +135,27 @@ export class LocalAPI extends EventTarget {
    * (WebKitGTK). When false, the storage may be evicted: keys then answer 401 and models download again.
    */
   persisted: Promise<boolean> = Promise.resolve(false);
+  /** Whether to ask for persistent storage once a model is first stored (`persistStorage`). */
+  #askToPersist = true;
+  #askedToPersist = false;
+  /** Candidates passed over on their last load (no room for their download, or no network), by key, with why. */
+  readonly #passedOver = new Map<string, { model: string; reason: string }>();
+
+  /**
+   * The models stored on this device: what each ID has stored, a download ahead of need (`prefetch`), removal, and
+   * the origin's quota (see ModelStorage).
+   */
+  readonly storage: ModelStorage = new ModelStorage({
+    profile: () => this.#profile,
+    chains: async () =>
+      (await this.models()).map(({ id, candidates }) => ({
+        id,
+        candidates: candidates.filter((c): c is LocalCandidate => !isRemote(c)),
+      })),
+    progress: (detail) => this.#broadcast({ type: 'progress', detail }),
+    persist: () => (this.persisted = keepStorage(true)),
+    persisted: () => this.persisted,
+  });
 
   /** The device the engine runs on, once the host has started it. */
   get device(): DeviceInfo | undefined {
@@ -154,7 +179,12 @@ export class LocalAPI extends EventTarget {
     return Object.entries(this.#profile).map(([id, entry]) => {
       const candidates = candidateChain(entry, device, this.#policy, this.#failures);
       const servedBy = this.#servedBy.get(id) ?? null;
-      return { id, task: entry.task, ...modelChain(entry, device, this.#failures), candidates, servedBy };
+      const chain = modelChain(entry, device, this.#failures);
+      const passedOver = candidates.flatMap((c) => {
+        const skip = this.#passedOver.get(candidateKey(c));
+        return skip?.model === id ? [{ candidate: candidateKey(c), reason: skip.reason }] : [];
+      });
+      return { id, task: entry.task, ...chain, skipped: [...chain.skipped, ...passedOver], candidates, servedBy };
     });
   }
 
@@ -265,7 +295,8 @@ export class LocalAPI extends EventTarget {
 
     this.#profile = options.profile ?? DEFAULT_PROFILE;
     this.#policy = options.policy ?? 'local-first';
-    this.persisted = keepStorage(options.persistStorage ?? downloadsModels(this.#profile));
+    this.#askToPersist = options.persistStorage ?? true;
+    this.persisted = keepStorage(options.persistStorage === true);
     const engineWorker = new URL(
       options.engineWorker ?? 'lantern/engine-worker.js',
       new URL(serviceWorker, location.href),
@@ -329,6 +360,19 @@ export class LocalAPI extends EventTarget {
     this.#onTabMessage(message);
   }
 
+  /**
+   * Keeps what `models()` says of candidates passed over (until one loads), and asks for persistent storage when a
+   * model is first stored: a download is what eviction would cost.
+   */
+  #noteProgress(progress: LoadProgress): void {
+    if (progress.status === 'skipped') this.#passedOver.set(progress.candidate, progress);
+    else if (progress.status === 'ready') this.#passedOver.delete(progress.resolved);
+    else if (progress.status === 'download' && this.#askToPersist && !this.#askedToPersist) {
+      this.#askedToPersist = true;
+      this.persisted = keepStorage(true);
+    }
+  }
+
   #onTabMessage(message: TabMessage): void {
     if (message.type === 'restart-request') {
       this.#host?.restart(message.reason);
@@ -347,15 +391,9 @@ export class LocalAPI extends EventTarget {
       return;
     }
     if (message.type === 'device') this.#device = message.detail;
+    if (message.type === 'progress') this.#noteProgress(message.detail);
     this.dispatchEvent(new CustomEvent(message.type, { detail: message.detail }));
   }
-}
-
-/** Whether a profile has candidates that download (from the hub, or web-llm's), rather than the app's own files. */
-function downloadsModels(profile: ModelProfile): boolean {
-  return Object.values(profile).some((entry) =>
-    entry.candidates.some((c) => c.engine === 'web-llm' || (c.engine === 'transformers' && isHubModel(c.model))),
-  );
 }
 
 /** Asks for persistent storage if `ask` and not yet granted; resolves with whether the storage is persistent. */

@@ -17,6 +17,8 @@ export type EngineErrorKind =
   | 'load_failed'
   /** A model's download would not fit in the storage quota. */
   | 'insufficient_storage'
+  /** A model's files could not be downloaded (offline, a server that keeps failing, a file that fails its check). */
+  | 'download_failed'
   /** The engine failed while running. */
   | 'internal'
   /**

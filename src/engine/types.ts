@@ -266,7 +266,12 @@ export type LoadProgress =
   /** The model is loaded; `resolved` names what runs it (e.g. `web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC`). */
   | { status: 'ready'; model: string; resolved: string }
   /** A candidate of the model's fallback chain failed to load, for `reason`; the next one is tried, if any. */
-  | { status: 'failed'; model: string; candidate: string; reason: string };
+  | { status: 'failed'; model: string; candidate: string; reason: string }
+  /**
+   * A candidate was passed over this time, before its engine loaded anything: its download does not fit the storage
+   * quota, or could not be made (offline). The next one is tried; it is tried again on the next load.
+   */
+  | { status: 'skipped'; model: string; candidate: string; reason: string };
 
 /** A model the engine can serve, under its public ID. */
 export interface ModelCard {
@@ -283,7 +288,15 @@ export interface ModelCard {
   candidates?: string[];
   /** The candidate that answered its last request or, before any, the first in line that is not cooling down. */
   servedBy?: string | null;
+  /**
+   * What this device has stored of each candidate it downloads, by the candidates' public names: `complete` (it loads
+   * offline), `partial` (a download was cut: it resumes), `none`. Only where there is a store (a browser).
+   */
+  stored?: Record<string, StoredState>;
 }
+
+/** How much of a downloaded model is stored on this device. */
+export type StoredState = 'complete' | 'partial' | 'none';
 
 /**
  * Everything that runs models, behind one door. Implementations throw or reject with {@link EngineError} only.

@@ -9,6 +9,7 @@ import {
   type LoadProgress,
   type ModelTask,
 } from '../engine/index.ts';
+import { formatBytes, type StorageShortfall } from '../downloads/index.ts';
 import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders } from './model-loaders.ts';
 import { candidateKey, withoutFailures, type CandidateFailure, type LocalCandidate } from './model-profile.ts';
 import { refuseUnfittableInput, refuseUnfittablePrompt } from './prompt-budget.ts';
@@ -62,6 +63,35 @@ export interface LocalEngineOptions {
 
 type LoadedModel = ChatModel | EmbeddingModel;
 
+/** Failures that pass a candidate over without touching its engine: the next one may load in the same realm. */
+const PASSED_OVER: ReadonlySet<EngineErrorKind> = new Set(['insufficient_storage', 'download_failed']);
+
+/**
+ * The error of a chain none of whose candidates loaded. When every one was refused for storage, it says how much the
+ * smallest needed and how much is free (503 `insufficient_storage`); when every one was passed over for a download,
+ * the download's failure (503 `model_download_failed`); otherwise `load_failed`, listing why each failed.
+ */
+function chainFailure(id: string, failures: EngineError[], tried: string[]): EngineError {
+  const list = `Tried ${tried.join('; ')}`;
+  if (failures.length > 0 && failures.every((f) => f.kind === 'insufficient_storage')) {
+    const shortfalls = failures.map((f) => f.cause).filter(isShortfall);
+    const smallest = shortfalls.sort((a, b) => a.needed - b.needed)[0];
+    const message = smallest
+      ? `Model \`${id}\` needs more storage than this site has: its smallest download needs about ` +
+        `${formatBytes(smallest.needed)}, and ${formatBytes(smallest.free)} of the site's ` +
+        `${formatBytes(smallest.quota)} quota is free. Free space (remove stored models: lantern.storage.remove) or ` +
+        `use a smaller model. ${list}`
+      : `Model \`${id}\` needs more storage than this site has. ${list}`;
+    return new EngineError('insufficient_storage', message, { cause: failures });
+  }
+  const kind: EngineErrorKind =
+    failures.length > 0 && failures.every((f) => PASSED_OVER.has(f.kind)) ? 'download_failed' : 'load_failed';
+  return new EngineError(kind, `Model \`${id}\` could not be loaded on this device. ${list}`, { cause: failures });
+}
+
+const isShortfall = (cause: unknown): cause is StorageShortfall =>
+  typeof cause === 'object' && cause !== null && 'needed' in cause && 'free' in cause;
+
 /**
  * The local engine: each target is resolved on first use to the first of its candidates that loads. A candidate that
  * fails to load (unsupported, missing, too big for the storage quota) hands over to the next, in this realm or, with
@@ -112,9 +142,15 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
         // A failure after the realm broke may be the break's doing, not the candidate's: say nothing of it.
         if (realmBroken) return stalled();
         const failure = EngineError.from(error, 'load_failed');
-        onProgress?.({ status: 'failed', model: id, candidate: key, reason: failure.message });
         failures.push(failure);
         tried.push(`${key}: ${failure.message}`);
+        // Passed over before its engine loaded anything (no room for its download, or no network for it): the realm
+        // is intact, the next candidate loads here, and this one is tried again next time.
+        if (PASSED_OVER.has(failure.kind)) {
+          onProgress?.({ status: 'skipped', model: id, candidate: key, reason: failure.message });
+          continue;
+        }
+        onProgress?.({ status: 'failed', model: id, candidate: key, reason: failure.message });
         if (replaceRealm) {
           realmBroken = true;
           if (index < chain.candidates.length - 1) {
@@ -125,18 +161,10 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
         }
       }
     }
-    const kind: EngineErrorKind = failures.every((f) => f.kind === 'insufficient_storage')
-      ? 'insufficient_storage'
-      : 'load_failed';
-    const error = new EngineError(
-      kind,
-      `Model \`${id}\` could not be loaded on this device. Tried ${tried.join('; ')}`,
-      {
-        cause: failures,
-      },
-    );
-    // Once this answer is on its way: the realm is replaced at once.
-    if (replaceRealm) setTimeout(() => replaceRealm(error.message), 0);
+    const error = chainFailure(id, failures, tried);
+    // Once this answer is on its way: the realm is replaced at once, unless no candidate touched it.
+    if (replaceRealm && failures.some((f) => !PASSED_OVER.has(f.kind)))
+      setTimeout(() => replaceRealm(error.message), 0);
     throw error;
   };
 

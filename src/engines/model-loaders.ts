@@ -1,12 +1,6 @@
 import type { ChatEvent, ChatRequest, ChatResult, EmbedResult, LoadProgress } from '../engine/index.ts';
-import {
-  isHubModel,
-  ONNX_FILES,
-  type LocalCandidate,
-  type TransformersCandidate,
-  type WebLLMCandidate,
-} from './model-profile.ts';
-import { ensureStorageFor } from './storage-check.ts';
+import { prepareCandidate } from './model-downloads.ts';
+import { type LocalCandidate, type TransformersCandidate, type WebLLMCandidate } from './model-profile.ts';
 import { TransformersChatModel } from './transformers/chat-model.ts';
 import { TransformersEmbeddingModel } from './transformers/embedding-model.ts';
 
@@ -46,12 +40,13 @@ export interface ModelLoaders {
 
 /**
  * The real loaders: transformers.js for `transformers` candidates, web-llm (imported on first use) for `web-llm`
- * ones. Before a download from the Hugging Face hub, the storage quota is checked against the model's size.
+ * ones. In a browser, a downloaded model's files are first made ready in Lantern's store (`prepareCandidate`: the
+ * quota checked, transfers resumed and verified), so the engine reads them from there.
  */
 export const DEFAULT_LOADERS: ModelLoaders = {
   async chat(candidate, context) {
+    await prepareCandidate(candidate, context);
     if (candidate.engine === 'web-llm') return loadWebLLM(candidate, context);
-    await ensureStorage(candidate);
     return TransformersChatModel.load(candidate.model, {
       ...transformersOptions(candidate, context),
       prefixCacheBytes: candidate.prefixCacheBytes,
@@ -62,7 +57,7 @@ export const DEFAULT_LOADERS: ModelLoaders = {
     if (candidate.engine === 'web-llm') {
       throw new Error('web-llm candidates are for chat: embeddings run on transformers.js.');
     }
-    await ensureStorage(candidate);
+    await prepareCandidate(candidate, context);
     return TransformersEmbeddingModel.load(candidate.model, {
       ...transformersOptions(candidate, context),
       maxInputTokens: candidate.maxInputTokens,
@@ -71,13 +66,7 @@ export const DEFAULT_LOADERS: ModelLoaders = {
 };
 
 async function loadWebLLM(candidate: WebLLMCandidate, context: LoadContext): Promise<ChatModel> {
-  const [{ WebLLMChatModel }, webllm] = await Promise.all([
-    import('./web-llm/web-llm-chat-model.ts'),
-    import('@mlc-ai/web-llm'),
-  ]);
-  if (candidate.downloadBytes && !(await webllm.hasModelInCache(candidate.model))) {
-    await ensureStorageFor(candidate.model, candidate.downloadBytes);
-  }
+  const { WebLLMChatModel } = await import('./web-llm/web-llm-chat-model.ts');
   return WebLLMChatModel.load(candidate, context);
 }
 
@@ -92,14 +81,3 @@ function transformersOptions(candidate: TransformersCandidate, context: LoadCont
 }
 
 const isNode = () => typeof process !== 'undefined' && process.versions?.node !== undefined;
-
-/** Where transformers.js stores what it downloads in a browser (its `env.cacheKey`). */
-const TRANSFORMERS_CACHE = 'transformers-cache';
-
-/** Checks the quota for a hub model that is not cached yet; models the app serves itself (paths, URLs) are exempt. */
-async function ensureStorage(candidate: TransformersCandidate): Promise<void> {
-  if (!isHubModel(candidate.model) || !candidate.downloadBytes || typeof caches === 'undefined') return;
-  const weights = `https://huggingface.co/${candidate.model}/resolve/main/onnx/${ONNX_FILES[candidate.dtype ?? 'fp32']}`;
-  if (await (await caches.open(TRANSFORMERS_CACHE)).match(weights)) return;
-  await ensureStorageFor(`${candidate.model} (${candidate.dtype ?? 'fp32'})`, candidate.downloadBytes);
-}

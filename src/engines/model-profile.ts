@@ -51,8 +51,14 @@ export interface GPUNeeds {
 /** A model run by transformers.js, on WebGPU or on the CPU (WebAssembly in browsers, native in Node). */
 export interface TransformersCandidate extends GPUNeeds {
   engine: 'transformers';
-  /** A Hugging Face hub ID, a folder path (Node) or a URL (browser) of a model in the transformers.js layout. */
+  /**
+   * A Hugging Face hub ID, a folder path (Node; in a browser, a path of the app's own origin) or an absolute URL of a
+   * folder in the transformers.js layout (the app's CDN). Hub IDs and URLs are downloaded by Lantern (resumed, checked,
+   * stored for offline use); paths are the app's to serve and cache (the bundled models are precached).
+   */
   model: string;
+  /** A mirror of the Hugging Face hub to fetch a hub ID from (`https://hf-mirror.example/`); see `withHub`. */
+  hub?: string;
   dtype?: TransformersDtype;
   device: 'webgpu' | 'cpu';
   /** What a first use downloads, in bytes (an estimate, for the storage check and docs/models.md). */
@@ -82,6 +88,10 @@ export interface WebLLMCandidate extends GPUNeeds {
   engine: 'web-llm';
   /** A model ID of web-llm's prebuilt list, e.g. `Qwen3-0.6B-q4f16_1-MLC`. */
   model: string;
+  /** A mirror of the Hugging Face hub to fetch the model's repository from; see `withHub`. */
+  hub?: string;
+  /** Where to fetch the model library (its `.wasm`) from, when not from web-llm's GitHub (the app's own copy). */
+  modelLib?: string;
   downloadBytes?: number;
   /**
    * The longest context, prompt plus reply, in tokens, that this candidate accepts. web-llm is given it as
@@ -418,6 +428,25 @@ export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.fr
   q4: 'model_q4.onnx',
   q4f16: 'model_q4f16.onnx',
 });
+
+/**
+ * The profile with every hub download (hub IDs, web-llm models) fetched from `hub`, a mirror of the Hugging Face hub
+ * (its host, with the hub's paths: `https://hf-mirror.example/`), for apps that serve models from their own CDN or
+ * cannot reach huggingface.co. Files keep their hub names in the store, so a model stored from either loads from both.
+ *
+ * @example startLocalAPI({ profile: withHub(DEFAULT_PROFILE, 'https://models.example.com/') })
+ */
+export function withHub(profile: ModelProfile, hub: string): ModelProfile {
+  const mirrored = (candidate: ModelCandidate): ModelCandidate =>
+    candidate.engine === 'web-llm' || (candidate.engine === 'transformers' && isHubModel(candidate.model))
+      ? { ...candidate, hub }
+      : candidate;
+  return Object.freeze(
+    Object.fromEntries(
+      Object.entries(profile).map(([id, entry]) => [id, { ...entry, candidates: entry.candidates.map(mirrored) }]),
+    ),
+  );
+}
 
 /** Whether a model is named by its Hugging Face hub ID (`org/name`) rather than by a path or URL the app serves. */
 export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);

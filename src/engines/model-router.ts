@@ -7,8 +7,10 @@ import {
   type EngineErrorKind,
   type ModelCard,
   type ModelTask,
+  type StoredState,
   thinksAt,
 } from '../engine/index.ts';
+import { browserStore, isDownloadedModel, storedModel } from './model-files.ts';
 import { checkConstraint } from './decoding/constraint-check.ts';
 import type { LocalEngine, LocalTarget } from './local-engine.ts';
 import {
@@ -18,6 +20,8 @@ import {
   profileAliases,
   resolveModelName,
   usableCandidates,
+  type LocalCandidate,
+  type ModelCandidate,
   type ModelEntry,
   type RemoteCandidate,
   type RoutingConfig,
@@ -60,10 +64,25 @@ interface Route {
   thinks: boolean;
 }
 
+/**
+ * What this device has stored of each downloaded candidate of a chain, by public name (`complete`: it loads offline;
+ * `partial`; `none`), where there is a store (a browser). Models the app serves itself and servers are not listed.
+ */
+async function storedStates(chain: ModelCandidate[], view: PublicView): Promise<Pick<ModelCard, 'stored'>> {
+  const store = browserStore();
+  if (!store) return {};
+  const local = chain.filter((c): c is LocalCandidate => !isRemote(c) && isDownloadedModel(c));
+  const states = await Promise.all(
+    local.map(async (c) => [view.name(candidateKey(c)), (await storedModel(c, store)).state]),
+  );
+  return { stored: Object.fromEntries(states) as Record<string, StoredState> };
+}
+
 /** Failures of a local link after which a remote one may still answer: the device could not serve it. */
 const LOCAL_FALLS_OVER: ReadonlySet<EngineErrorKind> = new Set([
   'load_failed',
   'insufficient_storage',
+  'download_failed',
   'unavailable',
   'internal',
 ]);
@@ -219,6 +238,7 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
           ...(aliases.length > 0 && { aliases }),
           candidates: chain.map((c) => view.name(candidateKey(c))),
           servedBy: servedBy === null ? null : view.name(servedBy),
+          ...(await storedStates(chain, view)),
         });
       }
       return cards;

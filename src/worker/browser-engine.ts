@@ -2,6 +2,7 @@
 import { env } from '@huggingface/transformers';
 import onnxWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
 import onnxMjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
+import { StoredFiles } from '../downloads/index.ts';
 import type { LoadProgress } from '../engine/index.ts';
 import { createLocalEngine, type LocalEngine } from '../engines/local-engine.ts';
 import type { CandidateFailure } from '../engines/model-profile.ts';
@@ -23,6 +24,30 @@ function configureTransformers(): void {
   // transformers.js would re-import onnxruntime's factory from a blob: URL, which a strict Content-Security-Policy
   // forbids; the service worker already caches these files for offline use.
   env.useWasmCache = false;
+  readModelsFromStore(new StoredFiles(caches));
+}
+
+/**
+ * transformers.js reads downloaded models from Lantern's store (`prepareCandidate` put every file there first) rather
+ * than a cache of its own, which would hold a second copy: a hub file by its hub URL, a model served from a URL (the
+ * app's CDN) by that URL, which transformers.js can load no other way. It stores nothing itself; what it fetches past
+ * the store (the app's own model folders) is the app's to cache. An optional file the model lacks is answered 404
+ * from the store's record of that, so a stored model loads offline.
+ */
+function readModelsFromStore(store: StoredFiles): void {
+  const absolute = (url: string | URL) => new URL(url, self.location.href).href;
+  env.useBrowserCache = false;
+  env.useCustomCache = true;
+  env.customCache = {
+    match: async (url: string) => store.response(absolute(url)),
+    put: async () => {},
+  };
+  const network = env.fetch;
+  env.fetch = async (input, init) => {
+    const record = await store.record(absolute(input instanceof Request ? input.url : input));
+    if (record?.absent) return new Response(null, { status: 404, statusText: 'Not Found' });
+    return network(input, init);
+  };
 }
 
 /**

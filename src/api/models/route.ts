@@ -10,6 +10,7 @@ const toModel = (card: ModelCard, ownedBy: string): Model => ({
   owned_by: ownedBy,
   ...(card.candidates && { candidates: card.candidates }),
   ...(card.servedBy !== undefined && { served_by: card.servedBy }),
+  ...(card.stored && { stored: card.stored }),
 });
 
 /** `GET /v1/models`: the models this device can serve now, by their IDs (not their aliases). */

@@ -12,6 +12,11 @@ export interface Model {
   candidates?: string[];
   /** Lantern's own: the candidate that answered its last request or, before any, the first in line. */
   served_by?: string | null;
+  /**
+   * Lantern's own, in a browser: what the device has stored of each candidate it downloads, by the same names:
+   * `complete` (it loads offline), `partial` (a cut download, resumed on next use) or `none`.
+   */
+  stored?: Record<string, 'complete' | 'partial' | 'none'>;
 }
 
 export interface ModelList {

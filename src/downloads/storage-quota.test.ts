@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ensureStorageFor, formatBytes } from './storage-check.ts';
+import { ensureStorageFor, formatBytes } from './storage-quota.ts';
 
 const withQuota = (quota: number, usage: number) =>
   vi.stubGlobal('navigator', { storage: { estimate: async () => ({ quota, usage }) } });
@@ -18,7 +18,8 @@ describe('ensureStorageFor', () => {
       kind: 'insufficient_storage',
       message:
         'Not enough storage to download SmolLM2-360M-Instruct-q4f16_1-MLC: it needs about 231 MB and this site has ' +
-        '200 MB free. Free some space (or remove cached models), or use a smaller model.',
+        '200 MB free. Free some space (remove stored models: lantern.storage.remove), or use a ' +
+        'smaller model.',
     });
   });
 

@@ -1,0 +1,15 @@
+export { DOWNLOADS_CACHE, StoredFiles, type FileRecord } from './stored-files.ts';
+export {
+  DownloadError,
+  downloadFile,
+  type DownloadFailure,
+  type DownloadOptions,
+  type DownloadTarget,
+} from './resumable-download.ts';
+export {
+  ensureStorageFor,
+  formatBytes,
+  storageEstimate,
+  type StorageEstimateInfo,
+  type StorageShortfall,
+} from './storage-quota.ts';

@@ -1,0 +1,172 @@
+import { EngineError, type LoadProgress } from '../engine/index.ts';
+import {
+  DownloadError,
+  downloadFile,
+  ensureStorageFor,
+  formatBytes,
+  type StoredFiles,
+  type DownloadTarget,
+  type FileRecord,
+} from '../downloads/index.ts';
+import { browserStore, fileName, isDownloadedModel, manifestName, type ModelManifest } from './model-files.ts';
+import { modelManifest } from './model-manifests.ts';
+import { candidateKey, type LocalCandidate } from './model-profile.ts';
+
+/** How many files of one model download at once: web-llm's dozens of shards go faster, one big file is one stream. */
+const PARALLEL_FILES = 3;
+
+export interface PrepareOptions {
+  /** The public model ID that asked (progress is reported under it). */
+  id: string;
+  onProgress?: ((progress: LoadProgress) => void) | undefined;
+  signal?: AbortSignal | undefined;
+  /** The store (default: the browser's Cache API; without one, as in Node, the engines download by themselves). */
+  store?: StoredFiles | undefined;
+  fetch?: typeof fetch;
+  /** Overrides of the download's patience (tests). */
+  stallMs?: number;
+  retryDelayMs?: number;
+}
+
+/**
+ * Makes a candidate's files ready for its engine to load without the network: every file it reads is downloaded into
+ * the store (resumed where a transfer broke, checked against the hub's sizes and hashes) and placed where the engine
+ * looks. Before a byte of the weights is fetched, what is still missing is compared with the storage quota: a candidate
+ * that cannot fit fails with `insufficient_storage` (its `cause` says what was needed and free), so the next candidate
+ * is tried. A download that fails (offline, a server that keeps failing, a file that fails its check twice) fails with
+ * `download_failed`, saying what is stored and what is missing. Models the app serves itself need nothing.
+ */
+export async function prepareCandidate(candidate: LocalCandidate, options: PrepareOptions): Promise<void> {
+  const store = options.store ?? browserStore();
+  if (!store || !isDownloadedModel(candidate)) return;
+  const { id, onProgress } = options;
+  const key = candidateKey(candidate);
+  const download = {
+    signal: options.signal,
+    ...(options.fetch && { fetch: options.fetch }),
+    ...(options.stallMs !== undefined && { stallMs: options.stallMs }),
+    ...(options.retryDelayMs !== undefined && { retryDelayMs: options.retryDelayMs }),
+  };
+  let manifest: ModelManifest;
+  try {
+    manifest = await modelManifest(candidate, store, download);
+  } catch (error) {
+    throw downloadFailure(key, error, 'its list of files could not be read');
+  }
+  const records = await Promise.all(manifest.files.map((file) => store.record(file.url)));
+  const missing = manifest.files.filter((_, index) => !records[index]?.complete);
+  if (missing.length > 0) {
+    const sizes = await Promise.all(missing.map((file) => file.size ?? sizeFromServer(file, download.fetch)));
+    const stored = missing.reduce(
+      (sum, file) => sum + ((records[manifest.files.indexOf(file)]?.received ?? 0) || 0),
+      0,
+    );
+    await ensureStorageFor(key, sizes.reduce((sum, size) => sum + size, 0) - stored);
+    await downloadAll(manifest, missing, store, { id, key, onProgress, download });
+  }
+  manifest.lastUsed = Date.now();
+  await store.writeJSON(manifestName(key), manifest);
+}
+
+async function downloadAll(
+  manifest: ModelManifest,
+  missing: DownloadTarget[],
+  store: StoredFiles,
+  context: {
+    id: string;
+    key: string;
+    onProgress: PrepareOptions['onProgress'];
+    download: Parameters<typeof downloadFile>[2];
+  },
+): Promise<void> {
+  const { id: model, onProgress } = context;
+  const received = new Map<string, number>();
+  const sizes = new Map<string, number>();
+  for (const file of manifest.files) {
+    const record = await store.record(file.url);
+    received.set(file.url, record?.complete ? (record.size ?? record.received) : (record?.received ?? 0));
+    sizes.set(file.url, file.size ?? record?.size ?? 0);
+  }
+  const total = () => [...sizes.values()].reduce((a, b) => a + b, 0);
+  const loaded = () => [...received.values()].reduce((a, b) => a + b, 0);
+  const reportTotal = () => {
+    const all = total();
+    onProgress?.({
+      status: 'progress_total',
+      model,
+      loaded: loaded(),
+      total: all,
+      progress: all ? (100 * loaded()) / all : 0,
+    });
+  };
+  const queue = [...missing];
+  const worker = async () => {
+    for (let file = queue.shift(); file; file = queue.shift()) {
+      const name = fileName(file.url);
+      onProgress?.({ status: 'initiate', model, file: name });
+      onProgress?.({ status: 'download', model, file: name });
+      try {
+        await downloadFile(store, file, {
+          ...context.download,
+          onBytes: (bytes, size) => {
+            received.set(file.url, bytes);
+            if (size !== undefined) sizes.set(file.url, size);
+            const of = size ?? 0;
+            onProgress?.({
+              status: 'progress',
+              model,
+              file: name,
+              loaded: bytes,
+              total: of,
+              progress: of ? (100 * bytes) / of : 0,
+            });
+            reportTotal();
+          },
+          onNotice: (text) => console.warn(`[lantern] ${text}`),
+        });
+      } catch (error) {
+        queue.length = 0; // the others stop at their next file
+        throw downloadFailure(context.key, error, `${name} could not be downloaded`, await missingNow(manifest, store));
+      }
+      onProgress?.({ status: 'done', model, file: name });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_FILES, missing.length) }, worker));
+  reportTotal();
+}
+
+/** A file's size from the server, for a listing that had none (a mirror, a CDN); 0 when the server does not say. */
+async function sizeFromServer(file: DownloadTarget, fetchFn: typeof fetch = globalThis.fetch.bind(globalThis)) {
+  try {
+    const response = await fetchFn(file.source ?? file.url, { method: 'HEAD' });
+    return Number(response.headers.get('x-linked-size') ?? response.headers.get('content-length') ?? 0) || 0;
+  } catch {
+    return 0; // offline: the download itself will say so
+  }
+}
+
+async function missingNow(manifest: ModelManifest, store: StoredFiles): Promise<string> {
+  const records: (FileRecord | undefined)[] = await Promise.all(manifest.files.map((f) => store.record(f.url)));
+  const stored = records.reduce((sum, record) => sum + (record?.received ?? 0), 0);
+  const total = manifest.files.reduce((sum, file, index) => sum + (file.size ?? records[index]?.size ?? 0), 0);
+  const missing = manifest.files.filter((_, index) => !records[index]?.complete).map((file) => fileName(file.url));
+  return (
+    `${manifest.files.length - missing.length} of ${manifest.files.length} files are stored ` +
+    `(${formatBytes(stored)}${total ? ` of ${formatBytes(total)}` : ''}); missing: ${missing.join(', ')}`
+  );
+}
+
+/** A download's failure as the engine reports it. */
+function downloadFailure(key: string, error: unknown, what: string, stored?: string): EngineError {
+  if (error instanceof EngineError) return error;
+  if (error instanceof DOMException && error.name === 'AbortError') {
+    return new EngineError('aborted', `The download of ${key} was aborted.`, { cause: error });
+  }
+  if (error instanceof DownloadError && error.reason === 'quota') {
+    return new EngineError('insufficient_storage', `${key}: ${error.message}${stored ? ` ${stored}.` : ''}`, {
+      cause: error,
+    });
+  }
+  const why = error instanceof Error ? error.message : String(error);
+  return new EngineError('download_failed', `${key}: ${what}: ${why}${stored ? ` ${stored}.` : ''}`, { cause: error });
+}
