@@ -31,7 +31,10 @@ export interface DownloadOptions {
   attempts?: number;
   /** The wait before the first retry, doubled on each (default 500 ms, at most 8 s). */
   retryDelayMs?: number;
-  /** Received bytes are stored in parts of this size at most (default 8 MiB), and whenever a transfer breaks. */
+  /**
+   * Received bytes are stored in parts of this size at most (default 8 MiB), at least once a second, and whenever a
+   * transfer breaks.
+   */
   partBytes?: number;
 }
 
@@ -48,6 +51,9 @@ export class DownloadError extends Error {
     super(message, options);
   }
 }
+
+/** The longest a received byte waits in memory before it is stored. */
+const FLUSH_MS = 1000;
 
 const DEFAULTS = { stallMs: 30_000, attempts: 5, retryDelayMs: 500, partBytes: 8 * 2 ** 20 };
 
@@ -181,7 +187,9 @@ class Download {
     const reader = body.getReader();
     let buffered: Uint8Array[] = [];
     let bufferedBytes = 0;
+    let flushed = Date.now();
     const flush = async () => {
+      flushed = Date.now();
       if (bufferedBytes === 0) return;
       const part = concat(buffered, bufferedBytes);
       buffered = [];
@@ -208,7 +216,8 @@ class Download {
         this.#hash.update(value);
         buffered.push(value);
         bufferedBytes += value.byteLength;
-        if (bufferedBytes >= this.#options.partBytes) await flush();
+        // Stored by size, and at least every second: a tab closed mid-file loses at most a second of its transfer.
+        if (bufferedBytes >= this.#options.partBytes || Date.now() - flushed >= FLUSH_MS) await flush();
         this.#options.onBytes?.(this.#record.received + bufferedBytes, this.#record.size);
       }
       await flush();
