@@ -137,9 +137,11 @@ class Download {
       headers.set('range', `bytes=${record.received}-`);
       if (record.etag) headers.set('if-range', record.etag);
     }
+    // This transfer's own abort (a stall), which the caller's also fires.
     const abort = new AbortController();
-    const signals = [abort.signal, ...(this.#options.signal ? [this.#options.signal] : [])];
-    const response = await this.#fetch(source, { headers, signal: AbortSignal.any(signals), cache: 'no-store' });
+    const caller = this.#options.signal;
+    caller?.addEventListener('abort', () => abort.abort(caller.reason), { once: true });
+    const response = await this.#fetch(source, { headers, signal: abort.signal, cache: 'no-store' });
 
     if (response.status === 404 && this.#target.optional) {
       await response.body?.cancel();
