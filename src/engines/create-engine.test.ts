@@ -204,6 +204,60 @@ describe('createEngine where a failed load breaks the realm (an engine worker in
     expect(fresh.loads).toEqual([candidateKey(cpu)]);
   });
 
+  it('passes over a candidate whose download cannot fit or be made, in the same realm, and tries it again next time', async () => {
+    const replaced: unknown[] = [];
+    const progress: LoadProgress[] = [];
+    const shortfall = { needed: 4_000_000, free: 1_000_000, quota: 50_000_000 };
+    const failing: Record<string, Error> = {
+      [candidateKey(gpu)]: new EngineError('insufficient_storage', 'no room for org/tiny', { cause: shortfall }),
+    };
+    const tried = loaders(failing);
+    const engine = createEngine({
+      profile: chain,
+      device: { webgpu: true, shaderF16: false },
+      loaders: tried,
+      onProgress: (p) => progress.push(p),
+      replaceRealm: (reason) => replaced.push(reason),
+    });
+    expect(await answer(engine)).toBe(candidateKey(cpu));
+    expect(progress.filter((p) => p.status === 'skipped')).toEqual([
+      { status: 'skipped', model: 'chat', candidate: candidateKey(gpu), reason: 'no room for org/tiny' },
+    ]);
+    expect(replaced).toEqual([]); // nothing of the engine was touched: no fresh realm
+
+    // Nothing fits: 503 insufficient_storage, saying what the smallest needs and what is free; still no fresh realm.
+    const nothingFits = createEngine({
+      profile: chain,
+      device: { webgpu: true, shaderF16: false },
+      loaders: loaders({
+        [candidateKey(gpu)]: failing[candidateKey(gpu)]!,
+        [candidateKey(cpu)]: new EngineError('insufficient_storage', 'no room', {
+          cause: { needed: 2_000_000, free: 1_000_000, quota: 50_000_000 },
+        }),
+      }),
+      replaceRealm: (reason) => replaced.push(reason),
+    });
+    await expect(nothingFits.chat('chat', request)).rejects.toMatchObject({
+      kind: 'insufficient_storage',
+      message: expect.stringMatching(
+        /^Model `chat` needs more storage than this site has: its smallest download needs about 2 MB, and 1 MB of the site's 50 MB quota is free/,
+      ),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(replaced).toEqual([]);
+
+    // A download that failed (offline) is passed over the same way, and answered 503 download_failed when all were.
+    const offline = createEngine({
+      profile: chain,
+      device: { webgpu: true, shaderF16: false },
+      loaders: loaders({
+        [candidateKey(gpu)]: new EngineError('download_failed', 'offline'),
+        [candidateKey(cpu)]: new EngineError('download_failed', 'offline'),
+      }),
+    });
+    await expect(offline.chat('chat', request)).rejects.toMatchObject({ kind: 'download_failed' });
+  });
+
   it("answers the last candidate's failure with every reason, then asks for a fresh realm that skips nothing new", async () => {
     const replaced: [string, CandidateFailure | undefined][] = [];
     const engine = createEngine({
