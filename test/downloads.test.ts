@@ -6,8 +6,9 @@ import { DownloadError, downloadFile, StoredFiles, type DownloadTarget } from '.
 import { prepareCandidate } from '../src/engines/model-downloads.ts';
 import { removeStoredModel, storedModel } from '../src/engines/model-files.ts';
 import type { LoadProgress } from '../src/engine/index.ts';
-import type { TransformersCandidate } from '../src/engines/model-profile.ts';
-import { BUNDLED_REPOS, startHubServer, type HubServer } from './support/hub-server.ts';
+import type { TransformersCandidate, WebLLMCandidate } from '../src/engines/model-profile.ts';
+import { hasWebLLMModel } from '../src/engines/web-llm/web-llm-cache.ts';
+import { BUNDLED_REPOS, startHubServer, TINY_MLC, type HubServer } from './support/hub-server.ts';
 import { MemoryCacheStorage } from './support/memory-caches.ts';
 
 /**
@@ -218,5 +219,37 @@ describe('prepareCandidate', () => {
     await prepareCandidate(cdn, { id: 'crimson-falcon-4', store, ...quick });
     expect(await stored(source('onnx/model.onnx'))).toBe(WHOLE);
     expect(await storedModel(cdn, store)).toMatchObject({ state: 'complete', totalBytes: expect.any(Number) });
+  });
+});
+
+describe('prepareCandidate for web-llm', () => {
+  /** The synthetic web-llm repo of the test hub, served as a model of web-llm's prebuilt list. */
+  let mlc: HubServer;
+  beforeAll(async () => {
+    mlc = await startHubServer({ repos: {}, webLLM: true, webLLMRepo: 'mlc-ai/Qwen3-0.6B-q4f32_1-MLC' });
+  });
+  afterAll(() => mlc?.close());
+
+  it("places every file in web-llm's own caches, under the URLs web-llm asks for, as its cache check wants them", async () => {
+    const storage = new MemoryCacheStorage();
+    const candidate: WebLLMCandidate = {
+      engine: 'web-llm',
+      model: 'Qwen3-0.6B-q4f32_1-MLC',
+      hub: mlc.origin,
+      modelLib: `${mlc.origin}${TINY_MLC.modelLibPath}`,
+    };
+    expect(await hasWebLLMModel(candidate.model, storage)).toBe(false);
+    await prepareCandidate(candidate, { id: 'crimson-falcon-4', store: new StoredFiles(storage), ...quick });
+    expect(await hasWebLLMModel(candidate.model, storage)).toBe(true);
+    const base = 'https://huggingface.co/mlc-ai/Qwen3-0.6B-q4f32_1-MLC/resolve/main/';
+    expect(await (await storage.open('webllm/config')).match(`${base}mlc-chat-config.json`)).toBeDefined();
+    expect(await (await storage.open('webllm/model')).match(`${base}tokenizer.json`)).toBeDefined();
+    const { prebuiltAppConfig } = await import('@mlc-ai/web-llm');
+    const library = prebuiltAppConfig.model_list.find((r) => r.model_id === candidate.model)!.model_lib;
+    expect(await (await storage.open('webllm/wasm')).match(library)).toBeDefined();
+    // Placed whole: nothing of them stays in Lantern's own cache but their records.
+    const state = await storedModel(candidate, new StoredFiles(storage));
+    expect(state).toMatchObject({ state: 'complete', missing: [] });
+    expect(state.bytes).toBeGreaterThan(600_000);
   });
 });
