@@ -17,7 +17,9 @@ export {
   type ModelProfile,
   type RemoteCandidate,
   type RoutingPolicy,
+  withHub,
 } from '../engines/model-profile.ts';
 export { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 export type { IssuedKey, KeyInfo, KeyStore } from '../keys/index.ts';
-export { isModelCached, isModelRemovable, removeCachedModel } from './model-cache.ts';
+export { ModelStorage, describeStored, type StoredModelEntry, type StorageReport } from './model-storage.ts';
+export type { StoredModel } from '../engines/model-files.ts';

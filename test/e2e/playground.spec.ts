@@ -197,10 +197,11 @@ test('models and capabilities: what each ID resolved to, and what the browser of
   await page.getByRole('tab', { name: 'Models' }).click();
   const crimson = page.getByRole('region', { name: 'crimson-falcon-4' });
   await expect(crimson.locator('li.loaded')).toContainText('/models/tiny-chat');
-  await expect(crimson).toContainText('cached');
-  // The bundled models are the app's own: precached for offline use, and not the playground's to remove.
-  await expect(page.getByRole('region', { name: 'jade-mole-4' })).not.toContainText('not cached');
-  await expect(page.getByRole('button', { name: 'Remove from cache' })).toHaveCount(0);
+  // The bundled models are the app's own: precached, never downloaded, and not the playground's to delete.
+  await expect(crimson).toContainText('ships with the app');
+  await expect(page.getByRole('region', { name: 'Storage' })).toContainText('These models ship with the app');
+  await expect(page.getByRole('region', { name: 'jade-mole-4' })).not.toContainText('not stored');
+  await expect(page.getByRole('button', { name: /^(Download|Resume download|Delete) / })).toHaveCount(0);
   await shot(page, 'models', info.project.name);
   await expectAccessible(page);
 
