@@ -36,10 +36,6 @@ const boundaries = [
       // registry, web-llm's prebuilt list) on demand but never loads a model.
       '!**/engines/model-files.ts',
       '!**/engines/model-downloads.ts',
-      // Where web-llm keeps a model in the Cache API (no imports): isModelCached reads it as web-llm would.
-      '!**/engines/web-llm',
-      '**/engines/web-llm/*',
-      '!**/engines/web-llm/web-llm-cache.ts',
       '@huggingface/*',
       '@mlc-ai/*',
     ],
