@@ -17,6 +17,7 @@ import {
   startLocalAPI,
   type DevicePreference,
   type LoadProgress,
+  type ModelCandidate,
   type ModelProfile,
   type RunReport,
 } from '../../src/client/index.ts';
@@ -72,6 +73,53 @@ if (scratch) {
   }));
   profile = { ...profile, [scratch]: { task: 'chat', created: 0, candidates } };
 }
+// ?hub=ORIGIN: models downloaded by Lantern itself from the test hub (test/support/hub-server.ts, another origin), for
+// test/e2e/downloads.spec.ts: crimson-falcon-4 runs the hub's `lantern/tiny-chat` (WebGPU even on a fallback adapter,
+// then the CPU, as the bundled profile's candidates), jade-mole-4 the hub's tiny-embed named by an absolute URL (a
+// folder on another origin: no hub listing, sizes from the server). amber-phoenix-4 and the rest stay bundled.
+const hub = params.get('hub');
+if (hub) {
+  const both = (model: string) =>
+    [
+      { engine: 'transformers', model, hub, dtype: 'fp32', device: 'webgpu', evenOnFallbackAdapter: true },
+      { engine: 'transformers', model, hub, dtype: 'fp32', device: 'cpu' },
+    ] as const;
+  const cpu = (model: string) => ({ engine: 'transformers', model, hub, dtype: 'fp32', device: 'cpu' }) as const;
+  const chain = (id: string, candidates: readonly ModelCandidate[]) => {
+    profile = { ...profile, [id]: { ...profile[id]!, candidates: [...candidates] } };
+  };
+  chain('crimson-falcon-4', both('lantern/tiny-chat'));
+  chain('jade-mole-4', both(`${hub}/lantern/tiny-embed/resolve/main`));
+  // ?quotaPick=ID: the hub's tiny-chat, then the app's own copy (precached: nothing to download), both on the CPU.
+  const quotaPick = params.get('quotaPick');
+  const ownChat = { engine: 'transformers', model: '/models/tiny-chat', dtype: 'fp32', device: 'cpu' } as const;
+  if (quotaPick) chain(quotaPick, [cpu('lantern/tiny-chat'), ownChat]);
+  // ?quotaAll=ID: two hub models, neither of them small enough for a tight quota.
+  const quotaAll = params.get('quotaAll');
+  if (quotaAll) chain(quotaAll, [cpu('lantern/tiny-chat'), cpu('lantern/tiny-think')]);
+  // ?webllm=ID&modelLib=URL: web-llm's Qwen3-0.6B (single precision) from the hub, whose synthetic MLC repo stands in
+  // for it there, with its model library from URL. Only to download and place: nothing can run those bytes.
+  const webllm = params.get('webllm');
+  if (webllm) {
+    const modelLib = params.get('modelLib') ?? undefined;
+    chain(webllm, [{ engine: 'web-llm', model: 'Qwen3-0.6B-q4f32_1-MLC', hub, ...(modelLib && { modelLib }) }]);
+  }
+}
+
+// ?countPersist=1: every call of navigator.storage.persist() is recorded (with the progress events seen by then)
+// before Lantern starts; ?countPersist=stub records it and answers false without asking the browser (Firefox asks its
+// user, with a prompt a test cannot answer).
+const progress: LoadProgress[] = [];
+const persistCalls: LoadProgress['status'][][] = [];
+const countPersist = params.get('countPersist');
+if (countPersist && navigator.storage?.persist) {
+  const persist = navigator.storage.persist.bind(navigator.storage);
+  navigator.storage.persist = () => {
+    persistCalls.push(progress.map((p) => p.status));
+    return countPersist === 'stub' ? Promise.resolve(false) : persist();
+  };
+}
+
 const lantern = await startLocalAPI({
   device: (params.get('device') as DevicePreference | null) ?? 'auto',
   profile,
@@ -81,7 +129,6 @@ const lantern = await startLocalAPI({
 
 const runs: RunReport[] = [];
 lantern.addEventListener('run', (event) => runs.push(event.detail));
-const progress: LoadProgress[] = [];
 lantern.addEventListener('progress', (event) => progress.push(event.detail));
 // Recorded rather than awaited by the tests: a WebDriver tab runs one evaluation at a time.
 const restarts: string[] = [];
@@ -113,6 +160,10 @@ const harness = {
   runs,
   progress,
   restarts,
+  /** The progress events seen at each call of navigator.storage.persist(), with ?countPersist. */
+  persistCalls,
+  /** web-llm's own answer to whether a model is in its caches (its `hasModelInCache`, from its prebuilt list). */
+  webllmHasModel: async (id: string) => (await import('@mlc-ai/web-llm')).hasModelInCache(id),
   describeError,
   /**
    * An SDK client for `key`; retries off unless asked, so tests see each answer. `lanternFetch` routes it through

@@ -91,6 +91,11 @@ export interface HubServerOptions {
   repos: Record<string, string>;
   /** Also serve the synthetic web-llm model `TINY_MLC` and its model library. */
   webLLM?: boolean;
+  /**
+   * The repo ID the synthetic web-llm model is served under (default `TINY_MLC.repo`): a model of web-llm's prebuilt
+   * list (`mlc-ai/Qwen3-0.6B-q4f32_1-MLC`), for a browser test that asks web-llm itself whether the files are placed.
+   */
+  webLLMRepo?: string;
 }
 
 /**
@@ -131,9 +136,8 @@ const PREFLIGHT_HEADERS = {
 export async function startHubServer(options: HubServerOptions): Promise<HubServer> {
   const scratch = options.webLLM ? mkdtempSync(join(tmpdir(), 'lantern-hub-')) : null;
   const repos: Record<string, string> = {};
-  for (const [id, folder] of Object.entries({ ...(scratch && writeTinyMlc(scratch)), ...options.repos })) {
-    repos[id] = resolve(folder);
-  }
+  const folders = { ...(scratch && writeTinyMlc(scratch, options.webLLMRepo)), ...options.repos };
+  for (const [id, folder] of Object.entries(folders)) repos[id] = resolve(folder);
   const state = { faults: [] as HubFault[], offline: false };
   const log: HubRequest[] = [];
 
@@ -641,12 +645,12 @@ const TINY_MLC_SHARDS: [name: string, shape: number[], format: 'raw' | 'f32-to-b
 ];
 
 /**
- * Writes the web-llm repo `TINY_MLC` and its model library under `scratch`, and returns them as repos. These bytes are
- * test data for a downloader, laid out and described as web-llm reads them (mlc-chat-config.json, tensor-cache.json
- * and the shards it names, tokenizer.json, a wasm library), not a model anything can run: the weights and the library
- * are deterministic pseudo-random bytes.
+ * Writes the web-llm repo `TINY_MLC` and its model library under `scratch`, and returns them as repos (the model under
+ * `repo`). These bytes are test data for a downloader, laid out and described as web-llm reads them
+ * (mlc-chat-config.json, tensor-cache.json and the shards it names, tokenizer.json, a wasm library), not a model
+ * anything can run: the weights and the library are deterministic pseudo-random bytes.
  */
-function writeTinyMlc(scratch: string): Record<string, string> {
+function writeTinyMlc(scratch: string, repo: string = TINY_MLC.repo): Record<string, string> {
   const model = join(scratch, 'Tiny-q4f32_1-MLC');
   const libs = join(scratch, 'binary-mlc-llm-libs');
   const libPath = TINY_MLC.modelLibPath.split('/resolve/main/')[1] ?? '';
@@ -678,7 +682,7 @@ function writeTinyMlc(scratch: string): Record<string, string> {
   const wasmHeader = Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
   const wasm = Buffer.concat([wasmHeader, pseudoRandomBytes(TINY_MLC.modelLibPath, 64 * 1024 - wasmHeader.length)]);
   writeFileSync(join(libs, libPath), wasm);
-  return { [TINY_MLC.repo]: model, [MODEL_LIBS_REPO]: libs };
+  return { [repo]: model, [MODEL_LIBS_REPO]: libs };
 }
 
 /** An mlc-chat-config.json with the fields web-llm reads, for a llama the size of the shards above. */
