@@ -152,7 +152,10 @@ class Download {
     }
     if (response.status === 404 || response.status === 401 || response.status === 403) {
       await response.body?.cancel();
-      throw new DownloadError('not-found', `${source} answered ${response.status}: the file is not there.`);
+      throw new DownloadError(
+        'not-found',
+        `${name(record.url)} could not be downloaded: ${source} answered ${response.status} (the file is not there).`,
+      );
     }
     if (response.status === 416 && record.size !== undefined && record.received >= record.size) {
       await response.body?.cancel();

@@ -162,11 +162,12 @@ function downloadFailure(key: string, error: unknown, what: string, stored?: str
   if (error instanceof DOMException && error.name === 'AbortError') {
     return new EngineError('aborted', `The download of ${key} was aborted.`, { cause: error });
   }
-  if (error instanceof DownloadError && error.reason === 'quota') {
-    return new EngineError('insufficient_storage', `${key}: ${error.message}${stored ? ` ${stored}.` : ''}`, {
-      cause: error,
-    });
-  }
-  const why = error instanceof Error ? error.message : String(error);
-  return new EngineError('download_failed', `${key}: ${what}: ${why}${stored ? ` ${stored}.` : ''}`, { cause: error });
+  // The engine names the candidate before this message; a DownloadError already names its file.
+  const said =
+    error instanceof DownloadError
+      ? error.message
+      : `${what}: ${error instanceof Error ? error.message : String(error)}`;
+  const message = `${said}${stored ? ` ${stored}.` : ''}`;
+  const kind = error instanceof DownloadError && error.reason === 'quota' ? 'insufficient_storage' : 'download_failed';
+  return new EngineError(kind, message, { cause: error });
 }
