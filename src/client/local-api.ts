@@ -135,9 +135,8 @@ export class LocalAPI extends EventTarget {
    * (WebKitGTK). When false, the storage may be evicted: keys then answer 401 and models download again.
    */
   persisted: Promise<boolean> = Promise.resolve(false);
-  /** Whether to ask for persistent storage once a model is first stored (`persistStorage`). */
-  #askToPersist = true;
-  #askedToPersist = false;
+  /** Whether to ask for persistent storage when a model is next stored: until asked once (`persistStorage`). */
+  #persistOnDownload = true;
   /** Candidates passed over on their last load (no room for their download, or no network), by key, with why. */
   readonly #passedOver = new Map<string, { model: string; reason: string }>();
 
@@ -295,7 +294,7 @@ export class LocalAPI extends EventTarget {
 
     this.#profile = options.profile ?? DEFAULT_PROFILE;
     this.#policy = options.policy ?? 'local-first';
-    this.#askToPersist = options.persistStorage ?? true;
+    this.#persistOnDownload = options.persistStorage === undefined;
     this.persisted = keepStorage(options.persistStorage === true);
     const engineWorker = new URL(
       options.engineWorker ?? 'lantern/engine-worker.js',
@@ -367,8 +366,8 @@ export class LocalAPI extends EventTarget {
   #noteProgress(progress: LoadProgress): void {
     if (progress.status === 'skipped') this.#passedOver.set(progress.candidate, progress);
     else if (progress.status === 'ready') this.#passedOver.delete(progress.resolved);
-    else if (progress.status === 'download' && this.#askToPersist && !this.#askedToPersist) {
-      this.#askedToPersist = true;
+    else if (progress.status === 'download' && this.#persistOnDownload) {
+      this.#persistOnDownload = false;
       this.persisted = keepStorage(true);
     }
   }

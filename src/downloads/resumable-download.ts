@@ -247,7 +247,7 @@ class Download {
           ? 'its SHA-256 does not match the listing'
           : undefined;
     if (problem === undefined) {
-      await this.#store.complete(record, contentTypeOf(record.url));
+      await this.#store.complete(record);
       return 'done';
     }
     if (record.size !== undefined && record.received < record.size && !this.#endsShortAgain()) {
@@ -332,9 +332,6 @@ const isQuotaError = (error: unknown) =>
 
 /** A file's name for messages: the last parts of its path. */
 const name = (url: string) => new URL(url).pathname.split('/').slice(-2).join('/');
-
-const contentTypeOf = (url: string) =>
-  /\.json$/.test(new URL(url).pathname) ? 'application/json' : 'application/octet-stream';
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

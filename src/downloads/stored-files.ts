@@ -100,11 +100,11 @@ export class StoredFiles {
    * Marks a file complete. A file for an engine's own cache is put there whole, under its URL, and its parts are
    * removed; one of Lantern's cache keeps its parts.
    */
-  async complete(record: FileRecord, contentType = 'application/octet-stream'): Promise<void> {
+  async complete(record: FileRecord): Promise<void> {
     if (record.cache !== DOWNLOADS_CACHE) {
       const whole = new Blob(await this.partBlobs(record));
       const engineCache = await this.#storage.open(record.cache);
-      await engineCache.put(record.url, new Response(whole, { headers: fileHeaders(record, contentType) }));
+      await engineCache.put(record.url, new Response(whole, { headers: fileHeaders(record) }));
       await this.#dropParts(record);
       record.parts = [];
     }
@@ -125,7 +125,7 @@ export class StoredFiles {
     else body = await (await (await this.#storage.open(record.cache)).match(url))?.blob();
     if (!body) return undefined; // the engine's cache was cleared behind our back: the file is not stored any more
     await this.touch(record);
-    return new Response(body, { headers: fileHeaders(record, contentType(url)) });
+    return new Response(body, { headers: fileHeaders(record) });
   }
 
   /** Records a use of the file, at most once a minute (each write costs a Cache API put). */
@@ -183,8 +183,9 @@ export class StoredFiles {
   }
 }
 
-function fileHeaders(record: FileRecord, type: string): Headers {
-  const headers = new Headers({ 'content-type': type, 'content-length': String(record.received) });
+/** A stored file's headers: its type by its name, its length, the ETag of its copy. */
+function fileHeaders(record: FileRecord): Headers {
+  const headers = new Headers({ 'content-type': contentType(record.url), 'content-length': String(record.received) });
   if (record.etag) headers.set('etag', record.etag);
   return headers;
 }

@@ -8,7 +8,14 @@ import {
   type DownloadTarget,
   type FileRecord,
 } from '../downloads/index.ts';
-import { browserStore, fileName, isDownloadedModel, manifestName, type ModelManifest } from './model-files.ts';
+import {
+  browserStore,
+  fileName,
+  isDownloadedModel,
+  manifestName,
+  manifestState,
+  type ModelManifest,
+} from './model-files.ts';
 import { modelManifest } from './model-manifests.ts';
 import { candidateKey, type LocalCandidate } from './model-profile.ts';
 
@@ -54,27 +61,31 @@ export async function prepareCandidate(candidate: LocalCandidate, options: Prepa
     throw downloadFailure(key, error, 'its list of files could not be read');
   }
   const records = await Promise.all(manifest.files.map((file) => store.record(file.url)));
-  const missing = manifest.files.filter((_, index) => !records[index]?.complete);
+  const missing = manifest.files.flatMap((file, index) => (records[index]?.complete ? [] : [{ file, index }]));
   if (missing.length > 0) {
-    const sizes = await Promise.all(missing.map((file) => file.size ?? sizeFromServer(file, download.fetch)));
-    const stored = missing.reduce(
-      (sum, file) => sum + ((records[manifest.files.indexOf(file)]?.received ?? 0) || 0),
-      0,
-    );
+    const sizes = await Promise.all(missing.map(({ file }) => file.size ?? sizeFromServer(file, download.fetch)));
+    const stored = missing.reduce((sum, { index }) => sum + (records[index]?.received ?? 0), 0);
     await ensureStorageFor(key, sizes.reduce((sum, size) => sum + size, 0) - stored);
-    await downloadAll(manifest, missing, store, { id, key, onProgress, download });
+    await downloadAll(
+      manifest,
+      records,
+      missing.map(({ file }) => file),
+      store,
+      { id, onProgress, download },
+    );
   }
   manifest.lastUsed = Date.now();
   await store.writeJSON(manifestName(key), manifest);
 }
 
+/** Downloads the `missing` files of a manifest (`records`: what was stored of each of its files), with progress. */
 async function downloadAll(
   manifest: ModelManifest,
+  records: (FileRecord | undefined)[],
   missing: DownloadTarget[],
   store: StoredFiles,
   context: {
     id: string;
-    key: string;
     onProgress: PrepareOptions['onProgress'];
     download: Parameters<typeof downloadFile>[2];
   },
@@ -82,11 +93,11 @@ async function downloadAll(
   const { id: model, onProgress } = context;
   const received = new Map<string, number>();
   const sizes = new Map<string, number>();
-  for (const file of manifest.files) {
-    const record = await store.record(file.url);
+  manifest.files.forEach((file, index) => {
+    const record = records[index];
     received.set(file.url, record?.complete ? (record.size ?? record.received) : (record?.received ?? 0));
     sizes.set(file.url, file.size ?? record?.size ?? 0);
-  }
+  });
   const total = () => [...sizes.values()].reduce((a, b) => a + b, 0);
   const loaded = () => [...received.values()].reduce((a, b) => a + b, 0);
   const reportTotal = () => {
@@ -126,7 +137,12 @@ async function downloadAll(
         });
       } catch (error) {
         queue.length = 0; // the others stop at their next file
-        throw downloadFailure(context.key, error, `${name} could not be downloaded`, await missingNow(manifest, store));
+        throw downloadFailure(
+          manifest.candidate,
+          error,
+          `${name} could not be downloaded`,
+          await stillMissing(manifest, store),
+        );
       }
       onProgress?.({ status: 'done', model, file: name });
     }
@@ -145,14 +161,13 @@ async function sizeFromServer(file: DownloadTarget, fetchFn: typeof fetch = glob
   }
 }
 
-async function missingNow(manifest: ModelManifest, store: StoredFiles): Promise<string> {
-  const records: (FileRecord | undefined)[] = await Promise.all(manifest.files.map((f) => store.record(f.url)));
-  const stored = records.reduce((sum, record) => sum + (record?.received ?? 0), 0);
-  const total = manifest.files.reduce((sum, file, index) => sum + (file.size ?? records[index]?.size ?? 0), 0);
-  const missing = manifest.files.filter((_, index) => !records[index]?.complete).map((file) => fileName(file.url));
+/** What a download that stopped left stored, and what it did not, for its error message. */
+async function stillMissing(manifest: ModelManifest, store: StoredFiles): Promise<string> {
+  const { bytes, totalBytes, missing } = await manifestState(manifest, store);
+  const of = totalBytes ? ` of ${formatBytes(totalBytes)}` : '';
   return (
     `${manifest.files.length - missing.length} of ${manifest.files.length} files are stored ` +
-    `(${formatBytes(stored)}${total ? ` of ${formatBytes(total)}` : ''}); missing: ${missing.join(', ')}`
+    `(${formatBytes(bytes)}${of}); missing: ${missing.join(', ')}`
   );
 }
 

@@ -22,7 +22,6 @@ export function isDownloadedModel(candidate: LocalCandidate): boolean {
   return candidate.engine === 'web-llm' || isHubModel(candidate.model) || /^https?:\/\//i.test(candidate.model);
 }
 
-/** The URL of a file of a hub repository on `hub` (a mirror) instead of the Hugging Face hub. */
 /** A hub host as a base URL, ending in `/`. */
 export const hubBase = (hub: string | undefined) => (hub ?? HUGGING_FACE).replace(/\/*$/, '/');
 
@@ -59,12 +58,17 @@ export async function storedModel(candidate: LocalCandidate, store = browserStor
   const manifest =
     store && isDownloadedModel(candidate) ? await store.readJSON<ModelManifest>(manifestName(key)) : undefined;
   if (!store || !manifest) return { candidate: key, state: 'none', bytes: 0, missing: [] };
+  return manifestState(manifest, store);
+}
+
+/** What the store holds of the files a manifest lists. */
+export async function manifestState(manifest: ModelManifest, store: StoredFiles): Promise<StoredModel> {
   const records = await Promise.all(manifest.files.map((file) => store.record(file.url)));
   const bytes = records.reduce((sum, record) => sum + (record?.received ?? 0), 0);
   const sizes = manifest.files.map((file, index) => file.size ?? records[index]?.size);
   const missing = manifest.files.filter((_, index) => !records[index]?.complete).map((file) => fileName(file.url));
   return {
-    candidate: key,
+    candidate: manifest.candidate,
     state: missing.length === 0 ? 'complete' : bytes > 0 ? 'partial' : 'none',
     bytes,
     ...(sizes.every((size) => size !== undefined) && { totalBytes: sizes.reduce((a, b) => a! + b!, 0)! }),
