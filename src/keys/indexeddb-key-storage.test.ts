@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
 import { forceCloseDatabase, IDBFactory } from 'fake-indexeddb';
 import { deleteDB, openDB } from 'idb';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { indexedDbKeyStorage } from './indexeddb-key-storage.ts';
 import { KeyRing } from './key-ring.ts';
 
@@ -46,6 +46,7 @@ describe('indexedDbKeyStorage', () => {
   it('reads again on a fresh connection when its connection closed without telling it', async () => {
     const { ring, key } = await ringWithKey();
     connections[0]!.close(); // no event: the next read meets a closed connection (InvalidStateError)
+    expect(await ring.list()).toHaveLength(1); // (a read: verify answers the key from memory)
     expect(await ring.verify(key)).toMatchObject({ ok: true });
     expect(connections).toHaveLength(2);
   });
@@ -97,5 +98,21 @@ describe('indexedDbKeyStorage', () => {
     await expect(ring.list()).rejects.toMatchObject({ name: 'VersionError' });
     await deleteDB('keys-test');
     expect(await ring.list()).toEqual([]);
+  });
+
+  it('refuses at once a key revoked in another context, which only a channel message tells', async () => {
+    const worker = new KeyRing({ storage: indexedDbKeyStorage('keys-test') });
+    // Another tab: fresh copies of the modules, so nothing in this context's memory is shared with it.
+    vi.resetModules();
+    const tab = await import('./index.ts');
+    const page = new tab.KeyRing({ storage: tab.indexedDbKeyStorage('keys-test') });
+    const a = await page.issue('a');
+    const b = await page.issue('b');
+    expect((await worker.verify(a.key)).ok).toBe(true);
+    expect((await worker.verify(b.key)).ok).toBe(true); // both remembered now
+
+    await page.revoke(a.info.id);
+    expect(await worker.verify(a.key)).toEqual({ ok: false, reason: 'revoked' });
+    expect((await worker.verify(b.key)).ok).toBe(true);
   });
 });

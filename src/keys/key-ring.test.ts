@@ -162,6 +162,82 @@ describe('KeyRing: when each key was last used', () => {
   });
 });
 
+/** Memory storage that counts its reads: a key remembered as verified is answered without one. */
+function readCountingStorage() {
+  const inner = memoryKeyStorage();
+  const reads = { count: 0 };
+  const storage: KeyRecordStorage = { ...inner, all: () => (reads.count++, inner.all()) };
+  return { storage, reads };
+}
+
+describe('KeyRing: keys remembered as verified (issue 26)', () => {
+  it('answers a verified key from memory, and refuses it at once when this ring revokes it', async () => {
+    const { storage, reads } = readCountingStorage();
+    const ring = new KeyRing({ storage });
+    const { key, info } = await ring.issue('app');
+    expect((await ring.verify(key)).ok).toBe(true);
+    const before = reads.count;
+    for (let i = 0; i < 5; i++) expect(await ring.verify(key)).toMatchObject({ ok: true, info: { id: info.id } });
+    expect(reads.count).toBe(before); // neither hashed nor read again
+
+    await ring.revoke(info.id);
+    expect(await ring.verify(key)).toEqual({ ok: false, reason: 'revoked' });
+  });
+
+  it('refuses at once a key that another ring over the same records revokes, or that revokeUnusedSince revokes', async () => {
+    const { now, advance } = clock();
+    const storage = memoryKeyStorage();
+    const worker = new KeyRing({ storage, now });
+    const page = new KeyRing({ storage, now });
+    const a = await page.issue('a');
+    const b = await page.issue('b');
+    expect((await worker.verify(a.key)).ok).toBe(true);
+    expect((await worker.verify(b.key)).ok).toBe(true);
+
+    await page.revoke(a.info.id);
+    expect(await worker.verify(a.key)).toEqual({ ok: false, reason: 'revoked' });
+    expect((await worker.verify(b.key)).ok).toBe(true);
+
+    advance(30);
+    await page.revokeUnusedSince(new Date(now()));
+    expect(await worker.verify(b.key)).toEqual({ ok: false, reason: 'revoked' });
+  });
+
+  it('reads the record again once the use is due to be written, and never remembers a refusal', async () => {
+    const { storage, reads } = readCountingStorage();
+    const { now, advance } = clock();
+    const ring = new KeyRing({ storage, now });
+    const { key } = await ring.issue('app');
+    const first = await ring.verify(key);
+    expect(first.ok).toBe(true);
+    const usedAt = first.ok ? first.info.lastUsedAt! : 0;
+    const before = reads.count;
+    advance(LAST_USED_INTERVAL_S - 1);
+    await ring.verify(key);
+    expect(reads.count).toBe(before);
+    advance(1);
+    expect(await ring.verify(key)).toMatchObject({ ok: true, info: { lastUsedAt: usedAt + LAST_USED_INTERVAL_S } });
+    expect(reads.count).toBe(before + 1);
+
+    const unknown = 'lt_' + 'x'.repeat(43);
+    await ring.verify(unknown);
+    await ring.verify(unknown);
+    expect(reads.count).toBe(before + 3);
+    expect((await ring.verify(key)).ok).toBe(true);
+    expect(reads.count).toBe(before + 3);
+  });
+
+  it('reads on every request over a storage that cannot tell of changes', async () => {
+    const { storage, reads } = readCountingStorage();
+    const { watch: _, ...blind } = storage;
+    const ring = new KeyRing({ storage: blind });
+    const { key } = await ring.issue('app');
+    await ring.verify(key);
+    await ring.verify(key);
+    expect(reads.count).toBe(2);
+  });
+});
+
 describe('KeyRing.revokeUnusedSince', () => {
   it('revokes the valid keys unused since a date (never used: since created), and returns them', async () => {
     const { now, advance } = clock();

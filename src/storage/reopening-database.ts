@@ -9,16 +9,20 @@ export type WithDatabase<DB extends DBSchema> = <T>(use: (database: IDBPDatabase
  * (`versionchange`), waiting until it does. So the connection closes on request, one that closed or failed to open is
  * forgotten and a fresh one opens on the next call, and a call that meets a connection closed under it is tried once
  * more on a fresh one. Without this, one cleared storage answered 500 until the service worker restarted, and a page
- * deleting the database waited for as long as the service worker lived.
+ * deleting the database waited for as long as the service worker lived. `onLost` is called whenever a connection is
+ * given up: what the database held may have changed without this context writing it (deleted, cleared).
  */
 export function reopeningDatabase<DB extends DBSchema>(
   name: string,
   version: number,
   upgrade: NonNullable<OpenDBCallbacks<DB>['upgrade']>,
+  onLost?: () => void,
 ): WithDatabase<DB> {
   let current: Promise<IDBPDatabase<DB>> | undefined;
   const forget = (connection: Promise<IDBPDatabase<DB>>) => {
-    if (current === connection) current = undefined;
+    if (current !== connection) return;
+    current = undefined;
+    onLost?.();
   };
   const open = (): Promise<IDBPDatabase<DB>> => {
     if (current) return current;
