@@ -4,6 +4,7 @@ import { EngineError, type EngineErrorKind } from '../engine/index.ts';
 import { KeyRing } from '../keys/index.ts';
 import { createHandler, type Handler } from './create-handler.ts';
 import type { HandlerOptions } from './options.ts';
+import { streamEnd } from './sse.ts';
 import type { ChatCompletion, ChatCompletionChunk, EmbeddingList, ErrorBody } from './wire.ts';
 
 let engine: FakeEngine;
@@ -440,6 +441,9 @@ describe('rate limits', () => {
     const second = await request('/v1/chat/completions', chatBody({ stream: true }));
     await second.body!.cancel();
     release();
+    // The slot is given back when the cancelled generation ends, a few promise steps on; a remembered key is checked in
+    // fewer, so the next request waits for that end rather than for the time a key check used to take.
+    await streamEnd(second);
     const third = await request('/v1/chat/completions', chatBody({ stream: true }));
     expect(third.status).toBe(200);
     release();
