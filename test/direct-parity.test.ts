@@ -76,6 +76,31 @@ describe.each(cases)('greedy parity with direct transformers.js on $name', ({ fo
     expect(streamed.choices[0]!.message.content).toBe(expected.text);
   });
 
+  it.skipIf(!run)(
+    'gives every request the same tokens batched as alone: all prompts at once, and n choices',
+    async () => {
+      const expected = await Promise.all(prompts.map((content) => directGreedy(folder, content, 96)));
+      const ask = (content: string, n = 1) =>
+        client.chat.completions.create({
+          model: 'indigo-owl-4',
+          messages: [{ role: 'user', content }],
+          temperature: 0,
+          max_tokens: 96,
+          n,
+        });
+      // Sent together, they decode as rows of one batch: prompts of different lengths, ending at different steps.
+      const together = await Promise.all([...prompts.map((content) => ask(content)), ask(prompts[1]!, 3)]);
+      for (const [i, completion] of together.entries()) {
+        const want = expected[Math.min(i, prompts.length) === prompts.length ? 1 : i]!;
+        for (const choice of completion.choices) {
+          expect(choice.message.content).toBe(want.text);
+          expect(choice.finish_reason).toBe(want.finish);
+        }
+      }
+      expect(together.at(-1)!.usage!.completion_tokens).toBe(3 * expected[1]!.tokens);
+    },
+  );
+
   it.skipIf(!run)('samples reproducibly with a seed, and differently with another', async () => {
     const sample = (seed: number) =>
       client.chat.completions.create({

@@ -95,7 +95,8 @@ const isShortfall = (cause: unknown): cause is StorageShortfall =>
 /**
  * The local engine: each target is resolved on first use to the first of its candidates that loads. A candidate that
  * fails to load (unsupported, missing, too big for the storage quota) hands over to the next, in this realm or, with
- * `replaceRealm`, in a fresh one. A model is loaded once, however many IDs share it; models run one request at a time;
+ * `replaceRealm`, in a fresh one. A model is loaded once, however many IDs share it; model runs go one at a time through the realm's
+ * queue (a chat model batching concurrent requests into each forward pass);
  * and a target that failed to load is tried again on its next request, so fixing the cause heals the engine without a
  * restart.
  */
@@ -118,7 +119,7 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     const key = candidateKey(candidate);
     let loading = byCandidate.get(key);
     if (!loading) {
-      const context = { id: target.id, onProgress };
+      const context = { id: target.id, onProgress, queue };
       loading = target.task === 'chat' ? loaders.chat(candidate, context) : loaders.embeddings(candidate, context);
       byCandidate.set(key, loading);
       loading.catch(() => byCandidate.delete(key));
@@ -185,7 +186,8 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
       chatOptions.onBackend?.(keys.get(model)!);
       // Before it waits in the queue, and before any tokenizing: a prompt that cannot fit costs nobody anything.
       if (model.contextLength !== undefined) refuseUnfittablePrompt(request, model.contextLength);
-      return queue.run(() => model.generate(request, chatOptions), chatOptions.signal);
+      // A chat model takes its turns in the realm's queue itself: a transformers.js model a pass at a time, batching.
+      return model.generate(request, chatOptions);
     },
 
     async embed(target, request, embedOptions = {}) {

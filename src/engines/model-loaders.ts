@@ -1,6 +1,7 @@
 import type { ChatEvent, ChatRequest, ChatResult, EmbedResult, LoadProgress } from '../engine/index.ts';
 import { prepareCandidate } from './model-downloads.ts';
 import { type LocalCandidate, type TransformersCandidate, type WebLLMCandidate } from './model-profile.ts';
+import type { TaskQueue } from './task-queue.ts';
 import { TransformersChatModel } from './transformers/chat-model.ts';
 import { TransformersEmbeddingModel } from './transformers/embedding-model.ts';
 
@@ -29,6 +30,11 @@ export interface EmbeddingModel {
 export interface LoadContext {
   /** The public model ID that asked for the model (progress events are reported under it). */
   id: string;
+  /**
+   * The realm's queue: every model run in one realm goes through it, one at a time (see TaskQueue). A transformers.js
+   * chat model runs each forward pass of its batch there; other models run each request there whole.
+   */
+  queue: TaskQueue;
   onProgress?: ((progress: LoadProgress) => void) | undefined;
 }
 
@@ -51,6 +57,8 @@ export const DEFAULT_LOADERS: ModelLoaders = {
       ...transformersOptions(candidate, context),
       prefixCacheBytes: candidate.prefixCacheBytes,
       contextWindow: candidate.contextWindow,
+      batch: candidate.batch,
+      queue: context.queue,
     });
   },
   async embeddings(candidate, context) {
@@ -67,7 +75,11 @@ export const DEFAULT_LOADERS: ModelLoaders = {
 
 async function loadWebLLM(candidate: WebLLMCandidate, context: LoadContext): Promise<ChatModel> {
   const { WebLLMChatModel } = await import('./web-llm/web-llm-chat-model.ts');
-  return WebLLMChatModel.load(candidate, context);
+  const model = await WebLLMChatModel.load(candidate, context);
+  // web-llm decodes one request at a time (its own lock): each runs whole in the realm's queue.
+  return {
+    generate: (request, options) => context.queue.run(() => model.generate(request, options), options?.signal),
+  };
 }
 
 function transformersOptions(candidate: TransformersCandidate, context: LoadContext) {

@@ -69,6 +69,12 @@ export interface TransformersCandidate extends GPUNeeds {
    */
   prefixCacheBytes?: number;
   /**
+   * Chat models: how requests share the model's forward passes (continuous batching). `maxRows`: rows (a request's
+   * `n` choices each count) decoded together, default 8; `kvBytes`: keys and values the batch may hold, each row counted
+   * at the longest any row may grow to, default 512 MiB. Requests beyond either wait for rows to finish.
+   */
+  batch?: { maxRows?: number; kvBytes?: number };
+  /**
    * Embedding models: the longest input, in tokens, that the model was trained on, where that is shorter than its
    * position embeddings allow (sentence-transformers' `max_seq_length`). Longer inputs are refused, never truncated.
    */

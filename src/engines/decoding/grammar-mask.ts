@@ -234,6 +234,15 @@ export class GrammarMask {
     return accepted && this.#utf8State !== -1;
   }
 
+  /**
+   * The text the grammar allows next and nothing else (XGrammar's jump-forward string: the rest of a key, punctuation,
+   * a `const`), or '' when the model has a choice, the grammar is done, or the output stands inside a character.
+   */
+  forcedText(): string {
+    if (this.#done || this.#utf8State !== 0) return '';
+    return this.#fail(() => callXGrammar(this.#matcher, () => this.#matcher.handle.FindJumpForwardString()));
+  }
+
   dispose(): void {
     try {
       this.#matcher.dispose();

@@ -77,6 +77,7 @@ export interface XMatcher {
     GetNextTokenBitmask(vocabSize: number): EmbindIntVector;
     IsTerminated(): boolean;
     Reset(): void;
+    FindJumpForwardString(): string;
   };
   dispose(): void;
 }

@@ -1,14 +1,6 @@
 import {
   AutoModelForCausalLM,
-  BaseStreamer,
-  type DynamicCache,
-  LogitsProcessor,
-  type GenerationConfig,
-  LogitsProcessorList,
-  StoppingCriteria,
-  StoppingCriteriaList,
-  Tensor,
-  type TextStreamer,
+  type Tensor,
   type PreTrainedModel,
   type PreTrainedTokenizer,
 } from '@huggingface/transformers';
@@ -19,20 +11,21 @@ import {
   type ChatEvent,
   type ChatRequest,
   type ChatResult,
-  type FinishReason,
   type GeneratedTokenLogprob,
 } from '../../engine/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
+import { TaskQueue } from '../task-queue.ts';
 import { ChoicePipeline } from '../decoding/choice-pipeline.ts';
-import { GrammarCompiler, type GrammarMask } from '../decoding/grammar-mask.ts';
+import { GrammarCompiler } from '../decoding/grammar-mask.ts';
 import { tokenLogprob, type TokenText } from '../decoding/logprobs.ts';
 import { invalidOutput } from '../decoding/output-constraint.ts';
 import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from '../decoding/sampling.ts';
-import { seededRandom, type Random } from '../decoding/seeded-random.ts';
-import { readVocabulary, type TokenizerLike } from '../decoding/token-bytes.ts';
+import { seededRandom } from '../decoding/seeded-random.ts';
+import { readVocabulary, type TokenizerLike, type Vocabulary } from '../decoding/token-bytes.ts';
 import { toolFormatOf, type ToolFormat } from '../tools/tool-call-syntax.ts';
 import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
 import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
+import { DecodeLoop, type BatchLimits, type DecodeJob, type DecodeStats } from './decode-loop.ts';
 import { PrefixReuse } from './prefix-reuse.ts';
 
 export interface ChatModelOptions extends TransformersLoadOptions {
@@ -40,43 +33,47 @@ export interface ChatModelOptions extends TransformersLoadOptions {
   prefixCacheBytes?: number | undefined;
   /** The longest context (prompt plus reply) to accept, in tokens, where shorter than the model's own. */
   contextWindow?: number | undefined;
+  /** How concurrent requests share forward passes (see DecodeLoop). */
+  batch?: BatchLimits | undefined;
+  /** The queue every model run of this realm goes through (default: one of the model's own). */
+  queue?: TaskQueue | undefined;
+  /** Append the tokens a constraint forces in one pass (default true; off to measure what it saves). */
+  jumpForward?: boolean | undefined;
 }
 
 /**
  * A causal language model on transformers.js, generating chat replies token by token.
  *
- * transformers.js' own `generate()` runs the model and its KV cache; Lantern adds what it lacks, through its hooks:
- * sampling (temperature, top_p, penalties, logit_bias) with a seeded generator as a logits processor that leaves a
- * single candidate for the built-in greedy step; stop sequences and aborts as a stopping criterion; and a streamer that
- * decodes each token as it is generated. With temperature 0 the processor leaves the logits alone, so greedy output is
- * exactly transformers.js' own. `n` choices run as one batch of `n` identical prompts. A constraint (structured output)
- * is a grammar mask per choice, applied in the same processor after penalties and before the draw, so every other
- * parameter composes with it; each constrained choice is validated before its end is reported. A prompt that
- * shares a prefix with an earlier generation's tokens starts from that generation's KV cache (see PrefixReuse).
+ * transformers.js runs the model's forward pass and its key/value cache; Lantern's own decode loop (DecodeLoop) drives
+ * it step by step, batching every request the model serves. Each choice is a row: its logits get the request's
+ * penalties and `logit_bias`, then its grammar mask (after the penalties, so that none can lift a masked token), then
+ * the draw (greedy is the argmax; otherwise a seeded draw under temperature and top_p); each token goes through the
+ * choice's pipeline (stop sequences, calls, logprobs, the end checked against the constraint). Where a constraint
+ * allows exactly one continuation, its tokens are appended at once and fed in one pass (jump-forward, see
+ * `#forcedTokens`). A prompt that shares a prefix with an earlier row's tokens starts from that row's cache
+ * (PrefixReuse).
  */
 export class TransformersChatModel {
   readonly #tokenizer: PreTrainedTokenizer;
-  readonly #model: PreTrainedModel;
   readonly #eos: ReadonlySet<number>;
   /** How tools reach this model: through its own chat template when it renders them, else the generic format. */
   readonly #toolFormat: ToolFormat;
   /** Whether the model has a thinking mode: its template switches it (`enable_thinking`) or writes `<think>`. */
   readonly #thinks: boolean;
-  readonly #prefixes: PrefixReuse;
+  readonly #loop: DecodeLoop;
+  readonly #jumpForward: boolean;
   #grammars: Promise<GrammarCompiler> | undefined;
   #words: TokenText | undefined;
+  #vocabulary: Vocabulary | undefined;
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
-  private constructor(
-    tokenizer: PreTrainedTokenizer,
-    model: PreTrainedModel,
-    prefixCacheBytes?: number,
-    contextWindow = Infinity,
-  ) {
+  private constructor(tokenizer: PreTrainedTokenizer, model: PreTrainedModel, options: ChatModelOptions) {
     this.#tokenizer = tokenizer;
-    this.#model = model;
-    this.#prefixes = new PrefixReuse(prefixCacheBytes);
+    const prefixes = new PrefixReuse(options.prefixCacheBytes);
+    this.#loop = new DecodeLoop(model, options.queue ?? new TaskQueue(), prefixes, options.batch);
+    this.#jumpForward = options.jumpForward ?? true;
+    const contextWindow = options.contextWindow ?? Infinity;
     const config = model.config as { max_position_embeddings?: number };
     this.contextLength = Math.min(config.max_position_embeddings ?? tokenizer.model_max_length, contextWindow);
     const generationEos = (model as { generation_config?: { eos_token_id?: number | number[] | null } })
@@ -91,7 +88,12 @@ export class TransformersChatModel {
   /** Loads tokenizer and model (from a hub ID, a folder path or a URL) in parallel. */
   static async load(source: string, options: ChatModelOptions): Promise<TransformersChatModel> {
     const [tokenizer, model] = await loadPretrained(source, AutoModelForCausalLM, options);
-    return new TransformersChatModel(tokenizer, model, options.prefixCacheBytes, options.contextWindow);
+    return new TransformersChatModel(tokenizer, model, options);
+  }
+
+  /** What the decode loop has done since the model loaded: passes, row-steps, tokens jumped forward. */
+  get stats(): Readonly<DecodeStats> {
+    return this.#loop.stats;
   }
 
   /**
@@ -175,55 +177,57 @@ export class TransformersChatModel {
       }),
       counts: new Map<number, number>(),
       grammar: grammars?.[index],
-      /** The log probability of the token the sampler just drew, until the streamer hands the token over. */
-      logprob: undefined as GeneratedTokenLogprob | undefined,
+      /** The tokens generated so far (jump-forward retokenizes the last of them). */
+      tokens: [] as number[],
     }));
-    const accept = (index: number, token: number) => {
+    const accept = (index: number, token: number, logprob: GeneratedTokenLogprob | undefined) => {
       const choice = choices[index]!;
-      const { pipeline } = choice;
-      if (pipeline.finishReason) return; // the batch runs until every choice is done; later tokens are ignored
       if (choice.grammar && !choice.grammar.accept(token)) {
         throw invalidOutput(index, `the grammar engine rejected token ${token} that its own mask allowed`);
       }
       choice.counts.set(token, (choice.counts.get(token) ?? 0) + 1);
-      pipeline.pushToken(token, choice.logprob);
+      choice.tokens.push(token);
+      choice.pipeline.pushToken(token, logprob);
     };
 
-    const logitsProcessor = new LogitsProcessorList();
     const sampling: SamplingParams = { ...request, logitBias: request.logitBias && logitBiasOf(request.logitBias) };
-    logitsProcessor.push(new SamplingProcessor(sampling, seededRandom(request.seed), choices, logprobs));
-    const stoppingCriteria = new StoppingCriteriaList();
-    stoppingCriteria.push(
-      new StopWhen(() => choices.map((c) => c.pipeline.finishReason !== null || signal?.aborted === true)),
-    );
-    // Only the tokens past the longest cached prefix of the prompt are prefilled; the final cache is kept for later.
-    const promptIds = Array.from(prompt.input_ids.data as BigInt64Array, Number);
-    const past_key_values = await this.#prefixes.prepare(promptIds, request.n);
-    const cachedPromptTokens = past_key_values.get_seq_length();
-    let output: { sequences: Tensor; past_key_values: DynamicCache };
+    const greedy = sampling.temperature === 0;
+    const random = seededRandom(request.seed);
+    let scratch: Float32Array | undefined;
+    const job: DecodeJob = {
+      prompt: Array.from(prompt.input_ids.data as BigInt64Array, Number),
+      rows: request.n,
+      maxNewTokens,
+      signal,
+      next: (row, logits, mayJump) => {
+        const choice = choices[row]!;
+        adjustLogits(logits, sampling, choice.counts);
+        if (choice.grammar && !choice.grammar.apply(logits)) {
+          throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
+        }
+        scratch ??= new Float32Array(logits.length);
+        const token = greedy ? argmax(logits) : sampleToken(logits, sampling, random, scratch);
+        accept(row, token, logprobs && tokenLogprob(logits, token, sampling.temperature, logprobs.top, logprobs.words));
+        const tokens = [token];
+        if (!mayJump || !this.#jumpForward || !choice.grammar) return tokens;
+        for (const forced of this.#forcedTokens(choice.grammar, choice.tokens)) {
+          if (choice.pipeline.finishReason) break;
+          accept(row, forced, logprobs && forcedLogprob(forced, logprobs.top, logprobs.words));
+          tokens.push(forced);
+        }
+        return tokens;
+      },
+      done: (row) => choices[row]!.pipeline.finishReason !== null,
+    };
+    let cachedPromptTokens: number;
     try {
-      output = (await this.#model.generate({
-        ...batchOf(prompt, request.n),
-        past_key_values,
-        return_dict_in_generate: true,
-        // As arguments, they override the model's config; they are applied last, over both of its files.
-        ...ONLY_THE_REQUEST,
-        max_new_tokens: maxNewTokens,
-        logits_processor: logitsProcessor,
-        stopping_criteria: stoppingCriteria,
-        // generate() calls only put() and end(), which BaseStreamer declares; its typing asks for a TextStreamer.
-        streamer: new TokenStreamer(accept) as BaseStreamer as TextStreamer,
-      })) as typeof output;
+      ({ cachedPromptTokens } = await this.#loop.run(job));
     } catch (error) {
-      this.#prefixes.discard(past_key_values);
       throw EngineError.from(error);
     } finally {
       grammars?.forEach((g) => g.dispose());
     }
-    // Kept even after an abort: generate() returned normally, so the cache matches the tokens it holds.
-    this.#prefixes.keep(output.sequences, output.past_key_values);
     throwIfAborted(signal);
-    // transformers.js also stops at the model's max_position_embeddings: that is a length limit too.
     choices.forEach((choice) => choice.pipeline.end('length'));
 
     return results.result({
@@ -234,11 +238,57 @@ export class TransformersChatModel {
     });
   }
 
+  /**
+   * Jump-forward: the tokens of the text a choice's grammar forces next (XGrammar's jump-forward string), tokenized as
+   * the tokenizer itself would write them, which is how the model saw such text in training. The boundary is
+   * retokenized, as SGLang does: the last few generated tokens' text and the forced text are tokenized together, and
+   * the forced tokens are those after the point where that tokenization reaches the end of the generated text. When a
+   * token spans that point (the model split the text where the tokenizer would not), nothing is forced this step; the
+   * model takes one more token and the next step tries again. The last forced token is left to the model, since it may
+   * merge with what follows (`": "` then `"` is `":` then ` "`), and nothing is forced past a special token.
+   */
+  #forcedTokens(grammar: { forcedText(): string }, generated: readonly number[]): number[] {
+    const text = grammar.forcedText();
+    if (!text) return [];
+    const vocabulary = this.#readVocabulary();
+    const tail: number[] = [];
+    for (let i = generated.length - 1; i >= 0 && tail.length < JUMP_TAIL_TOKENS; i--) {
+      if (vocabulary.special.has(generated[i]!)) break;
+      tail.unshift(generated[i]!);
+    }
+    const tailBytes = concatBytes(tail.map((t) => vocabulary.bytes[t] ?? new Uint8Array()));
+    let whole: string;
+    try {
+      whole = FATAL_UTF8.decode(tailBytes) + text;
+    } catch {
+      return []; // the tail ends inside a character
+    }
+    // A SentencePiece tokenizer puts its own space before the text: the text's first space is that one.
+    if (vocabulary.prependSpace) {
+      if (!whole.startsWith(' ')) return [];
+      whole = whole.slice(1);
+    }
+    const ids = this.#tokenizer.encode(whole, { add_special_tokens: false });
+    const target = new TextEncoder().encode(vocabulary.prependSpace ? ` ${whole}` : whole);
+    if (!sameBytes(concatBytes(ids.map((t) => vocabulary.bytes[t] ?? new Uint8Array())), target)) return [];
+    let at = 0;
+    let first = 0;
+    while (first < ids.length && at < tailBytes.length) at += vocabulary.bytes[ids[first++]!]!.length;
+    if (at !== tailBytes.length) return [];
+    const forced = ids.slice(first, -1);
+    const special = forced.findIndex((t) => vocabulary.special.has(t));
+    return special >= 0 ? forced.slice(0, special) : forced;
+  }
+
+  #readVocabulary(): Vocabulary {
+    this.#vocabulary ??= readVocabulary(this.#tokenizer as unknown as TokenizerLike);
+    return this.#vocabulary;
+  }
+
   /** This model's grammar compiler, made on the first constrained request. */
   #grammarCompiler(): Promise<GrammarCompiler> {
     if (!this.#grammars) {
-      const vocabulary = readVocabulary(this.#tokenizer as unknown as TokenizerLike);
-      this.#grammars = GrammarCompiler.create(vocabulary, this.#eos);
+      this.#grammars = GrammarCompiler.create(this.#readVocabulary(), this.#eos);
       this.#grammars.catch(() => (this.#grammars = undefined));
     }
     return this.#grammars;
@@ -247,7 +297,7 @@ export class TransformersChatModel {
   /** How `logprobs` spells this model's tokens. */
   #tokenText(): TokenText {
     if (!this.#words) {
-      const { bytes } = readVocabulary(this.#tokenizer as unknown as TokenizerLike);
+      const { bytes } = this.#readVocabulary();
       this.#words = {
         text: (token) =>
           this.#tokenizer.decode([token], { skip_special_tokens: false, clean_up_tokenization_spaces: false }),
@@ -271,151 +321,30 @@ function templateFor(tokenizer: PreTrainedTokenizer): string | undefined {
   }
 }
 
-/**
- * Every field of a generation config from which transformers.js' `generate()` builds a logits processor or picks a
- * search other than greedy, at its neutral value. `generate()` starts from the model's config.json and
- * generation_config.json and applies them whether or not it samples (Qwen2.5 ships `repetition_penalty: 1.1`), so
- * without this greedy would not be the argmax and the request's penalties would stack on hidden ones. Only the
- * request's parameters apply, through SamplingProcessor. EOS tokens stay the model's.
- */
-const ONLY_THE_REQUEST = {
-  do_sample: false,
-  num_beams: 1,
-  num_beam_groups: 1,
-  num_return_sequences: 1,
-  penalty_alpha: null,
-  guidance_scale: null,
-  temperature: 1,
-  top_k: 0,
-  top_p: 1,
-  typical_p: 1,
-  epsilon_cutoff: 0,
-  eta_cutoff: 0,
-  diversity_penalty: 0,
-  repetition_penalty: 1,
-  encoder_repetition_penalty: 1,
-  no_repeat_ngram_size: 0,
-  encoder_no_repeat_ngram_size: 0,
-  bad_words_ids: null,
-  force_words_ids: null,
-  min_length: 0,
-  min_new_tokens: null,
-  forced_bos_token_id: null,
-  forced_eos_token_id: null,
-  forced_decoder_ids: null,
-  suppress_tokens: null,
-  begin_suppress_tokens: null,
-  exponential_decay_length_penalty: null,
-  renormalize_logits: false,
-  remove_invalid_values: false,
-  // Several defaults of transformers.js are null, which its typing does not allow; the keys are checked.
-} satisfies Partial<Record<keyof GenerationConfig, unknown>> as unknown as Partial<GenerationConfig>;
+/** Generated tokens whose text is retokenized with the forced text (see `#forcedTokens`). */
+const JUMP_TAIL_TOKENS = 3;
 
-/** The prompt repeated `n` times, one row per choice. */
-function batchOf(prompt: { input_ids: Tensor; attention_mask: Tensor }, n: number) {
-  if (n === 1) return prompt;
-  const repeat = (t: Tensor) => {
-    const row = t.data as BigInt64Array;
-    const data = new BigInt64Array(row.length * n);
-    for (let i = 0; i < n; i++) data.set(row, i * row.length);
-    return new Tensor('int64', data, [n, row.length]);
-  };
-  return { input_ids: repeat(prompt.input_ids), attention_mask: repeat(prompt.attention_mask) };
-}
-
-/** What the sampling processor reads and writes of each choice. */
-interface SampledChoice {
-  counts: ReadonlyMap<number, number>;
-  pipeline: { finishReason: FinishReason | null };
-  grammar: GrammarMask | undefined;
-  logprob: GeneratedTokenLogprob | undefined;
-}
+const FATAL_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Lantern's sampling as a transformers.js logits processor: penalties and `logit_bias`, then the choice's grammar
- * mask (after the penalties, so that none can lift a masked token), then the draw. Greedy (temperature 0) leaves the
- * logits to the built-in argmax. Otherwise it draws the token itself and masks every other one, so the built-in greedy
- * step can only pick the drawn token. With `logprobs`, each choice's token is reported from the distribution it was
- * drawn from.
+ * A forced token's log probability: under the constraint it was the only token allowed, so its probability is 1 and
+ * it is its own only alternative (OpenAI's API reports what was sampled from; nothing else could be).
  */
-class SamplingProcessor extends LogitsProcessor {
-  readonly #params: SamplingParams;
-  readonly #random: Random;
-  readonly #choices: SampledChoice[];
-  readonly #logprobs: { top: number; words: TokenText } | undefined;
-  #scratch: Float32Array | undefined;
-
-  constructor(
-    params: SamplingParams,
-    random: Random,
-    choices: SampledChoice[],
-    logprobs?: { top: number; words: TokenText },
-  ) {
-    super();
-    this.#params = params;
-    this.#random = random;
-    this.#choices = choices;
-    this.#logprobs = logprobs;
-  }
-
-  override _call(_inputIds: bigint[][], logits: Tensor): Tensor {
-    const vocab = logits.dims.at(-1)!;
-    const data = logits.data as Float32Array;
-    this.#scratch ??= new Float32Array(vocab);
-    for (let row = 0; row < this.#choices.length; row++) {
-      const choice = this.#choices[row]!;
-      const rowLogits = data.subarray(row * vocab, (row + 1) * vocab);
-      adjustLogits(rowLogits, this.#params, choice.counts);
-      // A finished choice's row still runs with the batch; its tokens are ignored and its grammar is done.
-      if (choice.pipeline.finishReason) continue;
-      if (choice.grammar && !choice.grammar.apply(rowLogits)) {
-        throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
-      }
-      const greedy = this.#params.temperature === 0;
-      const token = greedy ? argmax(rowLogits) : sampleToken(rowLogits, this.#params, this.#random, this.#scratch);
-      if (this.#logprobs) {
-        const { top, words } = this.#logprobs;
-        choice.logprob = tokenLogprob(rowLogits, token, this.#params.temperature, top, words);
-      }
-      if (greedy) continue;
-      rowLogits.fill(-Infinity);
-      rowLogits[token] = 0;
-    }
-    return logits;
-  }
+function forcedLogprob(token: number, top: number, words: TokenText): GeneratedTokenLogprob {
+  const entry = { token: words.text(token), logprob: 0, bytes: [...words.bytes(token)] };
+  return { ...entry, topLogprobs: top > 0 ? [entry] : [] };
 }
 
-/** A stopping criterion from a function giving, per batch row, whether that row is done. */
-class StopWhen extends StoppingCriteria {
-  readonly #done: () => boolean[];
-
-  constructor(done: () => boolean[]) {
-    super();
-    this.#done = done;
+function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((sum, p) => sum + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
   }
-
-  override _call(): boolean[] {
-    return this.#done();
-  }
+  return out;
 }
 
-/** Receives each step's new token of every row; the first call carries the prompt, which is skipped. */
-class TokenStreamer extends BaseStreamer {
-  readonly #accept: (row: number, token: number) => void;
-  #promptSeen = false;
-
-  constructor(accept: (row: number, token: number) => void) {
-    super();
-    this.#accept = accept;
-  }
-
-  override put(value: bigint[][]): void {
-    if (!this.#promptSeen) {
-      this.#promptSeen = true;
-      return;
-    }
-    value.forEach((row, index) => this.#accept(index, Number(row[0])));
-  }
-
-  override end(): void {}
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }

@@ -26,28 +26,47 @@ function cache(type: 'float32' | 'float16'): DynamicCache {
 
 /** Two rows of tokens, the cache's 20 and the one never fed back: they share 10, then differ. */
 const rows = [0, 1].map((row) => Array.from({ length: SEQ + 1 }, (_, i) => (i < 10 ? i : 100 * (row + 1) + i)));
-const sequences = () => new Tensor('int64', BigInt64Array.from(rows.flat(), BigInt), [BATCH, SEQ + 1]);
+
+/** Row `row` of a two-row cache, as a cache of its own. */
+function rowCache(type: 'float32' | 'float16', row: number): DynamicCache {
+  const entries: Record<string, Tensor> = {};
+  for (const [name, t] of Object.entries(cache(type))) {
+    const size = HEADS * SEQ * WIDTH;
+    entries[name] = new Tensor(type, (t.data as Float32Array).slice(row * size, (row + 1) * size), [
+      1,
+      HEADS,
+      SEQ,
+      WIDTH,
+    ]);
+  }
+  return new DynamicCache(entries);
+}
+
+/** Both rows kept, each an entry of its own (as the decode loop keeps the rows of one request). */
+function keepBoth(reuse: PrefixReuse, type: 'float32' | 'float16' = 'float32') {
+  reuse.keep(rows[0]!, rowCache(type, 0));
+  reuse.keep(rows[1]!, rowCache(type, 1));
+}
 
 describe.each(['float32', 'float16'] as const)('PrefixReuse on %s keys and values', (type) => {
-  it('copies the shared prefix of the matching row into each batch row, keeping the entry', async () => {
+  it('copies the shared prefix of the matching entry, keeping the entry', async () => {
     const reuse = new PrefixReuse();
-    reuse.keep(sequences(), cache(type));
-    // Row 1's first 17 tokens, then new ones; three choices.
+    keepBoth(reuse, type);
+    // Row 1's first 17 tokens, then new ones.
     const prompt = [...rows[1]!.slice(0, 17), 7, 7];
-    const past = await reuse.prepare(prompt, 3);
+    const past = await reuse.prepare(prompt);
     expect(past.get_seq_length()).toBe(17);
     for (const tensor of Object.values(past)) {
-      expect(tensor.dims).toEqual([3, HEADS, 17, WIDTH]);
+      expect(tensor.dims).toEqual([1, HEADS, 17, WIDTH]);
       expect(tensor.type).toBe(type);
       const data = tensor.data as Float32Array | Uint16Array;
-      for (let r = 0; r < 3; r++)
-        for (let h = 0; h < HEADS; h++)
-          for (let s = 0; s < 17; s++)
-            for (let w = 0; w < WIDTH; w++)
-              expect(data[((r * HEADS + h) * 17 + s) * WIDTH + w]).toBe(value(1, h, s, w));
+      for (let h = 0; h < HEADS; h++)
+        for (let s = 0; s < 17; s++)
+          for (let w = 0; w < WIDTH; w++) expect(data[(h * 17 + s) * WIDTH + w]).toBe(value(1, h, s, w));
     }
-    // The entry stayed: row 0 still answers.
-    expect((await reuse.prepare([...rows[0]!.slice(0, 18), 5], 1)).get_seq_length()).toBe(18);
+    // The entry stayed, and row 0's too.
+    expect((await reuse.prepare(prompt)).get_seq_length()).toBe(17);
+    expect((await reuse.prepare([...rows[0]!.slice(0, 18), 5])).get_seq_length()).toBe(18);
   });
 
   it('hands a one-row cache over whole when the prompt extends all of it, and keeps it no more', async () => {
@@ -62,31 +81,31 @@ describe.each(['float32', 'float16'] as const)('PrefixReuse on %s keys and value
         ]),
       ),
     );
-    reuse.keep(new Tensor('int64', BigInt64Array.from(rows[0]!, BigInt), [1, SEQ + 1]), single);
+    reuse.keep(rows[0]!, single);
     const prompt = [...rows[0]!, 9, 9];
-    expect(await reuse.prepare(prompt, 1)).toBe(single);
-    expect((await reuse.prepare(prompt, 1)).get_seq_length()).toBe(0);
+    expect(await reuse.prepare(prompt)).toBe(single);
+    expect((await reuse.prepare(prompt)).get_seq_length()).toBe(0);
   });
 });
 
 describe('PrefixReuse', () => {
   it('never reuses less than 16 tokens by copy, nor the prompt’s last token, nor with a budget of 0', async () => {
     const reuse = new PrefixReuse();
-    reuse.keep(sequences(), cache('float32'));
-    expect((await reuse.prepare([...rows[0]!.slice(0, 12), 5], 1)).get_seq_length()).toBe(0);
+    keepBoth(reuse);
+    expect((await reuse.prepare([...rows[0]!.slice(0, 12), 5])).get_seq_length()).toBe(0);
     // The whole prompt is cached: all but its last token is reused.
-    expect((await reuse.prepare(rows[0]!.slice(0, 18), 1)).get_seq_length()).toBe(17);
+    expect((await reuse.prepare(rows[0]!.slice(0, 18))).get_seq_length()).toBe(17);
     const off = new PrefixReuse(0);
-    off.keep(sequences(), cache('float32'));
-    expect((await off.prepare([...rows[0]!.slice(0, 18), 5], 1)).get_seq_length()).toBe(0);
+    keepBoth(off);
+    expect((await off.prepare([...rows[0]!.slice(0, 18), 5])).get_seq_length()).toBe(0);
   });
 
   it('keeps no cache holding other state than attention keys and values (recurrent models)', async () => {
     const reuse = new PrefixReuse();
     const hybrid = cache('float32');
     hybrid.update({ 'past_conv.1': new Tensor('float32', new Float32Array(BATCH * 4), [BATCH, 4]) });
-    reuse.keep(sequences(), hybrid);
-    expect((await reuse.prepare([...rows[0]!.slice(0, 18), 5], 1)).get_seq_length()).toBe(0);
+    reuse.keep(rows[0]!, hybrid);
+    expect((await reuse.prepare([...rows[0]!.slice(0, 18), 5])).get_seq_length()).toBe(0);
     expect(hybrid['past_key_values.0.key']!.location).toBe('none'); // freed
   });
 });

@@ -15,24 +15,17 @@ export const DEFAULT_PREFIX_CACHE_BYTES = 256 * 2 ** 20;
 const MIN_COPIED_TOKENS = 16;
 
 /**
- * Prefix reuse for transformers.js' `generate()`: each generation's KV cache is kept, keyed by the tokens it holds, and
- * a later prompt that shares a prefix with one of them starts from that prefix, so only its new tokens are prefilled
- * (the next turn of a conversation, a shared system prompt, the prompt before a tool result).
+ * Prefix reuse for the decode loop: each row's key/value cache is kept when it finishes, keyed by the tokens it holds,
+ * and a later prompt that shares a prefix with one of them starts from that prefix, so only its new tokens are
+ * prefilled (the next turn of a conversation, a shared system prompt, the prompt before a tool result). A row's cache
+ * holds every token but the last one it generated (that one was never fed back).
  *
- * How it fits `generate()`: passed `past_key_values` of length P with the whole prompt as `input_ids` (and an all-ones
- * attention mask of the prompt's length), it feeds the model only `input_ids[P:]`, at positions P and on (position ids
- * are derived from the attention mask), while its logits processors, stopping criteria and streamer still see the
- * whole sequence. Nothing here depends on what they do. With `return_dict_in_generate` it returns the final cache,
- * which holds every token but the last generated one (that one was never fed back).
- *
- * Layout: `past_key_values.<layer>.{key,value}` tensors of shape `[batch, heads, sequence, head_dim]`, on the CPU or
- * (WebGPU) in GPU buffers. A whole cache of one row, when the prompt extends all of it (the conversation goes on), is
- * handed to `generate()` as it is, which updates it in place and frees what it replaces; otherwise the shared prefix of
- * one row is copied into new CPU tensors (downloaded first from the GPU), one copy per batch row, and the cached entry
- * stays. Models whose cache holds other state (recurrent or convolution states) are never reused.
- *
- * `n > 1`: the `n` rows share the prompt, so a prefix from any row is copied into each; the batch's cache is kept as one
- * entry with one key per row, so the next turn can continue whichever choice the client kept.
+ * Layout: `past_key_values.<layer>.{key,value}` tensors of shape `[1, heads, sequence, head_dim]`, on the CPU or
+ * (WebGPU) in GPU buffers. A whole cached entry, when the prompt extends all of it (the conversation goes on), is handed
+ * over as it is; otherwise the shared prefix is copied into new CPU tensors (downloaded first from the GPU) and the
+ * entry stays. A request of `n` choices prefills its prompt once; its rows are kept one entry each, so the next turn
+ * can continue whichever choice the client kept. Models whose cache holds other state (recurrent or convolution
+ * states) are never reused.
  */
 export class PrefixReuse {
   readonly #cache: PrefixCache<DynamicCache>;
@@ -43,28 +36,26 @@ export class PrefixReuse {
   }
 
   /**
-   * The `past_key_values` to start a generation of `rows` rows of this prompt from: the longest cached prefix, up to
-   * all but the prompt's last token (at least one token must be fed to get the first logits), or an empty cache.
-   * Always a cache the caller owns, so that {@link keep} or {@link discard} can account for it.
+   * The cache to prefill this prompt from: the longest cached prefix, up to all but the prompt's last token (at least
+   * one token must be fed to get the first logits), or an empty cache. Always a cache of one row that the caller
+   * owns, so that {@link keep} or {@link discard} can account for it.
    */
-  async prepare(prompt: readonly number[], rows: number): Promise<DynamicCache> {
+  async prepare(prompt: readonly number[]): Promise<DynamicCache> {
     const match = this.#cache.match(prompt, prompt.length - 1);
     if (!match) return new DynamicCache();
     const { entry, row, length } = match;
-    if (rows === 1 && entry.rows.length === 1 && length === entry.rows[0]!.length) return this.#cache.take(entry);
+    if (entry.rows.length === 1 && length === entry.rows[0]!.length) return this.#cache.take(entry);
     if (length < MIN_COPIED_TOKENS) return new DynamicCache();
-    return copyPrefix(entry, row, length, rows);
+    return copyPrefix(entry, row, length);
   }
 
-  /** After a generation: keeps its final cache, keyed by the tokens of `sequences` it holds. */
-  keep(sequences: Tensor, cache: DynamicCache): void {
+  /** Keeps a one-row cache holding `tokens`, for later prompts that start with them. */
+  keep(tokens: readonly number[], cache: DynamicCache): void {
     if (!isAttentionCache(cache)) return disposeCache(cache);
-    const length = cache.get_seq_length();
-    const rows = (sequences.tolist() as bigint[][]).map((row) => row.slice(0, length).map(Number));
-    this.#cache.add(rows, cacheBytes(cache), cache);
+    this.#cache.add([tokens.slice(0, cache.get_seq_length())], cacheBytes(cache), cache);
   }
 
-  /** After a failed generation: frees the cache it was given (which `generate()` updated in place). */
+  /** Frees a cache that is not kept (a failed prefill's). */
   discard(cache: DynamicCache): void {
     disposeCache(cache);
   }
@@ -88,13 +79,8 @@ function disposeCache(cache: DynamicCache): void {
   for (const tensor of Object.values(cache)) tensor.dispose();
 }
 
-/** A new CPU cache holding the first `length` positions of one row of an entry, repeated for `rows` batch rows. */
-async function copyPrefix(
-  entry: PrefixEntry<DynamicCache>,
-  row: number,
-  length: number,
-  rows: number,
-): Promise<DynamicCache> {
+/** A new CPU cache holding the first `length` positions of one row of an entry. */
+async function copyPrefix(entry: PrefixEntry<DynamicCache>, row: number, length: number): Promise<DynamicCache> {
   const copies: Record<string, Tensor> = {};
   for (const [name, tensor] of Object.entries(entry.value)) {
     const [batch, heads, sequence, width] = tensor.dims as [number, number, number, number];
@@ -102,13 +88,12 @@ async function copyPrefix(
     const data = (tensor.location === 'gpu-buffer' ? await tensor.ort_tensor.getData() : tensor.data) as Float32Array;
     if (row >= batch) throw new Error(`Prefix cache row ${row} is not in a batch of ${batch}.`);
     // The same typed array class as the source (Float32Array, or Uint16Array for float16).
-    const out = new (data.constructor as Float32ArrayConstructor)(rows * heads * length * width);
+    const out = new (data.constructor as Float32ArrayConstructor)(heads * length * width);
     for (let h = 0; h < heads; h++) {
       const from = (row * heads + h) * sequence * width;
-      const block = data.subarray(from, from + length * width);
-      for (let r = 0; r < rows; r++) out.set(block, (r * heads + h) * length * width);
+      out.set(data.subarray(from, from + length * width), h * length * width);
     }
-    copies[name] = new Tensor(tensor.type, out, [rows, heads, length, width]);
+    copies[name] = new Tensor(tensor.type, out, [1, heads, length, width]);
   }
   return new DynamicCache(copies);
 }
