@@ -6,6 +6,7 @@ import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
 import { benchProfile, EMBED } from './models.ts';
 import { endlessEngineRequest, endlessStream } from './requests.ts';
 import type { ChatSamples, ConcurrencySamples, EmbeddingSamples } from './measures.ts';
+import { sdkBatchingRunner } from './batching.ts';
 
 /**
  * The handler in Node: the openai SDK calling it through its `fetch` option against the same engine called directly,
@@ -110,5 +111,5 @@ export async function nodeBench(profile = PROFILE) {
     return { started, received };
   };
 
-  return { chat, embeddings, concurrent };
+  return { chat, embeddings, concurrent, ...sdkBatchingRunner(() => client, now) };
 }

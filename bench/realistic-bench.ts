@@ -1,5 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { replyRoomAt } from './context.ts';
+import {
+  batchingRows,
+  measureBatching,
+  type BatchingFigures,
+  type BatchingPlan,
+  type BatchingRunner,
+} from './batching.ts';
 import { decode, delivery, firstToken, type ChatSamples } from './measures.ts';
 import { nodeBench } from './node-bench.ts';
 import { prepareRealisticModel, REALISTIC, singleModelProfile, type RealisticModel } from './realistic-model.ts';
@@ -8,9 +15,11 @@ import { reuseBench, type ReuseResult } from './reuse-bench.ts';
 
 /**
  * The benchmark at the scale of real models: the /v1 path against the direct engine on the realistic model (decode,
- * first token, delivery) in Node and in Chromium on WebAssembly, and second-turn time to first token with prefix reuse
- * against full recompute in Node, on a 1,000-token history there and on a 900-token one on the bundled chat model (its
- * window is 1,024 tokens; each history is sized with the model's own tokenizer and clamped to its window).
+ * first token, delivery), and concurrent requests on it (bench/batching.ts: aggregate tokens/s at 1, 2, 4 and 8
+ * streams, a new request's first token under load, `n: 4` against four requests), in Node and in Chromium on
+ * WebAssembly; and second-turn time to first token with prefix reuse against full recompute in Node, on a 1,000-token
+ * history there and on a 900-token one on the bundled chat model (its window is 1,024 tokens; each history is sized
+ * with the model's own tokenizer and clamped to its window).
  */
 export interface RealisticPlan {
   /** [tokens, runs] of the decode measure, and of the time to first token, in Node; then in Chromium. */
@@ -19,6 +28,9 @@ export interface RealisticPlan {
   browserDecode: readonly [number, number];
   browserTtft: readonly [number, number];
   reuseSamples: number;
+  /** The concurrency measures in Node, then in Chromium. */
+  batching: BatchingPlan;
+  browserBatching: BatchingPlan;
   /** History lengths in tokens: on the realistic model, and on the bundled chat model. */
   historyTokens: number;
   bundledHistoryTokens: number;
@@ -30,8 +42,31 @@ export const REALISTIC_PLAN: RealisticPlan = {
   browserDecode: [64, 8],
   browserTtft: [2, 10],
   reuseSamples: 6,
+  batching: {
+    streams: [1, 2, 4, 8],
+    streamTokens: 64,
+    rounds: 3,
+    load: { streams: 4, tokens: 64, probes: 5 },
+    choices: { n: 4, tokens: 32, pairs: 5 },
+  },
+  browserBatching: {
+    streams: [1, 2, 4, 8],
+    streamTokens: 32,
+    rounds: 2,
+    load: { streams: 4, tokens: 48, probes: 4 },
+    choices: { n: 4, tokens: 24, pairs: 3 },
+  },
   historyTokens: 1000,
   bundledHistoryTokens: 900,
+};
+
+/** The concurrency measures of the smoke pass: each once, on a few tokens. */
+const SMOKE_BATCHING: BatchingPlan = {
+  streams: [1, 4],
+  streamTokens: 2,
+  rounds: 1,
+  load: { streams: 2, tokens: 8, probes: 1 },
+  choices: { n: 4, tokens: 2, pairs: 1 },
 };
 
 /** The smoke pass: every measure once, on histories as long as the full run's (the window is what can break). */
@@ -41,6 +76,8 @@ export const REALISTIC_SMOKE_PLAN: RealisticPlan = {
   browserDecode: [4, 1],
   browserTtft: [2, 1],
   reuseSamples: 1,
+  batching: SMOKE_BATCHING,
+  browserBatching: SMOKE_BATCHING,
   historyTokens: 1000,
   bundledHistoryTokens: 900,
 };
@@ -56,6 +93,7 @@ export const ENGLISH = (
 
 type ChatFigures = { decode: ReturnType<typeof decode>; firstToken: ReturnType<typeof firstToken> } & {
   delivery: ReturnType<typeof delivery>;
+  batching: BatchingFigures;
 };
 
 export interface RealisticResults {
@@ -71,8 +109,11 @@ export interface RealisticResults {
   bundledReuse: ReuseResult;
 }
 
-/** What the browser benchmark's runner offers: a chat measure in the page, /v1 against the direct engine. */
-type ChatRunner = { chat(model: string, tokens: number, count: number): Promise<ChatSamples> };
+/**
+ * What the browser benchmark's runner offers: a chat measure in the page, /v1 against the direct engine, and the
+ * concurrency measures.
+ */
+type ChatRunner = BatchingRunner & { chat(model: string, tokens: number, count: number): Promise<ChatSamples> };
 
 /** The plan with its replies cut to what the window of the model at `folder` leaves after the prompt. */
 export async function fitPlan(
@@ -81,16 +122,25 @@ export async function fitPlan(
   folder: string,
 ): Promise<RealisticPlan> {
   const room = await replyRoomAt(folder, ENDLESS_MESSAGES);
-  const fit = ([tokens, runs]: readonly [number, number], what: string): [number, number] => {
+  const cut = (tokens: number, what: string) => {
     if (tokens > room) log(`realistic model, ${what}: ${tokens} tokens cut to the ${room} its window leaves`);
-    return [Math.min(tokens, room), runs];
+    return Math.min(tokens, room);
   };
+  const fit = ([tokens, runs]: readonly [number, number], what: string): [number, number] => [cut(tokens, what), runs];
+  const fitBatching = (b: BatchingPlan, where: string): BatchingPlan => ({
+    ...b,
+    streamTokens: cut(b.streamTokens, `concurrent streams${where}`),
+    load: { ...b.load, tokens: cut(b.load.tokens, `load${where}`) },
+    choices: { ...b.choices, tokens: cut(b.choices.tokens, `choices${where}`) },
+  });
   return {
     ...plan,
     decode: fit(plan.decode, 'decode'),
     ttft: fit(plan.ttft, 'first token'),
     browserDecode: fit(plan.browserDecode, 'decode in Chromium'),
     browserTtft: fit(plan.browserTtft, 'first token in Chromium'),
+    batching: fitBatching(plan.batching, ''),
+    browserBatching: fitBatching(plan.browserBatching, ' in Chromium'),
   };
 }
 
@@ -104,7 +154,8 @@ export async function realisticInBrowser(
   const chat = await runner.chat(REALISTIC, ...plan.browserDecode);
   log('wasm, realistic model: time to first token');
   const first = await runner.chat(REALISTIC, ...plan.browserTtft);
-  return { decode: decode(chat), firstToken: firstToken(first), delivery: delivery(chat) };
+  const batching = await measureBatching(log, 'wasm, realistic model', runner, REALISTIC, plan.browserBatching);
+  return { decode: decode(chat), firstToken: firstToken(first), delivery: delivery(chat), batching };
 }
 
 /**
@@ -131,12 +182,13 @@ export async function realisticBench(
   const chat = await runner.chat(REALISTIC, ...plan.decode);
   log('node, realistic model: time to first token');
   const first = await runner.chat(REALISTIC, ...plan.ttft);
+  const batching = await measureBatching(log, 'node, realistic model', runner, REALISTIC, plan.batching);
   log('node, realistic model: second-turn first token, reuse against recompute');
   const reuse = await reuseBench(model.dir, model.words, plan.historyTokens, plan.reuseSamples);
   return {
     results: {
       ...(skipped ? { skipped, standIn: 'public/models/tiny-chat' } : smoke && { smokeVariant: true }),
-      realistic: { decode: decode(chat), firstToken: firstToken(first), delivery: delivery(chat), reuse },
+      realistic: { decode: decode(chat), firstToken: firstToken(first), delivery: delivery(chat), batching, reuse },
       bundledReuse,
     },
     model,
@@ -144,12 +196,17 @@ export async function realisticBench(
   };
 }
 
-/** The section's table: the realistic model beside the Node figures of the tiny models from the same run. */
+/**
+ * The section's table: the realistic model beside the Node figures of the tiny models from the same run; its
+ * concurrency rows name the stream counts of `batching`, the plan that ran.
+ */
 export function realisticTable(
   results: RealisticResults,
   tiny: { bundled: Partial<ChatFigures>; stories?: Partial<ChatFigures> | undefined },
+  batching: BatchingPlan = REALISTIC_PLAN.batching,
 ): string {
-  type Column = [string, Partial<ChatFigures> & { reuse?: ReuseResult }];
+  // The third element marks the realistic model's columns: the issue's concurrency target is set on it.
+  type Column = [string, Partial<ChatFigures> & { reuse?: ReuseResult }, boolean?];
   const columns: Column[] = [['bundled tiny-chat', { ...tiny.bundled, reuse: results.bundledReuse }]];
   if (tiny.stories) columns.push(['stories260K', tiny.stories]);
   // In the smoke pass, another model runs the section: the columns say which.
@@ -158,11 +215,13 @@ export function realisticTable(
     : results.smokeVariant
       ? ["the realistic model's smoke variant (0.6M, 4k vocabulary)", 'realistic (smoke variant)']
       : ['realistic (random-weight LLaMA, 44M, 32k vocabulary)', 'realistic'];
-  if (results.realistic) columns.push([name, results.realistic]);
-  if (results.realisticWasm) columns.push([`${short}, Chromium wasm (whole path)`, results.realisticWasm]);
+  if (results.realistic) columns.push([name, results.realistic, true]);
+  if (results.realisticWasm) columns.push([`${short}, Chromium wasm (whole path)`, results.realisticWasm, true]);
   const ok = (pass: boolean) => (pass ? '✓' : '✗');
-  const row = (label: string, cell: (c: Partial<ChatFigures> & { reuse?: ReuseResult }) => string | undefined) =>
-    `| ${label} | ${columns.map(([, c]) => cell(c) ?? '–').join(' | ')} |`;
+  const row = (
+    label: string,
+    cell: (c: Partial<ChatFigures> & { reuse?: ReuseResult }, realistic: boolean) => string | undefined,
+  ) => `| ${label} | ${columns.map(([, c, realistic]) => cell(c, realistic === true) ?? '–').join(' | ')} |`;
   return [
     `| Measure (Node, handler, unless said) | ${columns.map(([name]) => name).join(' | ')} |`,
     `| --- | ${columns.map(() => '---').join(' | ')} |`,
@@ -183,6 +242,7 @@ export function realisticTable(
       'Token generated → received by the SDK, ms p50 / p95',
       (c) => c.delivery && `${c.delivery.delayP50} / ${c.delivery.delayP95}`,
     ),
+    ...batchingRows(batching).map(([label, cell]) => row(label, (c, realistic) => cell(c.batching, realistic))),
     row(
       'Second turn: history / prompt / cached tokens',
       (c) => c.reuse && `${c.reuse.historyTokens} / ${c.reuse.promptTokens} / ${c.reuse.cachedTokens}`,

@@ -9,14 +9,19 @@ const PROMPT = 'Tell me a story.';
 export const ENDLESS_MESSAGES = [{ role: 'user' as const, content: PROMPT }];
 const BANNED = { 0: -100, 1: -100, 2: -100 };
 
-/** The body of a streamed /v1/chat/completions request. */
-export const endlessStream = (model: string, tokens: number) => ({
+/** The body of a /v1/chat/completions request, not streamed. */
+export const endlessRequest = (model: string, tokens: number) => ({
   model,
-  stream: true as const,
   messages: ENDLESS_MESSAGES.map((message) => ({ ...message })),
   temperature: 0,
   max_tokens: tokens,
   logit_bias: BANNED,
+});
+
+/** The body of a streamed /v1/chat/completions request. */
+export const endlessStream = (model: string, tokens: number) => ({
+  ...endlessRequest(model, tokens),
+  stream: true as const,
 });
 
 /** The same request, as the engine takes it when called directly. */

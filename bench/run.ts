@@ -25,16 +25,8 @@ import type { Harness } from '../test/e2e/harness.ts';
 import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
 import type { Bench } from './browser/bench-page.ts';
 import { replyRoomAt } from './context.ts';
-import {
-  concurrency,
-  decode,
-  delivery,
-  embeddings,
-  firstToken,
-  type ChatSamples,
-  type ConcurrencySamples,
-  type EmbeddingSamples,
-} from './measures.ts';
+import { batchingRows, measureBatching, type BatchingPlan, type BatchingRunner } from './batching.ts';
+import { decode, delivery, embeddings, firstToken, type ChatSamples, type EmbeddingSamples } from './measures.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
 import {
@@ -66,16 +58,19 @@ declare global {
 
 /**
  * How much work each environment gets: [tokens, runs] of the decode and first-token measures, [inputs, runs] of the
- * embeddings, [streams, tokens] of the concurrency, and refused requests timed for the service worker's round trip.
- * SwiftShader runs the same model about ten times slower than WebAssembly.
+ * embeddings, the concurrency measures (bench/batching.ts), and refused requests timed for the service worker's round
+ * trip. SwiftShader runs the same model about ten times slower than WebAssembly.
  */
 interface Plan {
   decode: readonly [number, number];
   ttft: readonly [number, number];
   embed: readonly (readonly [number, number])[];
-  streams: readonly (readonly [number, number])[];
+  batching: BatchingPlan;
   roundTrips: number;
 }
+
+/** The stream counts of every plan: the issue's 1, 2, 4 and 8 (issue 26). */
+const STREAMS = [1, 2, 4, 8];
 
 const FULL_PLANS: Record<'node' | 'wasm' | 'webgpu', Plan> = {
   node: {
@@ -86,11 +81,13 @@ const FULL_PLANS: Record<'node' | 'wasm' | 'webgpu', Plan> = {
       [16, 10],
       [256, 3],
     ],
-    streams: [
-      [1, 64],
-      [4, 32],
-      [16, 16],
-    ],
+    batching: {
+      streams: STREAMS,
+      streamTokens: 64,
+      rounds: 3,
+      load: { streams: 4, tokens: 256, probes: 5 },
+      choices: { n: 4, tokens: 64, pairs: 5 },
+    },
     roundTrips: 50,
   },
   wasm: {
@@ -101,11 +98,13 @@ const FULL_PLANS: Record<'node' | 'wasm' | 'webgpu', Plan> = {
       [16, 5],
       [256, 2],
     ],
-    streams: [
-      [1, 32],
-      [4, 16],
-      [16, 8],
-    ],
+    batching: {
+      streams: STREAMS,
+      streamTokens: 32,
+      rounds: 3,
+      load: { streams: 4, tokens: 128, probes: 5 },
+      choices: { n: 4, tokens: 32, pairs: 5 },
+    },
     roundTrips: 50,
   },
   webgpu: {
@@ -116,11 +115,13 @@ const FULL_PLANS: Record<'node' | 'wasm' | 'webgpu', Plan> = {
       [16, 3],
       [256, 1],
     ],
-    streams: [
-      [1, 16],
-      [4, 8],
-      [16, 4],
-    ],
+    batching: {
+      streams: STREAMS,
+      streamTokens: 8,
+      rounds: 1,
+      load: { streams: 4, tokens: 16, probes: 2 },
+      choices: { n: 4, tokens: 8, pairs: 1 },
+    },
     roundTrips: 50,
   },
 };
@@ -133,18 +134,20 @@ const SMOKE_PLAN: Plan = {
     [1, 1],
     [4, 1],
   ],
-  streams: [
-    [1, 2],
-    [4, 2],
-  ],
+  batching: {
+    streams: [1, 4],
+    streamTokens: 2,
+    rounds: 1,
+    load: { streams: 2, tokens: 8, probes: 1 },
+    choices: { n: 4, tokens: 2, pairs: 1 },
+  },
   roundTrips: 2,
 };
 const PLANS = SMOKE ? { node: SMOKE_PLAN, wasm: SMOKE_PLAN, webgpu: SMOKE_PLAN } : FULL_PLANS;
 
-type Runner = {
+type Runner = BatchingRunner & {
   chat(model: string, tokens: number, count: number): Promise<ChatSamples>;
   embeddings(size: number, count: number): Promise<EmbeddingSamples>;
-  concurrent(model: string, streams: number, tokens: number): Promise<ConcurrencySamples>;
 };
 
 /** Where the benchmark server serves stories260K (../shared/models) to the browser, when this machine has it. */
@@ -185,12 +188,8 @@ async function measureChat(name: string, plan: Plan, runner: Runner, model: stri
   const chat = await runner.chat(model, fit(model, plan.decode[0]), plan.decode[1]);
   log(`${name}: time to first token`);
   const first = await runner.chat(model, fit(model, plan.ttft[0]), plan.ttft[1]);
-  const streams: Record<string, ReturnType<typeof concurrency>> = {};
-  for (const [count, tokens] of plan.streams) {
-    log(`${name}: ${count} concurrent streams`);
-    streams[count] = concurrency(await runner.concurrent(model, count, fit(model, tokens)));
-  }
-  return { decode: decode(chat), delivery: delivery(chat), firstToken: firstToken(first), concurrency: streams };
+  const batching = await measureBatching(log, name, runner, model, plan.batching, (tokens) => fit(model, tokens));
+  return { decode: decode(chat), delivery: delivery(chat), firstToken: firstToken(first), batching };
 }
 
 async function measureEmbeddings(name: string, plan: Plan, runner: Runner) {
@@ -309,6 +308,10 @@ function benchRunner(tab: Tab): Runner {
     embeddings: (size, count) => tab.evaluate(([s, c]) => window.bench.embeddings(s!, c!), [size, count]),
     concurrent: (model, streams, tokens) =>
       tab.evaluate((a) => window.bench.concurrent(a.model, a.streams, a.tokens), { model, streams, tokens }),
+    underLoad: (model, streams, tokens) =>
+      tab.evaluate((a) => window.bench.underLoad(a.model, a.streams, a.tokens), { model, streams, tokens }),
+    choices: (model, n, tokens) =>
+      tab.evaluate((a) => window.bench.choices(a.model, a.n, a.tokens), { model, n, tokens }),
   };
 }
 
@@ -450,7 +453,6 @@ function table(columns: Record<string, Results>): string {
   // The sizes measured: every plan has the same ones.
   const sizes = PLANS.node.embed.map(([size]) => size);
   const largest = String(Math.max(...sizes));
-  const streams = PLANS.node.streams.map(([count]) => count);
   return [
     `| Measure | ${names.join(' | ')} |`,
     `| --- | ${names.map(() => '---').join(' | ')} |`,
@@ -494,12 +496,7 @@ function table(columns: Record<string, Results>): string {
       `Embeddings × ${largest}, one request ÷ ${largest} requests`,
       (r) => r.embeddings?.[largest] && `${r.embeddings[largest].batchedSpeedup}× faster`,
     ),
-    ...streams.map(String).flatMap((n) =>
-      row(`${n} concurrent streams: tokens/s; first token min / median / max ms`, (r) => {
-        const c = r.concurrency[n];
-        return c && `${c.tokensPerSecond}; ${c.firstTokenMinMs} / ${c.firstTokenMedianMs} / ${c.firstTokenMaxMs}`;
-      }),
-    ),
+    ...batchingRows(PLANS.node.batching).flatMap(([label, cell]) => row(label, (r) => cell(r.batching))),
     ...row('Cold start, first visit: /v1/models, first token (ms from page load)', (r) =>
       r.coldStart ? `${r.coldStart.uncached.modelsMs}, ${r.coldStart.uncached.firstTokenMs}` : null,
     ),
@@ -670,12 +667,21 @@ const markdown = [
   `The Responses API:\n\n${responsesTable}`,
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
   `Prefix reuse, and a model at the scale of real ones (Node${realisticNote}):\n\n` +
-    realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }),
+    realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }, realisticPlan.batching),
   `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
     `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
 console.log(`\n${markdown}\n`);
-const results = { bundled, stories, structured, schemaCorpus, toolCalling, responses, realistic, remote };
+const results = {
+  bundled,
+  stories,
+  structured,
+  schemaCorpus,
+  toolCalling,
+  responses,
+  realistic,
+  remote,
+};
 log(`sections: ${timings.map(({ section, seconds }) => `${section.split(' (')[0]}: ${seconds} s`).join(' | ')}`);
 if (!SMOKE) {
   const out = fileURLToPath(new URL('./results/', import.meta.url));
