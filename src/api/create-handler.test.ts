@@ -216,6 +216,53 @@ describe('chat completions', () => {
     });
   });
 
+  it("writes each chunk's JSON byte for byte as JSON.stringify of the chunk in its wire order", async () => {
+    const text = 'say "hi"\n\u2028✓ \\o/';
+    const logprobs = [{ token: 'say', logprob: -0.5, bytes: [115, 97, 121], topLogprobs: [] }];
+    engine.onChat = async (_request, { onEvent }) => {
+      onEvent?.({ type: 'reasoning', choice: 0, text: 'hmm "so"' });
+      onEvent?.({ type: 'delta', choice: 0, text, logprobs });
+      onEvent?.({ type: 'delta', choice: 0, text: '' });
+      onEvent?.({ type: 'finish', choice: 0, reason: 'stop' });
+      return { choices: [{ text, finishReason: 'stop' }], usage: { promptTokens: 1, completionTokens: 2 } };
+    };
+    for (const includeUsage of [false, true]) {
+      const body = chatBody({ stream: true, logprobs: true, stream_options: { include_usage: includeUsage } });
+      const frames = (await (await request('/v1/chat/completions', body)).text()).split('\n\n').filter(Boolean);
+      const chunks = frames
+        .slice(0, -1)
+        .map((frame) => JSON.parse(frame.slice('data: '.length)) as ChatCompletionChunk);
+      // Rebuilt field by field in the order of the wire types, as one object stringified per chunk wrote them.
+      const inOrder = (c: ChatCompletionChunk) => ({
+        id: c.id,
+        object: c.object,
+        created: c.created,
+        model: c.model,
+        system_fingerprint: c.system_fingerprint,
+        choices: c.choices.map((choice) => ({
+          index: choice.index,
+          delta: choice.delta,
+          logprobs: choice.logprobs,
+          finish_reason: choice.finish_reason,
+        })),
+        ...(includeUsage && { usage: c.usage }),
+      });
+      expect(frames.slice(0, -1)).toEqual(chunks.map((c) => `data: ${JSON.stringify(inOrder(c))}`));
+      expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([
+        { role: 'assistant', content: '' },
+        { reasoning_content: 'hmm "so"' },
+        { content: text },
+        { content: '' },
+        {},
+        ...(includeUsage ? [undefined] : []),
+      ]);
+      expect(chunks[2]!.choices[0]!.logprobs).toEqual({
+        content: [{ token: 'say', logprob: -0.5, bytes: [115, 97, 121], top_logprobs: [] }],
+        refusal: null,
+      });
+    }
+  });
+
   it('sends no usage field without include_usage', async () => {
     const events = await readEvents(await request('/v1/chat/completions', chatBody({ stream: true })));
     expect(events.slice(0, -1).every((c) => !('usage' in (c as object)))).toBe(true);

@@ -19,6 +19,15 @@ export interface EventStreamOptions {
   doneFrame?: boolean;
 }
 
+/**
+ * An event's data already serialised as JSON, which `send` writes as it is: for a producer that builds the JSON of its
+ * many small events faster by hand than `JSON.stringify` would (a chat chunk's envelope, the same on every token, is
+ * serialised once per stream).
+ */
+export class JsonText {
+  constructor(readonly json: string) {}
+}
+
 /** The end of each event stream still being written, by its body: see {@link streamEnd}. */
 const ends = new WeakMap<ReadableStream<Uint8Array>, Promise<void>>();
 
@@ -70,7 +79,8 @@ export async function eventStream(
   let markStarted!: () => void;
   const firstEvent = new Promise<void>((resolve) => (markStarted = resolve));
   const send: SendEvent = (data, event) => {
-    write(`${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`);
+    const json = data instanceof JsonText ? data.json : JSON.stringify(data);
+    write(`${event === undefined ? '' : `event: ${event}\n`}data: ${json}\n\n`);
     if (!started) {
       started = true;
       markStarted();

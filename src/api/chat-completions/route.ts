@@ -3,7 +3,7 @@ import type { ChatChoice, ChatEvent, GeneratedTokenLogprob, WireObject } from '.
 import { newCompletionId, newToolCallId } from '../ids.ts';
 import { readJsonObject } from '../read-json.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
-import { eventStream } from '../sse.ts';
+import { eventStream, JsonText } from '../sse.ts';
 import { completionUsage, type CompletionUsage } from '../usage.ts';
 import { chatParser } from './schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChoiceLogprobs } from './wire.ts';
@@ -70,6 +70,25 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
       );
     }
 
+    // What every chunk shares around its `choices`, serialised once (again only if `onServe` changed the model before
+    // the first chunk): each token's chunk is then its choice's JSON between the two, with one `JSON.stringify` of its
+    // text, rather than a whole object stringified per token (issue 26). Keys in the order `chunk` gives them.
+    let head = '';
+    let headFor: string | undefined;
+    const tail = includeUsage ? ',"usage":null}' : '}';
+    const choiceChunk = (choiceJson: string) => {
+      if (headFor !== served.model + served.fingerprint) {
+        headFor = served.model + served.fingerprint;
+        const envelope = { id, object: 'chat.completion.chunk', created, model: served.model };
+        head = `${JSON.stringify({ ...envelope, system_fingerprint: served.fingerprint }).slice(0, -1)},"choices":[`;
+      }
+      return new JsonText(`${head}${choiceJson}]${tail}`);
+    };
+    /** A chunk of one choice's text (`content` or `reasoning_content`) and its log probabilities, as `chunk` writes it. */
+    const textChunk = (index: number, field: 'content' | 'reasoning_content', text: string, logprobs: string) =>
+      choiceChunk(
+        `{"index":${index},"delta":{"${field}":${JSON.stringify(text)}},"logprobs":${logprobs},"finish_reason":null}`,
+      );
     const chunk = (choices: ChatCompletionChunk['choices'], usage: CompletionUsage | null = null) => {
       const out: ChatCompletionChunk = {
         id,
@@ -101,13 +120,15 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
               send(chunk([{ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]));
             }
           }
-          const delta = (d: ChatCompletionChunk['choices'][number]['delta'], logprobs: ChoiceLogprobs | null = null) =>
-            send(chunk([{ index: event.choice, delta: d, logprobs, finish_reason: null }]));
+          const delta = (d: ChatCompletionChunk['choices'][number]['delta']) =>
+            send(chunk([{ index: event.choice, delta: d, logprobs: null, finish_reason: null }]));
           switch (event.type) {
-            case 'delta':
-              return delta({ content: event.text }, event.logprobs ? toLogprobs(event.logprobs) : null);
+            case 'delta': {
+              const logprobs = event.logprobs ? JSON.stringify(toLogprobs(event.logprobs)) : 'null';
+              return send(textChunk(event.choice, 'content', event.text, logprobs));
+            }
             case 'reasoning':
-              return delta({ reasoning_content: event.text });
+              return send(textChunk(event.choice, 'reasoning_content', event.text, 'null'));
             case 'tool_call': {
               const open = opened.has(event.choice) ? {} : { role: 'assistant' as const, content: null };
               opened.add(event.choice);
