@@ -26,6 +26,12 @@ import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
 import type { Bench } from './browser/bench-page.ts';
 import { replyRoomAt } from './context.ts';
 import { batchingRows, measureBatching, type BatchingPlan, type BatchingRunner } from './batching.ts';
+import {
+  CONSTRAINED_OUTPUT_PLAN,
+  CONSTRAINED_OUTPUT_SMOKE_PLAN,
+  constrainedOutputBench,
+  constrainedOutputTable,
+} from './constrained-output.ts';
 import { decode, delivery, embeddings, firstToken, type ChatSamples, type EmbeddingSamples } from './measures.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
@@ -182,6 +188,7 @@ const RESPONSES = SMOKE ? RESPONSES_SMOKE_PLAN : RESPONSES_PLAN;
 const REMOTE = SMOKE ? REMOTE_SMOKE_PLAN : REMOTE_PLAN;
 const TOOL_CALLING = SMOKE ? TOOL_CALLING_SMOKE_PLAN : TOOL_CALLING_PLAN;
 const REALISTIC_SECTION = SMOKE ? REALISTIC_SMOKE_PLAN : REALISTIC_PLAN;
+const CONSTRAINED = SMOKE ? CONSTRAINED_OUTPUT_SMOKE_PLAN : CONSTRAINED_OUTPUT_PLAN;
 
 async function measureChat(name: string, plan: Plan, runner: Runner, model: string) {
   log(`${name}: decode`);
@@ -574,6 +581,18 @@ const {
 } = await section('node: prefix reuse, and a model at the scale of real ones', () =>
   realisticBench(log, REALISTIC_SECTION, SMOKE),
 );
+const constrained = await section(
+  'node: constrained against free output on schemas with fixed keys; forward passes jump-forward saves',
+  () =>
+    constrainedOutputBench(
+      log,
+      CONSTRAINED,
+      // The realistic model where it ran; a stand-in for it is tiny-chat, measured already.
+      realisticModel && !realisticModel.standIn
+        ? { dir: realisticModel.dir, name: realistic.smokeVariant ? 'realistic (smoke variant)' : 'realistic' }
+        : undefined,
+    ),
+);
 const remote = await section('node: the remote path (Lantern forwarding to its own server in another process)', () =>
   remoteBench({ ...REMOTE, chunks: [fitAll(REMOTE.chunks[0]), REMOTE.chunks[1]] }),
 );
@@ -668,6 +687,9 @@ const markdown = [
   ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
   `Prefix reuse, and a model at the scale of real ones (Node${realisticNote}):\n\n` +
     realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }, realisticPlan.batching),
+  `Constrained against free output (issue 26's jump-forward: forced tokens appended in one forward pass), in Node; ` +
+    `each free reply, its end tokens banned, as long as the constrained one to the same prompt:\n\n` +
+    constrainedOutputTable(constrained),
   `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
     `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
@@ -680,6 +702,7 @@ const results = {
   toolCalling,
   responses,
   realistic,
+  constrained,
   remote,
 };
 log(`sections: ${timings.map(({ section, seconds }) => `${section.split(' (')[0]}: ${seconds} s`).join(' | ')}`);
