@@ -18,7 +18,7 @@ import OpenAI from 'openai';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { createEngine, createHandler, KeyRing } from '../src/index.ts';
-import { TransformersChatModel, type ChatModelOptions } from '../src/engines/transformers/chat-model.ts';
+import { TransformersChatModel } from '../src/engines/transformers/chat-model.ts';
 import { chatRequest } from '../test/support/chat-request.ts';
 import { BUNDLED_MODELS } from '../test/support/lantern.ts';
 import { singleModelProfile } from './realistic-model.ts';
@@ -104,9 +104,6 @@ interface Reply {
 /** Output tokens per second of the whole request. */
 const rate = (r: Reply) => (r.tokens * 1000) / r.ms;
 
-/** A figure of the counter that does not exist in this build: said, not guessed. */
-const NA = 'n/a';
-
 export interface ConstrainedOutputFigures {
   /** Through /v1: tokens/s of whole requests (medians), the median of the pairs' constrained ÷ free. */
   v1: {
@@ -121,25 +118,25 @@ export interface ConstrainedOutputFigures {
   };
   /** On the model directly, with jump-forward and without. */
   direct: {
-    /** Where the model has no forward-pass counter yet: n/a, and the pass figures are null. */
-    counter: 'stats' | typeof NA;
     on: DirectSide;
     off: DirectSide;
     /**
      * Output tokens with jump-forward less its forward passes: the passes token-by-token decoding would have added for
-     * the same replies (one pass a token, the prefill's counted as the first token's). Null without the counter. The
-     * replies without jump-forward may have other tokens (forced text is tokenized as a whole), hence `off` apart.
+     * the same replies (one pass a token, the prefill's counted as the first token's; every prompt here is one prefill
+     * piece). The replies without jump-forward may have other tokens (forced text is tokenized as a whole), hence
+     * `off` apart.
      */
-    passesSaved: number | null;
+    passesSaved: number;
   };
 }
 interface DirectSide {
   /** Output tokens per second of the whole request (median over requests). */
   tokensPerSecond: number;
   outputTokens: number;
-  forwardPasses: number | null;
-  passesPerToken: number | null;
-  forcedTokens: number | null;
+  /** Forward passes over those requests (issue 26's counter on the model), per output token, and tokens forced. */
+  forwardPasses: number;
+  passesPerToken: number;
+  forcedTokens: number;
 }
 
 /** The openai SDK on a handler serving only the model at `folder`. */
@@ -175,15 +172,8 @@ async function viaV1(sdk: OpenAI, entry: (typeof FIXED_KEY_SCHEMAS)[number], con
   return { tokens: reply.usage!.completion_tokens, ms, finish: reply.choices[0]!.finish_reason } satisfies Reply;
 }
 
-/** The model's forward-pass counter (issue 26), where this build has it. */
-type Counted = { stats: { forwardPasses: number; forcedTokens: number } };
-const counter = (model: TransformersChatModel): Counted['stats'] | undefined =>
-  'stats' in model ? (model as unknown as Counted).stats : undefined;
-
 async function direct(folder: string, jumpForward: boolean, rounds: number, maxTokens: number): Promise<DirectSide> {
-  // `jumpForward` is issue 26's load option; a build without it loads the model as it always does.
-  const options: ChatModelOptions & { jumpForward?: boolean } = { id: ID, device: 'cpu', dtype: 'fp32', jumpForward };
-  const model = await TransformersChatModel.load(folder, options);
+  const model = await TransformersChatModel.load(folder, { id: ID, device: 'cpu', dtype: 'fp32', jumpForward });
   const run = async (entry: (typeof FIXED_KEY_SCHEMAS)[number]): Promise<Reply> => {
     const started = performance.now();
     const result = await model.generate(
@@ -197,18 +187,18 @@ async function direct(folder: string, jumpForward: boolean, rounds: number, maxT
     return { tokens: result.usage.completionTokens, ms: performance.now() - started, finish };
   };
   for (const entry of FIXED_KEY_SCHEMAS) await run(entry); // compile each grammar, warm up
-  const before = counter(model) && { ...counter(model)! };
+  // The model's counters since it loaded: what the measured requests did is the difference.
+  const before = { ...model.stats };
   const replies: Reply[] = [];
   for (let i = 0; i < rounds; i++) for (const entry of FIXED_KEY_SCHEMAS) replies.push(await run(entry));
-  const after = counter(model);
   const outputTokens = replies.reduce((n, r) => n + r.tokens, 0);
-  const forwardPasses = before && after ? after.forwardPasses - before.forwardPasses : null;
+  const forwardPasses = model.stats.forwardPasses - before.forwardPasses;
   return {
     tokensPerSecond: round(median(replies.map(rate)), 1),
     outputTokens,
     forwardPasses,
-    passesPerToken: forwardPasses === null ? null : round(forwardPasses / outputTokens, 3),
-    forcedTokens: before && after ? after.forcedTokens - before.forcedTokens : null,
+    passesPerToken: round(forwardPasses / outputTokens, 3),
+    forcedTokens: model.stats.forcedTokens - before.forcedTokens,
   };
 }
 
@@ -247,7 +237,6 @@ export async function constrainedOutputOn(
   log('  the model directly: jump-forward on, then off');
   const on = await direct(folder, true, plan.directRounds, plan.maxTokens);
   const off = await direct(folder, false, plan.directRounds, plan.maxTokens);
-  const counted = on.forwardPasses !== null;
   return {
     v1: {
       freeTokensPerSecond: round(median(free.map(rate)), 1),
@@ -258,10 +247,9 @@ export async function constrainedOutputOn(
       complete: `${constrained.filter((r) => r.finish === 'stop').length}/${constrained.length}`,
     },
     direct: {
-      counter: counted ? 'stats' : NA,
       on,
       off,
-      passesSaved: counted ? on.outputTokens - on.forwardPasses! : null,
+      passesSaved: on.outputTokens - on.forwardPasses,
     },
   };
 }
@@ -290,7 +278,6 @@ export function constrainedOutputTable(results: Awaited<ReturnType<typeof constr
   const columns = Object.entries(results.models);
   const row = (label: string, cell: (f: ConstrainedOutputFigures) => string | number) =>
     `| ${label} | ${columns.map(([, f]) => cell(f)).join(' | ')} |`;
-  const or = (value: number | null) => (value === null ? NA : value);
   return [
     `| Measure (Node; schemas with fixed keys: ${results.schemas.join(', ')}) | ${columns.map(([name]) => name).join(' | ')} |`,
     `| --- | ${columns.map(() => '---').join(' | ')} |`,
@@ -310,12 +297,12 @@ export function constrainedOutputTable(results: Awaited<ReturnType<typeof constr
     row(
       'Forward passes ÷ output tokens, jump-forward on; off',
       (f) =>
-        `${or(f.direct.on.forwardPasses)} ÷ ${f.direct.on.outputTokens} = ${or(f.direct.on.passesPerToken)}; ` +
-        `${or(f.direct.off.forwardPasses)} ÷ ${f.direct.off.outputTokens} = ${or(f.direct.off.passesPerToken)}`,
+        `${f.direct.on.forwardPasses} ÷ ${f.direct.on.outputTokens} = ${f.direct.on.passesPerToken}; ` +
+        `${f.direct.off.forwardPasses} ÷ ${f.direct.off.outputTokens} = ${f.direct.off.passesPerToken}`,
     ),
     row(
-      'Forward passes jump-forward saved (output tokens less passes, on); tokens it forced',
-      (f) => `${or(f.direct.passesSaved)}; ${or(f.direct.on.forcedTokens)}`,
+      "Forward passes jump-forward saved (output tokens less passes, on); tokens forced, by the model's count",
+      (f) => `${f.direct.passesSaved}; ${f.direct.on.forcedTokens}`,
     ),
   ].join('\n');
 }
