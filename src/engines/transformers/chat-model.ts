@@ -240,12 +240,14 @@ export class TransformersChatModel {
 
   /**
    * Jump-forward: the tokens of the text a choice's grammar forces next (XGrammar's jump-forward string), tokenized as
-   * the tokenizer itself would write them, which is how the model saw such text in training. The boundary is
-   * retokenized, as SGLang does: the last few generated tokens' text and the forced text are tokenized together, and
-   * the forced tokens are those after the point where that tokenization reaches the end of the generated text. When a
-   * token spans that point (the model split the text where the tokenizer would not), nothing is forced this step; the
-   * model takes one more token and the next step tries again. The last forced token is left to the model, since it may
-   * merge with what follows (`": "` then `"` is `":` then ` "`), and nothing is forced past a special token.
+   * the tokenizer itself would write them in context, which is how the model saw such text in training. Both ends are
+   * retokenized. The left, as SGLang does: the last few generated tokens' text and the forced text are tokenized
+   * together, and the forced tokens start where that tokenization reaches the end of the generated text; when a token
+   * spans that point (the model split the text where the tokenizer would not), nothing is forced this step, the model
+   * takes one more token and the next step tries again. The right: what follows the forced text can merge with its
+   * last tokens (`": {` then `"` is `":` then ` {"`), so only the tokens that stay the same whatever character comes
+   * next (each of {@link NEXT_CHARACTERS}) are forced; the rest is left to the model. Nothing is forced past a special
+   * token.
    */
   #forcedTokens(grammar: { forcedText(): string }, generated: readonly number[]): number[] {
     const text = grammar.forcedText();
@@ -275,7 +277,15 @@ export class TransformersChatModel {
     let first = 0;
     while (first < ids.length && at < tailBytes.length) at += vocabulary.bytes[ids[first++]!]!.length;
     if (at !== tailBytes.length) return [];
-    const forced = ids.slice(first, -1);
+    let stable = ids.length;
+    for (const next of NEXT_CHARACTERS) {
+      const extended = this.#tokenizer.encode(whole + next, { add_special_tokens: false });
+      let same = first;
+      while (same < stable && extended[same] === ids[same]) same++;
+      stable = same;
+      if (stable === first) return [];
+    }
+    const forced = ids.slice(first, stable);
     const special = forced.findIndex((t) => vocabulary.special.has(t));
     return special >= 0 ? forced.slice(0, special) : forced;
   }
@@ -323,6 +333,13 @@ function templateFor(tokenizer: PreTrainedTokenizer): string | undefined {
 
 /** Generated tokens whose text is retokenized with the forced text (see `#forcedTokens`). */
 const JUMP_TAIL_TOKENS = 3;
+
+/**
+ * Characters of every class a tokenizer's pre-tokenizer tells apart (letters, digits, spaces, line breaks, quotes,
+ * brackets, punctuation): a forced token that no character of these changes is one that what follows cannot merge
+ * into.
+ */
+const NEXT_CHARACTERS = ['a', 'Z', 'é', '0', ' ', '\n', '\t', '"', "'", '{', '}', '[', ']', ',', ':', '.', '-', '_'];
 
 const FATAL_UTF8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -50,7 +50,7 @@ export interface DecodeStats {
   forwardPasses: number;
   /** Row-steps: one per row per step (what decoding without batching would have spent in passes). */
   rowSteps: number;
-  /** Tokens appended by jump-forward without a forward pass of their own. */
+  /** Tokens appended by jump-forward, each one a forward pass saved. */
   forcedTokens: number;
 }
 
@@ -149,6 +149,12 @@ export class DecodeLoop {
         await this.#admit();
         if (this.#rows.length > 0) await this.#step();
       }
+    } catch (error) {
+      // A failure outside any one request's pass (a relayout that ran out of memory): nothing running can go on.
+      const jobs = new Set([...this.#rows.map((r) => r.waiting), ...this.#waiting.splice(0)]);
+      this.#rows = [];
+      this.#batch.dispose();
+      for (const waiting of jobs) waiting.reject(EngineError.from(error));
     } finally {
       this.#running = false;
     }
@@ -242,6 +248,7 @@ export class DecodeLoop {
     const mayJump = this.#pads || (this.#rows.length === 0 && job.rows === 1);
     for (let index = 0; index < job.rows; index++) {
       const pending = job.next(index, Float32Array.from(logits), mayJump);
+      this.stats.forcedTokens += pending.length - 1;
       if (!job.done(index)) rows.push({ waiting, index, held: [...job.prompt], pending });
     }
     this.stats.rowSteps += job.rows;
@@ -280,7 +287,6 @@ export class DecodeLoop {
       return;
     }
     this.stats.rowSteps += rows.length;
-    this.stats.forcedTokens += fed.reduce((sum, n) => sum + n - 1, 0);
     // Rows jump forward by different numbers of tokens: beside other rows, only on a model that pads correctly.
     const mayJump = rows.length === 1 || this.#pads;
     const failures = new Map<Waiting, unknown>();
@@ -291,6 +297,7 @@ export class DecodeLoop {
       if (failures.has(row.waiting)) continue;
       try {
         const next = job.next(row.index, lastLogits(logits, b, query, fed[b]! - 1), mayJump);
+        this.stats.forcedTokens += next.length - 1;
         if (!job.done(row.index)) row.pending = next;
       } catch (error) {
         failures.set(row.waiting, error);
