@@ -27,6 +27,24 @@ describe('the precache list', () => {
     expect(again.find((e) => e.url === 'assets/x.js')!.revision).not.toBe(entries[0]!.revision);
   });
 
+  it("leaves out onnxruntime-web's binaries, which the engine worker caches by device, but not their factories", () => {
+    const out = build({
+      'lantern/engine-worker.js': 'a',
+      'lantern/ort-wasm-simd-threaded-Ab1.wasm': 'b',
+      'lantern/ort-wasm-simd-threaded-Cd2.mjs': 'c',
+      'lantern/ort-wasm-simd-threaded.asyncify-Ef3.wasm': 'd',
+      'lantern/ort-wasm-simd-threaded.asyncify-Gh4.mjs': 'e',
+      'assets/ort-wasm-simd-threaded.asyncify-Ef3.wasm': 'd',
+      'models/m/onnx/model.wasm': 'f',
+    });
+    expect(precacheManifest(out, () => true).map((e) => e.url)).toEqual([
+      'lantern/engine-worker.js',
+      'lantern/ort-wasm-simd-threaded-Cd2.mjs',
+      'lantern/ort-wasm-simd-threaded.asyncify-Gh4.mjs',
+      'models/m/onnx/model.wasm',
+    ]);
+  });
+
   it("writes the list where the service worker asks for it, once, and refuses code that doesn't ask once", () => {
     const code = 'mount(self);precache(self.__WB_MANIFEST);';
     expect(wantsManifest(code)).toBe(true);

@@ -23,12 +23,21 @@ export function listFiles(folder: string): Map<string, string> {
 }
 
 /**
- * The precache list of a build: every file under `folder` that `include` accepts, each with a revision hashed from
- * its content, so a changed file is fetched again and an unchanged one is not.
+ * Whether a built file is onnxruntime-web's WebAssembly binary (`ort-wasm-simd-threaded*.wasm`, 14 to 27 MB), which
+ * is never precached: the engine worker keeps the one build its device runs (src/worker/onnx-runtime.ts), where a
+ * precache would download every build, and the copy that Vite emits for a page that imports transformers.js (which
+ * that page never instantiates).
+ */
+export const isOnnxRuntimeBinary = (file: string) => /(^|\/)ort-wasm-simd-threaded[^/]*\.wasm$/.test(file);
+
+/**
+ * The precache list of a build: every file under `folder` that `include` accepts, but onnxruntime-web's binaries
+ * (see isOnnxRuntimeBinary), each with a revision hashed from its content, so a changed file is fetched again and an
+ * unchanged one is not.
  */
 export function precacheManifest(folder: string, include: (file: string) => boolean): ManifestEntry[] {
   return [...listFiles(folder)]
-    .filter(([file]) => include(file))
+    .filter(([file]) => include(file) && !isOnnxRuntimeBinary(file))
     .map(([url, path]) => ({ url, revision: createHash('md5').update(readFileSync(path)).digest('hex') }));
 }
 

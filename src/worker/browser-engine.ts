@@ -1,28 +1,25 @@
-/// <reference types="vite/client" />
 import { env } from '@huggingface/transformers';
-import onnxWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
-import onnxMjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
 import { StoredFiles } from '../downloads/index.ts';
 import type { LoadProgress } from '../engine/index.ts';
 import { createLocalEngine, type LocalEngine } from '../engines/local-engine.ts';
 import type { CandidateFailure } from '../engines/model-profile.ts';
 import { detectDevice } from './device.ts';
+import { loadOnnxRuntime } from './onnx-runtime.ts';
 import type { DeviceInfo, EngineWorkerConfig } from './protocol.ts';
 
 let configured = false;
 
-/** transformers.js set up for a worker of this app: models by URL path, onnxruntime-web from this origin only. */
+/**
+ * transformers.js set up for a worker of this app: models by URL path, onnxruntime-web from this origin only (its
+ * files are set per device by loadOnnxRuntime; transformers.js would otherwise fetch them from a CDN, which breaks
+ * offline use).
+ */
 function configureTransformers(): void {
   if (configured) return;
   configured = true;
   env.allowLocalModels = true; // model folders served by the app itself (the bundled profile), by URL path
-  // Self-hosted onnxruntime-web: transformers.js would otherwise fetch these from a CDN, which breaks offline use.
-  env.backends.onnx.wasm!.wasmPaths = {
-    wasm: new URL(onnxWasmUrl, self.location.href).href,
-    mjs: new URL(onnxMjsUrl, self.location.href).href,
-  };
   // transformers.js would re-import onnxruntime's factory from a blob: URL, which a strict Content-Security-Policy
-  // forbids; the service worker already caches these files for offline use.
+  // forbids; loadOnnxRuntime caches the binary itself.
   env.useWasmCache = false;
   readModelsFromStore(new StoredFiles(caches));
 }
@@ -63,6 +60,31 @@ export async function createBrowserEngine(
 ): Promise<{ engine: LocalEngine; device: DeviceInfo }> {
   configureTransformers();
   const device = await detectDevice(config.device);
+  // Read or downloaded while the worker waits for its first call, rather than by onnxruntime-web once a model loads.
+  const runtime = loadOnnxRuntime(env.backends.onnx.wasm!, device.device, self.location.href);
   const engine = createLocalEngine({ failed: config.failed ?? [], onProgress, replaceRealm: replaceWorker });
-  return { engine, device };
+  return { engine: afterRuntime(engine, runtime), device };
+}
+
+/**
+ * `engine`, whose calls start once onnxruntime-web's binary is ready (at once, but on a first visit whose first call
+ * comes before its download ends), and which lets go of the binary once a transformers.js model has loaded: the
+ * session that it served says onnxruntime-web's WebAssembly is instantiated.
+ */
+function afterRuntime(engine: LocalEngine, runtime: ReturnType<typeof loadOnnxRuntime>): LocalEngine {
+  const released = (onBackend?: (backend: string) => void) => (backend: string) => {
+    if (backend.startsWith('transformers:')) void runtime.then((r) => r.release());
+    onBackend?.(backend);
+  };
+  return {
+    ...engine,
+    chat: async (target, request, options = {}) => {
+      await runtime;
+      return engine.chat(target, request, { ...options, onBackend: released(options.onBackend) });
+    },
+    embed: async (target, request, options = {}) => {
+      await runtime;
+      return engine.embed(target, request, { ...options, onBackend: released(options.onBackend) });
+    },
+  };
 }
