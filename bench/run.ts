@@ -33,6 +33,7 @@ import {
   constrainedOutputTable,
 } from './constrained-output.ts';
 import { decode, delivery, embeddings, firstToken, type ChatSamples, type EmbeddingSamples } from './measures.ts';
+import { coldStartBench, coldStartTable } from './cold-start.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
 import {
@@ -644,6 +645,9 @@ try {
 } finally {
   await server.close();
 }
+const coldStarts = await section('Chromium, wasm: cold start, first visit and cached (bench/cold-start.ts)', () =>
+  coldStartBench(SMOKE ? 1 : 5, log),
+);
 
 const { decodeTokensPerSecond: d, compileMs: c } = structured;
 const structuredTable = [
@@ -690,12 +694,14 @@ const markdown = [
   `Constrained against free output (issue 26's jump-forward: forced tokens appended in one forward pass), in Node; ` +
     `each free reply, its end tokens banned, as long as the constrained one to the same prompt:\n\n` +
     constrainedOutputTable(constrained),
+  `Cold start (issue 26, item 5; Chromium without WebGPU, each run a fresh profile):\n\n${coldStartTable(coldStarts)}`,
   `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
     `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
 console.log(`\n${markdown}\n`);
 const results = {
   bundled,
+  coldStart: coldStarts,
   stories,
   structured,
   schemaCorpus,
