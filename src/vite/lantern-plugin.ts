@@ -20,7 +20,8 @@ export interface LanternPluginOptions {
   models?: boolean;
   /**
    * Which files of the build the service worker precaches, by path relative to the build folder (`assets/x.js`).
-   * Default: all of them (the app, the engine worker, onnxruntime-web and the models copied in), except source maps.
+   * Default: all of them (the app, the engine worker, onnxruntime-web's factories and the models copied in), except
+   * source maps. onnxruntime-web's binaries are never precached: the engine worker keeps the build its device runs.
    */
   precache?: boolean | ((file: string) => boolean);
   /** An engine worker source to build instead of Lantern's prebuilt one (Lantern's own repository builds its source). */
