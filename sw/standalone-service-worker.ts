@@ -1,9 +1,11 @@
 /// <reference lib="webworker" />
 /**
  * Lantern's prebuilt service worker for apps built without its Vite plugin (`dist/static/service-worker.js` in the
- * package): `/v1/*` to the handler; Lantern's own files (engine worker, onnxruntime-web) precached, their list written
- * in when Lantern was built; and, as no build step lists the app's files, each same-origin GET is fetched from the
- * network first and kept, so that the app answers from that copy when offline.
+ * package): `/v1/*` to the handler; Lantern's own files (engine worker, onnxruntime-web's loaders) precached, their
+ * list written in when Lantern was built; and, as no build step lists the app's files, each same-origin GET is fetched
+ * from the network first and kept, so that the app answers from that copy when offline. onnxruntime-web's WebAssembly
+ * binaries are left to the engine worker, which fetches the one build its device runs and keeps it itself
+ * (`lantern-onnxruntime`): kept here too, it would be stored twice.
  */
 import { registerRoute } from 'workbox-routing';
 import { NetworkFirst } from 'workbox-strategies';
@@ -11,13 +13,19 @@ import { mountLantern } from './mount-lantern.ts';
 import { precacheApp, type PrecacheEntry } from './precache.ts';
 import { isLanternRequest } from './route-fetch.ts';
 
+/** onnxruntime-web's WebAssembly builds (`ort-wasm-simd-threaded.wasm`, `….jsep.wasm`, …). */
+const ONNX_RUNTIME_BINARY = /\/ort-wasm[^/]*\.wasm$/;
+
 declare const self: ServiceWorkerGlobalScope & { __WB_MANIFEST: PrecacheEntry[] };
 
 mountLantern(self);
 precacheApp(self.__WB_MANIFEST);
 registerRoute(
   ({ request, url }) =>
-    request.method === 'GET' && url.origin === self.location.origin && !isLanternRequest(request, url.origin),
+    request.method === 'GET' &&
+    url.origin === self.location.origin &&
+    !isLanternRequest(request, url.origin) &&
+    !ONNX_RUNTIME_BINARY.test(url.pathname),
   new NetworkFirst({ cacheName: 'lantern-app' }),
 );
 
