@@ -45,6 +45,9 @@ function channelChanges(channelName: string): KeyChanges {
   };
   /** This context's notices in flight, by their id: their echo ends the writer's wait. */
   const echoes = new Map<string, () => void>();
+  // Ids unique across contexts without `crypto.randomUUID`, which a page outside a secure context lacks.
+  const context = Math.random().toString(36).slice(2);
+  let sent = 0;
   // Two channel objects: a channel never delivers a message to the object that posted it, so `inbox` hears this
   // context's own notices (their echo) as well as the other contexts'. Opened on first use; never closed, as the
   // stores that use them live as long as their context. In Node, unref'd so that they keep no process alive.
@@ -73,7 +76,7 @@ function channelChanges(channelName: string): KeyChanges {
     async announce() {
       notifyHere();
       const channel = open();
-      const id = crypto.randomUUID();
+      const id = `${context}:${++sent}`;
       let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         await new Promise<void>((resolve) => {
