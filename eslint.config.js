@@ -93,6 +93,8 @@ export default tseslint.config(
       'test-results/',
       'coverage/',
       'public/models/',
+      // Generated models and whatever scratch sits beside them (git-ignored).
+      'bench/.models/',
       'node_modules/',
     ],
   },
