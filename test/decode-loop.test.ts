@@ -92,6 +92,19 @@ describe('the decode loop', () => {
     expect(model.stats.forwardPasses - before.forwardPasses).toBe(model.stats.rowSteps - before.rowSteps);
   });
 
+  it('answers a request aborted while it waits for a row at once, and serves the one behind it', async () => {
+    const model = await load({ batch: { maxRows: 1 } });
+    const alone = await model.generate(ask(PROMPTS[2]!));
+    const controller = new AbortController();
+    const running = model.generate(ask(PROMPTS[0]!, { maxTokens: 60 }));
+    const waiting = model.generate(ask(PROMPTS[1]!), { signal: controller.signal });
+    const behind = model.generate(ask(PROMPTS[2]!));
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ kind: 'aborted' });
+    const [, last] = await Promise.all([running, behind]);
+    expect(last.choices[0]!.text).toBe(alone.choices[0]!.text);
+  });
+
   it('finds out a model whose attention ignores the mask, and decodes it one request at a time', async () => {
     // Fault injection: the model sees an all-ones mask, as an export whose attention reads only lengths would.
     const prototype = PreTrainedModel.prototype as { forward: (inputs: Record<string, unknown>) => Promise<unknown> };

@@ -58,7 +58,9 @@ interface Waiting {
   job: DecodeJob;
   resolve: (value: { cachedPromptTokens: number }) => void;
   reject: (error: unknown) => void;
-  /** Its prefill, once started: the one-row cache being filled and how many prompt tokens it holds. */
+  /** Set once its prefill has started: from then on the loop, not its abort listener, takes it out of the queue. */
+  started?: boolean;
+  /** Its prefill: the one-row cache being filled and how many prompt tokens it holds. */
   cache?: DynamicCache;
   cached?: number;
   filled?: number;
@@ -125,7 +127,7 @@ export class DecodeLoop {
         'abort',
         () => {
           const at = this.#waiting.indexOf(waiting);
-          if (at >= 0 && waiting.cache === undefined) {
+          if (at >= 0 && !waiting.started) {
             this.#waiting.splice(at, 1);
             reject(aborted());
           }
@@ -164,19 +166,25 @@ export class DecodeLoop {
   async #admit(): Promise<void> {
     const head = this.#waiting[0];
     if (!head) return;
+    const dequeue = () => this.#waiting.splice(this.#waiting.indexOf(head), 1);
     if (head.job.signal?.aborted) {
-      this.#waiting.shift();
+      dequeue();
       if (head.cache) this.#prefixes.discard(head.cache);
       return head.reject(aborted());
     }
-    if (head.cache === undefined && !(await this.#fits(head.job))) return;
+    if (!head.started) {
+      if (!(await this.#fits(head.job))) return;
+      // Its caller may have gone while the padding check ran: its listener has answered it and taken it out.
+      if (this.#waiting[0] !== head) return;
+      head.started = true;
+    }
     try {
       const logits = await this.#prefill(head);
       if (!logits) return; // more pieces to go
-      this.#waiting.shift();
+      dequeue();
       await this.#join(head, logits);
     } catch (error) {
-      if (this.#waiting[0] === head) this.#waiting.shift();
+      if (this.#waiting.includes(head)) dequeue();
       if (head.cache) this.#prefixes.discard(head.cache);
       head.reject(EngineError.from(error));
     }
