@@ -258,10 +258,12 @@ export class TransformersChatModel {
       if (vocabulary.special.has(generated[i]!)) break;
       tail.unshift(generated[i]!);
     }
-    const tailBytes = concatBytes(tail.map((t) => vocabulary.bytes[t] ?? new Uint8Array()));
+    const tailBytes = tail.map((t) => vocabulary.bytes[t] ?? NO_BYTES);
+    const tailLength = tailBytes.reduce((sum, bytes) => sum + bytes.length, 0);
     let whole: string;
     try {
-      whole = FATAL_UTF8.decode(tailBytes) + text;
+      const decoder = new TextDecoder('utf-8', { fatal: true });
+      whole = tailBytes.map((bytes) => decoder.decode(bytes, { stream: true })).join('') + decoder.decode() + text;
     } catch {
       return []; // the tail ends inside a character
     }
@@ -271,12 +273,18 @@ export class TransformersChatModel {
       whole = whole.slice(1);
     }
     const ids = this.#tokenizer.encode(whole, { add_special_tokens: false });
+    // The tokenization must spell the text byte for byte, with a token boundary where the tail ends: forcing starts
+    // at the token after it.
     const target = new TextEncoder().encode(vocabulary.prependSpace ? ` ${whole}` : whole);
-    if (!sameBytes(concatBytes(ids.map((t) => vocabulary.bytes[t] ?? new Uint8Array())), target)) return [];
     let at = 0;
-    let first = 0;
-    while (first < ids.length && at < tailBytes.length) at += vocabulary.bytes[ids[first++]!]!.length;
-    if (at !== tailBytes.length) return [];
+    let first = -1;
+    for (const [i, id] of ids.entries()) {
+      if (first < 0 && at === tailLength) first = i;
+      const bytes = vocabulary.bytes[id] ?? NO_BYTES;
+      if (bytes.some((byte, j) => byte !== target[at + j])) return [];
+      at += bytes.length;
+    }
+    if (at !== target.length || first < 0) return [];
     let stable = ids.length;
     for (const next of NEXT_CHARACTERS) {
       const extended = this.#tokenizer.encode(whole + next, { add_special_tokens: false });
@@ -341,7 +349,7 @@ const JUMP_TAIL_TOKENS = 3;
  */
 const NEXT_CHARACTERS = ['a', 'Z', 'é', '0', ' ', '\n', '\t', '"', "'", '{', '}', '[', ']', ',', ':', '.', '-', '_'];
 
-const FATAL_UTF8 = new TextDecoder('utf-8', { fatal: true });
+const NO_BYTES = new Uint8Array();
 
 /**
  * A forced token's log probability: under the constraint it was the only token allowed, so its probability is 1 and
@@ -350,18 +358,4 @@ const FATAL_UTF8 = new TextDecoder('utf-8', { fatal: true });
 function forcedLogprob(token: number, top: number, words: TokenText): GeneratedTokenLogprob {
   const entry = { token: words.text(token), logprob: 0, bytes: [...words.bytes(token)] };
   return { ...entry, topLogprobs: top > 0 ? [entry] : [] };
-}
-
-function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, p) => sum + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }

@@ -1,8 +1,8 @@
 import { DynamicCache, Tensor, type PreTrainedModel } from '@huggingface/transformers';
 import { EngineError } from '../../engine/index.ts';
 import type { TaskQueue } from '../task-queue.ts';
-import { KVBatch } from './kv-batch.ts';
-import type { PrefixReuse } from './prefix-reuse.ts';
+import { disposeReplaced, KVBatch, pastOf } from './kv-batch.ts';
+import { cacheBytes, type PrefixReuse } from './prefix-reuse.ts';
 
 /**
  * One request as the decode loop sees it: a prompt and the rows (choices) to generate from it. The request decides
@@ -92,6 +92,8 @@ interface Row {
  */
 export class DecodeLoop {
   readonly #model: PreTrainedModel;
+  /** Whether the model takes `num_logits_to_keep` (optimum's newer exports): then it computes only the logits used. */
+  readonly #keepsLogits: boolean;
   readonly #queue: TaskQueue;
   readonly #prefixes: PrefixReuse;
   readonly #maxRows: number;
@@ -110,6 +112,8 @@ export class DecodeLoop {
 
   constructor(model: PreTrainedModel, queue: TaskQueue, prefixes: PrefixReuse, limits: BatchLimits = {}) {
     this.#model = model;
+    const { sessions } = model as unknown as { sessions: Record<string, { inputNames: string[] } | undefined> };
+    this.#keepsLogits = sessions['model']?.inputNames.includes('num_logits_to_keep') ?? false;
     this.#queue = queue;
     this.#prefixes = prefixes;
     this.#maxRows = Math.max(1, limits.maxRows ?? DEFAULT_MAX_ROWS);
@@ -226,21 +230,10 @@ export class DecodeLoop {
     const from = waiting.filled!;
     // Alone, the whole prompt in one pass, as transformers.js' generate() does; beside running rows, a piece of it.
     const to = this.#rows.length > 0 ? Math.min(prompt.length, from + PREFILL_PIECE) : prompt.length;
-    const ids = prompt.slice(from, to);
-    const inputs = {
-      input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
-      attention_mask: new Tensor('int64', new BigInt64Array(to).fill(1n), [1, to]),
-      position_ids: new Tensor(
-        'int64',
-        BigInt64Array.from(ids, (_, i) => BigInt(from + i)),
-        [1, ids.length],
-      ),
-      past_key_values: waiting.cache,
-    };
-    const outputs = await this.#forward(inputs, 1);
-    const present = presentOf(outputs);
-    disposeReplaced(waiting.cache, present);
-    waiting.cache = newCache(waiting.cache, present);
+    const outputs = await this.#forward(oneRowInputs(prompt.slice(from, to), from, waiting.cache), 1);
+    const past = pastOf(outputs);
+    disposeReplaced(waiting.cache, past);
+    waiting.cache = new DynamicCache(past);
     waiting.filled = to;
     if (!this.#tokenBytes) this.#tokenBytes = cacheBytes(waiting.cache) / to;
     if (to < prompt.length) return undefined;
@@ -285,7 +278,7 @@ export class DecodeLoop {
     let logits: Tensor;
     try {
       const outputs = await this.#forward(this.#batch.stepInputs(rows.map((r) => r.pending)), query);
-      this.#batch.advance(presentOf(outputs), fed);
+      this.#batch.advance(pastOf(outputs), fed);
       logits = outputs.logits!;
     } catch (error) {
       // The pass itself failed: every row in it fails with it, and the batch starts over.
@@ -351,13 +344,7 @@ export class DecodeLoop {
   #forward(inputs: Record<string, unknown>, keep: number): Promise<Record<string, Tensor>> {
     this.stats.forwardPasses += 1;
     return this.#queue.run(async () => {
-      const session = (this.#model as unknown as { sessions: Record<string, { inputNames: string[] }> }).sessions[
-        'model'
-      ];
-      const withKeep =
-        keep > 0 && session?.inputNames.includes('num_logits_to_keep')
-          ? { ...inputs, num_logits_to_keep: logitsToKeep(keep) }
-          : inputs;
+      const withKeep = keep > 0 && this.#keepsLogits ? { ...inputs, num_logits_to_keep: logitsToKeep(keep) } : inputs;
       return (await this.#model.forward(withKeep)) as Record<string, Tensor>;
     });
   }
@@ -369,28 +356,22 @@ function logitsToKeep(keep: number): Tensor {
   return new Tensor('int64', [BigInt(keep)], []);
 }
 
-/** The `present.*` outputs of a pass. */
-function presentOf(outputs: Record<string, Tensor>): Record<string, Tensor> {
-  return Object.fromEntries(Object.entries(outputs).filter(([name]) => name.startsWith('present')));
-}
-
-/** A cache over a pass's `present.*` outputs. */
-function newCache(previous: DynamicCache, present: Record<string, Tensor>): DynamicCache {
-  const tensors: Record<string, Tensor> = {};
-  for (const [name, tensor] of Object.entries(present)) tensors[name.replace('present', 'past_key_values')] = tensor;
-  const Cache = previous.constructor as new (tensors: Record<string, Tensor>) => DynamicCache;
-  return new Cache(tensors);
-}
-
-/** Frees a cache's tensors that a pass's outputs replace (GPU buffers; CPU data goes to the garbage collector). */
-function disposeReplaced(cache: DynamicCache, present: Record<string, Tensor>): void {
-  const kept = new Set(Object.values(present));
-  for (const tensor of Object.values(cache) as Tensor[]) if (!kept.has(tensor)) tensor.dispose();
-}
-
-function cacheBytes(cache: DynamicCache): number {
-  const sizes: Record<string, number> = { float32: 4, float16: 2 };
-  return (Object.values(cache) as Tensor[]).reduce((sum, t) => sum + t.size * (sizes[t.type] ?? 4), 0);
+/**
+ * The inputs of a pass of one row feeding `tokens` at positions `from` on, after the `from` tokens of `cache` (a
+ * prefill, or a piece of one).
+ */
+function oneRowInputs(tokens: readonly number[], from: number, cache: DynamicCache) {
+  const to = from + tokens.length;
+  return {
+    input_ids: new Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]),
+    attention_mask: new Tensor('int64', new BigInt64Array(to).fill(1n), [1, to]),
+    position_ids: new Tensor(
+      'int64',
+      BigInt64Array.from(tokens, (_, i) => BigInt(from + i)),
+      [1, tokens.length],
+    ),
+    past_key_values: cache,
+  };
 }
 
 /**
@@ -415,26 +396,14 @@ async function probePadding(
   model: PreTrainedModel,
   forward: (inputs: Record<string, unknown>) => Promise<Record<string, Tensor>>,
 ): Promise<boolean> {
-  const ids = (values: number[]) => new Tensor('int64', BigInt64Array.from(values, BigInt), [1, values.length]);
-  const solo = async (tokens: number[]) => {
-    const outputs = await forward({
-      input_ids: ids(tokens),
-      attention_mask: new Tensor('int64', new BigInt64Array(tokens.length).fill(1n), [1, tokens.length]),
-      position_ids: ids(tokens.map((_, i) => i)),
-      past_key_values: new DynamicCache(),
-    });
-    return outputs;
-  };
+  const solo = (tokens: number[]) => forward(oneRowInputs(tokens, 0, new DynamicCache()));
   const vocab = (model.config as { vocab_size?: number }).vocab_size ?? 100;
   const token = (i: number) => (7 + i * 13) % Math.max(2, Math.min(vocab, 1000));
   const a = [1, 2, 3].map(token);
   const b = [4, 5, 6, 7, 8, 9].map(token);
   const batch = new KVBatch();
   try {
-    const prefill = async (tokens: number[]) => {
-      const outputs = await solo(tokens);
-      return newCache(new DynamicCache(), presentOf(outputs));
-    };
+    const prefill = async (tokens: number[]) => new DynamicCache(pastOf(await solo(tokens)));
     const [ca, cb] = [await prefill(a.slice(0, 2)), await prefill(b.slice(0, 3))];
     await batch.relayout(
       [],
@@ -445,7 +414,7 @@ async function probePadding(
     );
     // Step 1: A feeds one token, B two (A's query is padded on the right: a hole after it).
     let outputs = await forward(batch.stepInputs([[a[2]!], [b[3]!, b[4]!]]));
-    batch.advance(presentOf(outputs), [1, 2]);
+    batch.advance(pastOf(outputs), [1, 2]);
     // Step 2: one token each; A's next token sits after the hole.
     const [a3, b5] = [token(20), b[5]!];
     outputs = await forward(batch.stepInputs([[a3], [b5]]));

@@ -82,15 +82,11 @@ export class KVBatch {
   }
 
   /**
-   * After a step: the model's `present.*` outputs become the batch's tensors, and the old ones are freed. `fed[i]` is
-   * how many real tokens row `i` fed (the step's query length minus its right padding).
+   * After a step: its keys and values (`pastOf` its outputs) become the batch's tensors, and the old ones are freed.
+   * `fed[i]` is how many real tokens row `i` fed (the step's query length minus its right padding).
    */
-  advance(present: Record<string, Tensor>, fed: readonly number[]): void {
+  advance(next: Record<string, Tensor>, fed: readonly number[]): void {
     const query = Math.max(...fed);
-    const next: Record<string, Tensor> = {};
-    for (const [name, tensor] of Object.entries(present)) {
-      if (name.startsWith('present')) next[name.replace('present', 'past_key_values')] = tensor;
-    }
     this.#replace(next);
     this.#width += query;
     this.#masks = this.#masks.map((own, r) => {
@@ -171,12 +167,28 @@ export class KVBatch {
     this.#width = 0;
   }
 
-  /** Takes `next` as the batch's tensors and frees those it replaces (GPU buffers at once). */
+  /** Takes `next` as the batch's tensors and frees those it replaces. */
   #replace(next: Record<string, Tensor>): void {
-    const kept = new Set(Object.values(next));
-    for (const tensor of Object.values(this.#tensors)) if (!kept.has(tensor)) tensor.dispose();
+    disposeReplaced(this.#tensors, next);
     this.#tensors = next;
   }
+}
+
+/**
+ * A forward pass's keys and values as the next pass takes them: its `present.*` outputs, named `past_key_values.*`.
+ */
+export function pastOf(outputs: Record<string, Tensor>): Record<string, Tensor> {
+  const past: Record<string, Tensor> = {};
+  for (const [name, tensor] of Object.entries(outputs)) {
+    if (name.startsWith('present')) past[name.replace('present', 'past_key_values')] = tensor;
+  }
+  return past;
+}
+
+/** Frees the tensors of `old` that `next` does not hold: GPU buffers at once, CPU data to the garbage collector. */
+export function disposeReplaced(old: Record<string, Tensor>, next: Record<string, Tensor>): void {
+  const kept = new Set(Object.values(next));
+  for (const tensor of Object.values(old)) if (!kept.has(tensor)) tensor.dispose();
 }
 
 /** The indices of a row's own columns, in order. */

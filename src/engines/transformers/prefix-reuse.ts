@@ -68,7 +68,7 @@ function isAttentionCache(cache: DynamicCache): boolean {
 }
 
 /** Bytes held by a cache's tensors, wherever they are. */
-function cacheBytes(cache: DynamicCache): number {
+export function cacheBytes(cache: DynamicCache): number {
   return Object.values(cache).reduce((sum, t) => sum + t.size * (BYTES_PER_ELEMENT[t.type] ?? 4), 0);
 }
 
