@@ -49,7 +49,7 @@ const CHROMIUM_ARGS = [
 ];
 
 /** Waits for the harness (its `startLocalAPI` done), lists the models, then streams a short chat completion. */
-function visit(page: Page): Promise<Visit> {
+export function visit(page: Page): Promise<Visit> {
   return page.evaluate(async (model) => {
     while (!(window as { harness?: unknown }).harness) await new Promise((r) => setTimeout(r, 5));
     const readyMs = performance.now();

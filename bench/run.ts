@@ -33,7 +33,7 @@ import {
   constrainedOutputTable,
 } from './constrained-output.ts';
 import { decode, delivery, embeddings, firstToken, type ChatSamples, type EmbeddingSamples } from './measures.ts';
-import { coldStartBench, coldStartTable } from './cold-start.ts';
+import { coldStartBench, coldStartTable, visit } from './cold-start.ts';
 import { CHAT, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
 import {
@@ -245,30 +245,10 @@ async function open(page: Page, url: string, ready: string) {
 async function coldStart(browser: Browser, origin: string) {
   const context = await browser.newContext();
   const page = await context.newPage();
-  const firstAnswers = () =>
-    page.evaluate(async () => {
-      while (!(window as { harness?: unknown }).harness) await new Promise((r) => setTimeout(r, 5));
-      const { harness } = window as unknown as {
-        harness: Harness;
-      };
-      const client = harness.client((await harness.lantern.keys.issue('cold start')).key);
-      await client.models.list();
-      const models = performance.now(); // milliseconds since this page started loading
-      const stream = await client.chat.completions.create({
-        model: 'crimson-falcon-4',
-        messages: [{ role: 'user', content: 'Hello' }],
-        stream: true,
-        max_tokens: 4,
-      });
-      let token = NaN;
-      for await (const chunk of stream) {
-        if (chunk.choices[0]?.delta.content && Number.isNaN(token)) token = performance.now();
-      }
-      return { modelsMs: round(models, 0), firstTokenMs: round(token, 0) };
-      function round(x: number, d: number) {
-        return Number(x.toFixed(d));
-      }
-    });
+  const firstAnswers = async () => {
+    const { modelsMs, firstTokenMs } = await visit(page);
+    return { modelsMs: round(modelsMs, 0), firstTokenMs: round(firstTokenMs, 0) };
+  };
   await page.goto(`${origin}/test/e2e/harness.html`);
   const uncached = await firstAnswers();
   await page.reload();
