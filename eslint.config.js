@@ -77,6 +77,11 @@ const boundaries = [
     why: 'src/storage is a leaf: IndexedDB connections for the stores, knowing nothing of what they keep.',
   },
   {
+    files: ['src/audio/**'],
+    patterns: ['**/api/**', '**/engines/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**'],
+    why: 'src/audio is a leaf: decoding, resampling and windowing audio, for whichever layer transcribes it.',
+  },
+  {
     files: ['src/response-store/**'],
     patterns: ['**/api/**', '**/engine/**', '**/engines/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**'],
     why: "src/response-store is a leaf: it keeps records of the Responses API, whose shape is src/api's business.",

@@ -25,6 +25,7 @@ export async function nodeBench(profile = PROFILE) {
   const traced: Engine = {
     models: () => engine.models(),
     embed: (id, request, options) => engine.embed(id, request, options),
+    transcribe: (id, request, options) => engine.transcribe(id, request, options),
     chat: (id, request, options = {}) =>
       engine.chat(id, request, {
         ...options,

@@ -52,6 +52,13 @@ import { RESPONSES_PLAN, RESPONSES_SMOKE_PLAN, responsesBench } from './response
 import { SCHEMA_CORPUS_PLAN, SCHEMA_CORPUS_SMOKE_PLAN, schemaCorpusBench, schemaCorpusTable } from './schema-corpus.ts';
 import { STRUCTURED_OUTPUT_PLAN, STRUCTURED_OUTPUT_SMOKE_PLAN, structuredOutputBench } from './structured-output.ts';
 import { TOOL_CALLING_PLAN, TOOL_CALLING_SMOKE_PLAN, toolCallingBench } from './tool-calling.ts';
+import {
+  TRANSCRIPTION_PLAN,
+  TRANSCRIPTION_SMOKE_PLAN,
+  transcriptionBrowser,
+  transcriptionNode,
+  transcriptionTable,
+} from './transcription.ts';
 import { decodeRate, median, round } from './stats.ts';
 
 /** `--smoke`: the smoke pass (see above). */
@@ -190,6 +197,7 @@ const REMOTE = SMOKE ? REMOTE_SMOKE_PLAN : REMOTE_PLAN;
 const TOOL_CALLING = SMOKE ? TOOL_CALLING_SMOKE_PLAN : TOOL_CALLING_PLAN;
 const REALISTIC_SECTION = SMOKE ? REALISTIC_SMOKE_PLAN : REALISTIC_PLAN;
 const CONSTRAINED = SMOKE ? CONSTRAINED_OUTPUT_SMOKE_PLAN : CONSTRAINED_OUTPUT_PLAN;
+const TRANSCRIPTION = SMOKE ? TRANSCRIPTION_SMOKE_PLAN : TRANSCRIPTION_PLAN;
 
 async function measureChat(name: string, plan: Plan, runner: Runner, model: string) {
   log(`${name}: decode`);
@@ -628,6 +636,19 @@ try {
 const coldStarts = await section('Chromium, wasm: cold start, first visit and cached (bench/cold-start.ts)', () =>
   coldStartBench(SMOKE ? 1 : 5, log),
 );
+const transcription = {
+  node: await section('node: transcription (real-time factor; /v1 against the engine)', () =>
+    transcriptionNode(TRANSCRIPTION, log),
+  ),
+  wasm: await section(
+    'Chromium, wasm: transcription (real-time factor; /v1 against the engine in a worker; bench/transcription.ts)',
+    async () => {
+      const { device, chromium, ...figures } = await transcriptionBrowser(TRANSCRIPTION, log);
+      browsers.transcription = { device, chromium };
+      return figures;
+    },
+  ),
+};
 
 const { decodeTokensPerSecond: d, compileMs: c } = structured;
 const structuredTable = [
@@ -675,6 +696,9 @@ const markdown = [
     `each free reply, its end tokens banned, as long as the constrained one to the same prompt:\n\n` +
     constrainedOutputTable(constrained),
   `Cold start (issue 26, item 5; Chromium without WebGPU, each run a fresh profile):\n\n${coldStartTable(coldStarts)}`,
+  `Speech to text (bench/transcription.ts; \`POST /v1/audio/transcriptions\`, the openai SDK sending a WAV file, ` +
+    `against the engine's \`transcribe\` called directly; Chromium without WebGPU):\n\n` +
+    transcriptionTable({ Node: transcription.node, 'Chromium, wasm': transcription.wasm }),
   `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
     `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
@@ -690,6 +714,7 @@ const results = {
   realistic,
   constrained,
   remote,
+  transcription,
 };
 log(`sections: ${timings.map(({ section, seconds }) => `${section.split(' (')[0]}: ${seconds} s`).join(' | ')}`);
 if (!SMOKE) {

@@ -5,10 +5,20 @@ import {
   watchOutput,
   type ChatRequest,
   type ChatResult,
+  type ChatEvent,
   type EmbedRequest,
   type EmbedResult,
+  type TranscribeRequest,
+  type TranscribeResult,
+  type TranscriptEvent,
 } from '../src/engine/index.ts';
-import type { LocalCallOptions, LocalChatOptions, LocalEngine, LocalTarget } from '../src/engines/local-engine.ts';
+import type {
+  LocalCallOptions,
+  LocalChatOptions,
+  LocalEngine,
+  LocalTarget,
+  LocalTranscribeOptions,
+} from '../src/engines/local-engine.ts';
 import type { RoutingConfig } from '../src/engines/model-profile.ts';
 import {
   CALLER_ALIVE_MS,
@@ -112,7 +122,7 @@ export class EngineWorkerClient implements LocalEngine {
     const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
     const watched = watchOutput({
       ...options,
-      onEvent: (event) => {
+      onEvent: (event: ChatEvent) => {
         results.add(event);
         options.onEvent?.(event);
       },
@@ -131,6 +141,32 @@ export class EngineWorkerClient implements LocalEngine {
       options.signal,
       () => true,
       (connection, lost) => this.#withCallPort(options, lost, (port) => connection.api.embed(target, request, port)),
+    );
+  }
+
+  /**
+   * A transcription: the audio's bytes cross to the worker (transferred from a copy the caller does not keep); its
+   * deltas and progress arrive as events. Sent again to the next worker only while it has reported no text.
+   */
+  async transcribe(
+    target: LocalTarget,
+    request: TranscribeRequest,
+    options: LocalTranscribeOptions = {},
+  ): Promise<TranscribeResult> {
+    let text = false;
+    const onEvent = (event: TranscriptEvent) => {
+      if (event.type === 'delta') text = true;
+      options.onEvent?.(event);
+    };
+    return this.#send(
+      options.signal,
+      () => !text,
+      (connection, lost) =>
+        this.#withCallPort({ ...options, onEvent }, lost, (port) => {
+          const bytes = request.audio.bytes.slice();
+          const sent = { ...request, audio: { ...request.audio, bytes } };
+          return connection.api.transcribe(target, Comlink.transfer(sent, [bytes.buffer]), port);
+        }),
     );
   }
 
@@ -174,7 +210,7 @@ export class EngineWorkerClient implements LocalEngine {
    * port then, rather than keep a timer running for a worker that is gone.
    */
   async #withCallPort<T>(
-    options: LocalChatOptions,
+    options: LocalCallOptions & { onEvent?: ((event: never) => void) | undefined },
     lost: AbortSignal,
     invoke: (port: MessagePort) => Promise<T>,
   ): Promise<T> {
@@ -182,7 +218,7 @@ export class EngineWorkerClient implements LocalEngine {
     let ended!: () => void;
     const end = new Promise<void>((resolve) => (ended = resolve));
     mine.onmessage = (message: MessageEvent<CallMessage>) => {
-      if (message.data.type === 'event') options.onEvent?.(message.data.event);
+      if (message.data.type === 'event') options.onEvent?.(message.data.event as never);
       else if (message.data.type === 'backend') options.onBackend?.(message.data.backend);
       else if (message.data.type === 'end') ended();
     };

@@ -1,4 +1,5 @@
-import OpenAI from 'openai';
+import { readFileSync } from 'node:fs';
+import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine, ModelProfile, RemoteCandidate } from '../src/index.ts';
 import { chatRequest } from './support/chat-request.ts';
@@ -10,8 +11,10 @@ import {
   type ChatReference,
   type SdkClient,
 } from './support/lantern.ts';
+import { speechClip } from './support/speech-fixture.ts';
 import { chatTool, GET_WEATHER, responsesTool } from './support/tools.ts';
 import { startUpstream, type Upstream } from './support/upstream.ts';
+import { clipAllowance, wordErrors } from './support/word-error-rate.ts';
 
 /**
  * Remote candidates, answered: Lantern in this process forwards to Lantern's own Node server in another process, over
@@ -57,7 +60,7 @@ beforeAll(async () => {
     startUpstream({ mode: 'lantern', ...(HAS_STORIES_260K && { stories: STORIES_260K }) }),
     startUpstream({ mode: 'lantern', gated: true, ignoreEncodingFormat: true }),
   ]);
-  const only = (task: 'chat' | 'embeddings', candidate: RemoteCandidate) => ({
+  const only = (task: 'chat' | 'embeddings' | 'transcription', candidate: RemoteCandidate) => ({
     task,
     created: 7,
     candidates: [candidate],
@@ -69,6 +72,7 @@ beforeAll(async () => {
     'far-stories': only('chat', upstream.candidate('stories-260k')),
     'paced-falcon': only('chat', gated.candidate('crimson-falcon-4')),
     'floats-mole': only('embeddings', gated.candidate('jade-mole-4')),
+    'far-finch': only('transcription', upstream.candidate('teal-finch-4')),
   };
   ({ client, engine } = await sdkClient({ profile }));
   direct = new OpenAI({ baseURL: upstream.baseURL, apiKey: upstream.key, maxRetries: 0 });
@@ -375,6 +379,36 @@ describe('embeddings', () => {
   });
 });
 
+describe('speech to text', () => {
+  const clip = () => toFile(readFileSync('test/fixtures/speech/two-phrases.wav'), 'two-phrases.wav');
+
+  it("sends the audio as multipart to the server's own route, and writes the client's format from its segments", async () => {
+    const request = {
+      response_format: 'verbose_json' as const,
+      timestamp_granularities: ['segment' as const, 'word' as const],
+    };
+    const { data: ours, response } = await client.audio.transcriptions
+      .create({ file: await clip(), model: 'far-finch', ...request })
+      .withResponse();
+    const theirs = await direct.audio.transcriptions.create({ file: await clip(), model: 'teal-finch-4', ...request });
+    expect(response.headers.get('x-lantern-backend')).toBe('remote:6'); // the profile's sixth server candidate
+    expect(ours).toMatchObject({ task: 'transcribe', language: 'english', duration: theirs.duration });
+    // The same fields; the words each within what was said, since this clip falls back to sampled decoding (the
+    // fixture's log probability is low on it), which differs from run to run.
+    expect(Object.keys(ours).sort()).toEqual(Object.keys(theirs).sort());
+    const spoken = speechClip('two-phrases.wav').text;
+    for (const answer of [ours, theirs]) {
+      expect(wordErrors(spoken, answer.text).errors, answer.text).toBeLessThanOrEqual(clipAllowance(spoken));
+    }
+    const srt = await client.audio.transcriptions.create({
+      file: await clip(),
+      model: 'far-finch',
+      response_format: 'srt',
+    });
+    expect(srt).toMatch(/^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n.+\n\n/);
+  });
+});
+
 describe('models', () => {
   it('lists each ID with its chain and the candidate that answers it', async () => {
     const models = [];
@@ -382,6 +416,13 @@ describe('models', () => {
     const falcon = models.find((m) => m.id === 'far-falcon') as unknown as Record<string, unknown>;
     // That a server answers it, not where the server is or its name for the model.
     expect(falcon).toMatchObject({ object: 'model', created: 7, candidates: ['remote:1'], served_by: 'remote:1' });
-    expect(models.map((m) => m.id)).toEqual(['far-falcon', 'far-mole', 'far-stories', 'paced-falcon', 'floats-mole']);
+    expect(models.map((m) => m.id)).toEqual([
+      'far-falcon',
+      'far-mole',
+      'far-stories',
+      'paced-falcon',
+      'floats-mole',
+      'far-finch',
+    ]);
   });
 });

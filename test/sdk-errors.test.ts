@@ -32,7 +32,7 @@ async function failure(promise: Promise<unknown>): Promise<APIError> {
 }
 
 describe('models', () => {
-  it('lists the four public models with one owner', async () => {
+  it('lists the five public models with one owner', async () => {
     const models = [];
     for await (const m of client.models.list()) models.push(m);
     expect(models.map((m) => m.id)).toEqual(Object.keys(PUBLIC_MODELS));
@@ -188,6 +188,7 @@ describe('error classes', () => {
     const breaksOnce: Engine = {
       models: () => engine.models(),
       embed: (id, request, options) => engine.embed(id, request, options),
+      transcribe: (id, request, options) => engine.transcribe(id, request, options),
       chat: async (id, request, options) => {
         if (failures++ === 0) throw new EngineError('internal', 'The WebGPU device was lost.');
         return engine.chat(id, request, options);

@@ -24,6 +24,7 @@ async function lantern() {
     loaders: {
       chat: (candidate, context) => WebLLMChatModel.load(candidate as never, { ...context, create }),
       embeddings: () => Promise.reject(new Error('no embeddings here')),
+      transcription: () => Promise.reject(new Error('no speech here')),
     },
   });
   const { client } = await sdkClient({ engine });

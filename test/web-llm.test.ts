@@ -45,6 +45,9 @@ beforeEach(async () => {
       embeddings: async () => {
         throw new Error('no embeddings here');
       },
+      transcription: async () => {
+        throw new Error('no speech here');
+      },
     },
   });
   const { port1, port2 } = new MessageChannel();

@@ -38,6 +38,8 @@ const keys: string[] = [];
 for (let i = 0; i < 32; i++) keys.push((await lantern.keys.issue(`bench ${i}`)).key);
 
 const warm = new Set<string>();
+/** The speech clips `bench.audio` was given, by name. */
+const clips = new Map<string, Uint8Array<ArrayBuffer>>();
 const now = () => performance.timeOrigin + performance.now();
 let sent = 0;
 /**
@@ -145,6 +147,25 @@ const bench = {
       if (size > 1) result.oneByOne.push(await timed(oneByOne));
     }
     return result;
+  },
+
+  /** Keeps a speech clip's bytes (base64) in the page under its name, for the transcriptions (bench/transcription.ts). */
+  audio(name: string, base64: string) {
+    clips.set(
+      name,
+      Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)),
+    );
+  },
+
+  /** One transcription of a kept clip by the engine in the direct worker, timed there: ms, text, audio seconds. */
+  transcribeDirect: (model: string, name: string) => direct.transcribe(model, clips.get(name)!.slice(), name),
+
+  /** One transcription of a kept clip through /v1, by the SDK with a `File` made here: ms and text. */
+  async transcribePath(model: string, name: string) {
+    const started = performance.now();
+    const file = new File([clips.get(name)!], name, { type: 'audio/wav' });
+    const { text } = await client().audio.transcriptions.create({ file, model });
+    return { ms: performance.now() - started, text };
   },
 
   /** `streams` simultaneous streamed chats of `tokens` tokens each, spread over the keys. */

@@ -41,6 +41,18 @@ const direct = {
     await engine.embed(target(model, 'embeddings'), { input });
     return performance.now() - started;
   },
+  /** One transcription of a WAV file, as /v1 asks for it by default (bench/transcription.ts): ms, text, seconds. */
+  async transcribe(model: string, bytes: Uint8Array, name: string) {
+    const audio = { bytes, name, type: 'audio/wav' };
+    const started = performance.now();
+    const result = await engine.transcribe(target(model, 'transcription'), {
+      audio,
+      task: 'transcribe',
+      temperature: 0,
+      words: false,
+    });
+    return { ms: performance.now() - started, text: result.text, duration: result.duration };
+  },
 };
 
 export type DirectWorker = typeof direct;

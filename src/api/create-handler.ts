@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type CorsOptions, type HandlerOpti
 import { createChatCompletion } from './chat-completions/route.ts';
 import { createCompletion } from './completions/route.ts';
 import { createEmbeddings } from './embeddings/route.ts';
+import { createTranscription } from './audio/route.ts';
 import { listModels, retrieveModel } from './models/route.ts';
 import { RateLimiter } from './rate-limiter.ts';
 import { createResponse, deleteResponse, retrieveResponse } from './responses/route.ts';
@@ -19,7 +20,8 @@ export type Handler = (request: Request) => Promise<Response>;
 
 /**
  * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`, `POST /v1/completions`,
- * `POST /v1/responses` (with `GET` and `DELETE /v1/responses/{id}`) and `POST /v1/embeddings`, every route behind
+ * `POST /v1/responses` (with `GET` and `DELETE /v1/responses/{id}`), `POST /v1/embeddings` and
+ * `POST /v1/audio/transcriptions` and `/translations`, every route behind
  * `Authorization: Bearer lt_…`, every route that runs a model under a per-key rate limit and a bounded engine queue,
  * and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
  *
@@ -83,6 +85,8 @@ export function createHandler(options: HandlerOptions): Handler {
   app.delete('/v1/responses/:id', deleteResponse(deps));
   // Embeddings run on the same device, in the same engine queue, as generations: the same limits hold them.
   app.post('/v1/embeddings', rateLimit(limiter), createEmbeddings(deps));
+  app.post('/v1/audio/transcriptions', rateLimit(limiter), createTranscription(deps, 'transcribe'));
+  app.post('/v1/audio/translations', rateLimit(limiter), createTranscription(deps, 'translate'));
 
   return async (request) => {
     try {

@@ -36,6 +36,13 @@ export interface Limits {
   maxSchemaLiteralChars: number;
   /** Longest single `enum` value, in characters: the grammar's compile grows with the square of it. */
   maxEnumValueChars: number;
+  /** Largest audio file of a transcription or translation, in bytes: 25 MB, as the OpenAI API. */
+  maxAudioBytes: number;
+  /**
+   * Longest audio of a transcription or translation, in seconds, once decoded: its samples are held in memory (64 KB a
+   * second at Whisper's 16 kHz), and a long one holds the device for minutes.
+   */
+  maxAudioSeconds: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -52,6 +59,8 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxSchemaProperties: 1000,
   maxSchemaLiteralChars: 16_384,
   maxEnumValueChars: 256,
+  maxAudioBytes: 25 * 1024 * 1024,
+  maxAudioSeconds: 3600,
 });
 
 /** The per-key rate limit of the requests that run models: chat completions and embeddings, counted together. */

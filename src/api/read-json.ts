@@ -3,20 +3,9 @@ import { invalidRequest } from './errors.ts';
 const NOT_JSON =
   'We could not parse the JSON body of your request. The API expects a JSON object; what was sent was not valid JSON.';
 
-/**
- * Reads a request body as a JSON object, refusing more than `maxBytes` before buffering it: a declared
- * Content-Length over the limit is refused unread, a streamed body is cut off as soon as it passes the limit, and a
- * body that a browser offers only whole (Firefox has no `Request.body` stream) is measured before it is read.
- */
+/** Reads a request body as a JSON object, refusing more than `maxBytes` before buffering it (see {@link readBody}). */
 export async function readJsonObject(request: Request, maxBytes: number): Promise<Record<string, unknown>> {
-  const tooLarge = () =>
-    invalidRequest(`The request body is larger than the limit of ${maxBytes} bytes.`, null, 'request_too_large');
-  const declared = Number(request.headers.get('content-length'));
-  if (declared > maxBytes) throw tooLarge();
-
-  const bytes =
-    request.body === undefined ? await readBlob(request, maxBytes) : await readStream(request.body, maxBytes);
-  if (bytes === null) throw tooLarge();
+  const bytes = await readBody(request, maxBytes);
   if (bytes.byteLength === 0) throw invalidRequest(`${NOT_JSON} The body was empty.`, null, 'invalid_json');
 
   let text: string;
@@ -35,6 +24,22 @@ export async function readJsonObject(request: Request, maxBytes: number): Promis
     throw invalidRequest('The request body must be a JSON object.', null, 'invalid_json');
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * Reads a request's body, refusing more than `maxBytes` before buffering it: a declared Content-Length over the limit is
+ * refused unread, a streamed body is cut off as soon as it passes the limit, and a body that a browser offers only whole
+ * (Firefox has no `Request.body` stream) is measured before it is read.
+ */
+export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = () =>
+    invalidRequest(`The request body is larger than the limit of ${maxBytes} bytes.`, null, 'request_too_large');
+  const declared = Number(request.headers.get('content-length'));
+  if (declared > maxBytes) throw tooLarge();
+  const bytes =
+    request.body === undefined ? await readBlob(request, maxBytes) : await readStream(request.body, maxBytes);
+  if (bytes === null) throw tooLarge();
+  return bytes;
 }
 
 /** Reads a body stream to its end, or stops (and answers null) as soon as it passes `maxBytes`. */

@@ -1,4 +1,5 @@
 import * as Comlink from 'comlink';
+import { decodeAudioInPage } from '../audio/index.ts';
 import type { LoadProgress } from '../engine/index.ts';
 import type { CandidateFailure, RoutingConfig } from '../engines/model-profile.ts';
 import { deviceCapabilities } from '../worker/device.ts';
@@ -83,6 +84,11 @@ export class EngineHost {
         Comlink.proxy((progress: LoadProgress) => this.#events.progress(progress)),
         Comlink.proxy((report: RunReport) => this.#events.report(report)),
         Comlink.proxy((reason: string, failed?: CandidateFailure) => this.#replace(serial, reason, failed)),
+        // The worker has no AudioContext: the page decodes audio that is not WAV, and hands the samples back.
+        Comlink.proxy(async (bytes: Uint8Array, sampleRate: number) => {
+          const samples = await decodeAudioInPage(bytes.slice().buffer, sampleRate);
+          return Comlink.transfer(samples, [samples.buffer]);
+        }),
       )
       .then((device) => {
         this.#events.device(device);

@@ -1,6 +1,6 @@
 /** The engine interface shared by `src/api` (its user) and `src/engines` (its implementations). */
 export type * from './types.ts';
 export { ChatResultBuilder } from './chat-result.ts';
-export { watchOutput } from './watch-output.ts';
+export { watchOutput, type OutputListeners } from './watch-output.ts';
 export { REASONING_EFFORTS, thinksAt } from './reasoning-effort.ts';
 export { EngineError, modelNotFound, throwIfAborted, type EngineErrorKind, type EngineErrorOptions } from './errors.ts';

@@ -253,7 +253,85 @@ export interface EmbedResult {
 
 export type EmbedOptions = CallOptions;
 
-export type ModelTask = 'chat' | 'embeddings';
+/**
+ * What a model does: chat (and the text routes built on it), embeddings, or speech to text
+ * (`/v1/audio/transcriptions` and `/translations`).
+ */
+export type ModelTask = 'chat' | 'embeddings' | 'transcription';
+
+/** An audio file as the client sent it: its bytes, its name and its media type (either may be empty). */
+export interface AudioFile {
+  bytes: Uint8Array;
+  name: string;
+  type: string;
+}
+
+/** One speech-to-text request, already validated by the caller. */
+export interface TranscribeRequest {
+  audio: AudioFile;
+  /** Write down what is said in its own language (`transcribe`), or in English (`translate`). */
+  task: 'transcribe' | 'translate';
+  /** The spoken language, ISO-639-1 (`en`); absent: the model's default (English for the models here). */
+  language?: string;
+  /** Text the speech follows on from (the previous part of a recording, names to spell): the model reads it first. */
+  prompt?: string;
+  /** 0 means greedy decoding; otherwise the softmax temperature (at most 1). */
+  temperature: number;
+  /** Whether to time each word (the wire's `timestamp_granularities[]=word`). */
+  words: boolean;
+  /** The longest audio the caller takes, in seconds: longer is refused (`file`) once it is decoded. */
+  maxSeconds?: number;
+}
+
+/** A span of the transcript, as Whisper's decoding cuts it, with its place in the audio (seconds). */
+export interface TranscriptSegment {
+  start: number;
+  end: number;
+  text: string;
+  /** The segment's text tokens. */
+  tokens: number[];
+  /** The mean log probability of its tokens. */
+  avgLogprob: number;
+  /** How much the text compresses (gzip): a high ratio is a model repeating itself. */
+  compressionRatio: number;
+  /** The model's probability, before its first token, that the window holds no speech. */
+  noSpeechProb: number;
+  /** The temperature its window was decoded at (above 0 after Whisper's fallback). */
+  temperature: number;
+  /** Where the window it was decoded in starts, in seconds. */
+  windowStart: number;
+}
+
+/** A word and where it is said (seconds). */
+export interface TranscriptWord {
+  word: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * What a running transcription reports: its text as each span of the audio is written down for good (concatenated,
+ * the deltas are the transcript), and how far through the audio it is.
+ */
+export type TranscriptEvent = { type: 'delta'; text: string } | { type: 'progress'; seconds: number; duration: number };
+
+export interface TranscribeResult {
+  text: string;
+  /** The spoken language, ISO-639-1. */
+  language: string;
+  /** The audio's length in seconds. */
+  duration: number;
+  segments: TranscriptSegment[];
+  /** With `words`: every word, in order. */
+  words?: TranscriptWord[];
+  /** Tokens generated (the text's, timestamps included). */
+  usage: { outputTokens: number };
+}
+
+export interface TranscribeOptions extends CallOptions {
+  /** Called synchronously for every event, in order. */
+  onEvent?: (event: TranscriptEvent) => void;
+}
 
 /**
  * Progress of loading a model, one union for every engine (the statuses of transformers.js' `ProgressInfo`), named by
@@ -309,4 +387,5 @@ export interface Engine {
   models(): Promise<ModelCard[]>;
   chat(model: string, request: ChatRequest, options?: ChatOptions): Promise<ChatResult>;
   embed(model: string, request: EmbedRequest, options?: EmbedOptions): Promise<EmbedResult>;
+  transcribe(model: string, request: TranscribeRequest, options?: TranscribeOptions): Promise<TranscribeResult>;
 }

@@ -1,8 +1,9 @@
-import type { ChatEvent, WireObject } from './types.ts';
+import type { WireObject } from './types.ts';
 
 /** Where a call's output goes: typed events, or a server's chunks as it sent them. */
 export interface OutputListeners {
-  onEvent?: ((event: ChatEvent) => void) | undefined;
+  /** Chat or transcript events: whichever the call emits. */
+  onEvent?: ((event: never) => void) | undefined;
   onServerChunk?: ((chunk: WireObject) => void) | undefined;
 }
 

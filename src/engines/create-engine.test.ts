@@ -47,7 +47,11 @@ function loaders(failing: Record<string, Error> = {}) {
       }),
     };
   };
-  const result: ModelLoaders = { chat: load, embeddings: load };
+  const result: ModelLoaders = {
+    chat: load,
+    embeddings: load,
+    transcription: () => Promise.reject(new Error('no speech here')),
+  };
   return Object.assign(result, { loads });
 }
 

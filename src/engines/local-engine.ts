@@ -8,9 +8,19 @@ import {
   type EngineErrorKind,
   type LoadProgress,
   type ModelTask,
+  type TranscribeRequest,
+  type TranscribeResult,
+  type TranscriptEvent,
 } from '../engine/index.ts';
+import { decodeAudioFile, type DecodeAudio } from './audio-input.ts';
 import { formatBytes, type StorageShortfall } from '../downloads/index.ts';
-import { DEFAULT_LOADERS, type ChatModel, type EmbeddingModel, type ModelLoaders } from './model-loaders.ts';
+import {
+  DEFAULT_LOADERS,
+  type ChatModel,
+  type EmbeddingModel,
+  type ModelLoaders,
+  type SpeechModel,
+} from './model-loaders.ts';
 import { candidateKey, withoutFailures, type CandidateFailure, type LocalCandidate } from './model-profile.ts';
 import { refuseUnfittableInput, refuseUnfittablePrompt } from './prompt-budget.ts';
 import { TaskQueue } from './task-queue.ts';
@@ -35,6 +45,10 @@ export interface LocalChatOptions extends LocalCallOptions {
   onEvent?: ((event: ChatEvent) => void) | undefined;
 }
 
+export interface LocalTranscribeOptions extends LocalCallOptions {
+  onEvent?: ((event: TranscriptEvent) => void) | undefined;
+}
+
 /**
  * The models that run on this device, behind no routing: a call names its target, and the engine serves it from the
  * first of the target's candidates that loads. What the engine worker exposes to the service worker's router.
@@ -42,6 +56,11 @@ export interface LocalChatOptions extends LocalCallOptions {
 export interface LocalEngine {
   chat(target: LocalTarget, request: ChatRequest, options?: LocalChatOptions): Promise<ChatResult>;
   embed(target: LocalTarget, request: EmbedRequest, options?: LocalCallOptions): Promise<EmbedResult>;
+  transcribe(
+    target: LocalTarget,
+    request: TranscribeRequest,
+    options?: LocalTranscribeOptions,
+  ): Promise<TranscribeResult>;
 }
 
 export interface LocalEngineOptions {
@@ -59,9 +78,14 @@ export interface LocalEngineOptions {
    * the failed candidate was the last of its chain, those calls are answered with the error first.
    */
   replaceRealm?: ((reason: string, failed?: CandidateFailure) => void) | undefined;
+  /**
+   * Decodes audio that is not WAV (mp3, ogg, webm, m4a) to mono samples at a rate: in a browser, the page's audio
+   * decoder (workers have none). Absent (Node): WAV only.
+   */
+  decodeAudio?: DecodeAudio | undefined;
 }
 
-type LoadedModel = ChatModel | EmbeddingModel;
+type LoadedModel = ChatModel | EmbeddingModel | SpeechModel;
 
 /** Failures that pass a candidate over without touching its engine: the next one may load in the same realm. */
 const PASSED_OVER: ReadonlySet<EngineErrorKind> = new Set(['insufficient_storage', 'download_failed']);
@@ -120,7 +144,7 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     let loading = byCandidate.get(key);
     if (!loading) {
       const context = { id: target.id, onProgress, queue };
-      loading = target.task === 'chat' ? loaders.chat(candidate, context) : loaders.embeddings(candidate, context);
+      loading = loaders[target.task === 'embeddings' ? 'embeddings' : target.task](candidate, context);
       byCandidate.set(key, loading);
       loading.catch(() => byCandidate.delete(key));
     }
@@ -195,6 +219,24 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
       embedOptions.onBackend?.(keys.get(model)!);
       if (model.maxInputTokens !== undefined) refuseUnfittableInput(request.input, model.maxInputTokens);
       return queue.run(() => model.embed(request.input, embedOptions), embedOptions.signal);
+    },
+
+    async transcribe(target, request, transcribeOptions = {}) {
+      const model = (await resolve(target)) as SpeechModel;
+      transcribeOptions.onBackend?.(keys.get(model)!);
+      const { audio, ...params } = request;
+      // What the model cannot do is refused before the audio is decoded; audio too long, before it waits in the queue.
+      model.check(params);
+      const samples = await decodeAudioFile(audio, model.sampleRate, options.decodeAudio);
+      const seconds = samples.length / model.sampleRate;
+      if (request.maxSeconds !== undefined && seconds > request.maxSeconds) {
+        throw new EngineError(
+          'invalid_request',
+          `The audio is ${seconds.toFixed(1)} s long; the limit is ${request.maxSeconds} s. Split it and send the parts.`,
+          { param: 'file' },
+        );
+      }
+      return model.transcribe(samples, params, transcribeOptions);
     },
   };
 }

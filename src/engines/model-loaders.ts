@@ -1,9 +1,19 @@
-import type { ChatEvent, ChatRequest, ChatResult, EmbedResult, LoadProgress } from '../engine/index.ts';
+import type {
+  ChatEvent,
+  ChatRequest,
+  ChatResult,
+  EmbedResult,
+  LoadProgress,
+  TranscribeRequest,
+  TranscribeResult,
+  TranscriptEvent,
+} from '../engine/index.ts';
 import { prepareCandidate } from './model-downloads.ts';
 import { type LocalCandidate, type TransformersCandidate, type WebLLMCandidate } from './model-profile.ts';
 import type { TaskQueue } from './task-queue.ts';
 import { TransformersChatModel } from './transformers/chat-model.ts';
 import { TransformersEmbeddingModel } from './transformers/embedding-model.ts';
+import { TransformersSpeechModel } from './transformers/speech-model.ts';
 
 /** What a loaded model's run takes: the caller's abort, and (chat) a listener for each event as it happens. */
 export interface RunOptions {
@@ -27,6 +37,20 @@ export interface EmbeddingModel {
   embed(input: string[], options?: Omit<RunOptions, 'onEvent'>): Promise<EmbedResult>;
 }
 
+/** A loaded speech-to-text model. */
+export interface SpeechModel {
+  /** The rate its audio is decoded and resampled to. */
+  readonly sampleRate: number;
+  /** Refuses, naming the parameter, what the model cannot do (a language it does not know, translation, words). */
+  check(request: Omit<TranscribeRequest, 'audio'>): void;
+  /** Takes its turns in the realm's queue itself, a window of audio at a time. */
+  transcribe(
+    samples: Float32Array,
+    request: Omit<TranscribeRequest, 'audio'>,
+    options?: { signal?: AbortSignal | undefined; onEvent?: ((event: TranscriptEvent) => void) | undefined },
+  ): Promise<TranscribeResult>;
+}
+
 export interface LoadContext {
   /** The public model ID that asked for the model (progress events are reported under it). */
   id: string;
@@ -42,6 +66,7 @@ export interface LoadContext {
 export interface ModelLoaders {
   chat(candidate: LocalCandidate, context: LoadContext): Promise<ChatModel>;
   embeddings(candidate: LocalCandidate, context: LoadContext): Promise<EmbeddingModel>;
+  transcription(candidate: LocalCandidate, context: LoadContext): Promise<SpeechModel>;
 }
 
 /**
@@ -69,6 +94,17 @@ export const DEFAULT_LOADERS: ModelLoaders = {
     return TransformersEmbeddingModel.load(candidate.model, {
       ...transformersOptions(candidate, context),
       maxInputTokens: candidate.maxInputTokens,
+    });
+  },
+
+  async transcription(candidate, context) {
+    if (candidate.engine === 'web-llm') {
+      throw new Error('web-llm candidates are for chat: speech to text runs on transformers.js.');
+    }
+    await prepareCandidate(candidate, context);
+    return TransformersSpeechModel.load(candidate.model, {
+      ...transformersOptions(candidate, context),
+      queue: context.queue,
     });
   },
 };

@@ -97,7 +97,7 @@ describe('the bundled profile', () => {
     const profile = bundledProfile('/models');
     for (const id of Object.keys(PUBLIC_MODELS)) {
       const keys = usableCandidates(profile[id]!, device).map(candidateKey);
-      expect(keys.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|think|embed)@fp32\/cpu$/);
+      expect(keys.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|think|embed|whisper)@fp32\/cpu$/);
       expect(keys[0]!.endsWith('/webgpu')).toBe(device.webgpu);
     }
   });

@@ -1,12 +1,16 @@
 import type { ModelTask } from '../engine/index.ts';
 import type { TransformersDtype } from './transformers/load-pretrained.ts';
 
-/** The public model IDs of the API (spec §1): three chat models and one embedding model. */
+/**
+ * The public model IDs of the API: three chat models and one embedding model (spec §1), and one speech-to-text model
+ * (`/v1/audio/transcriptions` and `/translations`).
+ */
 export const PUBLIC_MODELS = Object.freeze({
   'crimson-falcon-4': 'chat',
   'indigo-owl-4': 'chat',
   'amber-phoenix-4': 'chat',
   'jade-mole-4': 'embeddings',
+  'teal-finch-4': 'transcription',
 } as const satisfies Record<string, ModelTask>);
 
 export type PublicModelId = keyof typeof PUBLIC_MODELS;
@@ -15,7 +19,8 @@ export type PublicModelId = keyof typeof PUBLIC_MODELS;
  * The OpenAI model names each public ID answers to in `DEFAULT_PROFILE` and `bundledProfile`, so that an app written
  * for OpenAI runs unmodified: the small, fast models to the smallest chat model; the general ones to the middle one;
  * the reasoning models (o-series, `gpt-5`) to the one that thinks by default; the embedding models to the embedding
- * model (whatever dimensions the name has at OpenAI: the vectors are the model's own). A profile of the app's own takes
+ * model (whatever dimensions the name has at OpenAI: the vectors are the model's own); the transcription models to the
+ * speech-to-text model. A profile of the app's own takes
  * them with `aliases: OPENAI_ALIASES[id]`, other names, or none.
  */
 export const OPENAI_ALIASES = Object.freeze({
@@ -31,6 +36,7 @@ export const OPENAI_ALIASES = Object.freeze({
   ]),
   'amber-phoenix-4': Object.freeze(['o4-mini', 'o3-mini', 'o3', 'o1', 'o1-mini', 'gpt-5']),
   'jade-mole-4': Object.freeze(['text-embedding-3-small', 'text-embedding-3-large', 'text-embedding-ada-002']),
+  'teal-finch-4': Object.freeze(['whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe']),
 }) satisfies Readonly<Record<PublicModelId, readonly string[]>>;
 
 /** What a candidate that runs on WebGPU may also say about the adapter it needs. */
@@ -527,7 +533,7 @@ function decodeURIPart(part: string): string {
 const BUNDLED_CREATED = Date.UTC(2026, 10, 21) / 1000;
 
 /**
- * The bundled profile: the project's own tiny fixture models (`public/models`), so all four IDs answer offline and in
+ * The bundled profile: the project's own tiny fixture models (`public/models`), so all five IDs answer offline and in
  * tests, on WebGPU where there is an adapter (a software one included) and on the CPU everywhere. The three chat IDs
  * share one tiny chat model; each ID answers to its `OPENAI_ALIASES` too, and `amber-phoenix-4` thinks by default
  * (`defaultReasoningEffort: 'medium'`), as in `DEFAULT_PROFILE`.
@@ -558,6 +564,13 @@ export function bundledProfile(base: string): ModelProfile {
       created: BUNDLED_CREATED,
       candidates: anywhere(at('tiny-embed')),
       aliases: OPENAI_ALIASES['jade-mole-4'],
+    },
+    // tiny-whisper: a Whisper trained on espeak-ng speech of a small vocabulary (scripts/fixtures/speech_fixture.py).
+    'teal-finch-4': {
+      task: 'transcription',
+      created: BUNDLED_CREATED,
+      candidates: anywhere(at('tiny-whisper')),
+      aliases: OPENAI_ALIASES['teal-finch-4'],
     },
   });
 }

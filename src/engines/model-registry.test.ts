@@ -4,8 +4,10 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import {
   needsShaderF16,
+  PUBLIC_MODELS,
   requiredLimits,
   WEB_LLM_LIMITS,
+  type PublicModelId,
   type TransformersCandidate,
   type WebLLMCandidate,
 } from './model-profile.ts';
@@ -86,8 +88,22 @@ describe('the default registry against the Qwen3 configurations', () => {
     }
   });
 
+  it("runs speech to text on Whisper's timestamped exports (their decoders give the word-timing attention)", () => {
+    const entry = DEFAULT_PROFILE['teal-finch-4']!;
+    expect(entry.task).toBe('transcription');
+    expect(entry.aliases).toContain('whisper-1');
+    const chain = entry.candidates as TransformersCandidate[];
+    expect(chain.map((c) => `${c.model}@${c.dtype}/${c.device}`)).toEqual([
+      'onnx-community/whisper-base_timestamped@fp32/webgpu',
+      'onnx-community/whisper-base_timestamped@q8/cpu',
+      'onnx-community/whisper-tiny_timestamped@q8/cpu',
+    ]);
+    // fp32 weights of 72.6M parameters and 8-bit ones of 72.6M and 37.8M, with the small files, to 10 MB.
+    expect(chain.map((c) => c.downloadBytes! / 1e6)).toEqual([300, 80, 50]);
+  });
+
   it('names onnx-community exports of the same family as the web-llm builds', () => {
-    for (const [id, candidate] of transformers.filter(([id]) => id !== 'jade-mole-4')) {
+    for (const [id, candidate] of transformers.filter(([id]) => PUBLIC_MODELS[id as PublicModelId] === 'chat')) {
       const family = familyOf(candidate.model)!;
       expect(candidate.model).toBe(`onnx-community/${family.name}-ONNX`);
       expect(candidate.dtype).toMatch(/^q4(f16)?$/);

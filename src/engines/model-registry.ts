@@ -196,8 +196,9 @@ function qwen3Chain(gpu: Qwen3, options: { cpu?: Qwen3; aliases: readonly string
 const MINILM_MAX_TOKENS = 256;
 
 /**
- * The real models behind the four public IDs: three sizes of Qwen3 (2025's small models with a thinking mode, tools
- * in their chat template, and builds in both engines) and a sentence-embedding model. `crimson-falcon-4` is the fast
+ * The real models behind the five public IDs: three sizes of Qwen3 (2025's small models with a thinking mode, tools
+ * in their chat template, and builds in both engines), a sentence-embedding model, and Whisper for speech to text
+ * (`teal-finch-4`). `crimson-falcon-4` is the fast
  * one (Qwen3-0.6B), `indigo-owl-4` the general one for chat, JSON and tools (Qwen3-1.7B), both answering without
  * thinking unless asked; `amber-phoenix-4` is the reasoning one (Qwen3-4B, thinking by default), whose CPU candidate is
  * Qwen3-1.7B: a 4B model on WebAssembly would write a token every few seconds, and its `q4` weights (3.8 GB) come near
@@ -205,6 +206,26 @@ const MINILM_MAX_TOKENS = 256;
  *
  * An app can pass its own profile to `startLocalAPI({ profile })` (or `createEngine`) to change any of it.
  */
+/**
+ * Whisper for speech to text, in onnx-community's `_timestamped` exports: their decoders also output the cross-attention
+ * weights that time each word (`timestamp_granularities[]=word`), and they are multilingual (99 languages) and
+ * translate. Base (74M parameters: 20.6M in the encoder, 52.0M in the decoder, its 51,865 × 512 token table included)
+ * on WebGPU and, quantised to 8 bits, on the CPU; tiny (39M: 8.2M and 29.6M) as the CPU's last resort.
+ */
+const WHISPER_BASE = { engine: 'transformers', model: 'onnx-community/whisper-base_timestamped' } as const;
+const WHISPER_TINY = { engine: 'transformers', model: 'onnx-community/whisper-tiny_timestamped' } as const;
+const WHISPER_BASE_PARAMS = 72.6e6;
+const WHISPER_TINY_PARAMS = 37.8e6;
+
+/**
+ * A Whisper download: its encoder and merged decoder at `bytesPerWeight`, rounded up to 10 MB (the configuration,
+ * tokenizer and preprocessor files are a few MB). An estimate from the parameter counts: nothing can be downloaded
+ * where this was written.
+ */
+function whisperBytes(params: number, bytesPerWeight: number): number {
+  return Math.ceil((params * bytesPerWeight + 3 * MB) / (10 * MB)) * 10 * MB;
+}
+
 export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
   'crimson-falcon-4': qwen3Chain(QWEN3_0_6B, { aliases: OPENAI_ALIASES['crimson-falcon-4'] }),
   'indigo-owl-4': qwen3Chain(QWEN3_1_7B, { aliases: OPENAI_ALIASES['indigo-owl-4'] }),
@@ -234,6 +255,16 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
         downloadBytes: 23 * MB,
         maxInputTokens: MINILM_MAX_TOKENS,
       },
+    ],
+  },
+  'teal-finch-4': {
+    task: 'transcription',
+    created: REGISTRY_CREATED,
+    aliases: OPENAI_ALIASES['teal-finch-4'],
+    candidates: [
+      { ...WHISPER_BASE, dtype: 'fp32', device: 'webgpu', downloadBytes: whisperBytes(WHISPER_BASE_PARAMS, 4) },
+      { ...WHISPER_BASE, dtype: 'q8', device: 'cpu', downloadBytes: whisperBytes(WHISPER_BASE_PARAMS, 1) },
+      { ...WHISPER_TINY, dtype: 'q8', device: 'cpu', downloadBytes: whisperBytes(WHISPER_TINY_PARAMS, 1) },
     ],
   },
 });

@@ -2,8 +2,9 @@ import {
   EngineError,
   modelNotFound,
   watchOutput,
-  type ChatOptions,
+  type CallOptions,
   type Engine,
+  type OutputListeners,
   type EngineErrorKind,
   type ModelCard,
   type ModelTask,
@@ -50,7 +51,7 @@ export interface ModelRouterOptions {
 type Link = { local: LocalTarget } | { remote: RemoteCandidate };
 
 /** What a link's call takes: the caller's options, and who to tell that a candidate has taken the call. */
-type LinkOptions = Omit<ChatOptions, 'onServe'> & { onBackend: (backend: string) => void };
+type LinkOptions<O extends CallOptions> = Omit<O, 'onServe'> & { onBackend: (backend: string) => void };
 
 /**
  * A public ID found for a task: its card, the links of its chain in the order they are tried, and what a key holder
@@ -171,10 +172,10 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
   };
 
   /** Sends the call down the chain; see above for when it moves on. */
-  async function walk<T>(
+  async function walk<T, O extends CallOptions & OutputListeners>(
     route: Route,
-    callerOptions: ChatOptions,
-    call: (link: Link, options: LinkOptions) => Promise<T>,
+    callerOptions: O,
+    call: (link: Link, options: LinkOptions<O>) => Promise<T>,
   ) {
     const { card, view } = route;
     const failures: EngineError[] = [];
@@ -260,6 +261,13 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
       const route = await lookup(id, 'embeddings', embedOptions.signal);
       return walk(route, embedOptions, (link, o) =>
         'remote' in link ? serverFor(link.remote).embed(request, o) : local.embed(link.local, request, o),
+      );
+    },
+
+    async transcribe(id, request, transcribeOptions = {}) {
+      const route = await lookup(id, 'transcription', transcribeOptions.signal);
+      return walk(route, transcribeOptions, (link, o) =>
+        'remote' in link ? serverFor(link.remote).transcribe(request, o) : local.transcribe(link.local, request, o),
       );
     },
   };

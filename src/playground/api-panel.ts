@@ -3,6 +3,18 @@ import { fetchSnippet, sdkSnippet } from './code-snippets.ts';
 import type { Exchange } from './recording-fetch.ts';
 import { panelStyles } from './styles.ts';
 
+/** A body as the view shows it: JSON indented, text as it is, and a multipart body's fields one a line, as sent. */
+function shown(body: unknown, multipart = false): string {
+  if (body === undefined) return '';
+  if (typeof body === 'string') return body;
+  if (multipart) {
+    return Object.entries(body as Record<string, string | string[]>)
+      .flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => `${name}: ${v}`))
+      .join('\n');
+  }
+  return JSON.stringify(body, null, 2);
+}
+
 /** The last request the playground made: the code that makes it, and the raw request and response, events included. */
 export class ApiPanel extends LitElement {
   static override styles = [panelStyles];
@@ -14,7 +26,7 @@ export class ApiPanel extends LitElement {
     const x = this.exchange;
     if (!x)
       return html`<h2>API</h2>
-        <p class="hint">Chat or compare embeddings: the request shows up here.</p>`;
+        <p class="hint">Chat, compare embeddings or transcribe: the request shows up here.</p>`;
     const request = { method: x.method, path: x.path, body: x.body };
     return html`
       <h2>API: <code>${x.method} ${x.path}</code></h2>
@@ -28,7 +40,7 @@ ${Object.entries(x.headers)
         .map(([k, v]) => `${k}: ${v}`)
         .join('\n')}
 
-${x.body === undefined ? '' : JSON.stringify(x.body, null, 2)}</code></pre>
+${shown(x.body, x.headers['content-type']?.startsWith('multipart/form-data'))}</code></pre>
       <h3>Response${x.status === undefined ? ' (waiting)' : ` ${x.status}`}</h3>
       ${
         x.responseHeaders
@@ -45,10 +57,7 @@ ${x.body === undefined ? '' : JSON.stringify(x.body, null, 2)}</code></pre>
                 aria-label="Server-sent events"
               ><code>${x.events.map((e) => `data: ${e}`).join('\n\n')}</code></pre>`
           : x.response !== undefined
-            ? html`<pre
-                tabindex="0"
-                aria-label="Response body"
-              ><code>${JSON.stringify(x.response, null, 2)}</code></pre>`
+            ? html`<pre tabindex="0" aria-label="Response body"><code>${shown(x.response)}</code></pre>`
             : nothing
       }
     `;

@@ -10,10 +10,12 @@ import './models-panel.ts';
 import type { Exchange } from './recording-fetch.ts';
 import type { ServerChoice } from './server-consent.ts';
 import './server-prompt.ts';
+import './transcription-panel.ts';
 
 const TABS = [
   ['chat', 'Chat'],
   ['embeddings', 'Embeddings'],
+  ['speech', 'Speech to text'],
   ['models', 'Models'],
   ['keys', 'Keys'],
   ['api', 'API'],
@@ -97,6 +99,7 @@ export class LanternPlayground extends LitElement {
     pendingServer: { attribute: false },
     tab: { state: true },
     chatModels: { state: true },
+    transcriptionModels: { state: true },
     exchange: { state: true },
     theme: { state: true },
   };
@@ -110,6 +113,7 @@ export class LanternPlayground extends LitElement {
   declare pendingServer: ServerChoice | undefined;
   declare tab: Tab;
   declare chatModels: string[];
+  declare transcriptionModels: string[];
   declare exchange: Exchange | undefined;
   declare theme: 'light' | 'dark';
 
@@ -118,6 +122,7 @@ export class LanternPlayground extends LitElement {
     this.profile = 'bundled';
     this.tab = 'chat';
     this.chatModels = [];
+    this.transcriptionModels = [];
     this.theme = matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
   }
 
@@ -125,6 +130,9 @@ export class LanternPlayground extends LitElement {
     if (changed.has('lantern') && this.lantern) {
       void this.lantern.models().then((models) => {
         this.chatModels = models.filter((m) => m.task === 'chat' && m.candidates.length).map((m) => m.id);
+        this.transcriptionModels = models
+          .filter((m) => m.task === 'transcription' && m.candidates.length)
+          .map((m) => m.id);
       });
     }
     if (changed.has('theme')) document.documentElement.dataset.theme = this.theme;
@@ -191,6 +199,11 @@ export class LanternPlayground extends LitElement {
         return html`<chat-panel .client=${this.client} .models=${this.chatModels}></chat-panel>`;
       case 'embeddings':
         return html`<embeddings-panel .client=${this.client}></embeddings-panel>`;
+      case 'speech':
+        return html`<transcription-panel
+          .client=${this.client}
+          .models=${this.transcriptionModels}
+        ></transcription-panel>`;
       case 'models':
         return html`<models-panel .lantern=${this.lantern}></models-panel>`;
       case 'keys':

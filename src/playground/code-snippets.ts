@@ -7,7 +7,56 @@ export interface ExchangeRequest {
 
 const indent = (text: string, spaces: number) => text.replace(/\n/g, `\n${' '.repeat(spaces)}`);
 
+/** The audio routes take multipart form data: a file and string fields, not JSON. */
+const isAudio = (path: string) => path.startsWith('/v1/audio/');
+
+/** A multipart body's fields as `recording-fetch.ts` keeps them (files as labels), the file itself left out. */
+const formFields = (body: unknown) =>
+  Object.entries((body ?? {}) as Record<string, string | string[]>).filter(([name]) => name !== 'file');
+
+function audioFetchSnippet(request: ExchangeRequest): string {
+  const appends = formFields(request.body).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).map((v) => `form.append(${JSON.stringify(name)}, ${JSON.stringify(v)});`),
+  );
+  const stream = formFields(request.body).some(([name, value]) => name === 'stream' && value === 'true');
+  const format = formFields(request.body).find(([name]) => name === 'response_format')?.[1];
+  const text = format === 'text' || format === 'srt' || format === 'vtt';
+  return [
+    `const form = new FormData();`,
+    `form.append('file', file); // a File or Blob: a recording, or what an <input type="file"> picked`,
+    ...appends,
+    `const response = await fetch(\`\${location.origin}${request.path}\`, {`,
+    `  method: '${request.method}',`,
+    `  headers: { Authorization: \`Bearer \${apiKey}\` }, // FormData sets the multipart Content-Type itself`,
+    `  body: form,`,
+    `});`,
+    stream
+      ? `// Server-sent events: each "data: {...}" is a transcript.text.delta, then one transcript.text.done.`
+      : text
+        ? `const transcript = await response.text();`
+        : `const data = await response.json();`,
+  ].join('\n');
+}
+
+/**
+ * The SDK's parameters for a multipart request: the form's strings back to what the SDK takes (booleans, numbers, and
+ * `timestamp_granularities` as a list under its own name), with the file as a variable.
+ */
+function audioParams(body: unknown): string {
+  const params = Object.fromEntries(
+    formFields(body).map(([name, value]) => {
+      if (name === 'timestamp_granularities[]') return ['timestamp_granularities', [value].flat()];
+      if (name === 'stream') return [name, value === 'true'];
+      if (name === 'temperature') return [name, Number(value)];
+      return [name, value];
+    }),
+  );
+  const lines = JSON.stringify(params, null, 2).split('\n');
+  return ['{', '  file,', ...lines.slice(1, -1), '}'].join('\n');
+}
+
 export function fetchSnippet(request: ExchangeRequest): string {
+  if (isAudio(request.path)) return audioFetchSnippet(request);
   const body =
     request.body === undefined ? '' : `,\n  body: JSON.stringify(${indent(JSON.stringify(request.body, null, 2), 2)})`;
   const stream = (request.body as { stream?: boolean } | undefined)?.stream === true;
@@ -44,6 +93,22 @@ export function sdkSnippet(request: ExchangeRequest): string {
       ].join('\n');
     case '/v1/embeddings':
       return [...setup, `const embeddings = await client.embeddings.create(${params});`].join('\n');
+    case '/v1/audio/transcriptions': {
+      const call = `client.audio.transcriptions.create(${audioParams(request.body)})`;
+      return [
+        ...setup,
+        `const file = document.querySelector('input[type=file]').files[0]; // or a recording's Blob in a File`,
+        (request.body as Record<string, string> | undefined)?.stream === 'true'
+          ? `const stream = await ${call};\nfor await (const event of stream)\n  if (event.type === 'transcript.text.delta') console.log(event.delta);`
+          : `const transcription = await ${call};`,
+      ].join('\n');
+    }
+    case '/v1/audio/translations':
+      return [
+        ...setup,
+        `const file = document.querySelector('input[type=file]').files[0]; // or a recording's Blob in a File`,
+        `const translation = await client.audio.translations.create(${audioParams(request.body)});`,
+      ].join('\n');
     default:
       return [...setup, `const models = await client.models.list();`].join('\n');
   }

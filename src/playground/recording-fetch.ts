@@ -4,15 +4,43 @@ export interface Exchange {
   path: string;
   /** The request's headers, the key shortened to its prefix. */
   headers: Record<string, string>;
+  /** The JSON body; for multipart form data, its fields (see `bodyOf`). */
   body: unknown;
   status?: number;
   responseHeaders?: Record<string, string>;
-  /** The JSON answer, or for a stream each `data:` payload as it arrived. */
+  /** The JSON answer (text when not JSON), or for a stream each `data:` payload as it arrived. */
   response?: unknown;
   events?: string[];
 }
 
 const headersOf = (headers: Headers) => Object.fromEntries(headers.entries());
+
+/** A file in a multipart body, as the API view names it (the bytes are not shown). */
+const fileLabel = (file: File) => `<file ${file.name}: ${file.size} bytes${file.type ? `, ${file.type}` : ''}>`;
+
+/**
+ * The request's body for the view: JSON parsed, and multipart form data (audio uploads) as its fields, each file as a
+ * label, a field sent more than once (`timestamp_granularities[]`) as a list.
+ */
+async function bodyOf(request: Request): Promise<unknown> {
+  if (!request.body) return undefined;
+  if (request.headers.get('content-type')?.startsWith('multipart/form-data')) {
+    const fields: Record<string, string | string[]> = {};
+    for (const [name, value] of await request.clone().formData()) {
+      const shown = typeof value === 'string' ? value : fileLabel(value);
+      const before = fields[name];
+      fields[name] = before === undefined ? shown : [...(Array.isArray(before) ? before : [before]), shown];
+    }
+    return fields;
+  }
+  const text = await request.clone().text();
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
 
 /** The key in an Authorization header shortened to what a person may see: `Bearer lt_AbC123…`. */
 const masked = (value: string) => value.replace(/(lt_[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+/, '$1…');
@@ -24,12 +52,11 @@ const masked = (value: string) => value.replace(/(lt_[A-Za-z0-9_-]{6})[A-Za-z0-9
 export function recordingFetch(inner: typeof fetch, report: (exchange: Exchange) => void): typeof fetch {
   return async (input, init) => {
     const request = new Request(input, init);
-    const text = request.body ? await request.clone().text() : '';
     const exchange: Exchange = {
       method: request.method,
       path: new URL(request.url).pathname,
       headers: Object.fromEntries([...request.headers].map(([k, v]) => [k, k === 'authorization' ? masked(v) : v])),
-      body: text ? (JSON.parse(text) as unknown) : undefined,
+      body: await bodyOf(request),
     };
     report({ ...exchange });
     const response = await inner(request);
@@ -39,11 +66,11 @@ export function recordingFetch(inner: typeof fetch, report: (exchange: Exchange)
       report({ ...exchange });
       return response;
     }
-    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      exchange.response = await response
-        .clone()
-        .json()
-        .catch(() => undefined);
+    const type = response.headers.get('content-type') ?? '';
+    if (!type.startsWith('text/event-stream')) {
+      // Text, SubRip and WebVTT transcripts come back as plain text.
+      const copy = response.clone();
+      exchange.response = await (type.includes('json') ? copy.json() : copy.text()).catch(() => undefined);
       report({ ...exchange });
       return response;
     }

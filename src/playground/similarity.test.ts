@@ -65,4 +65,33 @@ describe('code snippets', () => {
       sdkSnippet({ method: 'POST', path: '/v1/embeddings', body: { model: 'jade-mole-4', input: ['a'] } }),
     ).toContain('client.embeddings.create(');
   });
+
+  it('writes multipart form data for the audio routes, and the SDK call with the file', () => {
+    const audio = {
+      method: 'POST',
+      path: '/v1/audio/transcriptions',
+      body: {
+        file: '<file recording.webm: 1200 bytes, audio/webm>',
+        model: 'whisper-1',
+        response_format: 'srt',
+        temperature: '0.2',
+        'timestamp_granularities[]': ['segment', 'word'],
+      },
+    };
+    const fetchCode = fetchSnippet(audio);
+    expect(fetchCode).toContain("form.append('file', file);");
+    expect(fetchCode).toContain('form.append("timestamp_granularities[]", "word");');
+    expect(fetchCode).toContain('body: form,');
+    expect(fetchCode).not.toContain("'Content-Type'");
+    expect(fetchCode).toContain('await response.text()');
+    const sdkCode = sdkSnippet(audio);
+    expect(sdkCode).toContain('client.audio.transcriptions.create({\n  file,\n  "model": "whisper-1",');
+    expect(sdkCode).toContain('"temperature": 0.2');
+    expect(sdkCode).toContain('"timestamp_granularities": [\n    "segment",\n    "word"\n  ]');
+    expect(sdkCode).not.toContain('recording.webm');
+    const streamed = sdkSnippet({ ...audio, body: { model: 'whisper-1', stream: 'true' } });
+    expect(streamed).toContain('"stream": true');
+    expect(streamed).toContain("event.type === 'transcript.text.delta'");
+    expect(sdkSnippet({ ...audio, path: '/v1/audio/translations' })).toContain('client.audio.translations.create({');
+  });
 });

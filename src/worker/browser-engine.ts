@@ -5,7 +5,7 @@ import { createLocalEngine, type LocalEngine } from '../engines/local-engine.ts'
 import type { CandidateFailure } from '../engines/model-profile.ts';
 import { detectDevice } from './device.ts';
 import { loadOnnxRuntime } from './onnx-runtime.ts';
-import type { DeviceInfo, EngineWorkerConfig } from './protocol.ts';
+import type { DecodeAudioInPage, DeviceInfo, EngineWorkerConfig } from './protocol.ts';
 
 let configured = false;
 
@@ -55,14 +55,24 @@ function readModelsFromStore(store: StoredFiles): void {
  */
 export async function createBrowserEngine(
   config: EngineWorkerConfig,
-  onProgress?: (progress: LoadProgress) => void,
-  replaceWorker?: (reason: string, failed?: CandidateFailure) => void,
+  hooks: {
+    onProgress?: (progress: LoadProgress) => void;
+    replaceWorker?: (reason: string, failed?: CandidateFailure) => void;
+    /** The host page's decoder, for audio that is not WAV. */
+    decodeAudio?: DecodeAudioInPage;
+  } = {},
 ): Promise<{ engine: LocalEngine; device: DeviceInfo }> {
+  const { onProgress, replaceWorker, decodeAudio } = hooks;
   configureTransformers();
   const device = await detectDevice(config.device);
   // Read or downloaded while the worker waits for its first call, rather than by onnxruntime-web once a model loads.
   const runtime = loadOnnxRuntime(env.backends.onnx.wasm!, device.device, self.location.href);
-  const engine = createLocalEngine({ failed: config.failed ?? [], onProgress, replaceRealm: replaceWorker });
+  const engine = createLocalEngine({
+    failed: config.failed ?? [],
+    onProgress,
+    replaceRealm: replaceWorker,
+    decodeAudio,
+  });
   return { engine: afterRuntime(engine, runtime), device };
 }
 
@@ -85,6 +95,10 @@ function afterRuntime(engine: LocalEngine, runtime: ReturnType<typeof loadOnnxRu
     embed: async (target, request, options = {}) => {
       await runtime;
       return engine.embed(target, request, { ...options, onBackend: released(options.onBackend) });
+    },
+    transcribe: async (target, request, options = {}) => {
+      await runtime;
+      return engine.transcribe(target, request, { ...options, onBackend: released(options.onBackend) });
     },
   };
 }

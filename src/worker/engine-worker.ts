@@ -28,15 +28,15 @@ const api = createWorkerApi(
 );
 
 const control: EngineWorkerControl = {
-  async start(config, onProgress, onReport, onFatal) {
+  async start(config, onProgress, onReport, onFatal, decodeAudio) {
     report = onReport;
     fatal = onFatal;
     trace = config.trace === true;
-    const started = await createBrowserEngine(
-      config,
-      (p) => void onProgress(p),
-      (reason, failed) => fatal(reason, failed),
-    );
+    const started = await createBrowserEngine(config, {
+      onProgress: (p) => void onProgress(p),
+      replaceWorker: (reason, failed) => fatal(reason, failed),
+      decodeAudio,
+    });
     engine = started.engine;
     return started.device;
   },

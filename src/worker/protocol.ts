@@ -14,6 +14,9 @@ import {
   type LoadProgress,
   type ModelTask,
   type TokenUsage,
+  type TranscribeRequest,
+  type TranscribeResult,
+  type TranscriptEvent,
 } from '../engine/index.ts';
 import type { LocalTarget } from '../engines/local-engine.ts';
 import type { AdapterLimits, CandidateFailure, RoutingConfig } from '../engines/model-profile.ts';
@@ -91,11 +94,18 @@ export interface EngineWorkerControl {
     onProgress: (progress: LoadProgress) => void,
     onReport: (report: RunReport) => void,
     onFatal: (reason: string, failed?: CandidateFailure) => void,
+    decodeAudio: DecodeAudioInPage,
   ): Promise<DeviceInfo>;
   /** Exposes the engine API on `port` (for a service worker). */
   connect(port: MessagePort): void;
   status(): EngineStatus;
 }
+
+/**
+ * The host page's audio decoder, a Comlink proxy: a worker has no `AudioContext`, so audio that is not WAV (mp3, ogg,
+ * webm, m4a) is decoded by the page, to mono samples at the model's rate. Its answer is transferred, not copied.
+ */
+export type DecodeAudioInPage = (bytes: Uint8Array, sampleRate: number) => Promise<Float32Array>;
 
 /**
  * The local engine on a connected port (see `LocalEngine`). Each chat or embed call carries its own MessagePort: the
@@ -105,6 +115,7 @@ export interface EngineWorkerControl {
 export interface EngineWorkerApi {
   chat(target: LocalTarget, request: ChatRequest, port: MessagePort): Promise<TokenUsage>;
   embed(target: LocalTarget, request: EmbedRequest, port: MessagePort): Promise<EmbedResult>;
+  transcribe(target: LocalTarget, request: TranscribeRequest, port: MessagePort): Promise<TranscribeResult>;
 }
 
 /**
@@ -113,7 +124,7 @@ export interface EngineWorkerApi {
  * the ports it held, so a call that stops hearing from its caller is aborted rather than generating for nobody.
  */
 export type CallMessage =
-  | { type: 'event'; event: ChatEvent }
+  | { type: 'event'; event: ChatEvent | TranscriptEvent }
   /** Which candidate serves the call (`candidateKey`), before its first event. */
   | { type: 'backend'; backend: string }
   | { type: 'end' }

@@ -1,5 +1,11 @@
 import * as Comlink from 'comlink';
-import { EngineError, type ChatEvent, type EngineErrorKind, type ModelTask } from '../engine/index.ts';
+import {
+  EngineError,
+  type ChatEvent,
+  type EngineErrorKind,
+  type ModelTask,
+  type TranscriptEvent,
+} from '../engine/index.ts';
 import type { LocalEngine } from '../engines/local-engine.ts';
 import {
   CALLER_ALIVE_MS,
@@ -54,7 +60,11 @@ export function createWorkerApi(
     port: MessagePort,
     model: string,
     task: ModelTask,
-    run: (signal: AbortSignal, onEvent: (event: ChatEvent) => void, onBackend: (backend: string) => void) => Promise<T>,
+    run: (
+      signal: AbortSignal,
+      onEvent: (event: ChatEvent | TranscriptEvent) => void,
+      onBackend: (backend: string) => void,
+    ) => Promise<T>,
     usage: (result: T) => { promptTokens: number; completionTokens: number },
   ): Promise<T> {
     const abort = new AbortController();
@@ -77,7 +87,7 @@ export function createWorkerApi(
     let events = 0;
     let eventsAfterAbort = 0;
     const tokenTimes: number[] | undefined = hooks.trace?.() ? [] : undefined;
-    const send = (event: ChatEvent) => {
+    const send = (event: ChatEvent | TranscriptEvent) => {
       if (event.type === 'delta') tokenTimes?.push(performance.timeOrigin + performance.now());
       events += 1;
       if (abort.signal.aborted) eventsAfterAbort += 1;
@@ -143,5 +153,15 @@ export function createWorkerApi(
         result.embeddings.map((v) => v.buffer as ArrayBuffer),
       );
     },
+
+    // The transcript's text came in `delta` events too; the result carries the segments and words the formats need.
+    transcribe: (target, request, port) =>
+      withCallPort(
+        port,
+        target.id,
+        'transcription',
+        (signal, onEvent, onBackend) => engine().transcribe(target, request, { signal, onEvent, onBackend }),
+        (r) => ({ promptTokens: 0, completionTokens: r.usage.outputTokens }),
+      ),
   };
 }

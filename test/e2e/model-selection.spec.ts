@@ -46,8 +46,13 @@ test('resolves every ID of the real registry to a chain this device can run', as
       skipped: m.skipped.map((s) => s.reason),
     })),
   );
-  const chat = models.filter((m) => m.id !== 'jade-mole-4');
+  const chat = models.filter((m) => m.id !== 'jade-mole-4' && m.id !== 'teal-finch-4');
   const embed = models.find((m) => m.id === 'jade-mole-4')!;
+  // Speech to text: Whisper base and tiny on the CPU first here (no adapter, or a fallback one), base on WebGPU after.
+  const speech = models.find((m) => m.id === 'teal-finch-4')!;
+  expect(speech.first).toMatchObject({ engine: 'transformers', device: 'cpu', dtype: 'q8' });
+  expect(speech.next).toMatchObject({ engine: 'transformers', model: 'onnx-community/whisper-tiny_timestamped' });
+  expect(speech.count).toBe(info.project.name === 'webgpu' ? 3 : 2);
   if (info.project.name === 'webgpu') {
     // SwiftShader is a fallback adapter, far slower than wasm for a real model: the CPU comes first, then web-llm's
     // single-precision build (no shader-f16: the half-precision builds are skipped, saying why), then transformers.js
@@ -72,14 +77,14 @@ test('resolves every ID of the real registry to a chain this device can run', as
       expect(m.count).toBe(1);
     }
   }
-  // Every ID can run here, so /v1/models lists all four.
+  // Every ID can run here, so /v1/models lists all five.
   const key = await issueKey(page);
   const listed = await page.evaluate(async (k) => {
     const ids = [];
     for await (const model of window.harness.client(k).models.list()) ids.push(model.id);
     return ids;
   }, key);
-  expect(listed).toEqual(['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4']);
+  expect(listed).toEqual(['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4', 'teal-finch-4']);
 });
 
 test('with the bundled profile, each chat ID resolves to an engine on this device that answers', async ({

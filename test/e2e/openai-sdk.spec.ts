@@ -33,13 +33,13 @@ test(
   },
 );
 
-test('models.list returns the four public models', { tag: PORTABLE }, async ({ tab }) => {
+test('models.list returns the five public models', { tag: PORTABLE }, async ({ tab }) => {
   const ids = await tab.evaluate(async (k) => {
     const models = [];
     for await (const model of window.harness.client(k).models.list()) models.push(model.id);
     return models;
   }, key);
-  expect(ids).toEqual(['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4']);
+  expect(ids).toEqual(['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4', 'teal-finch-4']);
 });
 
 test('chat, non-streamed: the greedy reply of the PyTorch reference', { tag: PORTABLE }, async ({ tab }) => {

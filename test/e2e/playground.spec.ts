@@ -2,6 +2,8 @@ import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { speechClip } from '../support/speech-fixture.ts';
+import { clipAllowance, wordErrors } from '../support/word-error-rate.ts';
 
 /**
  * The playground, driven as a person would: type and send, watch the reply stream, compare embeddings on the heatmap,
@@ -150,6 +152,26 @@ test('embeddings: compare texts on a cosine-similarity heatmap', async ({ page }
   await expect(heatmap.locator('tbody td')).toHaveCount(9);
   await expect(heatmap.locator('tbody tr').first().locator('td').first()).toHaveText('1.00');
   await shot(page, 'embeddings', info.project.name);
+  await expectAccessible(page);
+});
+
+test('speech to text: a file chosen, its transcript streamed in, then its subtitles', async ({ page }, info) => {
+  await openPlayground(page);
+  await page.getByRole('tab', { name: 'Speech to text' }).click();
+  const panel = page.locator('transcription-panel');
+  await panel.getByLabel('Audio file (or drop one here)').setInputFiles('test/fixtures/speech/clip02.wav');
+  await panel.getByLabel('Stream').check();
+  await panel.getByRole('button', { name: 'Transcribe' }).click();
+  const transcript = panel.locator('.transcript');
+  await expect(transcript).toHaveAttribute('aria-busy', 'false', { timeout: 60_000 });
+  const words = (await transcript.textContent())!;
+  const spoken = speechClip('clip02.wav').text;
+  expect(wordErrors(spoken, words).errors, words).toBeLessThanOrEqual(clipAllowance(spoken));
+  await panel.getByLabel('Stream').uncheck();
+  await panel.getByLabel('Format').selectOption('srt');
+  await panel.getByRole('button', { name: 'Transcribe' }).click();
+  await expect(panel.getByLabel('Subtitles')).toContainText('00:00:00', { timeout: 60_000 });
+  await shot(page, 'speech-to-text', info.project.name);
   await expectAccessible(page);
 });
 

@@ -1,3 +1,4 @@
+import { APIError } from 'openai';
 import { ApiError } from '../../src/api/errors.ts';
 
 /** The ApiError that `fn` throws (a parser refusing a body, a limiter refusing a request); fails the test otherwise. */
@@ -9,4 +10,14 @@ export function apiError(fn: () => unknown): ApiError {
     throw e;
   }
   throw new Error('expected an ApiError, but nothing was thrown');
+}
+
+/** What the openai SDK threw for a refused call: its status, param and message; fails the test if it answered. */
+export async function sdkRefusal(call: Promise<unknown>) {
+  const error = (await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  )) as APIError;
+  if (!(error instanceof APIError)) throw new Error(`expected the SDK's APIError, got ${String(error)}`);
+  return { status: error.status, param: error.param, message: error.message };
 }

@@ -10,6 +10,9 @@ import {
   type Engine,
   type ModelCard,
   type ModelTask,
+  type TranscribeOptions,
+  type TranscribeRequest,
+  type TranscribeResult,
 } from '../../src/engine/index.ts';
 import type { LocalChatOptions, LocalEngine, LocalTarget } from '../../src/engines/local-engine.ts';
 
@@ -25,10 +28,12 @@ export class FakeEngine implements Engine, LocalEngine {
   readonly cards: ModelCard[] = [
     { id: 'chat-model', task: 'chat', created: 1 },
     { id: 'embed-model', task: 'embeddings', created: 2 },
+    { id: 'speech-model', task: 'transcription', created: 3 },
   ];
   /** Every chat call, with the signal it got. */
   readonly chats: { model: string; request: ChatRequest; signal: AbortSignal | undefined }[] = [];
   readonly embeds: { model: string; request: EmbedRequest }[] = [];
+  readonly transcriptions: { model: string; request: TranscribeRequest }[] = [];
 
   /** What a chat call does; by default each choice says "hi there" in two tokens and stops. */
   onChat: (request: ChatRequest, options: FakeChatOptions) => Promise<ChatResult> = async (request, options) => {
@@ -48,6 +53,30 @@ export class FakeEngine implements Engine, LocalEngine {
     usage: { promptTokens: request.input.length * 2 },
   });
 
+  /** What a transcription does; by default two segments, "Hello there." and " General Kenobi.", over 3.5 s. */
+  onTranscribe: (request: TranscribeRequest, options: TranscribeOptions) => Promise<TranscribeResult> = async (
+    request,
+    options,
+  ) => {
+    const segment = { tokens: [1, 2], avgLogprob: -0.1, compressionRatio: 1, noSpeechProb: 0.01, temperature: 0 };
+    const segments = [
+      { ...segment, start: 0, end: 1.5, text: 'Hello there.', windowStart: 0 },
+      { ...segment, start: 1.5, end: 3.5, text: ' General Kenobi.', windowStart: 0 },
+    ];
+    options.onEvent?.({ type: 'delta', text: 'Hello there.' });
+    options.onEvent?.({ type: 'delta', text: ' General Kenobi.' });
+    return {
+      text: 'Hello there. General Kenobi.',
+      language: request.language ?? 'en',
+      duration: 3.5,
+      segments,
+      ...(request.words && {
+        words: ['Hello', 'there', 'General', 'Kenobi'].map((word, i) => ({ word, start: i, end: i + 0.8 })),
+      }),
+      usage: { outputTokens: 4 },
+    };
+  };
+
   async models(): Promise<ModelCard[]> {
     return this.cards;
   }
@@ -66,6 +95,16 @@ export class FakeEngine implements Engine, LocalEngine {
     this.#serve(model, 'embeddings', options);
     this.embeds.push({ model: idOf(model), request });
     return this.onEmbed(request);
+  }
+
+  async transcribe(
+    model: string | LocalTarget,
+    request: TranscribeRequest,
+    options: TranscribeOptions = {},
+  ): Promise<TranscribeResult> {
+    this.#serve(model, 'transcription', options);
+    this.transcriptions.push({ model: idOf(model), request });
+    return this.onTranscribe(request, options);
   }
 
   #serve(model: string | LocalTarget, task: ModelTask, options: CallOptions): void {

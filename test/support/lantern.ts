@@ -128,6 +128,7 @@ function recording(engine: Engine, calls: ChatCall[]): Engine {
   return {
     models: () => engine.models(),
     embed: (model, request, options) => engine.embed(model, request, options),
+    transcribe: (model, request, options) => engine.transcribe(model, request, options),
     chat: (model, request, options = {}) => {
       const call: ChatCall = { model, request, events: 0, eventsAfterAbort: 0, outcome: Promise.resolve() };
       calls.push(call);

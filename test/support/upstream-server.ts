@@ -105,6 +105,7 @@ async function serveLantern() {
     models: () => engine.models(),
     chat: (model, request, options) => report(model, engine.chat(model, request, options)),
     embed: (model, request, options) => report(model, engine.embed(model, request, options)),
+    transcribe: (model, request, options) => report(model, engine.transcribe(model, request, options)),
   };
   const keys = new KeyRing();
   const { key } = await keys.issue('upstream');
@@ -124,7 +125,13 @@ async function serveLantern() {
       return withCors(new Response(null, { status: 204 }), request);
     if (request.method === 'POST') {
       const path = new URL(request.url).pathname;
-      const body = (await request.clone().json()) as Record<string, unknown>;
+      // A multipart body (audio) is told as its fields, each file as its name.
+      const multipart = request.headers.get('content-type')?.startsWith('multipart/form-data');
+      const body = multipart
+        ? Object.fromEntries(
+            [...(await request.clone().formData())].map(([name, v]) => [name, typeof v === 'string' ? v : v.name]),
+          )
+        : ((await request.clone().json()) as Record<string, unknown>);
       tell({ type: 'request', path, body });
       if (config.ignoreEncodingFormat && path === '/v1/embeddings') {
         delete body.encoding_format;

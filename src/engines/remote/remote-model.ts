@@ -7,6 +7,9 @@ import {
   type EmbedOptions,
   type EmbedRequest,
   type EmbedResult,
+  type TranscribeOptions,
+  type TranscribeRequest,
+  type TranscribeResult,
   type WireObject,
 } from '../../engine/index.ts';
 import type { RemoteCandidate } from '../model-profile.ts';
@@ -119,6 +122,60 @@ export class RemoteModel {
       embeddings,
       usage: { promptTokens: typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0 },
       ...(clientBody && { serverBody: list }),
+    };
+  }
+
+  /**
+   * Speech to text on the server (`/audio/transcriptions` or `/translations`), asked for `verbose_json` so that its
+   * segments (and words) come back; the route writes the format the client asked for from them, as for a local model.
+   */
+  async transcribe(
+    request: TranscribeRequest,
+    options: RemoteCallOptions<TranscribeOptions> = {},
+  ): Promise<TranscribeResult> {
+    const form = new FormData();
+    const { audio } = request;
+    form.set('file', new Blob([audio.bytes as Uint8Array<ArrayBuffer>], { type: audio.type }), audio.name || 'audio');
+    form.set('model', this.#target.candidate.model);
+    form.set('response_format', 'verbose_json');
+    form.set('temperature', String(request.temperature));
+    if (request.language && request.task === 'transcribe') form.set('language', request.language);
+    if (request.prompt) form.set('prompt', request.prompt);
+    form.append('timestamp_granularities[]', 'segment');
+    if (request.words) form.append('timestamp_granularities[]', 'word');
+    const endpoint = request.task === 'translate' ? '/audio/translations' : '/audio/transcriptions';
+    const answer = await postUpstream(this.#target, endpoint, form, { signal: options.signal, stream: false });
+    options.onBackend?.(this.backend);
+    const body = await answer.json();
+    if (!isObject(body) || typeof body.text !== 'string') {
+      throw notAnAnswer('an object without `text`', this.#target.context);
+    }
+    const number = (n: unknown, otherwise = 0) => (typeof n === 'number' ? n : otherwise);
+    const segments = (Array.isArray(body.segments) ? body.segments : []).filter(isObject).map((s) => ({
+      start: number(s.start),
+      end: number(s.end),
+      text: typeof s.text === 'string' ? s.text : '',
+      tokens: Array.isArray(s.tokens) ? s.tokens.filter((t): t is number => typeof t === 'number') : [],
+      avgLogprob: number(s.avg_logprob),
+      compressionRatio: number(s.compression_ratio),
+      noSpeechProb: number(s.no_speech_prob),
+      temperature: number(s.temperature),
+      windowStart: number(s.seek) / 100,
+    }));
+    const words = (Array.isArray(body.words) ? body.words : []).filter(isObject).map((w) => ({
+      word: typeof w.word === 'string' ? w.word : '',
+      start: number(w.start),
+      end: number(w.end),
+    }));
+    const text = body.text.trim();
+    options.onEvent?.({ type: 'delta', text });
+    return {
+      text,
+      language: typeof body.language === 'string' ? body.language : (request.language ?? 'en'),
+      duration: number(body.duration, segments.at(-1)?.end ?? 0),
+      segments,
+      ...(request.words && { words }),
+      usage: { outputTokens: segments.reduce((n, s) => n + s.tokens.length, 0) },
     };
   }
 }

@@ -198,12 +198,15 @@ export async function postUpstream(
   const url = target.url(endpoint);
   const guard = new Guard(target, options.signal);
   guard.arm(options.stream ? 'connect' : 'firstByte');
+  // A form (audio) is sent as multipart, with the boundary fetch writes into its own content type.
+  const form = body instanceof FormData;
+  const { 'content-type': json, ...others } = target.headers(options.stream);
   let response: Response;
   try {
     response = await fetch(url, {
       method: 'POST',
-      headers: target.headers(options.stream),
-      body: JSON.stringify(body),
+      headers: form ? others : { 'content-type': json!, ...others },
+      body: form ? body : JSON.stringify(body),
       signal: guard.controller.signal,
     });
   } catch (error) {

@@ -74,7 +74,7 @@ function loadFailure(error: unknown): unknown {
 }
 
 /** transformers.js' progress callback, translated to the engine interface's LoadProgress. */
-function progressCallback(options: TransformersLoadOptions): ((info: ProgressInfo) => void) | undefined {
+export function progressCallback(options: TransformersLoadOptions): ((info: ProgressInfo) => void) | undefined {
   const { onProgress, id: model } = options;
   if (!onProgress) return undefined;
   return (info) => {
