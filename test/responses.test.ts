@@ -373,7 +373,7 @@ describe('refusals', () => {
     };
     expect(await refused({ tools: [{ type: 'web_search' }] })).toBe('tools[0].type');
     expect(await refused({ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:' }] }] })).toBe(
-      'input[0].content[0].type',
+      'input[0].content[0].image_url',
     );
     expect(await refused({ input: [{ type: 'computer_call', id: 'cu_1' }] })).toBe('input[0].type');
     expect(await refused({ background: true })).toBe('background');

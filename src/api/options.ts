@@ -43,6 +43,17 @@ export interface Limits {
    * second at Whisper's 16 kHz), and a long one holds the device for minutes.
    */
   maxAudioSeconds: number;
+  /** Most images in one request (chat `image_url`, Responses `input_image` parts), all messages together. */
+  maxImages: number;
+  /** Largest image, in bytes: of a data URL's image here, of a fetched one as it downloads. 20 MB, as the OpenAI API. */
+  maxImageBytes: number;
+  /**
+   * Most pixels in one image once decoded (width × height): its pixels are held in memory (4 bytes each) before the
+   * model's processor shrinks them. 8K (7680 × 4320) by default.
+   */
+  maxImagePixels: number;
+  /** How long fetching an http(s) image may take, in milliseconds, before it is refused. */
+  imageFetchTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -61,6 +72,10 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxEnumValueChars: 256,
   maxAudioBytes: 25 * 1024 * 1024,
   maxAudioSeconds: 3600,
+  maxImages: 16,
+  maxImageBytes: 20 * 1024 * 1024,
+  maxImagePixels: 7680 * 4320,
+  imageFetchTimeoutMs: 15_000,
 });
 
 /** The per-key rate limit of the requests that run models: chat completions and embeddings, counted together. */

@@ -1,6 +1,14 @@
 import * as z from 'zod';
-import type { ChatMessage, JsonConstraint, OutputConstraint, ToolConstraint, ToolDefinition } from '../engine/index.ts';
+import type {
+  ChatImage,
+  ChatMessage,
+  JsonConstraint,
+  OutputConstraint,
+  ToolConstraint,
+  ToolDefinition,
+} from '../engine/index.ts';
 import { invalidRequest } from './errors.ts';
+import { checkImageUrl, textAndImages, type chatImagePart, type ImagePartLimits } from './image-parts.ts';
 import { optional } from './request-validation.ts';
 import { checkSchemaBudget, type SchemaLimits } from './schema-budget.ts';
 
@@ -63,12 +71,13 @@ export const toolFields = {
   function_call: optional(z.never(`\`function_call\` and \`functions\` ${LEGACY}`)),
 };
 
-type TextContent = string | { type: 'text'; text: string }[];
+type WirePart = { type: 'text'; text: string } | z.output<typeof chatImagePart>;
+type WireContent = string | WirePart[];
 
 /** A message as the chat schema parses it (roles and fields checked; which fields each role needs is checked here). */
 export interface WireMessage {
   role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  content?: TextContent | null | undefined;
+  content?: WireContent | null | undefined;
   tool_calls?: z.output<typeof toolCallSchema>[] | null | undefined;
   tool_call_id?: string | null | undefined;
   /**
@@ -79,14 +88,36 @@ export interface WireMessage {
   reasoning?: string | null | undefined;
 }
 
-const text = (content: TextContent | null | undefined) =>
-  content == null ? '' : typeof content === 'string' ? content : content.map((part) => part.text).join('\n');
+/**
+ * A message's text and images. Images are a user message's alone, as the OpenAI API has it; each data URL is checked
+ * against the size limit here, before anything is fetched or decoded.
+ */
+function contentOf(m: WireMessage, i: number, limits: ImagePartLimits): { content: string; images: ChatImage[] } {
+  const content = m.content;
+  if (content == null) return { content: '', images: [] };
+  if (typeof content === 'string') return { content, images: [] };
+  const parts = content.map((part, j) => {
+    if (part.type === 'text') return { text: part.text };
+    if (m.role !== 'user') {
+      throw invalidRequest(
+        `Invalid 'messages[${i}]'. Image URLs are only allowed for messages with role 'user', but this message with ` +
+          `role '${m.role}' contains an image URL.`,
+        `messages[${i}]`,
+      );
+    }
+    const param = `messages[${i}].content[${j}]`;
+    const { url, detail } = typeof part.image_url === 'string' ? { url: part.image_url, detail: null } : part.image_url;
+    checkImageUrl(url, `${param}.image_url${typeof part.image_url === 'string' ? '' : '.url'}`, limits.maxImageBytes);
+    return { image: { url, detail: detail ?? 'auto', param } };
+  });
+  return textAndImages(parts);
+}
 
 /**
  * The conversation as the engine takes it. As the OpenAI API does, it refuses a message without the fields its role
  * needs, a `tool` message that answers no call of the assistant message before it, and calls left without an answer.
  */
-export function toEngineMessages(messages: WireMessage[]): ChatMessage[] {
+export function toEngineMessages(messages: WireMessage[], limits: ImagePartLimits): ChatMessage[] {
   const out: ChatMessage[] = [];
   /** Calls of the last assistant message that have no answer yet. */
   let unanswered: string[] = [];
@@ -95,6 +126,7 @@ export function toEngineMessages(messages: WireMessage[]): ChatMessage[] {
     if (m.content == null && !calls.length) {
       throw invalidRequest(`Missing required parameter: 'messages[${i}].content'.`, `messages[${i}].content`);
     }
+    const { content, images } = contentOf(m, i, limits);
     if (m.role === 'tool') {
       if (m.tool_call_id == null) {
         throw invalidRequest(
@@ -110,12 +142,13 @@ export function toEngineMessages(messages: WireMessage[]): ChatMessage[] {
         );
       }
       unanswered = unanswered.filter((id) => id !== m.tool_call_id);
-      out.push({ role: 'tool', content: text(m.content), toolCallId: m.tool_call_id });
+      out.push({ role: 'tool', content, toolCallId: m.tool_call_id });
       return;
     }
     if (unanswered.length) throw unansweredCalls(unanswered, i);
     const role = m.role === 'developer' ? 'system' : m.role;
-    const message: ChatMessage = { role, content: text(m.content) };
+    const message: ChatMessage = { role, content };
+    if (images.length > 0) message.images = images;
     const thought = m.role === 'assistant' ? (m.reasoning_content ?? m.reasoning) : undefined;
     if (thought) message.reasoning = thought;
     if (calls.length) {

@@ -20,6 +20,20 @@ export interface ChatMessage {
    * chat template decides whether the model sees it again (Qwen3's keeps it only after the last user turn).
    */
   reasoning?: string;
+  /** A user turn's images, in the order the client put them among its text parts. */
+  images?: ChatImage[];
+}
+
+/** An image a user turn shows the model, and where among the turn's text the client put it. */
+export interface ChatImage {
+  /** A `data:` URL or an http(s) URL, as the client sent it. */
+  url: string;
+  /** OpenAI's `detail` (`auto` when not sent): how finely a model that tiles images may look. */
+  detail: 'auto' | 'low' | 'high';
+  /** Where in the turn's `content` it sits: after `content.slice(0, at)`. */
+  at: number;
+  /** The request's name for the part (`messages[1].content[2]`, `input[0].content[1]`): what a refusal names. */
+  param: string;
 }
 
 /** A function the model may call: the wire's `tools[].function`. */
@@ -359,6 +373,8 @@ export interface ModelCard {
   created: number;
   /** Other names a request may call it by (`gpt-4o-mini`): served by it, and answered under `id`. */
   aliases?: string[];
+  /** What it reads, when the engine says: text; images too (a chat ID with a candidate that reads them here); audio. */
+  inputs?: ('text' | 'image' | 'audio')[];
   /**
    * The candidates that can serve it here, in the order they are tried, when the engine says: by their public names
    * (`PublicView`), never where they live.

@@ -39,6 +39,16 @@ export const OPENAI_ALIASES = Object.freeze({
   'teal-finch-4': Object.freeze(['whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe']),
 }) satisfies Readonly<Record<PublicModelId, readonly string[]>>;
 
+/** Chat candidates: what they read besides text. */
+export interface ReadsImages {
+  /**
+   * It reads images with the text (a vision-language model: transformers.js' image-text-to-text layout, web-llm's
+   * Phi-3.5-vision, a server's vision model). A request with images goes to the candidates of its chain that do; an
+   * ID none of whose candidates does refuses it (400 naming the image).
+   */
+  images?: boolean;
+}
+
 /** What a candidate that runs on WebGPU may also say about the adapter it needs. */
 export interface GPUNeeds {
   /**
@@ -55,7 +65,7 @@ export interface GPUNeeds {
 }
 
 /** A model run by transformers.js, on WebGPU or on the CPU (WebAssembly in browsers, native in Node). */
-export interface TransformersCandidate extends GPUNeeds {
+export interface TransformersCandidate extends GPUNeeds, ReadsImages {
   engine: 'transformers';
   /**
    * A Hugging Face hub ID, a folder path (Node; in a browser, a path of the app's own origin) or an absolute URL of a
@@ -96,7 +106,7 @@ export interface TransformersCandidate extends GPUNeeds {
 }
 
 /** A model run by web-llm (WebGPU only), named by its web-llm model ID. */
-export interface WebLLMCandidate extends GPUNeeds {
+export interface WebLLMCandidate extends GPUNeeds, ReadsImages {
   engine: 'web-llm';
   /** A model ID of web-llm's prebuilt list, e.g. `Qwen3-0.6B-q4f16_1-MLC`. */
   model: string;
@@ -123,7 +133,7 @@ export interface WebLLMCandidate extends GPUNeeds {
  * A model served by an OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, the app's own backend): Lantern
  * forwards the request and streams the answer back, under the public ID. See `src/engines/remote/`.
  */
-export interface RemoteCandidate {
+export interface RemoteCandidate extends ReadsImages {
   engine: 'remote';
   /**
    * The server's base URL, up to and including its `/v1` (`http://127.0.0.1:11434/v1`). In a browser, best a path of

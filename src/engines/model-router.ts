@@ -3,6 +3,7 @@ import {
   modelNotFound,
   watchOutput,
   type CallOptions,
+  type ChatMessage,
   type Engine,
   type OutputListeners,
   type EngineErrorKind,
@@ -237,6 +238,8 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
           task: entry.task,
           created: entry.created,
           ...(aliases.length > 0 && { aliases }),
+          inputs:
+            entry.task === 'transcription' ? ['audio'] : chain.some((c) => c.images) ? ['text', 'image'] : ['text'],
           candidates: chain.map((c) => view.name(candidateKey(c))),
           servedBy: servedBy === null ? null : view.name(servedBy),
           ...(await storedStates(chain, view)),
@@ -246,7 +249,7 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     },
 
     async chat(id, request, chatOptions = {}) {
-      const route = await lookup(id, 'chat', chatOptions.signal);
+      const route = readingImages(await lookup(id, 'chat', chatOptions.signal), request.messages);
       // A request that does not say whether to think gets the model's default on this device (a server has its own).
       const localRequest = request.thinking === undefined ? { ...request, thinking: route.thinks } : request;
       return walk(route, chatOptions, (link, o) => {
@@ -271,6 +274,29 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
       );
     },
   };
+}
+
+/**
+ * A chat route for a conversation with images: only the links whose candidates read images (the others would answer
+ * as if there were none), and a 400 naming the first image when the ID has none here.
+ */
+function readingImages(route: Route, messages: ChatMessage[]): Route {
+  const image = messages.find((m) => m.images?.length)?.images![0];
+  if (!image) return route;
+  const links = route.links.flatMap((link): Link[] => {
+    if ('remote' in link) return link.remote.images ? [link] : [];
+    const candidates = link.local.candidates.filter((c) => c.images);
+    return candidates.length > 0 ? [{ local: { ...link.local, candidates } }] : [];
+  });
+  if (links.length === 0) {
+    throw new EngineError(
+      'invalid_request',
+      `Invalid content type. image_url is only supported by certain models: \`${route.card.id}\` reads text only ` +
+        'on this device. Send the text alone, or ask a model that reads images.',
+      { param: image.param },
+    );
+  }
+  return { ...route, links };
 }
 
 function coolingDown(backend: string, breaker: CircuitBreaker): EngineError {

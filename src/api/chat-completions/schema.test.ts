@@ -83,8 +83,13 @@ describe('chat request parsing', () => {
     [{ messages: [{ role: 'user' }] }, 'messages[0].content', /Missing required parameter/],
     [
       { messages: [{ role: 'user', content: [{ type: 'image_url' }] }] },
+      'messages[0].content[0].image_url',
+      /Missing required parameter/,
+    ],
+    [
+      { messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }] },
       'messages[0].content[0].type',
-      /expected "text"/,
+      /Supported content parts: `text`, and `image_url` in user messages/,
     ],
     [{ messages: [{ role: 'user', content: 7 }] }, 'messages[0].content', /expected a string or an array/],
     [{ temperature: 2.5 }, 'temperature', /<= 2, but got the number 2.5/],

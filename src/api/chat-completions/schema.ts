@@ -3,6 +3,7 @@ import { REASONING_EFFORTS, thinksAt, type ChatRequest, type JsonConstraint } fr
 import { samplingFields, samplingOf } from '../common-fields.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Limits } from '../options.ts';
+import { checkImageCount, chatImagePart } from '../image-parts.ts';
 import { optional, parse } from '../request-validation.ts';
 import { chatToolParam, toConstraint, toEngineMessages, toolCallSchema, toolFields } from '../tool-schemas.ts';
 
@@ -13,13 +14,23 @@ import { chatToolParam, toConstraint, toEngineMessages, toolCallSchema, toolFiel
  * conversion are in `tool-schemas.ts`.
  */
 
-const textPart = z.object({ type: z.literal('text'), text: z.string() });
+const CONTENT_PARTS =
+  'Supported content parts: `text`, and `image_url` in user messages (audio and files are not read by these models).';
+
+/** A content part: text, or (in a user message) an image; other kinds are refused naming the part's `type`. */
+const contentPart = z.discriminatedUnion(
+  'type',
+  [z.object({ type: z.literal('text'), text: z.string() }), chatImagePart],
+  {
+    error: (issue) => (issue.code === 'invalid_union' ? CONTENT_PARTS : undefined),
+  },
+);
 
 const message = z.object({
   // `developer` is the newer name of `system` in the OpenAI API; both reach the model as a system message.
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
   // Required, except in an assistant message with tool calls: checked in `toEngineMessages`.
-  content: z.union([z.string(), z.array(textPart)]).nullish(),
+  content: z.union([z.string(), z.array(contentPart)]).nullish(),
   tool_calls: optional(z.array(toolCallSchema)),
   tool_call_id: optional(z.string()),
   reasoning_content: optional(z.string()),
@@ -106,7 +117,9 @@ export function chatParser(limits: Limits): (body: unknown) => ChatParams {
     const { stream, includeUsage, request: sampling } = samplingOf(p);
     const alone = DEPENDENT_PARAMETERS.find((rule) => rule.alone(p));
     if (alone) throw invalidRequest(alone.message, alone.param);
-    const request: ChatRequest = { messages: toEngineMessages(p.messages), ...sampling };
+    const messages = toEngineMessages(p.messages, limits);
+    checkImageCount(messages, limits.maxImages);
+    const request: ChatRequest = { messages, ...sampling };
     // `max_completion_tokens` is the newer name of `max_tokens`; when both are sent, the newer one wins.
     const maxTokens = p.max_completion_tokens ?? p.max_tokens;
     if (maxTokens != null) request.maxTokens = maxTokens;

@@ -8,6 +8,7 @@ const toModel = (card: ModelCard, ownedBy: string): Model => ({
   object: 'model',
   created: card.created,
   owned_by: ownedBy,
+  ...(card.inputs && { input_modalities: card.inputs }),
   ...(card.candidates && { candidates: card.candidates }),
   ...(card.servedBy !== undefined && { served_by: card.servedBy }),
   ...(card.stored && { stored: card.stored }),

@@ -1,10 +1,15 @@
-/** The models wire format (`GET /v1/models`), as openai-node's `Model` has it, with Lantern's own two fields. */
+/** The models wire format (`GET /v1/models`), as openai-node's `Model` has it, with Lantern's own fields. */
 
 export interface Model {
   id: string;
   object: 'model';
   created: number;
   owned_by: string;
+  /**
+   * Lantern's own (OpenRouter's name): what the model reads, `text` and `image` for a chat model that takes images
+   * here (`image_url` parts), `audio` for speech to text.
+   */
+  input_modalities?: ('text' | 'image' | 'audio')[];
   /**
    * Lantern's own: the candidates that can serve it here, in the order they are tried, by the names `x-lantern-backend`
    * gives them: `remote:1` for a server (that there is one, not where), `transformers:tiny-chat@fp32/cpu` for a model.

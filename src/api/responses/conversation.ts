@@ -132,6 +132,7 @@ export function toChatMessages(instructions: string | null, items: ConversationI
     }
     if (unanswered.length) throw noOutput(unanswered, param(i));
     const message: ChatMessage = { role: item.role === 'developer' ? 'system' : item.role, content: item.content };
+    if (item.images?.length) message.images = item.images;
     messages.push(item.role === 'assistant' ? assistant(message) : message);
   });
   if (unanswered.length) throw noOutput(unanswered, 'input');

@@ -1,7 +1,14 @@
 import * as z from 'zod';
-import { REASONING_EFFORTS, thinksAt, type ChatRequest, type JsonConstraint } from '../../engine/index.ts';
+import {
+  REASONING_EFFORTS,
+  thinksAt,
+  type ChatImage,
+  type ChatRequest,
+  type JsonConstraint,
+} from '../../engine/index.ts';
 import { samplingFields } from '../common-fields.ts';
 import { invalidRequest } from '../errors.ts';
+import { checkImageCount, checkImageUrl, imageDetail, textAndImages, type ImagePartLimits } from '../image-parts.ts';
 import type { Limits } from '../options.ts';
 import { optional, parse } from '../request-validation.ts';
 import { toConstraint, type ToolParamNamer } from '../tool-schemas.ts';
@@ -16,7 +23,14 @@ import type { FunctionTool, ReasoningSummary, ResponseFormat, ResponsesToolChoic
 
 /** An input item of a conversation, as kept and continued: text only, function calls and their outputs. */
 export type ConversationItem =
-  | { type: 'message'; role: 'user' | 'assistant' | 'system' | 'developer'; content: string; id?: string }
+  | {
+      type: 'message';
+      role: 'user' | 'assistant' | 'system' | 'developer';
+      content: string;
+      /** A user message's images, where they stand in `content` (kept with a stored response, as OpenAI does). */
+      images?: ChatImage[];
+      id?: string;
+    }
   | { type: 'function_call'; call_id: string; name: string; arguments: string; id?: string }
   | { type: 'function_call_output'; call_id: string; output: string; id?: string }
   /** A reasoning model's thought, given back with the turn it came before (its text, or its summary's). */
@@ -25,18 +39,34 @@ export type ConversationItem =
 /** An input item as sent: a conversation item, or a reference to an item of a stored response. */
 export type InputItem = ConversationItem | { type: 'item_reference'; id: string };
 
-const TEXT_ONLY =
-  'Only text content is supported (`input_text`, `output_text`): these models read no images, files or audio.';
+const CONTENT_PARTS =
+  'Supported content parts: `input_text`, `output_text`, `refusal`, and `input_image` in user messages (files and ' +
+  'audio are not read by these models).';
 
-/** A content part of a message: text, whichever side wrote it. */
-const textPart = z.discriminatedUnion(
+const TEXT_PARTS = [
+  z.object({ type: z.literal('input_text'), text: z.string() }),
+  z.object({ type: z.literal('output_text'), text: z.string() }),
+  z.object({ type: z.literal('refusal'), refusal: z.string() }),
+] as const;
+
+const partError = { error: (issue: { code?: string }) => (issue.code === 'invalid_union' ? CONTENT_PARTS : undefined) };
+
+/** A content part of a function call's output: text, whichever side wrote it. */
+const textPart = z.discriminatedUnion('type', [...TEXT_PARTS], partError);
+
+/** A content part of a message: text, or (in a user message) an image by URL; `file_id` is refused with its reason. */
+const contentPart = z.discriminatedUnion(
   'type',
   [
-    z.object({ type: z.literal('input_text'), text: z.string() }),
-    z.object({ type: z.literal('output_text'), text: z.string() }),
-    z.object({ type: z.literal('refusal'), refusal: z.string() }),
+    ...TEXT_PARTS,
+    z.object({
+      type: z.literal('input_image'),
+      image_url: optional(z.string()),
+      file_id: optional(z.string()),
+      detail: optional(imageDetail),
+    }),
   ],
-  { error: (issue) => (issue.code === 'invalid_union' ? TEXT_ONLY : undefined) },
+  partError,
 );
 
 const itemStatus = optional(z.enum(['in_progress', 'completed', 'incomplete']));
@@ -67,7 +97,7 @@ const inputItem = z.preprocess(
       z.object({
         type: z.literal('message'),
         role: z.enum(['user', 'assistant', 'system', 'developer']),
-        content: z.union([z.string(), z.array(textPart)]),
+        content: z.union([z.string(), z.array(contentPart)]),
         id: optional(z.string()),
         status: itemStatus,
       }),
@@ -253,12 +283,12 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
     const input: InputItem[] =
       typeof p.input === 'string'
         ? [{ type: 'message', role: 'user', content: p.input }]
-        : p.input.map((item): InputItem => {
+        : p.input.map((item, i): InputItem => {
             switch (item.type) {
               case 'item_reference':
                 return { type: 'item_reference', id: item.id };
               case 'message':
-                return withId({ type: 'message', role: item.role, content: text(item.content) }, item.id);
+                return withId(messageItem(item.role, item.content, i, limits), item.id);
               case 'function_call':
                 return withId(
                   { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments },
@@ -275,6 +305,11 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
                 );
             }
           });
+
+    checkImageCount(
+      input.filter((item) => item.type === 'message'),
+      limits.maxImages,
+    );
 
     return {
       model: p.model,
@@ -299,6 +334,41 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
       },
     };
   };
+}
+
+type MessageContent = z.output<typeof contentPart>[] | string;
+
+/** A message item: its text, and a user message's images (checked as chat's are: URL, type and size). */
+function messageItem(
+  role: 'user' | 'assistant' | 'system' | 'developer',
+  content: MessageContent,
+  i: number,
+  limits: ImagePartLimits,
+): ConversationItem & { type: 'message' } {
+  if (typeof content === 'string') return { type: 'message', role, content };
+  const parts = content.map((part, j) => {
+    if (part.type !== 'input_image') return { text: part.type === 'refusal' ? part.refusal : part.text };
+    const param = `input[${i}].content[${j}]`;
+    if (role !== 'user') {
+      throw invalidRequest(
+        `Invalid '${param}': images are only allowed in messages with role 'user', not '${role}'.`,
+        param,
+      );
+    }
+    if (part.image_url == null) {
+      throw part.file_id != null
+        ? invalidRequest(
+            `Invalid '${param}.file_id': there is no Files API here, so no file IDs: send the image as \`image_url\` ` +
+              '(an http(s) URL or a base64 data URL).',
+            `${param}.file_id`,
+          )
+        : invalidRequest(`Missing required parameter: '${param}.image_url'.`, `${param}.image_url`);
+    }
+    checkImageUrl(part.image_url, `${param}.image_url`, limits.maxImageBytes);
+    return { image: { url: part.image_url, detail: part.detail ?? 'auto', param } };
+  });
+  const { content: text, images } = textAndImages(parts);
+  return { type: 'message', role, content: text, ...(images.length > 0 && { images }) };
 }
 
 /** This API's function tools are flat: `tools[i].name`, where chat completions have `tools[i].function.name`. */

@@ -8,6 +8,7 @@ import type {
   TokenLogprob,
   WireObject,
 } from '../../engine/index.ts';
+import { messageParts } from '../../engine/index.ts';
 
 /*
  * The typed engine request in the wire's words, and the wire's answers back in the engine's, for callers of a remote
@@ -119,6 +120,15 @@ export function reasoningOf(choice: WireObject, key: 'message' | 'delta'): strin
 function wireMessage(m: ChatMessage): WireObject {
   if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.toolCallId ?? '' };
   if (m.reasoning) return { ...wireMessage({ ...m, reasoning: undefined }), reasoning_content: m.reasoning };
+  if (m.images?.length) {
+    // A user turn with images: its parts again, as the client sent them (`detail` passed on).
+    const content = messageParts(m).map((part) =>
+      part.type === 'text'
+        ? { type: 'text', text: part.text }
+        : { type: 'image_url', image_url: { url: part.image.url, detail: part.image.detail } },
+    );
+    return { role: m.role, content };
+  }
   if (!m.toolCalls?.length) return { role: m.role, content: m.content };
   const calls = m.toolCalls.map(({ id, name, arguments: args }) => ({
     id,

@@ -449,7 +449,7 @@ export class TransformersSpeechModel {
  * own distribution, as OpenAI's Whisper measures them: transformers.js divides the scores by the sampling temperature
  * before they reach here, and the recorder multiplies that back.
  */
-class LogprobRecorder extends LogitsProcessor {
+export class LogprobRecorder extends LogitsProcessor {
   readonly #noSpeechToken: number | undefined;
   readonly #temperature: number;
   noSpeechProb = 0;
@@ -489,7 +489,7 @@ class LogprobRecorder extends LogitsProcessor {
  * - timestamps never go back, and a segment is never empty (a start timestamp is followed by a later end one), so
  *   segments come out in order and cannot loop.
  */
-class TranscriptRules extends LogitsProcessor {
+export class TranscriptRules extends LogitsProcessor {
   readonly #timestampBegin: number;
   readonly #beginIndex: number;
   readonly #suppress: number[];
