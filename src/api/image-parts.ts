@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { ChatImage } from '../engine/index.ts';
+import { byteSize, type ChatImage } from '../engine/index.ts';
 import { invalidRequest } from './errors.ts';
 import { optional } from './request-validation.ts';
 
@@ -49,7 +49,7 @@ export function checkImageUrl(url: string, urlParam: string, maxBytes: number): 
     const bytes = Math.floor((payload * 3) / 4);
     if (payload === 0) throw refuse('the data URL holds no image.');
     if (bytes > maxBytes) {
-      throw refuse(`the image is ${megabytes(bytes)}; the limit is ${megabytes(maxBytes)} per image.`);
+      throw refuse(`the image is ${byteSize(bytes)}; the limit is ${byteSize(maxBytes)} per image.`);
     }
     return;
   }
@@ -66,6 +66,13 @@ export function checkImageUrl(url: string, urlParam: string, maxBytes: number): 
     );
   }
 }
+
+/** What a model that reads images takes of each, from the handler's limits: for the engine to apply. */
+export const imageLimitsOf = (limits: ImagePartLimits & { maxImagePixels: number; imageFetchTimeoutMs: number }) => ({
+  maxBytes: limits.maxImageBytes,
+  maxPixels: limits.maxImagePixels,
+  fetchTimeoutMs: limits.imageFetchTimeoutMs,
+});
 
 /** Refuses more images in a request than the limit, naming the first one past it. */
 export function checkImageCount(messages: readonly { images?: ChatImage[] }[], maxImages: number): void {
@@ -101,6 +108,4 @@ export function textAndImages(parts: ({ text: string } | { image: Omit<ChatImage
   return { content, images };
 }
 
-const megabytes = (bytes: number) =>
-  bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 const cut = (s: string) => (s.length > 64 ? `${s.slice(0, 64)}…` : s);

@@ -7,7 +7,7 @@ import type { ResponseStore } from '../response-store/index.ts';
  * parameter named in `error.param`.
  */
 export interface Limits {
-  /** Largest request body, in bytes. 4 MiB holds 2,048 embedding inputs of 2,000 characters each. */
+  /** Largest request body, in bytes: 32 MiB holds an image of `maxImageBytes` as a data URL (a third larger). */
   maxBodyBytes: number;
   /** Most messages in one chat request. */
   maxMessages: number;
@@ -57,7 +57,7 @@ export interface Limits {
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
-  maxBodyBytes: 4 * 1024 * 1024,
+  maxBodyBytes: 32 * 1024 * 1024,
   maxMessages: 256,
   maxTokens: 4096,
   maxChoices: 8,

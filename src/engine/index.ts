@@ -1,6 +1,7 @@
 /** The engine interface shared by `src/api` (its user) and `src/engines` (its implementations). */
 export type * from './types.ts';
 export { ChatResultBuilder } from './chat-result.ts';
+export { byteSize } from './byte-size.ts';
 export { messageParts, type MessagePart } from './message-parts.ts';
 export { watchOutput, type OutputListeners } from './watch-output.ts';
 export { REASONING_EFFORTS, thinksAt } from './reasoning-effort.ts';

@@ -24,6 +24,13 @@ export interface ChatMessage {
   images?: ChatImage[];
 }
 
+/** What an engine takes of one image: its bytes (a data URL's, or fetched), its pixels once decoded, the fetch's time. */
+export interface ImageLimits {
+  maxBytes: number;
+  maxPixels: number;
+  fetchTimeoutMs: number;
+}
+
 /** An image a user turn shows the model, and where among the turn's text the client put it. */
 export interface ChatImage {
   /** A `data:` URL or an http(s) URL, as the client sent it. */
@@ -71,6 +78,8 @@ export interface ChatRequest {
    * The legacy completions API. When given, `messages` is empty.
    */
   prompt?: string;
+  /** With images in `messages`: what a model that reads them takes of each (the handler's limits). */
+  imageLimits?: ImageLimits;
   /**
    * Most tokens to generate for each choice, as the client asked: the prompt and these must fit the context window,
    * or the request is refused (`context_length_exceeded`).

@@ -3,7 +3,7 @@ import { REASONING_EFFORTS, thinksAt, type ChatRequest, type JsonConstraint } fr
 import { samplingFields, samplingOf } from '../common-fields.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Limits } from '../options.ts';
-import { checkImageCount, chatImagePart } from '../image-parts.ts';
+import { checkImageCount, chatImagePart, imageLimitsOf } from '../image-parts.ts';
 import { optional, parse } from '../request-validation.ts';
 import { chatToolParam, toConstraint, toEngineMessages, toolCallSchema, toolFields } from '../tool-schemas.ts';
 
@@ -120,6 +120,7 @@ export function chatParser(limits: Limits): (body: unknown) => ChatParams {
     const messages = toEngineMessages(p.messages, limits);
     checkImageCount(messages, limits.maxImages);
     const request: ChatRequest = { messages, ...sampling };
+    if (messages.some((m) => m.images)) request.imageLimits = imageLimitsOf(limits);
     // `max_completion_tokens` is the newer name of `max_tokens`; when both are sent, the newer one wins.
     const maxTokens = p.max_completion_tokens ?? p.max_tokens;
     if (maxTokens != null) request.maxTokens = maxTokens;

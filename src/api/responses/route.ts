@@ -1,3 +1,4 @@
+import { imageLimitsOf } from '../image-parts.ts';
 import type { Context } from 'hono';
 import { EngineError, type ChatEvent, type ChatRequest, type ChatResult, type Serving } from '../../engine/index.ts';
 import { ApiError, type ErrorBody } from '../errors.ts';
@@ -36,6 +37,7 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
     const offset = conversation.length - params.input.length;
     const messages = toChatMessages(params.instructions, conversation, offset);
     const request: ChatRequest = { ...params.request, messages };
+    if (messages.some((m) => m.images)) request.imageLimits = imageLimitsOf(limits);
     const response = inProgress(newId('resp_'), Math.floor(now() / 1000), params);
     // The response names the model ID that serves it, when the request named an alias of it (`gpt-4o-mini`) too.
     const onServe = (serving: Serving) => {
