@@ -2,6 +2,7 @@ import { AutoModelForCausalLM, AutoTokenizer, type Tensor } from '@huggingface/t
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundledProfile, type ModelProfile } from '../src/index.ts';
+import { sdkRefusal } from './support/api-error.ts';
 import {
   BUNDLED_MODELS,
   HAS_STORIES_260K,
@@ -243,11 +244,15 @@ describe('POST /v1/completions', () => {
 
   it('refuses what it cannot do with a 400 naming the parameter', async () => {
     const refused = async (body: Record<string, unknown>) => {
-      const error = await client.completions
-        .create({ model: 'crimson-falcon-4', prompt: 'hi', ...body } as OpenAI.CompletionCreateParamsNonStreaming)
-        .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-      return (error as InstanceType<typeof OpenAI.BadRequestError>).param;
+      const { status, param } = await sdkRefusal(
+        client.completions.create({
+          model: 'crimson-falcon-4',
+          prompt: 'hi',
+          ...body,
+        } as OpenAI.CompletionCreateParamsNonStreaming),
+      );
+      expect(status).toBe(400);
+      return param;
     };
     expect(await refused({ prompt: [1, 2, 3] })).toBe('prompt');
     expect(await refused({ prompt: undefined })).toBe('prompt');

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import type { Handler } from '../src/index.ts';
 import { openaiClient, reference, sdkClient, type ChatReference, type SdkClient } from './support/lantern.ts';
+import { sdkRefusal } from './support/api-error.ts';
 
 /**
  * The Responses API through unmodified clients on real inference (the bundled tiny chat model): the openai SDK's
@@ -365,11 +366,11 @@ describe('text.format: structured output', () => {
 describe('refusals', () => {
   it('answers what it cannot do with a 400 naming the parameter, and the next request still works', async () => {
     const refused = async (body: Record<string, unknown>) => {
-      const error = await client.responses
-        .create({ model, input: 'hi', ...body } as OpenAI.Responses.ResponseCreateParamsNonStreaming)
-        .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-      return (error as InstanceType<typeof OpenAI.BadRequestError>).param;
+      const { status, param } = await sdkRefusal(
+        client.responses.create({ model, input: 'hi', ...body } as OpenAI.Responses.ResponseCreateParamsNonStreaming),
+      );
+      expect(status).toBe(400);
+      return param;
     };
     expect(await refused({ tools: [{ type: 'web_search' }] })).toBe('tools[0].type');
     expect(await refused({ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:' }] }] })).toBe(
