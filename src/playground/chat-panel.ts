@@ -22,7 +22,8 @@ interface Reply {
 }
 
 type Turn =
-  | { role: 'user'; content: string }
+  /** `images`: data URLs of the images attached to the message, sent after its text as `image_url` parts. */
+  | { role: 'user'; content: string; images: string[] }
   | { role: 'assistant'; reply: Reply }
   | { role: 'tool'; call: ToolCallView; content: string };
 
@@ -35,7 +36,8 @@ const MODE_NAMES: Record<OutputMode, string> = { text: 'text', json_object: 'JSO
  * asks for JSON (any object, or valid against a schema picked or pasted), shows it as it streams, and validates it.
  * Tools can be declared: each call the assistant makes is shown with its arguments and answered here, and the
  * conversation goes on from its results. The parameters and both editors are folded at first, so that the
- * conversation and the message box are what the tab opens on.
+ * conversation and the message box are what the tab opens on. Images can be attached to a message (picked, or pasted
+ * into the message box) and go with its text as `image_url` parts.
  */
 export class ChatPanel extends LitElement {
   static override styles = [
@@ -49,6 +51,29 @@ export class ChatPanel extends LitElement {
       summary {
         cursor: pointer;
         font-weight: 600;
+      }
+      img.thumb {
+        max-height: 6rem;
+        max-width: 10rem;
+        border-radius: 4px;
+        margin: 0.25rem 0.25rem 0 0;
+      }
+      ul.attached {
+        display: flex;
+        gap: 0.5rem;
+        list-style: none;
+        padding: 0;
+        margin: 0.5rem 0 0;
+      }
+      ul.attached li {
+        display: flex;
+        align-items: start;
+      }
+      label.button {
+        cursor: pointer;
+        padding: 0.4rem 0.8rem;
+        border: 1px solid var(--border, #ccc);
+        border-radius: 4px;
       }
       details.thought {
         color: var(--muted);
@@ -140,6 +165,7 @@ export class ChatPanel extends LitElement {
     status: { state: true },
     mode: { state: true },
     useTools: { state: true },
+    attached: { state: true },
   };
 
   declare client: OpenAI | undefined;
@@ -149,6 +175,8 @@ export class ChatPanel extends LitElement {
   declare status: string;
   declare mode: OutputMode;
   declare useTools: boolean;
+  /** Images attached to the next message (picked or pasted), as data URLs. */
+  declare attached: string[];
   #abort: AbortController | undefined;
 
   constructor() {
@@ -159,6 +187,7 @@ export class ChatPanel extends LitElement {
     this.status = '';
     this.mode = 'text';
     this.useTools = false;
+    this.attached = [];
   }
 
   override render() {
@@ -182,8 +211,12 @@ export class ChatPanel extends LitElement {
           rows="3"
           placeholder="Count to 10."
           @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && !e.shiftKey && (e.preventDefault(), this.#send(e))}
+          @paste=${this.#paste}
         ></textarea>
+        ${this.#renderAttached()}
         <div class="row actions">
+          <label class="button secondary" for="attach">Attach image</label>
+          <input id="attach" type="file" accept="image/*" multiple hidden @change=${this.#pick} />
           <button type="submit" ?disabled=${!this.#canSend() || this.#waitingForResults()}>Send</button>
           <button type="button" class="secondary" ?disabled=${!this.busy} @click=${() => this.#abort?.abort()}>
             Stop
@@ -260,6 +293,7 @@ export class ChatPanel extends LitElement {
       return html`<li class="user">
         <span class="who">You</span>
         <p>${turn.content}</p>
+        ${turn.images.map((url, i) => html`<img class="thumb" src=${url} alt=${`Image ${i + 1} you sent`} />`)}
       </li>`;
     }
     const { reply } = turn;
@@ -448,10 +482,63 @@ export class ChatPanel extends LitElement {
     event.preventDefault();
     const box = this.renderRoot.querySelector('#message') as HTMLTextAreaElement;
     const content = box.value.trim();
-    if (!content || !this.#canSend()) return;
+    if ((!content && !this.attached.length) || !this.#canSend()) return;
     box.value = '';
-    this.turns = [...this.turns, { role: 'user', content }];
+    this.turns = [...this.turns, { role: 'user', content, images: this.attached }];
+    this.attached = [];
     void this.#reply();
+  }
+
+  /** The images attached to the next message, each with a button that takes it off. */
+  #renderAttached() {
+    if (!this.attached.length) return nothing;
+    return html`<ul class="attached" aria-label="Attached images">
+      ${this.attached.map(
+        (url, i) =>
+          html`<li>
+            <img class="thumb" src=${url} alt=${`Attached image ${i + 1}`} />
+            <button
+              type="button"
+              class="secondary"
+              aria-label=${`Remove image ${i + 1}`}
+              @click=${() => (this.attached = this.attached.filter((_, j) => j !== i))}
+            >
+              ×
+            </button>
+          </li>`,
+      )}
+    </ul>`;
+  }
+
+  #pick(event: Event) {
+    const input = event.target as HTMLInputElement;
+    void this.#attach([...(input.files ?? [])]);
+    input.value = '';
+  }
+
+  /** An image pasted into the message box (a screenshot, a copied picture) is attached; pasted text stays text. */
+  #paste(event: ClipboardEvent) {
+    const images = [...(event.clipboardData?.files ?? [])].filter((f) => f.type.startsWith('image/'));
+    if (!images.length) return;
+    event.preventDefault();
+    void this.#attach(images);
+  }
+
+  async #attach(files: File[]) {
+    const urls = await Promise.all(
+      files
+        .filter((f) => f.type.startsWith('image/'))
+        .map(
+          (file) =>
+            new Promise<string>((resolve, reject) => {
+              const reader = new FileReader();
+              reader.onload = () => resolve(reader.result as string);
+              reader.onerror = () => reject(reader.error ?? new Error(`could not read ${file.name}`));
+              reader.readAsDataURL(file);
+            }),
+        ),
+    );
+    this.attached = [...this.attached, ...urls];
   }
 
   #regenerate() {
@@ -469,7 +556,14 @@ export class ChatPanel extends LitElement {
   #messages(): OpenAI.ChatCompletionMessageParam[] {
     const system = this.#value('system');
     const history = this.turns.map((turn): OpenAI.ChatCompletionMessageParam => {
-      if (turn.role === 'user') return { role: 'user', content: turn.content };
+      if (turn.role === 'user') {
+        if (!turn.images.length) return { role: 'user', content: turn.content };
+        const images = turn.images.map((url) => ({ type: 'image_url' as const, image_url: { url } }));
+        return {
+          role: 'user',
+          content: [...(turn.content ? [{ type: 'text' as const, text: turn.content }] : []), ...images],
+        };
+      }
       if (turn.role === 'tool') return { role: 'tool', tool_call_id: turn.call.id, content: turn.content };
       const calls = turn.reply.toolCalls[0] ?? [];
       // The thought goes back too, as reasoning servers take it: the model's template decides whether it sees it.

@@ -1,6 +1,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { createServer, type IncomingMessage } from 'node:http';
+import sharp from 'sharp';
 import type { AddressInfo } from 'node:net';
 import { speechClip } from '../support/speech-fixture.ts';
 import { clipAllowance, wordErrors } from '../support/word-error-rate.ts';
@@ -131,6 +132,29 @@ test('chat with n = 2 and a stop sequence shows both choices', async ({ page }) 
   await page.getByLabel('Message').press('Enter');
   await expect(page.getByRole('region', { name: 'Choice 2' })).toContainText('1, 2, 3, 4');
   await expect(page.locator('li.assistant .stats')).toContainText('finish: stop, stop');
+});
+
+test('chat: an image attached goes as an image_url part; a model that reads text only says so', async ({ page }) => {
+  await openPlayground(page);
+  const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#c00' } })
+    .png()
+    .toBuffer();
+  const attach = page.locator('chat-panel #attach');
+  await attach.setInputFiles([
+    { name: 'red.png', mimeType: 'image/png', buffer: png },
+    { name: 'again.png', mimeType: 'image/png', buffer: png },
+  ]);
+  await expect(page.getByRole('img', { name: /^Attached image/ })).toHaveCount(2);
+  await page.getByRole('button', { name: 'Remove image 2' }).click();
+  await expect(page.getByRole('img', { name: /^Attached image/ })).toHaveCount(1);
+  await page.getByLabel('Message').fill('What colour is this?');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await expect(page.getByRole('img', { name: 'Image 1 you sent' })).toBeVisible();
+  await expect(page.getByRole('img', { name: /^Attached image/ })).toHaveCount(0);
+  // The bundled chat models read text only: the 400 names the part, and the page shows it.
+  await expect(page.getByRole('alert')).toContainText('reads text only');
+  await page.getByRole('tab', { name: 'API' }).click();
+  await expect(page.getByLabel('openai SDK code')).toContainText('image_url');
 });
 
 test('stop ends a reply while it streams', async ({ page }, info) => {
