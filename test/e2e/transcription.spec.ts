@@ -111,7 +111,7 @@ test('bytes no browser decodes: 400 naming file; the next request is answered', 
   }, key);
   expect(garbage).toMatchObject({ status: 400, param: 'file' });
   const next = (await transcribe(tab, 'codec.wav', 'audio/wav')) as { text: string; usage: unknown };
-  expect(next.usage).toEqual({ type: 'duration', seconds: 2 });
+  expect(next.usage).toEqual({ type: 'duration', seconds: 3 }); // codec.wav's 2.25 s, billed in whole seconds
   expectWords('codec.wav', next.text);
 });
 
