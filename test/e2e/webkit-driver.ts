@@ -52,11 +52,12 @@ export async function launchWebKitDriver(port = Number(process.env.WEBKIT_DRIVER
   const binary = miniBrowser();
   const base = `http://127.0.0.1:${port}`;
 
-  const command = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+  const command = async <T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> => {
     const response = await fetch(base + path, {
       method,
       headers: { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
     const { value } = (await response.json()) as { value: T | WireError };
     const error = value as WireError | null;
@@ -112,31 +113,50 @@ export async function launchWebKitDriver(port = Number(process.env.WEBKIT_DRIVER
 
   return {
     async newSession() {
-      if (!(await ready())) {
-        await stop();
-        await start();
+      // A driver can fail while it starts the session's browser (seen on CI: the socket closed under POST /session,
+      // after its /status had answered ready): it is replaced and the session asked for again, twice at most.
+      let failure: unknown;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        if (attempt > 0 || !(await ready())) {
+          await stop();
+          await start();
+        }
+        try {
+          const { sessionId, capabilities } = await command<{
+            sessionId: string;
+            capabilities: { browserVersion?: string };
+          }>(
+            'POST',
+            '/session',
+            {
+              capabilities: {
+                alwaysMatch: {
+                  browserName: 'MiniBrowser',
+                  'webkitgtk:browserOptions': { binary, args: ['--automation'] },
+                },
+              },
+            },
+            AbortSignal.timeout(60_000),
+          );
+          return await openedSession(sessionId, capabilities.browserVersion);
+        } catch (error) {
+          failure = error;
+        }
       }
-      const { sessionId, capabilities } = await command<{
-        sessionId: string;
-        capabilities: { browserVersion?: string };
-      }>('POST', '/session', {
-        capabilities: {
-          alwaysMatch: {
-            browserName: 'MiniBrowser',
-            'webkitgtk:browserOptions': { binary, args: ['--automation'] },
-          },
-        },
-      });
-      const session = new WebKitSession(
-        (method, path, body) => command(method, `/session/${sessionId}${path}`, body),
-        `WebKitGTK ${capabilities.browserVersion ?? 'unknown'}`,
-      );
-      // Scripts run as long as a test allows (model loads, long generations); the test's own timeout bounds them.
-      await session.send('POST', '/timeouts', { script: 600_000, pageLoad: 120_000 });
-      return session;
+      throw new Error('WebKitWebDriver could not start a session three times', { cause: failure });
     },
     close: stop,
   };
+
+  async function openedSession(sessionId: string, browserVersion: string | undefined): Promise<WebKitSession> {
+    const session = new WebKitSession(
+      (method, path, body) => command(method, `/session/${sessionId}${path}`, body),
+      `WebKitGTK ${browserVersion ?? 'unknown'}`,
+    );
+    // Scripts run as long as a test allows (model loads, long generations); the test's own timeout bounds them.
+    await session.send('POST', '/timeouts', { script: 600_000, pageLoad: 120_000 });
+    return session;
+  }
 }
 
 type Send = <T>(method: string, path: string, body?: unknown) => Promise<T>;
