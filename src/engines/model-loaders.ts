@@ -84,6 +84,7 @@ export const DEFAULT_LOADERS: ModelLoaders = {
       contextWindow: candidate.contextWindow,
       batch: candidate.batch,
       queue: context.queue,
+      images: candidate.images,
     });
   },
   async embeddings(candidate, context) {

@@ -69,9 +69,12 @@ async function transformersFiles(
     device: candidate.device === 'webgpu' ? 'webgpu' : 'wasm',
   });
   const optional = new Set(['generation_config.json']);
-  // A speech model's processor turns audio into the encoder's input: its configuration is read at load too.
+  // A speech model's processor turns audio into the encoder's input, a vision model's images into pixels: its
+  // configuration is read at load too.
   const processor =
-    (configuration as { model_type?: string }).model_type === 'whisper' ? ['preprocessor_config.json'] : [];
+    (configuration as { model_type?: string }).model_type === 'whisper' || candidate.images
+      ? ['preprocessor_config.json']
+      : [];
   const all = [...new Set([...names, 'tokenizer.json', 'tokenizer_config.json', ...processor])];
   return all
     .filter((name) => !listing || listing.has(name) || !optional.has(name))

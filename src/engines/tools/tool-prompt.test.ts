@@ -138,3 +138,29 @@ describe('tool formats of the registry templates', () => {
     expect(calls.maxCalls).toBe(1);
   });
 });
+
+describe('a turn with images', () => {
+  const image = { url: 'data:image/png;base64,AA==', detail: 'auto' as const, param: 'messages[0].content[1]' };
+  const messages: ChatMessage[] = [
+    { role: 'user', content: 'What is this? And this?', images: [{ ...image, at: 13 }, { ...image, at: 23 }] },
+  ];
+  const request = { messages, n: 1 } as ChatRequest;
+
+  it("goes to a template as parts in the client's order, in either format; a turn of text stays text", () => {
+    for (const format of [toolFormatOf('{{ tools }} <tool_call>'), toolFormatOf(undefined)]) {
+      expect(toolPrompt(request, format).messages).toEqual([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image', image: messages[0]!.images![0] },
+            { type: 'text', text: ' And this?' },
+            { type: 'image', image: messages[0]!.images![1] },
+          ],
+        },
+      ]);
+    }
+    const plain = { ...request, messages: [{ role: 'user' as const, content: 'Hi' }] };
+    expect(toolPrompt(plain, toolFormatOf(undefined)).messages).toEqual([{ role: 'user', content: 'Hi' }]);
+  });
+});

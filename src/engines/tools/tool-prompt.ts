@@ -1,4 +1,11 @@
-import type { ChatMessage, ChatRequest, FunctionCall, ToolDefinition } from '../../engine/index.ts';
+import {
+  messageParts,
+  type ChatMessage,
+  type ChatRequest,
+  type FunctionCall,
+  type MessagePart,
+  type ToolDefinition,
+} from '../../engine/index.ts';
 import type { ReplyParserOptions } from './reply-parser.ts';
 import { HERMES, type ToolCallSyntax, type ToolFormat } from './tool-call-syntax.ts';
 
@@ -8,10 +15,14 @@ export interface TemplateTool {
   function: { name: string; description?: string; parameters: Record<string, unknown> };
 }
 
-/** A message as chat templates take it: calls with their arguments as objects, as the transformers convention has. */
+/**
+ * A message as chat templates take it: calls with their arguments as objects, as the transformers convention has; a
+ * user turn with images as parts, `{type: "text", text}` and `{type: "image", image}` in the client's order, as vision
+ * models' templates take them (they print their image token for each `image` part).
+ */
 export interface TemplateMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string;
+  content: string | MessagePart[];
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: unknown } }[];
   tool_call_id?: string;
   /** An assistant turn's thought, as templates of reasoning models take it (Qwen3's, DeepSeek-R1's). */
@@ -67,7 +78,7 @@ export function templateMessages(messages: ChatMessage[], syntax: ToolCallSyntax
   return messages.flatMap((m): TemplateMessage[] => {
     if (m.role === 'tool') return [{ role: 'tool', content: m.content, tool_call_id: m.toolCallId ?? '' }];
     const thought = m.role === 'assistant' && m.reasoning ? { reasoning_content: m.reasoning } : {};
-    if (m.role !== 'assistant' || !m.toolCalls?.length) return [{ role: m.role, content: m.content, ...thought }];
+    if (m.role !== 'assistant' || !m.toolCalls?.length) return [{ role: m.role, content: contentOf(m), ...thought }];
     const calls = m.toolCalls.map((call) => ({
       id: call.id,
       type: 'function' as const,
@@ -81,6 +92,11 @@ export function templateMessages(messages: ChatMessage[], syntax: ToolCallSyntax
       ...(i === 0 && thought),
     }));
   });
+}
+
+/** A turn's content for a template: its text, or its parts where it has images. */
+function contentOf(m: ChatMessage): string | MessagePart[] {
+  return m.images?.length ? messageParts(m) : m.content;
 }
 
 /** The arguments as an object for the template; text that is not JSON stays text. */
@@ -104,12 +120,13 @@ export function genericMessages(messages: ChatMessage[], tools: ToolDefinition[]
     if (m.role === 'tool') {
       const block = `<tool_response>\n${m.content}\n</tool_response>`;
       const last = out.at(-1);
-      if (last?.role === 'user' && last.content.startsWith('<tool_response>')) last.content += `\n${block}`;
-      else out.push({ role: 'user', content: block });
+      if (last?.role === 'user' && typeof last.content === 'string' && last.content.startsWith('<tool_response>')) {
+        last.content += `\n${block}`;
+      } else out.push({ role: 'user', content: block });
     } else if (m.role === 'assistant' && m.toolCalls?.length) {
       const calls = m.toolCalls.map((call) => writeCall(HERMES, call));
       out.push({ role: 'assistant', content: [m.content, ...calls].filter(Boolean).join('\n') });
-    } else out.push({ role: m.role, content: m.content });
+    } else out.push({ role: m.role, content: contentOf(m) });
   }
   if (!tools.length) return out;
   const description = describeTools(tools);

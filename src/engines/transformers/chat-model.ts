@@ -1,5 +1,7 @@
 import {
+  AutoImageProcessor,
   AutoModelForCausalLM,
+  AutoModelForImageTextToText,
   type Tensor,
   type PreTrainedModel,
   type PreTrainedTokenizer,
@@ -8,6 +10,7 @@ import {
   ChatResultBuilder,
   EngineError,
   throwIfAborted,
+  type MessagePart,
   type ChatEvent,
   type ChatRequest,
   type ChatResult,
@@ -24,7 +27,8 @@ import { seededRandom } from '../decoding/seeded-random.ts';
 import { readVocabulary, type TokenizerLike, type Vocabulary } from '../decoding/token-bytes.ts';
 import { toolFormatOf, type ToolFormat } from '../tools/tool-call-syntax.ts';
 import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
-import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
+import { imagePrompt, type ImagePrompt, type VisionParts } from './image-prompt.ts';
+import { loadPretrained, progressCallback, type TransformersLoadOptions } from './load-pretrained.ts';
 import { DecodeLoop, type BatchLimits, type DecodeJob, type DecodeStats } from './decode-loop.ts';
 import { PrefixReuse } from './prefix-reuse.ts';
 
@@ -39,6 +43,8 @@ export interface ChatModelOptions extends TransformersLoadOptions {
   queue?: TaskQueue | undefined;
   /** Append the tokens a constraint forces in one pass (default true; off to measure what it saves). */
   jumpForward?: boolean | undefined;
+  /** A vision-language model (transformers.js' image-text-to-text layout, LLaVA's): it reads images with the text. */
+  images?: boolean | undefined;
 }
 
 /**
@@ -60,7 +66,13 @@ export class TransformersChatModel {
   readonly #toolFormat: ToolFormat;
   /** Whether the model has a thinking mode: its template switches it (`enable_thinking`) or writes `<think>`. */
   readonly #thinks: boolean;
+  /** Whether its template renders a turn's image parts (a vision model's own template), or only text. */
+  readonly #templatePlacesImages: boolean;
   readonly #loop: DecodeLoop;
+  readonly #queue: TaskQueue;
+  readonly #model: PreTrainedModel;
+  /** How a vision model reads images; absent for a model of text alone. */
+  readonly #vision: VisionParts | undefined;
   readonly #jumpForward: boolean;
   #grammars: Promise<GrammarCompiler> | undefined;
   #words: TokenText | undefined;
@@ -68,10 +80,18 @@ export class TransformersChatModel {
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
-  private constructor(tokenizer: PreTrainedTokenizer, model: PreTrainedModel, options: ChatModelOptions) {
+  private constructor(
+    tokenizer: PreTrainedTokenizer,
+    model: PreTrainedModel,
+    options: ChatModelOptions,
+    vision?: VisionParts,
+  ) {
     this.#tokenizer = tokenizer;
+    this.#model = model;
+    this.#vision = vision;
     const prefixes = new PrefixReuse(options.prefixCacheBytes);
-    this.#loop = new DecodeLoop(model, options.queue ?? new TaskQueue(), prefixes, options.batch);
+    this.#queue = options.queue ?? new TaskQueue();
+    this.#loop = new DecodeLoop(model, this.#queue, prefixes, options.batch);
     this.#jumpForward = options.jumpForward ?? true;
     const contextWindow = options.contextWindow ?? Infinity;
     const config = model.config as { max_position_embeddings?: number };
@@ -83,12 +103,30 @@ export class TransformersChatModel {
     const template = templateFor(tokenizer);
     this.#toolFormat = toolFormatOf(template);
     this.#thinks = template !== undefined && THINKING_TEMPLATE.test(template);
+    this.#templatePlacesImages = template !== undefined && IMAGE_PARTS_TEMPLATE.test(template);
   }
 
-  /** Loads tokenizer and model (from a hub ID, a folder path or a URL) in parallel. */
+  /**
+   * Loads tokenizer and model (from a hub ID, a folder path or a URL) in parallel; a vision model with its image
+   * processor.
+   */
   static async load(source: string, options: ChatModelOptions): Promise<TransformersChatModel> {
-    const [tokenizer, model] = await loadPretrained(source, AutoModelForCausalLM, options);
-    return new TransformersChatModel(tokenizer, model, options);
+    if (!options.images) {
+      const [tokenizer, model] = await loadPretrained(source, AutoModelForCausalLM, options);
+      return new TransformersChatModel(tokenizer, model, options);
+    }
+    const [[tokenizer, model], processor] = await Promise.all([
+      loadPretrained(source, AutoModelForImageTextToText, options),
+      AutoImageProcessor.from_pretrained(source, { progress_callback: progressCallback(options) }),
+    ]);
+    const config = model.config as { image_token_index?: number; image_token_id?: number };
+    const imageToken = config.image_token_index ?? config.image_token_id;
+    if (imageToken === undefined) throw new Error('its config.json names no image token (image_token_index)');
+    const vision: VisionParts = {
+      processor: (images) => processor(images) as Promise<{ pixel_values: Tensor }>,
+      imageToken,
+    };
+    return new TransformersChatModel(tokenizer, model, options, vision);
   }
 
   /** What the decode loop has done since the model loaded: passes, row-steps, tokens jumped forward. */
@@ -103,8 +141,12 @@ export class TransformersChatModel {
    */
   encodePrompt(prompt: ToolPrompt, thinking = false): { input_ids: Tensor; attention_mask: Tensor } {
     // Tool calls and results carry fields beyond the role and content that transformers.js' Message type declares,
-    // and extra options are the template's variables; its typing lists only its own.
-    const messages = prompt.messages as { role: string; content: string }[];
+    // and extra options are the template's variables; its typing lists only its own. A turn with images goes as
+    // parts to a template that places them, and as text with the image token before each to one that does not (a
+    // LLaVA model whose template is its language model's: `<image>\n` where the image was).
+    const messages = prompt.messages.map((m) =>
+      typeof m.content === 'string' || this.#templatePlacesImages ? m : { ...m, content: this.#flatten(m.content) },
+    ) as { role: string; content: string }[];
     const options = { tokenize: false, add_generation_prompt: true, enable_thinking: thinking } as const;
     const text = this.#tokenizer.apply_chat_template(messages, {
       ...options,
@@ -114,6 +156,12 @@ export class TransformersChatModel {
       input_ids: Tensor;
       attention_mask: Tensor;
     };
+  }
+
+  /** A turn's parts as text: the model's image token and a line break where each image was. */
+  #flatten(parts: readonly MessagePart[]): string {
+    const image = this.#tokenizer.decode([this.#vision?.imageToken ?? 0], { skip_special_tokens: false });
+    return parts.map((part) => (part.type === 'text' ? part.text : `${image}\n`)).join('');
   }
 
   /**
@@ -132,7 +180,12 @@ export class TransformersChatModel {
     // A raw prompt has no template to think in.
     const thinking = this.#thinks && request.thinking === true && !raw;
     const prompt = raw ? this.encodeText(request.prompt!) : this.encodePrompt(tools, thinking);
-    const promptTokens = prompt.input_ids.dims.at(-1)!;
+    const withImages = await this.#withImages(
+      request,
+      Array.from(prompt.input_ids.data as BigInt64Array, Number),
+      signal,
+    );
+    const promptTokens = withImages.ids.length;
     // A prompt that is no token at all (blank text on a tokenizer that adds no BOS) gives the model nothing to continue.
     if (promptTokens === 0) throw new EngineError('invalid_request', 'The prompt is empty.', { param: 'prompt' });
     const room = this.contextLength - promptTokens;
@@ -195,7 +248,8 @@ export class TransformersChatModel {
     const random = seededRandom(request.seed);
     let scratch: Float32Array | undefined;
     const job: DecodeJob = {
-      prompt: Array.from(prompt.input_ids.data as BigInt64Array, Number),
+      prompt: withImages.ids,
+      ...(withImages.embed && { embed: withImages.embed }),
       rows: request.n,
       maxNewTokens,
       signal,
@@ -235,6 +289,29 @@ export class TransformersChatModel {
       completionTokens: choices.reduce((sum, c) => sum + c.pipeline.tokens, 0),
       ...(thinking && { reasoningTokens: choices.reduce((sum, c) => sum + c.pipeline.reasoningTokens, 0) }),
       ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
+    });
+  }
+
+  /**
+   * The prompt's ids with the request's images in it, as the decode loop takes them (see imagePrompt); the ids alone
+   * for a request without images.
+   */
+  async #withImages(
+    request: ChatRequest,
+    ids: number[],
+    signal: AbortSignal | undefined,
+  ): Promise<Pick<ImagePrompt, 'ids'> & Partial<ImagePrompt>> {
+    const images = request.messages.flatMap((m) => m.images ?? []);
+    if (images.length === 0) return { ids };
+    if (!this.#vision) {
+      throw new EngineError('invalid_request', 'This model reads text only: it cannot see images.', {
+        param: images[0]!.param,
+      });
+    }
+    return imagePrompt(this.#model, this.#vision, ids, images, {
+      limits: request.imageLimits,
+      signal,
+      run: (task) => this.#queue.run(task, signal),
     });
   }
 
@@ -328,6 +405,9 @@ export class TransformersChatModel {
 
 /** A template with a thinking mode: Qwen3's switch, or the `<think>` tag that DeepSeek-R1's and others write. */
 const THINKING_TEMPLATE = /enable_thinking|<think>/;
+
+/** A template that renders image parts: it compares a part's type with `image` (SmolVLM's, Qwen2-VL's, tiny-vision's). */
+const IMAGE_PARTS_TEMPLATE = /['"]image['"]/;
 
 /** The chat template used when tools are given (a tokenizer may name one `tool_use`), if it has one. */
 function templateFor(tokenizer: PreTrainedTokenizer): string | undefined {

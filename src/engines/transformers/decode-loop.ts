@@ -9,7 +9,14 @@ import { cacheBytes, type PrefixReuse } from './prefix-reuse.ts';
  * each row's tokens from its logits; the loop runs the model.
  */
 export interface DecodeJob {
+  /** The prompt's ids; positions that are not tokens (an image's) are negative, and `embed` gives their input. */
   readonly prompt: readonly number[];
+  /**
+   * The input embeddings `[1, to - from, hidden]` of prompt positions `from` to `to`, for a prompt with positions
+   * that are not tokens (a vision model's images): its prefill feeds these instead of ids. It runs its model work in
+   * the realm's queue itself.
+   */
+  embed?(from: number, to: number): Promise<Tensor>;
   readonly rows: number;
   /** The most tokens a row may generate: with the prompt, what its keys and values may come to. */
   readonly maxNewTokens: number;
@@ -230,7 +237,12 @@ export class DecodeLoop {
     const from = waiting.filled!;
     // Alone, the whole prompt in one pass, as transformers.js' generate() does; beside running rows, a piece of it.
     const to = this.#rows.length > 0 ? Math.min(prompt.length, from + PREFILL_PIECE) : prompt.length;
-    const outputs = await this.#forward(oneRowInputs(prompt.slice(from, to), from, waiting.cache), 1);
+    // A job that embeds its prompt itself (images) takes its own turns of the queue to do it.
+    const { embed } = waiting.job;
+    const inputs = embed
+      ? embedsInputs(await embed(from, to), from, waiting.cache)
+      : oneRowInputs(prompt.slice(from, to), from, waiting.cache);
+    const outputs = await this.#forward(inputs, 1);
     const past = pastOf(outputs);
     disposeReplaced(waiting.cache, past);
     waiting.cache = new DynamicCache(past);
@@ -361,14 +373,25 @@ function logitsToKeep(keep: number): Tensor {
  * prefill, or a piece of one).
  */
 function oneRowInputs(tokens: readonly number[], from: number, cache: DynamicCache) {
-  const to = from + tokens.length;
   return {
     input_ids: new Tensor('int64', BigInt64Array.from(tokens, BigInt), [1, tokens.length]),
-    attention_mask: new Tensor('int64', new BigInt64Array(to).fill(1n), [1, to]),
+    ...rowPlaces(tokens.length, from, cache),
+  };
+}
+
+/** The same, fed `embeds` (`[1, positions, hidden]`) instead of token ids: a prompt with images. */
+function embedsInputs(embeds: Tensor, from: number, cache: DynamicCache) {
+  return { inputs_embeds: embeds, ...rowPlaces(embeds.dims[1]!, from, cache) };
+}
+
+/** Where `count` new positions of one row go: after the `from` of `cache`, all of them attended. */
+function rowPlaces(count: number, from: number, cache: DynamicCache) {
+  return {
+    attention_mask: new Tensor('int64', new BigInt64Array(from + count).fill(1n), [1, from + count]),
     position_ids: new Tensor(
       'int64',
-      BigInt64Array.from(tokens, (_, i) => BigInt(from + i)),
-      [1, tokens.length],
+      BigInt64Array.from({ length: count }, (_, i) => BigInt(from + i)),
+      [1, count],
     ),
     past_key_values: cache,
   };

@@ -104,6 +104,36 @@ describe('WebLLMChatModel', () => {
     expect(toWebLLMRequest(request({ maxTokens: 7, defaultMaxTokens: 50 }), 0).max_tokens).toBe(7);
   });
 
+  it("sends a turn's images as OpenAI's image_url parts, in place, without the detail web-llm refuses", () => {
+    const url = 'data:image/png;base64,iVBORw0KGgo=';
+    const sent = toWebLLMRequest(
+      request({
+        messages: [
+          {
+            role: 'user',
+            content: 'Compare with',
+            images: [
+              { url, detail: 'high', at: 0, param: 'messages[0].content[0]' },
+              { url: 'https://example.com/b.png', detail: 'auto', at: 7, param: 'messages[0].content[2]' },
+            ],
+          },
+        ],
+      }),
+      0,
+    );
+    expect(sent.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url } },
+          { type: 'text', text: 'Compare' },
+          { type: 'image_url', image_url: { url: 'https://example.com/b.png' } },
+          { type: 'text', text: ' with' },
+        ],
+      },
+    ]);
+  });
+
   it('streams every token as an event and translates the answer back, usage included', async () => {
     const { model, fake } = await loaded();
     const events: ChatEvent[] = [];

@@ -470,7 +470,14 @@ export function webLLMMessages(request: ChatRequest): ChatCompletionRequestStrea
   const messages = system.length ? [{ role: 'system' as const, content: system.join('\n\n') }, ...rest] : rest;
   return toolPrompt({ ...request, messages }, TOOL_FORMAT).messages.map((m) => ({
     role: m.role,
-    content: m.content,
+    // A user turn with images as OpenAI's parts, the image by its URL alone: web-llm refuses `detail`
+    // (`postInitAndCheckFields`: "Currently do not support field image_url.detail").
+    content:
+      typeof m.content === 'string'
+        ? m.content
+        : m.content.map((part) =>
+            part.type === 'text' ? part : { type: 'image_url', image_url: { url: part.image.url } },
+          ),
   })) as ChatCompletionRequestStreaming['messages'];
 }
 
