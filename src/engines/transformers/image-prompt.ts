@@ -119,12 +119,6 @@ interface VisionModel {
   encode_text(inputs: { input_ids: Tensor }): Promise<Tensor>;
 }
 
-/** Whether a loaded transformers.js model reads images: it has a vision encoder and a token embedding of its own. */
-export function readsImages(model: PreTrainedModel): boolean {
-  const { sessions } = model as unknown as { sessions: Record<string, unknown> };
-  return 'vision_encoder' in sessions && 'embed_tokens' in sessions;
-}
-
 /**
  * An image's pixels, by the platform's decoder: `createImageBitmap` and an OffscreenCanvas in a browser or worker,
  * sharp in Node (both through transformers.js' RawImage).
