@@ -20,8 +20,9 @@ const DEFAULT_LIMITS: ImageLimits = { maxBytes: 20 * 2 ** 20, maxPixels: 7680 * 
 
 /**
  * A prompt with images, as the decode loop takes it: token ids in which each image's positions hold ids of their own
- * (negative, from the image's content: two requests with the same image at the same place share a cached prefix, a
- * different image never does), and the embeddings of any span of it, the image features at the image positions.
+ * (negative, from a 32-bit hash of the image's bytes: two requests with the same image at the same place share a
+ * cached prefix, a different image one in four billion times), and the embeddings of any span of it, the image features
+ * at the image positions.
  */
 export interface ImagePrompt {
   ids: number[];
