@@ -29,10 +29,9 @@ beforeAll(async () => {
 });
 
 describe('tiny-whisper on held-out speech, through the openai SDK', () => {
-  // The 10% is the greedy measure (test/speech-fixture.test.ts: PyTorch and transformers.js' pipeline). Lantern
-  // decodes as OpenAI's Whisper does, falling back to sampling on a window whose log probability is low, so a clip or
-  // two is sampled and its words vary from run to run: here the bound leaves room for one more word wrong.
-  it('transcribes the held-out phrases with a word error rate of at most 12.5%', async () => {
+  // The issue's 10%, through the openai SDK and Lantern's decoding (OpenAI's Whisper's: greedy, with a fallback to
+  // sampling on a window whose log probability is low, which these weights no longer need on the held-out clips).
+  it('transcribes the held-out phrases with a word error rate of at most 10%', async () => {
     let errors = 0;
     let words = 0;
     const misses: string[] = [];
@@ -44,7 +43,7 @@ describe('tiny-whisper on held-out speech, through the openai SDK', () => {
       if (score.errors > 0) misses.push(`${c.file}: ${JSON.stringify(result.text)} for ${JSON.stringify(c.text)}`);
     }
     expect(heldOut.length).toBeGreaterThanOrEqual(15);
-    expect(errors / words, misses.join('\n')).toBeLessThanOrEqual(0.125);
+    expect(errors / words, misses.join('\n')).toBeLessThanOrEqual(0.1);
   });
 
   it('every response format, valid as OpenAI documents it', async () => {
@@ -169,9 +168,12 @@ describe('tiny-whisper on held-out speech, through the openai SDK', () => {
   });
 
   // Lantern's long-form decoding gives each window the transcript so far as earlier text (up to half the decoder's
-  // positions, OpenAI's rule). The fixture now trains with such text (it lost its way at 40% WER before; 16% with
-  // none): 8 of long.wav's 45 words are wrong, most at the first window's edge. The target is 10% (issue 27, open).
-  it("long audio's words through the long-form decoding: WER at most 18% (target 10%)", async () => {
+  // positions, OpenAI's rule); the fixture trains with such text, and with phrases cut at a window's end, which a
+  // long-form decode meets at every window's edge. The committed weights get 5 of long.wav's 45 words wrong (11%):
+  // "Pink and brown.", which the first window's end cuts after its first few tenths of a second, is not started there
+  // (the window closes, so the next begins at 10 s and takes the rest for a phrase cut at its start), "Go down now
+  // now." and "mouse" for "horse". The held-out clips (above) are within 10% through the same decoding.
+  it("long audio's words through the long-form decoding: WER at most 12%", async () => {
     const c = clip('long.wav');
     const result = await engine.transcribe('whisper-1', {
       audio: { bytes: bytes(c.file), name: c.file, type: 'audio/wav' },
@@ -180,7 +182,7 @@ describe('tiny-whisper on held-out speech, through the openai SDK', () => {
       words: false,
     });
     const score = wordErrors(c.text, result.text);
-    expect(score.errors / score.words, result.text).toBeLessThanOrEqual(0.18);
+    expect(score.errors / score.words, result.text).toBeLessThanOrEqual(0.12);
   });
 
   it('streams transcript.text.delta events, then transcript.text.done with the whole text', async () => {
