@@ -17,7 +17,8 @@ export function benchProfile(base: string, stories?: string | null, realistic?: 
   const at = (model: string) => ({
     task: 'chat' as const,
     created: 0,
-    candidates: bundled[CHAT]!.candidates.map((candidate) => ({ ...candidate, model })),
+    // The chat model's own candidates (not the vision model's, which serves its requests with images).
+    candidates: bundled[CHAT]!.candidates.filter((c) => !c.images).map((candidate) => ({ ...candidate, model })),
   });
   return {
     ...bundled,

@@ -27,3 +27,10 @@ export const endlessStream = (model: string, tokens: number) => ({
 /** The same request, as the engine takes it when called directly. */
 export const endlessEngineRequest = (tokens: number) =>
   chatRequest({ messages: ENDLESS_MESSAGES.map((message) => ({ ...message })), maxTokens: tokens, logitBias: BANNED });
+
+/** A question about one image (a data URL), as the engine takes it when called directly: greedy, 8 tokens at most. */
+export const imageChatRequest = (url: string, question: string) =>
+  chatRequest({
+    messages: [{ role: 'user', content: question, images: [{ url, detail: 'auto', at: 0, param: 'image' }] }],
+    maxTokens: 8,
+  });

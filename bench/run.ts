@@ -59,6 +59,7 @@ import {
   transcriptionNode,
   transcriptionTable,
 } from './transcription.ts';
+import { VISION_PLAN, VISION_SMOKE_PLAN, visionBrowser, visionNode, visionTable } from './vision.ts';
 import { decodeRate, median, round } from './stats.ts';
 
 /** `--smoke`: the smoke pass (see above). */
@@ -198,6 +199,7 @@ const TOOL_CALLING = SMOKE ? TOOL_CALLING_SMOKE_PLAN : TOOL_CALLING_PLAN;
 const REALISTIC_SECTION = SMOKE ? REALISTIC_SMOKE_PLAN : REALISTIC_PLAN;
 const CONSTRAINED = SMOKE ? CONSTRAINED_OUTPUT_SMOKE_PLAN : CONSTRAINED_OUTPUT_PLAN;
 const TRANSCRIPTION = SMOKE ? TRANSCRIPTION_SMOKE_PLAN : TRANSCRIPTION_PLAN;
+const VISION = SMOKE ? VISION_SMOKE_PLAN : VISION_PLAN;
 
 async function measureChat(name: string, plan: Plan, runner: Runner, model: string) {
   log(`${name}: decode`);
@@ -650,6 +652,15 @@ const transcription = {
   ),
 };
 
+const vision = {
+  node: await section('node: images in (first token with one image; the vision encoder apart)', () =>
+    visionNode(VISION, log),
+  ),
+  wasm: await section('Chromium, wasm: images in (the engine in a worker against /v1; bench/vision.ts)', () =>
+    visionBrowser(VISION, log),
+  ),
+};
+
 const { decodeTokensPerSecond: d, compileMs: c } = structured;
 const structuredTable = [
   '| Measure (Node, bundled tiny-chat) | Figure |',
@@ -699,6 +710,9 @@ const markdown = [
   `Speech to text (bench/transcription.ts; \`POST /v1/audio/transcriptions\`, the openai SDK sending a WAV file, ` +
     `against the engine's \`transcribe\` called directly; Chromium without WebGPU):\n\n` +
     transcriptionTable({ Node: transcription.node, 'Chromium, wasm': transcription.wasm }),
+  `Images in (bench/vision.ts; \`POST /v1/chat/completions\` with one \`image_url\` part, streamed, against the ` +
+    `engine called directly; Chromium without WebGPU):\n\n` +
+    visionTable({ Node: vision.node, 'Chromium, wasm': vision.wasm }),
   `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
     `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
@@ -715,6 +729,7 @@ const results = {
   constrained,
   remote,
   transcription,
+  vision,
 };
 log(`sections: ${timings.map(({ section, seconds }) => `${section.split(' (')[0]}: ${seconds} s`).join(' | ')}`);
 if (!SMOKE) {

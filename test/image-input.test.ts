@@ -9,7 +9,8 @@ import { BUNDLED_MODELS, sdkClient } from './support/lantern.ts';
  * Images in requests, on the wire (issue 28's first part): chat `image_url` parts (object and string forms) and
  * Responses `input_image` parts are read as OpenAI sends them, checked (where they may stand, their URL, a data URL's
  * type and size, how many), and routed to the candidates that read images: a server that does gets them again as
- * parts; an ID none of whose candidates does refuses them naming the part. Through the official openai SDK.
+ * parts; an ID none of whose candidates does refuses them naming the part (the bundled profile's `amber-phoenix-4`,
+ * whose chain has no vision model). Through the official openai SDK.
  */
 const PNG = `data:image/png;base64,${Buffer.from('\x89PNG\r\n\x1a\n not really a png').toString('base64')}`;
 const text = (t: string) => ({ type: 'text' as const, text: t });
@@ -82,17 +83,15 @@ describe('chat image_url parts', () => {
   it('a model that reads text only refuses an image, naming the part; the next request is answered', async () => {
     const refusal = await sdkRefusal(
       client.chat.completions.create({
-        model: 'crimson-falcon-4',
+        model: 'amber-phoenix-4',
         messages: [{ role: 'user', content: [text('What is this?'), image(PNG)] }],
       }),
     );
     expect(refusal.status).toBe(400);
     expect(refusal.param).toBe('messages[0].content[1]');
-    expect(refusal.message).toMatch(
-      /image_url is only supported by certain models: `crimson-falcon-4` reads text only/,
-    );
+    expect(refusal.message).toMatch(/image_url is only supported by certain models: `amber-phoenix-4` reads text only/);
     const next = await client.chat.completions.create({
-      model: 'crimson-falcon-4',
+      model: 'amber-phoenix-4',
       messages: [{ role: 'user', content: [text('Hello')] }],
       max_tokens: 3,
     });
@@ -117,7 +116,7 @@ describe('chat image_url parts', () => {
   it("LangChain's string form of image_url is read as the URL", async () => {
     const refusal = await sdkRefusal(
       client.chat.completions.create({
-        model: 'crimson-falcon-4',
+        model: 'amber-phoenix-4',
         messages: [{ role: 'user', content: [{ type: 'image_url', image_url: PNG }] }],
       } as never),
     );
@@ -193,7 +192,7 @@ describe('Responses input_image parts', () => {
   it('a model that reads text only refuses one, naming the part', async () => {
     const refusal = await sdkRefusal(
       client.responses.create({
-        model: 'crimson-falcon-4',
+        model: 'amber-phoenix-4',
         input: [
           {
             role: 'user',
@@ -258,7 +257,8 @@ describe('/v1/models', () => {
       (await client.models.list()).data.map((m) => [m.id, m as unknown as Record<string, unknown>]),
     );
     expect(models.get('sees-remotely')!.input_modalities).toEqual(['text', 'image']);
-    expect(models.get('crimson-falcon-4')!.input_modalities).toEqual(['text']);
+    expect(models.get('crimson-falcon-4')!.input_modalities).toEqual(['text', 'image']);
+    expect(models.get('amber-phoenix-4')!.input_modalities).toEqual(['text']);
     expect(models.get('teal-finch-4')!.input_modalities).toEqual(['audio']);
   });
 });

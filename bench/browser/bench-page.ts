@@ -8,7 +8,7 @@ import OpenAI from 'openai';
 import { startLocalAPI, type DevicePreference, type RunReport } from '../../src/client/index.ts';
 import { sdkBatchingRunner } from '../batching.ts';
 import { benchProfile, CHAT, EMBED } from '../models.ts';
-import { endlessEngineRequest, endlessStream } from '../requests.ts';
+import { endlessEngineRequest, endlessStream, imageChatRequest } from '../requests.ts';
 import type { DirectWorker } from './direct-worker.ts';
 
 const params = new URLSearchParams(location.search);
@@ -168,6 +168,33 @@ const bench = {
     return { ms: performance.now() - started, text };
   },
 
+  /** ms to the first token of a question about one image (a data URL), the engine in the direct worker called. */
+  async imageDirect(model: string, url: string, question: string) {
+    const request = imageChatRequest(url, question);
+    const { started, tokenTimes } = await direct.chat(model, request);
+    return tokenTimes[0]! - started;
+  },
+
+  /** ms to the first token of the same through /v1, streamed by the SDK; and the prompt's tokens. */
+  async imagePath(model: string, url: string, question: string) {
+    const { ms, usage } = await firstImageToken(model, imageMessages(url, question));
+    return { ms, promptTokens: usage.prompt_tokens };
+  },
+
+  /** ms to decode, process and encode an image with the vision encoder alone, in the direct worker. */
+  imageEncoder: (folder: string, url: string) => direct.encodeImage(folder, url),
+
+  /** ms to the first token of a second turn about the same image, through /v1; the prompt tokens found cached. */
+  async imageNextTurn(model: string, url: string, question: string) {
+    const first = await firstImageToken(model, imageMessages(url, question));
+    const { ms, usage } = await firstImageToken(model, [
+      ...imageMessages(url, question),
+      { role: 'assistant', content: first.reply },
+      { role: 'user', content: 'How many shapes are there?' },
+    ]);
+    return { ms, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0 };
+  },
+
   /** `streams` simultaneous streamed chats of `tokens` tokens each, spread over the keys. */
   async concurrent(model: string, streams: number, tokens: number) {
     const started = now();
@@ -188,6 +215,42 @@ const bench = {
    */
   ...sdkBatchingRunner(() => client(), now),
 };
+
+/** A question about one image, as the wire sends it. */
+function imageMessages(url: string, question: string): OpenAI.ChatCompletionMessageParam[] {
+  return [
+    {
+      role: 'user',
+      content: [
+        { type: 'image_url', image_url: { url } },
+        { type: 'text', text: question },
+      ],
+    },
+  ];
+}
+
+/** A streamed chat through /v1: ms to its first text, its usage, its reply. */
+async function firstImageToken(model: string, messages: OpenAI.ChatCompletionMessageParam[]) {
+  const started = performance.now();
+  const stream = await client().chat.completions.create({
+    model,
+    messages,
+    temperature: 0,
+    max_tokens: 8,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let ms = 0;
+  let reply = '';
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) {
+    const text = chunk.choices[0]?.delta.content;
+    if (text && !ms) ms = performance.now() - started;
+    reply += text ?? '';
+    usage = chunk.usage ?? usage;
+  }
+  return { ms, reply, usage: usage! };
+}
 
 Object.assign(window, { bench });
 export type Bench = typeof bench;

@@ -45,6 +45,9 @@ describe('the default registry', () => {
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4f16/webgpu',
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/webgpu',
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
+      // For requests with images (and the last fallback of text).
+      'transformers:onnx-community/FastVLM-0.5B-ONNX@q4f16/webgpu',
+      'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
     ]);
   });
 
@@ -64,7 +67,7 @@ describe('the default registry', () => {
       const keys = chain(id, devices['WebGPU without shader-f16 (SwiftShader)']!);
       expect(keys[0]).toMatch(/^web-llm:.*-q4f32_1-MLC$/);
       expect(keys.some((k) => /f16/.test(k))).toBe(false);
-      expect(keys.at(-1)).toMatch(/@q4\/cpu$/);
+      expect(keys.filter((k) => !k.includes('FastVLM')).at(-1)).toMatch(/@q4\/cpu$/);
     }
   });
 
@@ -97,7 +100,9 @@ describe('the bundled profile', () => {
     const profile = bundledProfile('/models');
     for (const id of Object.keys(PUBLIC_MODELS)) {
       const keys = usableCandidates(profile[id]!, device).map(candidateKey);
-      expect(keys.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|think|embed|whisper)@fp32\/cpu$/);
+      // The chat model first; tiny-vision after it for a request with images.
+      const own = keys.filter((key) => !key.includes('tiny-vision'));
+      expect(own.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|think|embed|whisper)@fp32\/cpu$/);
       expect(keys[0]!.endsWith('/webgpu')).toBe(device.webgpu);
     }
   });
@@ -114,12 +119,15 @@ describe('candidateChain', () => {
     candidateChain(entry, device, policy).map(candidateKey);
 
   it('puts the servers after the local candidates this device can run, or first, or nowhere, as the policy says', () => {
-    const local = 'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu';
+    const local = [
+      'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
+      'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
+    ];
     const remote = 'remote:big@https://llm.example/v1'; // no user, password or query: they can hold secrets
-    expect(keys()).toEqual([local, remote]);
-    expect(keys('remote-first')).toEqual([remote, local]);
-    expect(keys('local-only')).toEqual([local]);
-    expect(usableCandidates(entry, CPU_ONLY).map(candidateKey)).toEqual([local]);
+    expect(keys()).toEqual([...local, remote]);
+    expect(keys('remote-first')).toEqual([remote, ...local]);
+    expect(keys('local-only')).toEqual(local);
+    expect(usableCandidates(entry, CPU_ONLY).map(candidateKey)).toEqual(local);
   });
 });
 
@@ -148,6 +156,7 @@ describe('a fallback (software) adapter', () => {
   it('puts the CPU first in the real registry, the GPU candidates after it', () => {
     expect(chain('crimson-falcon-4', swiftShader)).toEqual([
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
+      'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
       'web-llm:Qwen3-0.6B-q4f32_1-MLC',
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/webgpu',
     ]);
@@ -162,6 +171,8 @@ describe('a fallback (software) adapter', () => {
     expect(usableCandidates(profile['crimson-falcon-4']!, swiftShader).map(candidateKey)).toEqual([
       'transformers:/models/tiny-chat@fp32/webgpu',
       'transformers:/models/tiny-chat@fp32/cpu',
+      'transformers:/models/tiny-vision@fp32/webgpu',
+      'transformers:/models/tiny-vision@fp32/cpu',
     ]);
   });
 
@@ -188,7 +199,10 @@ describe("the adapter's limits", () => {
 
   it('skips a transformers.js WebGPU build whose largest weight does not fit one buffer', () => {
     // Qwen3-0.6B's embedding table: 151,936 × 1,024 × 2 bytes = 311 MB in q4f16, over the 256 MiB every adapter has.
-    expect(chain('crimson-falcon-4', small)).toEqual(['transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu']);
+    expect(chain('crimson-falcon-4', small)).toEqual([
+      'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
+      'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
+    ]);
     const skipped = modelChain(DEFAULT_PROFILE['crimson-falcon-4']!, small).skipped;
     expect(skipped).toContainEqual({
       candidate: 'transformers:onnx-community/Qwen3-0.6B-ONNX@q4f16/webgpu',

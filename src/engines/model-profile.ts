@@ -545,8 +545,9 @@ const BUNDLED_CREATED = Date.UTC(2026, 10, 21) / 1000;
 /**
  * The bundled profile: the project's own tiny fixture models (`public/models`), so all five IDs answer offline and in
  * tests, on WebGPU where there is an adapter (a software one included) and on the CPU everywhere. The three chat IDs
- * share one tiny chat model; each ID answers to its `OPENAI_ALIASES` too, and `amber-phoenix-4` thinks by default
- * (`defaultReasoningEffort: 'medium'`), as in `DEFAULT_PROFILE`.
+ * share one tiny chat model, and the two that do not think one tiny vision model for requests with images; each ID
+ * answers to its `OPENAI_ALIASES` too, and `amber-phoenix-4` thinks by default (`defaultReasoningEffort: 'medium'`),
+ * as in `DEFAULT_PROFILE`.
  *
  * @param base - where `public/models` is: an absolute folder path in Node, a URL path such as `/models` in a browser.
  */
@@ -558,17 +559,20 @@ export function bundledProfile(base: string): ModelProfile {
     { engine: 'transformers', model, dtype: 'fp32', device: 'webgpu', evenOnFallbackAdapter: true },
     { engine: 'transformers', model, dtype: 'fp32', device: 'cpu' },
   ];
-  const chat = (id: keyof typeof OPENAI_ALIASES, model = 'tiny-chat'): ModelEntry => ({
+  // tiny-vision: a LLaVA-layout model trained on images it draws (scripts/fixtures/vision_fixture.py). It serves a
+  // request with images (the router keeps only the candidates that read them); text alone goes to tiny-chat first.
+  const seeing = anywhere(at('tiny-vision')).map((candidate) => ({ ...candidate, images: true }));
+  const chat = (id: keyof typeof OPENAI_ALIASES, model = 'tiny-chat', vision = true): ModelEntry => ({
     task: 'chat',
     created: BUNDLED_CREATED,
-    candidates: anywhere(at(model)),
+    candidates: [...anywhere(at(model)), ...(vision ? seeing : [])],
     aliases: OPENAI_ALIASES[id],
   });
   return Object.freeze({
     'crimson-falcon-4': chat('crimson-falcon-4'),
     'indigo-owl-4': chat('indigo-owl-4'),
     // The reasoning ID thinks, as the real profile's Qwen3-4B does: tiny-think, trained on Qwen3's template.
-    'amber-phoenix-4': { ...chat('amber-phoenix-4', 'tiny-think'), defaultReasoningEffort: 'medium' },
+    'amber-phoenix-4': { ...chat('amber-phoenix-4', 'tiny-think', false), defaultReasoningEffort: 'medium' },
     'jade-mole-4': {
       task: 'embeddings',
       created: BUNDLED_CREATED,

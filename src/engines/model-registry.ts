@@ -226,9 +226,35 @@ function whisperBytes(params: number, bytesPerWeight: number): number {
   return Math.ceil((params * bytesPerWeight + 3 * MB) / (10 * MB)) * 10 * MB;
 }
 
+/**
+ * FastVLM-0.5B (Apple, 2025) for requests with images: a LLaVA-layout model (its FastViTHD encoder gives 256 features
+ * for an image resized to 1024 × 1024; Qwen2-0.5B reads them), in onnx-community's export of three graphs
+ * (`vision_encoder`, `embed_tokens`, `decoder_model_merged`). Sizes from the hub's listing: q4f16 253 + 272 + 282 MB on
+ * WebGPU (the token table of 151,936 × 896 half-precision weights in one buffer); q8 223 MB and 503 MB, with the token
+ * table at about 140 MB, on the CPU. Not run here (no GPU and no hub): see docs/models.md.
+ */
+const FASTVLM = { engine: 'transformers', model: 'onnx-community/FastVLM-0.5B-ONNX', images: true } as const;
+const VISION_CANDIDATES: readonly ModelCandidate[] = [
+  {
+    ...FASTVLM,
+    dtype: 'q4f16',
+    device: 'webgpu',
+    downloadBytes: 810 * MB,
+    requiredLimits: embeddingTable(151_936, 896, 2),
+    contextWindow: CHAT_CONTEXT_WINDOW,
+  },
+  { ...FASTVLM, dtype: 'q8', device: 'cpu', downloadBytes: 870 * MB, contextWindow: CHAT_CONTEXT_WINDOW },
+];
+
+/** A chain with the vision candidates after its own: they serve the requests with images. */
+const seeing = (entry: ModelEntry): ModelEntry => ({
+  ...entry,
+  candidates: [...entry.candidates, ...VISION_CANDIDATES],
+});
+
 export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
-  'crimson-falcon-4': qwen3Chain(QWEN3_0_6B, { aliases: OPENAI_ALIASES['crimson-falcon-4'] }),
-  'indigo-owl-4': qwen3Chain(QWEN3_1_7B, { aliases: OPENAI_ALIASES['indigo-owl-4'] }),
+  'crimson-falcon-4': seeing(qwen3Chain(QWEN3_0_6B, { aliases: OPENAI_ALIASES['crimson-falcon-4'] })),
+  'indigo-owl-4': seeing(qwen3Chain(QWEN3_1_7B, { aliases: OPENAI_ALIASES['indigo-owl-4'] })),
   'amber-phoenix-4': {
     ...qwen3Chain(QWEN3_4B, { cpu: QWEN3_1_7B, aliases: OPENAI_ALIASES['amber-phoenix-4'] }),
     defaultReasoningEffort: 'medium',

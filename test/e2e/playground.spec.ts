@@ -134,9 +134,15 @@ test('chat with n = 2 and a stop sequence shows both choices', async ({ page }) 
   await expect(page.locator('li.assistant .stats')).toContainText('finish: stop, stop');
 });
 
-test('chat: an image attached goes as an image_url part; a model that reads text only says so', async ({ page }) => {
+test('chat: an image attached goes as an image_url part, and the model answers about it', async ({ page }) => {
   await openPlayground(page);
-  const png = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#c00' } })
+  await chooseGreedy(page);
+  // A red square on a light background, as the bundled tiny-vision was trained to see.
+  const square = await sharp({ create: { width: 20, height: 20, channels: 3, background: '#dc1e1e' } })
+    .png()
+    .toBuffer();
+  const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#f0f0f0' } })
+    .composite([{ input: square, left: 30, top: 12 }])
     .png()
     .toBuffer();
   const attach = page.locator('chat-panel #attach');
@@ -147,12 +153,12 @@ test('chat: an image attached goes as an image_url part; a model that reads text
   await expect(page.getByRole('img', { name: /^Attached image/ })).toHaveCount(2);
   await page.getByRole('button', { name: 'Remove image 2' }).click();
   await expect(page.getByRole('img', { name: /^Attached image/ })).toHaveCount(1);
-  await page.getByLabel('Message').fill('What colour is this?');
+  await page.getByLabel('Message').fill('What shape is this?');
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.getByRole('img', { name: 'Image 1 you sent' })).toBeVisible();
   await expect(page.getByRole('img', { name: /^Attached image/ })).toHaveCount(0);
-  // The bundled chat models read text only: the 400 names the part, and the page shows it.
-  await expect(page.getByRole('alert')).toContainText('reads text only');
+  // crimson-falcon-4's chain has the bundled vision model: it answers a message with an image.
+  await expect(page.locator('li.assistant .reply')).toHaveText('A red square.');
   await page.getByRole('tab', { name: 'API' }).click();
   await expect(page.getByLabel('openai SDK code')).toContainText('image_url');
 });

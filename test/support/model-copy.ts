@@ -12,7 +12,10 @@ type Json = Record<string, unknown>;
  *
  * @param edits - file name → its new content, given the bundled one (`{}` when the model has no such file).
  */
-export function modelCopy(model: 'tiny-chat' | 'tiny-embed', edits: Record<string, (json: Json) => Json>): string {
+export function modelCopy(
+  model: 'tiny-chat' | 'tiny-embed' | 'tiny-vision',
+  edits: Record<string, (json: Json) => Json>,
+): string {
   const source = join(BUNDLED_MODELS, model);
   const folder = mkdtempSync(join(tmpdir(), `lantern-${model}-`));
   for (const file of readdirSync(source)) {

@@ -142,7 +142,14 @@ describe('tool formats of the registry templates', () => {
 describe('a turn with images', () => {
   const image = { url: 'data:image/png;base64,AA==', detail: 'auto' as const, param: 'messages[0].content[1]' };
   const messages: ChatMessage[] = [
-    { role: 'user', content: 'What is this? And this?', images: [{ ...image, at: 13 }, { ...image, at: 23 }] },
+    {
+      role: 'user',
+      content: 'What is this? And this?',
+      images: [
+        { ...image, at: 13 },
+        { ...image, at: 23 },
+      ],
+    },
   ];
   const request = { messages, n: 1 } as ChatRequest;
 
