@@ -1,3 +1,4 @@
+import type OpenAI from 'openai';
 import { chatRequest } from '../test/support/chat-request.ts';
 
 /**
@@ -34,3 +35,37 @@ export const imageChatRequest = (url: string, question: string) =>
     messages: [{ role: 'user', content: question, images: [{ url, detail: 'auto', at: 0, param: 'image' }] }],
     maxTokens: 8,
   });
+
+/** The same question about one image (a data URL), as the wire sends it: the image, then the text. */
+export const imageMessages = (url: string, question: string): OpenAI.ChatCompletionMessageParam[] => [
+  {
+    role: 'user',
+    content: [
+      { type: 'image_url', image_url: { url } },
+      { type: 'text', text: question },
+    ],
+  },
+];
+
+/** A greedy chat of 8 tokens at most, streamed through /v1: ms to its first text, its usage, its reply. */
+export async function streamedFirstToken(client: OpenAI, model: string, messages: OpenAI.ChatCompletionMessageParam[]) {
+  const started = performance.now();
+  const stream = await client.chat.completions.create({
+    model,
+    messages,
+    temperature: 0,
+    max_tokens: 8,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  let ms = 0;
+  let reply = '';
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) {
+    const text = chunk.choices[0]?.delta.content;
+    if (text && !ms) ms = performance.now() - started;
+    reply += text ?? '';
+    usage = chunk.usage ?? usage;
+  }
+  return { ms, reply, usage: usage! };
+}

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { createEngine, createHandler, KeyRing, type ChatRequest } from '../src/index.ts';
-import { imageChatRequest } from './requests.ts';
+import { imageChatRequest, imageMessages, streamedFirstToken } from './requests.ts';
 import { startServer } from '../test/e2e/servers.ts';
 import type { Bench } from './browser/bench-page.ts';
 import { benchProfile, CHAT } from './models.ts';
@@ -78,17 +78,7 @@ function imageRequest(file: string, question: string): ChatRequest {
   return imageChatRequest(dataUrl(file), question);
 }
 
-function wire(file: string, question: string): OpenAI.ChatCompletionMessageParam[] {
-  return [
-    {
-      role: 'user',
-      content: [
-        { type: 'image_url', image_url: { url: dataUrl(file) } },
-        { type: 'text', text: question },
-      ],
-    },
-  ];
-}
+const wire = (file: string, question: string) => imageMessages(dataUrl(file), question);
 
 async function measure(
   name: string,
@@ -146,27 +136,8 @@ async function measure(
   return figures;
 }
 
-/** The first token of a streamed SDK call: ms, and the usage of the whole answer. */
-async function firstToken(client: OpenAI, messages: OpenAI.ChatCompletionMessageParam[]) {
-  const started = performance.now();
-  const stream = await client.chat.completions.create({
-    model: CHAT,
-    messages,
-    temperature: 0,
-    max_tokens: 8,
-    stream: true,
-    stream_options: { include_usage: true },
-  });
-  let ms = 0;
-  let usage: OpenAI.CompletionUsage | undefined;
-  let reply = '';
-  for await (const chunk of stream) {
-    if (!ms && chunk.choices[0]?.delta.content) ms = performance.now() - started;
-    reply += chunk.choices[0]?.delta.content ?? '';
-    usage = chunk.usage ?? usage;
-  }
-  return { ms, usage: usage!, reply };
-}
+const firstToken = (client: OpenAI, messages: OpenAI.ChatCompletionMessageParam[]) =>
+  streamedFirstToken(client, CHAT, messages);
 
 /** The vision encoder alone, on a copy of the model: decode, process, encode one image, in ms. */
 async function encoderAlone(folder: string, device: 'cpu' | 'wasm') {

@@ -8,7 +8,13 @@ import OpenAI from 'openai';
 import { startLocalAPI, type DevicePreference, type RunReport } from '../../src/client/index.ts';
 import { sdkBatchingRunner } from '../batching.ts';
 import { benchProfile, CHAT, EMBED } from '../models.ts';
-import { endlessEngineRequest, endlessStream, imageChatRequest } from '../requests.ts';
+import {
+  endlessEngineRequest,
+  endlessStream,
+  imageChatRequest,
+  imageMessages,
+  streamedFirstToken,
+} from '../requests.ts';
 import type { DirectWorker } from './direct-worker.ts';
 
 const params = new URLSearchParams(location.search);
@@ -216,41 +222,9 @@ const bench = {
   ...sdkBatchingRunner(() => client(), now),
 };
 
-/** A question about one image, as the wire sends it. */
-function imageMessages(url: string, question: string): OpenAI.ChatCompletionMessageParam[] {
-  return [
-    {
-      role: 'user',
-      content: [
-        { type: 'image_url', image_url: { url } },
-        { type: 'text', text: question },
-      ],
-    },
-  ];
-}
-
-/** A streamed chat through /v1: ms to its first text, its usage, its reply. */
-async function firstImageToken(model: string, messages: OpenAI.ChatCompletionMessageParam[]) {
-  const started = performance.now();
-  const stream = await client().chat.completions.create({
-    model,
-    messages,
-    temperature: 0,
-    max_tokens: 8,
-    stream: true,
-    stream_options: { include_usage: true },
-  });
-  let ms = 0;
-  let reply = '';
-  let usage: OpenAI.CompletionUsage | undefined;
-  for await (const chunk of stream) {
-    const text = chunk.choices[0]?.delta.content;
-    if (text && !ms) ms = performance.now() - started;
-    reply += text ?? '';
-    usage = chunk.usage ?? usage;
-  }
-  return { ms, reply, usage: usage! };
-}
+/** A streamed chat through /v1 on the next key: ms to its first text, its usage, its reply. */
+const firstImageToken = (model: string, messages: OpenAI.ChatCompletionMessageParam[]) =>
+  streamedFirstToken(client(), model, messages);
 
 Object.assign(window, { bench });
 export type Bench = typeof bench;
