@@ -156,9 +156,10 @@ describe('a fallback (software) adapter', () => {
   it('puts the CPU first in the real registry, the GPU candidates after it', () => {
     expect(chain('crimson-falcon-4', swiftShader)).toEqual([
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
-      'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
       'web-llm:Qwen3-0.6B-q4f32_1-MLC',
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/webgpu',
+      // The vision candidates stay after the text ones, reordered among themselves.
+      'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
     ]);
     expect(chain('jade-mole-4', swiftShader)).toEqual([
       'transformers:Xenova/all-MiniLM-L6-v2@q8/cpu',
@@ -253,6 +254,13 @@ describe('modelChain', () => {
   it('never leaves out the last one: it is tried again on every request', () => {
     const failures = [a, b].map((c) => ({ candidate: candidateKey(c), reason: 'missing' }));
     expect(modelChain(entry, CPU_ONLY, failures)).toMatchObject({ candidates: [b], failed: [failures[0]] });
+  });
+
+  it('names each failure once, though two candidates share its key', () => {
+    const seeing = { ...a, images: true } as const;
+    const failure = { candidate: candidateKey(a), reason: 'protobuf parsing failed' };
+    const both: ModelEntry = { task: 'chat', created: 0, candidates: [a, b, seeing] };
+    expect(modelChain(both, CPU_ONLY, [failure])).toMatchObject({ candidates: [b], failed: [failure] });
   });
 });
 

@@ -321,13 +321,19 @@ export const isRemote = (candidate: ModelCandidate): candidate is RemoteCandidat
 
 /**
  * The entry's local candidates that this device can run, in the order they are tried: the local fallback chain. On a
- * fallback (software) adapter the CPU candidates come before the GPU ones, unless a GPU candidate says otherwise.
+ * fallback (software) adapter the CPU candidates come before the GPU ones, unless a GPU candidate says otherwise; the
+ * candidates that read images and those that do not are reordered apart, so a chain's text models still come before
+ * the vision models that follow them (these answer text only when every text model failed).
  */
 export function usableCandidates(entry: ModelEntry, device: DeviceCapabilities): LocalCandidate[] {
   const usable = entry.candidates.filter((c): c is LocalCandidate => !isRemote(c) && canRun(c, device));
   if (!device.fallbackAdapter) return usable;
   const deferred = (candidate: LocalCandidate) => runsOnGPU(candidate) && !candidate.evenOnFallbackAdapter;
-  return [...usable.filter((c) => !deferred(c)), ...usable.filter(deferred)];
+  const groups = [...new Set(usable.map((c) => c.images === true))];
+  return groups.flatMap((images) => {
+    const group = usable.filter((c) => (c.images === true) === images);
+    return [...group.filter((c) => !deferred(c)), ...group.filter(deferred)];
+  });
 }
 
 const aliasMaps = new WeakMap<ModelProfile, ReadonlyMap<string, string>>();
@@ -421,10 +427,10 @@ export function withoutFailures(
   const left = usable.filter((c) => !known.has(candidateKey(c)));
   const candidates = left.length > 0 ? left : usable.slice(-1);
   const tried = new Set(candidates.map(candidateKey));
-  return {
-    candidates,
-    failed: usable.map(candidateKey).flatMap((key) => (tried.has(key) ? [] : [known.get(key)!])),
-  };
+  // Each failure once, though two candidates of the chain share its key (the same files on the same device, one of
+  // them told it reads images).
+  const keys = [...new Set(usable.map(candidateKey))];
+  return { candidates, failed: keys.flatMap((key) => (tried.has(key) ? [] : [known.get(key)!])) };
 }
 
 /**
