@@ -1,10 +1,13 @@
 import type { ChatMessage, FunctionCall } from '../../engine/index.ts';
 
-/** A message as web-llm is sent it: its role and text (Lantern sends no names, no parts). */
+/** A message as web-llm is sent it: its role and text, or a user turn's text and image parts (Lantern sends no names). */
 export interface WebLLMMessage {
   role: string;
-  content: string;
+  content: string | WebLLMPart[];
 }
+
+/** A part of a user turn with images, as `webLLMMessages` writes it. */
+export type WebLLMPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
 /**
  * The conversation whose KV cache web-llm holds after a request, as Lantern tracks it, and how many tokens that cache
@@ -66,7 +69,7 @@ export class HeldConversation {
     const reused =
       history.length === held.sent.length &&
       history.some((m) => m.role !== 'system') &&
-      history.every((m, i) => m.role === held.sent[i]!.role && m.content === held.sent[i]!.content);
+      history.every((m, i) => m.role === held.sent[i]!.role && sameContent(m.content, held.sent[i]!.content));
     return reused ? held.tokens : 0;
   }
 
@@ -113,12 +116,34 @@ export class HeldConversation {
   }
 }
 
-/** The same message as the client sends it back: role, text, and tool calls by name and arguments (their ids are the API's). */
+/**
+ * The same content as web-llm compares it (`compareConversationObject`): the same text, or as many parts, each the same
+ * text or the same image URL. A new array with the same parts is the same content, as it is to web-llm.
+ */
+function sameContent(a: WebLLMMessage['content'], b: WebLLMMessage['content']): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  return (
+    a.length === b.length &&
+    a.every((part, i) => {
+      const other = b[i]!;
+      if (part.type === 'text') return other.type === 'text' && part.text === other.text;
+      return other.type === 'image_url' && part.image_url.url === other.image_url.url;
+    })
+  );
+}
+
+/**
+ * The same message as the client sends it back: role, text, images (by URL, where they sit), and tool calls by name
+ * and arguments (their ids are the API's).
+ */
 function sameMessage(a: ChatMessage, b: ChatMessage): boolean {
   const [x, y] = [a.toolCalls ?? [], b.toolCalls ?? []];
+  const [p, q] = [a.images ?? [], b.images ?? []];
   return (
     a.role === b.role &&
     a.content === b.content &&
+    p.length === q.length &&
+    p.every((image, i) => image.url === q[i]!.url && image.at === q[i]!.at) &&
     x.length === y.length &&
     x.every((call, i) => call.name === y[i]!.name && call.arguments === y[i]!.arguments)
   );

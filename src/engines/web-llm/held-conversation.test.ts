@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../engine/index.ts';
+import { HeldConversation, type WebLLMMessage } from './held-conversation.ts';
+
+/** A user turn with an image, as the client sends it and as `webLLMMessages` sends it to web-llm (a new array each time). */
+const withImage = (url: string) => ({
+  client: {
+    role: 'user',
+    content: 'What is this?',
+    images: [{ url, detail: 'auto', at: 0, param: 'messages[0].content[0]' }],
+  } satisfies ChatMessage,
+  sent: (): WebLLMMessage => ({
+    role: 'user',
+    content: [
+      { type: 'image_url', image_url: { url } },
+      { type: 'text', text: 'What is this?' },
+    ],
+  }),
+});
+
+describe('HeldConversation with images', () => {
+  const red = withImage('data:image/png;base64,cmVk');
+  const blue = withImage('data:image/png;base64,Ymx1ZQ==');
+  const reply = { text: 'A red square.', toolCalls: [] };
+
+  function held() {
+    const conversation = new HeldConversation();
+    conversation.hold([red.client], reply, [red.sent()], 'A red square.', 40, 5);
+    return conversation;
+  }
+  const next = (first: WebLLMMessage): WebLLMMessage[] => [
+    first,
+    { role: 'assistant', content: 'A red square.' },
+    { role: 'user', content: 'And its shape?' },
+  ];
+
+  it('counts the cache of a turn whose image parts are equal to the held ones, as web-llm compares them', () => {
+    // web-llm's compareConversationObject compares parts by type, text and URL, not by identity.
+    expect(held().cachedFor(next(red.sent()))).toBe(40 + 5 - 1);
+  });
+
+  it('counts nothing when the image differs, though the words are the same', () => {
+    expect(held().cachedFor(next(blue.sent()))).toBe(0);
+  });
+
+  it('sends its own reply back only when the client continues the conversation with the same image', () => {
+    const conversation = new HeldConversation();
+    conversation.hold([red.client], reply, [red.sent()], '<think>\n\n</think>\n\nA red square.', 40, 5);
+    const asked = (first: ChatMessage): ChatMessage[] => [
+      first,
+      { role: 'assistant', content: 'A red square.', toolCalls: [] },
+      { role: 'user', content: 'And its shape?' },
+    ];
+    expect(conversation.asHeld(asked(red.client))[1]!.content).toBe('<think>\n\n</think>\n\nA red square.');
+    expect(conversation.asHeld(asked(blue.client))[1]!.content).toBe('A red square.');
+  });
+});
