@@ -99,8 +99,8 @@ async function ask(held: Held, client: OpenAI = lantern.client) {
 }
 
 describe('held-out images, through the openai SDK', () => {
-  // The committed weights answer 52 of the 60 in PyTorch (86.7%); the issue's target is 90% (issue 28, open).
-  it('answers at least 85% of the held-out questions exactly (images it never saw; target 90%)', async () => {
+  // The committed weights answer 55 of the 60 in PyTorch (91.7%); the issue asks for 90%.
+  it('answers at least 90% of the held-out questions exactly (images it never saw)', async () => {
     const singles = manifest.filter((m) => m.kind === 'single');
     let right = 0;
     const wrong: string[] = [];
@@ -110,7 +110,7 @@ describe('held-out images, through the openai SDK', () => {
       else wrong.push(`${held.file}: ${JSON.stringify(got)} for ${held.answer}`);
     }
     console.log(`tiny-vision held-out: ${right}/${singles.length} right through Lantern`, wrong);
-    expect(right / singles.length).toBeGreaterThanOrEqual(0.85);
+    expect(right / singles.length).toBeGreaterThanOrEqual(0.9);
     // The same count PyTorch got from the weights before export, within one answer.
     expect(Math.abs(right - reference.held_out_right.single!)).toBeLessThanOrEqual(1);
   });
@@ -134,6 +134,7 @@ describe('held-out images, through the openai SDK', () => {
       );
       if (answered(second.choices[0]!) === held.answer) right++;
     }
+    // 11 of the 12 in PyTorch.
     expect(right).toBeGreaterThanOrEqual(twos.length - 2);
   });
 
@@ -161,8 +162,8 @@ describe('held-out images, through the openai SDK', () => {
       const got = answered((await ask(held)).choices[0]!);
       if (JSON.stringify(got) === JSON.stringify(expected(held.answer))) right++;
     }
-    // 9 of the 12 in PyTorch.
-    expect(right).toBeGreaterThanOrEqual(tools.length - 3);
+    // All 12 in PyTorch.
+    expect(right).toBeGreaterThanOrEqual(tools.length - 1);
   });
 
   it('requests with images sent at once are batched and answered as each is alone', async () => {
