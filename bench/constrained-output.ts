@@ -14,13 +14,13 @@
  *
  * Part of `npm run bench`; also runs alone: `npx tsx bench/constrained-output.ts` (`--smoke` for the smoke plan).
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { createEngine, createHandler, KeyRing } from '../src/index.ts';
 import { TransformersChatModel } from '../src/engines/transformers/chat-model.ts';
 import { chatRequest } from '../test/support/chat-request.ts';
-import { BUNDLED_MODELS } from '../test/support/lantern.ts';
+import { BUNDLED_MODELS, openaiClient } from '../test/support/lantern.ts';
 import { singleModelProfile } from './realistic-model.ts';
 import { median, round } from './stats.ts';
 
@@ -143,12 +143,7 @@ interface DirectSide {
 async function sdkOn(folder: string): Promise<OpenAI> {
   const keys = new KeyRing();
   const handler = createHandler({ engine: createEngine({ profile: singleModelProfile(ID, folder) }), keys });
-  return new OpenAI({
-    apiKey: (await keys.issue('constrained output')).key,
-    baseURL: 'http://lantern.bench/v1',
-    fetch: (url, init) => handler(new Request(url, init)),
-    maxRetries: 0,
-  });
+  return openaiClient(handler, (await keys.issue('constrained output')).key, { maxRetries: 0 });
 }
 
 /** One request: constrained by `entry`'s schema, or free for exactly `maxTokens` tokens. */

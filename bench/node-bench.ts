@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import OpenAI from 'openai';
 import { fileURLToPath } from 'node:url';
 import { createEngine, createHandler, KeyRing, type Engine } from '../src/index.ts';
-import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
+import { HAS_STORIES_260K, openaiClient, STORIES_260K } from '../test/support/lantern.ts';
 import { benchProfile, EMBED } from './models.ts';
 import { endlessEngineRequest, endlessStream } from './requests.ts';
 import type { ChatSamples, ConcurrencySamples, EmbeddingSamples } from './measures.ts';
@@ -41,12 +40,7 @@ export async function nodeBench(profile = PROFILE) {
     keys,
     rateLimits: { requestsPerMinute: 1e6, concurrentGenerations: 64, maxGenerations: 64 },
   });
-  const client = new OpenAI({
-    apiKey: (await keys.issue('bench')).key,
-    baseURL: 'http://lantern.bench/v1',
-    fetch: (url, init) => handler(new Request(url, init)),
-    maxRetries: 0,
-  });
+  const client = openaiClient(handler, (await keys.issue('bench')).key, { maxRetries: 0 });
   const directChat = async (model: string, tokens: number) => {
     const tokenTimes: number[] = [];
     const started = now();

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import { createEngine, createHandler, KeyRing, type ModelProfile } from '../src/index.ts';
-import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
+import { HAS_STORIES_260K, openaiClient, STORIES_260K } from '../test/support/lantern.ts';
 import { startUpstream } from '../test/support/upstream.ts';
 import { CHAT, STORIES } from './models.ts';
 import { endlessStream } from './requests.ts';
@@ -75,12 +75,7 @@ export async function remoteBench(plan: RemotePlan = REMOTE_PLAN) {
       keys,
       rateLimits: { requestsPerMinute: 1e6, concurrentGenerations: 64, maxGenerations: 64 },
     });
-    const viaLantern = new OpenAI({
-      apiKey: (await keys.issue('bench')).key,
-      baseURL: 'http://lantern.bench/v1',
-      fetch: (url, init) => handler(new Request(url, init)),
-      maxRetries: 0,
-    });
+    const viaLantern = openaiClient(handler, (await keys.issue('bench')).key, { maxRetries: 0 });
     const direct = new OpenAI({
       apiKey: upstream.key,
       baseURL: upstream.baseURL,

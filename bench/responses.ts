@@ -7,9 +7,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import OpenAI from 'openai';
 import { createEngine, createHandler, KeyRing, memoryResponseStore } from '../src/index.ts';
-import { BUNDLED_MODELS } from '../test/support/lantern.ts';
+import { BUNDLED_MODELS, openaiClient } from '../test/support/lantern.ts';
 import { benchProfile, CHAT } from './models.ts';
 import { endlessStream } from './requests.ts';
 import { median, p95, round } from './stats.ts';
@@ -43,12 +42,7 @@ export async function responsesBench(plan: ResponsesPlan = RESPONSES_PLAN): Prom
     responses,
     rateLimits: { requestsPerMinute: 1e6 },
   });
-  const client = new OpenAI({
-    apiKey: (await keys.issue('bench')).key,
-    baseURL: 'http://lantern.bench/v1',
-    fetch: (url, init) => handler(new Request(url, init)),
-    maxRetries: 0,
-  });
+  const client = openaiClient(handler, (await keys.issue('bench')).key, { maxRetries: 0 });
   const { messages, ...sampling } = endlessStream(CHAT, plan.tokens);
   const chat = async () => {
     const started = performance.now();

@@ -1,6 +1,7 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { performance } from 'node:perf_hooks';
 import { createEngine, createHandler, KeyRing } from '../src/index.ts';
+import { openaiClient } from '../test/support/lantern.ts';
 import { contextWindow, history, historyRoom, loadTokenizer } from './context.ts';
 import { singleModelProfile } from './realistic-model.ts';
 import { median, round } from './stats.ts';
@@ -21,19 +22,13 @@ const QUESTION = 'and what comes next';
 
 type Message = OpenAI.ChatCompletionMessageParam;
 
-function client(folder: string, prefixCacheBytes?: number) {
+async function client(folder: string, prefixCacheBytes?: number) {
   const keys = new KeyRing();
   const handler = createHandler({
     engine: createEngine({ profile: singleModelProfile(ID, folder, prefixCacheBytes) }),
     keys,
   });
-  return (async () =>
-    new OpenAI({
-      apiKey: (await keys.issue('reuse bench')).key,
-      baseURL: 'http://lantern.bench/v1',
-      fetch: (url, init) => handler(new Request(url, init)),
-      maxRetries: 0,
-    }))();
+  return openaiClient(handler, (await keys.issue('reuse bench')).key, { maxRetries: 0 });
 }
 
 /** Time to the first streamed token of a request, with what its usage says. */

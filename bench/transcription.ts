@@ -17,9 +17,10 @@ import { chromium } from '@playwright/test';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import OpenAI, { toFile } from 'openai';
+import { toFile } from 'openai';
 import { createEngine, createHandler, KeyRing } from '../src/index.ts';
 import { startServer } from '../test/e2e/servers.ts';
+import { openaiClient } from '../test/support/lantern.ts';
 import { wordErrors } from '../test/support/word-error-rate.ts';
 import type { DeviceInfo } from '../src/worker/protocol.ts';
 import type { Bench } from './browser/bench-page.ts';
@@ -194,12 +195,7 @@ export async function transcriptionNode(
   const engine = createEngine({ profile: benchProfile(MODELS) });
   const keys = new KeyRing();
   const handler = createHandler({ engine, keys, rateLimits: { requestsPerMinute: 1e6 } });
-  const client = new OpenAI({
-    apiKey: (await keys.issue('bench')).key,
-    baseURL: 'http://lantern.bench/v1',
-    fetch: (url, init) => handler(new Request(url, init)),
-    maxRetries: 0,
-  });
+  const client = openaiClient(handler, (await keys.issue('bench')).key, { maxRetries: 0 });
   return measure(
     'node',
     plan,

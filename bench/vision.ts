@@ -12,10 +12,11 @@ import { AutoImageProcessor, AutoModelForImageTextToText, RawImage, type Tensor 
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { createEngine, createHandler, KeyRing, type ChatRequest } from '../src/index.ts';
 import { imageChatRequest, imageMessages, streamedFirstToken } from './requests.ts';
 import { startServer } from '../test/e2e/servers.ts';
+import { openaiClient } from '../test/support/lantern.ts';
 import type { Bench } from './browser/bench-page.ts';
 import { benchProfile, CHAT } from './models.ts';
 import { median, round } from './stats.ts';
@@ -164,12 +165,7 @@ export async function visionNode(plan: VisionPlan, log: (message: string) => voi
     keys,
     rateLimits: { requestsPerMinute: 1e6 },
   });
-  const client = new OpenAI({
-    apiKey: (await keys.issue('bench')).key,
-    baseURL: 'http://lantern.bench/v1',
-    fetch: (url, init) => handler(new Request(url, init)),
-    maxRetries: 0,
-  });
+  const client = openaiClient(handler, (await keys.issue('bench')).key, { maxRetries: 0 });
   const encode = await encoderAlone(`${MODELS}/${VISION}`, 'cpu');
   return measure(
     'node',
