@@ -2,21 +2,35 @@
  * `npm run serve:node`: the /v1 handler served from Node on 127.0.0.1 with the bundled models, and a fresh API key.
  * (`npm start` serves the browser app; this is the same handler without a browser.)
  *
- * Environment: `PORT` (default 8787; 0 picks a free one); `LANTERN_CORS_ORIGINS`, the browser origins allowed to call
+ * Environment: `PORT` (default 8787; 0 picks a free one); `LANTERN_KEY_NAMES`, the apps to issue a key for, comma-
+ * separated (default: one key); `LANTERN_CORS_ORIGINS`, the browser origins allowed to call
  * it, comma-separated, or `*` for any (default: http(s)://localhost, 127.0.0.1 and [::1] on any port, so that a dev
  * server of another port, such as Vite's, can use it).
  */
 import { serve } from '@hono/node-server';
+import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { EngineWorkerClient } from '../sw/engine-worker-client.ts';
 import { createModelRouter } from '../src/engines/model-router.ts';
 import { CPU_ONLY, type CandidateFailure, type RoutingConfig } from '../src/engines/model-profile.ts';
-import { bundledProfile, createHandler, isLocalOrigin, KeyRing, type CorsOptions, type Engine } from '../src/index.ts';
+import {
+  bundledProfile,
+  createHandler,
+  DEFAULT_LIMITS,
+  isLocalOrigin,
+  KeyRing,
+  type CorsOptions,
+  type Engine,
+} from '../src/index.ts';
 import type { EngineThreadMessage } from './engine-thread.ts';
 import { typescriptWorker } from './typescript-worker.ts';
 
 const port = Number(process.env.PORT ?? 8787);
+/** Headers arrive in one packet from any real client; 10 s covers a slow mobile link's first round trips. */
+const HEADERS_TIMEOUT_MS = 10_000;
+/** How far past the handler's body deadline Node itself gives up on a request (its own 408). */
+const REQUEST_TIMEOUT_MARGIN_MS = 5_000;
 const host = '127.0.0.1';
 
 /** The allowed origins from `LANTERN_CORS_ORIGINS`, or those of local development; and how to tell them. */
@@ -81,15 +95,27 @@ const routing = {
 } satisfies RoutingConfig;
 const engine = startEngine();
 const keys = new KeyRing();
-const { key } = await keys.issue('npm start');
+// One key per app that will call the server (`LANTERN_KEY_NAMES`, comma-separated): keys keep apps apart here (rate
+// limits, stored responses, cached prompts; docs/security.md). By default one key.
+const named = (process.env.LANTERN_KEY_NAMES ?? '')
+  .split(',')
+  .map((name) => name.trim())
+  .filter(Boolean);
+const names = named.length > 0 ? named : ['npm start'];
+const issued = await Promise.all(names.map(async (name) => ({ name, key: (await keys.issue(name)).key })));
+const { key } = issued[0]!;
 const cors = corsFrom();
 const handler = createHandler({ engine, keys, cors: { origins: cors.origins } });
 
-serve({ fetch: handler, hostname: host, port }, (info) => {
+// An HTTP/1.1 server: `serve` makes one unless told to make an HTTP/2 one.
+const server = serve({ fetch: handler, hostname: host, port }, (info) => {
   const base = `http://${host}:${info.port}/v1`;
   console.log(`Lantern is serving the bundled models at ${base}
 
-  API key (shown once, valid until this process ends):  ${key}
+  API key (shown once, valid until this process ends):  ${key}${issued
+    .slice(1)
+    .map((other) => `\n  API key of ${other.name}:  ${other.key}`)
+    .join('')}
   Browser apps may call it from (CORS; set LANTERN_CORS_ORIGINS to change):  ${cors.shown}
 
   curl ${base}/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
@@ -98,4 +124,10 @@ serve({ fetch: handler, hostname: host, port }, (info) => {
   new OpenAI({ baseURL: '${base}', apiKey: '${key}' })
 
 Press Ctrl+C to stop.`);
-});
+}) as Server;
+
+// A client that sends its headers slowly holds a socket and nothing else, but not for long: Node's default (60 s) lets
+// a few thousand such sockets pile up. The whole request is bounded just past the handler's own body deadline
+// (`bodyTimeoutMs`), so that the handler's OpenAI-shaped 400 answers first and Node's 408 is only a backstop.
+server.headersTimeout = HEADERS_TIMEOUT_MS;
+server.requestTimeout = DEFAULT_LIMITS.bodyTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS;

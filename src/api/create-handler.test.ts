@@ -496,6 +496,39 @@ describe('rate limits', () => {
     expect(third.status).toBe(200);
     release();
   });
+
+  it("reads a body before it takes one of the engine's slots: bodies sent slowly hold only their own keys'", async () => {
+    await setUp({ rateLimits: { maxGenerations: 2 }, limits: { bodyTimeoutMs: 200 } });
+    // Sixteen keys each open a request and send the first bytes of its body, then nothing (the issue's 1 byte/s).
+    const trickling = await Promise.all(
+      Array.from({ length: 16 }, async (_, i) => {
+        const { key: slowKey } = await keys.issue(`slow ${i}`);
+        let controller!: ReadableStreamDefaultController<Uint8Array>;
+        const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+        controller.enqueue(new TextEncoder().encode('{"model": "chat-'));
+        return handler(
+          new Request('http://lantern.test/v1/chat/completions', {
+            method: 'POST',
+            headers: { authorization: `Bearer ${slowKey}`, 'content-type': 'application/json' },
+            body,
+            duplex: 'half',
+          } as RequestInit),
+        );
+      }),
+    );
+    // Meanwhile another key is served at once, twice over: the engine's two slots are free.
+    const answers = await Promise.all([
+      request('/v1/chat/completions', chatBody()),
+      request('/v1/embeddings', { model: 'embed-model', input: 'x' }),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    // The slow bodies are refused at their deadline, naming it.
+    for (const response of trickling) {
+      const body = await expectError(response, 400, 'request_timeout');
+      expect(body.error.message).toMatch(/0.2 s/);
+    }
+    expect(engine.chats).toHaveLength(1);
+  });
 });
 
 describe('embeddings', () => {

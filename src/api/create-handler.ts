@@ -10,6 +10,7 @@ import { createChatCompletion } from './chat-completions/route.ts';
 import { createCompletion } from './completions/route.ts';
 import { createEmbeddings } from './embeddings/route.ts';
 import { createTranscription } from './audio/route.ts';
+import { audioBodyBytes } from './audio/schema.ts';
 import { listModels, retrieveModel } from './models/route.ts';
 import { RateLimiter } from './rate-limiter.ts';
 import { createResponse, deleteResponse, retrieveResponse } from './responses/route.ts';
@@ -78,15 +79,17 @@ export function createHandler(options: HandlerOptions): Handler {
   };
   app.get('/v1/models', listModels(deps));
   app.get('/v1/models/:id{.+}', retrieveModel(deps));
-  app.post('/v1/chat/completions', rateLimit(limiter), createChatCompletion(deps));
-  app.post('/v1/completions', rateLimit(limiter), createCompletion(deps));
-  app.post('/v1/responses', rateLimit(limiter), createResponse(deps));
+  const json = { maxBytes: limits.maxBodyBytes, timeoutMs: limits.bodyTimeoutMs };
+  app.post('/v1/chat/completions', rateLimit(limiter, json), createChatCompletion(deps));
+  app.post('/v1/completions', rateLimit(limiter, json), createCompletion(deps));
+  app.post('/v1/responses', rateLimit(limiter, json), createResponse(deps));
   app.get('/v1/responses/:id', retrieveResponse(deps));
   app.delete('/v1/responses/:id', deleteResponse(deps));
   // Embeddings run on the same device, in the same engine queue, as generations: the same limits hold them.
-  app.post('/v1/embeddings', rateLimit(limiter), createEmbeddings(deps));
-  app.post('/v1/audio/transcriptions', rateLimit(limiter), createTranscription(deps, 'transcribe'));
-  app.post('/v1/audio/translations', rateLimit(limiter), createTranscription(deps, 'translate'));
+  app.post('/v1/embeddings', rateLimit(limiter, json), createEmbeddings(deps));
+  const audio = { maxBytes: audioBodyBytes(limits), timeoutMs: limits.bodyTimeoutMs };
+  app.post('/v1/audio/transcriptions', rateLimit(limiter, audio), createTranscription(deps, 'transcribe'));
+  app.post('/v1/audio/translations', rateLimit(limiter, audio), createTranscription(deps, 'translate'));
 
   return async (request) => {
     try {

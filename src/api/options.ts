@@ -9,6 +9,12 @@ import type { ResponseStore } from '../response-store/index.ts';
 export interface Limits {
   /** Largest request body, in bytes: 32 MiB holds an image of `maxImageBytes` as a data URL (a third larger). */
   maxBodyBytes: number;
+  /**
+   * How long a request's body may take to arrive, in milliseconds, from the moment its key admits it: the largest body
+   * (32 MiB) arrives within a minute at 5 Mbit/s, and a page's own requests arrive at once. Until it has arrived the
+   * request holds a slot of its own key only, never one of the engine's.
+   */
+  bodyTimeoutMs: number;
   /** Most messages in one chat request. */
   maxMessages: number;
   /** Highest `max_tokens` / `max_completion_tokens`: a bound on how long one request can hold the device. */
@@ -58,6 +64,7 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxBodyBytes: 32 * 1024 * 1024,
+  bodyTimeoutMs: 60_000,
   maxMessages: 256,
   maxTokens: 4096,
   maxChoices: 8,

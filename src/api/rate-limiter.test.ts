@@ -49,14 +49,38 @@ describe('RateLimiter', () => {
     expect(() => limiter.admit('k')).toThrow(ApiError);
   });
 
-  it('bounds the generations of all keys together, the engine queue', () => {
+  it('bounds the generations of all keys together, the engine queue, counting only admitted requests that occupy it', () => {
     const limiter = new RateLimiter({ requestsPerMinute: 100, concurrentGenerations: 2, maxGenerations: 3 }, () => 0);
-    const leases = [limiter.admit('a'), limiter.admit('a'), limiter.admit('b')];
-    const error = refused(() => limiter.admit('c'));
+    const occupied = (key: string) => {
+      const lease = limiter.admit(key);
+      lease.occupyEngine();
+      return lease;
+    };
+    const leases = [occupied('a'), occupied('a'), occupied('b')];
+    // Admitted under its key's limits (its body still arriving), it holds none of the engine's slots yet.
+    const waiting = limiter.admit('c');
+    const error = refused(() => waiting.occupyEngine());
     expect(error.code).toBe('engine_busy');
     expect(error.headers['retry-after-ms']).toBe('1000');
+    // The refusal gave the key its request back.
+    expect(error.headers['x-ratelimit-remaining-requests']).toBe('100');
+    waiting.release();
     leases[0]!.release();
-    expect(() => limiter.admit('c')).not.toThrow();
+    expect(() => occupied('c')).not.toThrow();
+  });
+
+  it('lets any number of keys wait for their bodies without taking an engine slot', () => {
+    const limiter = new RateLimiter({ requestsPerMinute: 100, concurrentGenerations: 1, maxGenerations: 2 }, () => 0);
+    const slow = Array.from({ length: 16 }, (_, i) => limiter.admit(`slow-${i}`));
+    const other = limiter.admit('other');
+    expect(() => other.occupyEngine()).not.toThrow();
+    for (const lease of slow) lease.release(); // never occupied: nothing of the engine's to give back
+    const second = limiter.admit('second');
+    second.occupyEngine();
+    expect(() => {
+      const third = limiter.admit('third');
+      third.occupyEngine();
+    }).toThrow(ApiError);
   });
 });
 

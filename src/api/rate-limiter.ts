@@ -13,8 +13,13 @@ interface Bucket {
   running: number;
 }
 
-/** A held slot on the engine (a generation or an embeddings request); `release` is idempotent. */
+/**
+ * A request admitted under its key's limits. It takes a slot on the engine (`occupyEngine`) only once it is ready to
+ * run, its body read; `release` gives back both, and is idempotent.
+ */
 export interface Lease {
+  /** Takes one of the engine's slots, all keys together, or throws a 429 `engine_busy` (the key's request is refunded). */
+  occupyEngine(): void;
   release(): void;
   /** The `x-ratelimit-*` headers that describe the key's state after this request was admitted. */
   headers: Record<string, string>;
@@ -24,6 +29,8 @@ export interface Lease {
  * Per-key admission of the requests that run on the engine (chat completions and embeddings alike): a token bucket of
  * `requestsPerMinute` (refilled continuously, so a burst of a full minute's requests is allowed and then one every
  * 60/rpm seconds), a cap on each key's requests in flight, and a bound on all of them together (the engine queue).
+ * The two are taken apart: a key's slot when the request arrives, the engine's once its body is read, so that a body
+ * sent slowly holds only its own key's slot, never one that every key shares (issue 41).
  */
 export class RateLimiter {
   readonly #limits: RateLimits;
@@ -37,7 +44,7 @@ export class RateLimiter {
     this.#now = now;
   }
 
-  /** Admits one request for `key`, or throws a 429 ApiError with retry headers. */
+  /** Admits one request for `key` under its own limits, or throws a 429 ApiError with retry headers. */
   admit(key: string): Lease {
     const { requestsPerMinute: rpm, concurrentGenerations, maxGenerations } = this.#limits;
     const now = this.#now();
@@ -55,15 +62,6 @@ export class RateLimiter {
         this.#headers(bucket, msPerToken),
       );
     }
-    if (this.#inFlight >= maxGenerations) {
-      throw rateLimited(
-        `The engine is busy: ${maxGenerations} requests are already running or waiting on this device. ` +
-          'Try again shortly.',
-        CONCURRENCY_RETRY_AFTER_MS,
-        this.#headers(bucket, msPerToken),
-        'engine_busy',
-      );
-    }
     if (bucket.tokens < 1) {
       const wait = Math.ceil((1 - bucket.tokens) * msPerToken);
       throw rateLimited(
@@ -74,15 +72,32 @@ export class RateLimiter {
     }
     bucket.tokens -= 1;
     bucket.running += 1;
-    this.#inFlight += 1;
+    const headers = this.#headers(bucket, msPerToken);
+    let occupied = false;
     let released = false;
     return {
-      headers: this.#headers(bucket, msPerToken),
+      headers,
+      occupyEngine: () => {
+        if (occupied || released) return;
+        if (this.#inFlight >= maxGenerations) {
+          // Refused for the device's load, not the key's: the request it was counted as is given back.
+          bucket.tokens = Math.min(rpm, bucket.tokens + 1);
+          throw rateLimited(
+            `The engine is busy: ${maxGenerations} requests are already running or waiting on this device. ` +
+              'Try again shortly.',
+            CONCURRENCY_RETRY_AFTER_MS,
+            this.#headers(bucket, msPerToken),
+            'engine_busy',
+          );
+        }
+        occupied = true;
+        this.#inFlight += 1;
+      },
       release: () => {
         if (released) return;
         released = true;
         bucket.running -= 1;
-        this.#inFlight -= 1;
+        if (occupied) this.#inFlight -= 1;
       },
     };
   }

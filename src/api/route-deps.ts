@@ -6,7 +6,8 @@ import { systemFingerprint } from './ids.ts';
 import type { Limits } from './options.ts';
 
 /** What middleware hands to routes: the caller's key and the request id. */
-export type Env = { Variables: { key: KeyInfo; requestId: string } };
+/** What middleware sets for the routes: the caller's key, the request's id, and its body, read whole (`rateLimit`). */
+export type Env = { Variables: { key: KeyInfo; requestId: string; body: Uint8Array } };
 
 /** What the route handlers share, built once per handler by `createHandler`. */
 export interface RouteDeps {

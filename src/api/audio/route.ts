@@ -23,7 +23,7 @@ export function createTranscription(
   task: TranscribeRequest['task'],
 ) {
   return async (c: Context<Env>) => {
-    const params = await readAudioRequest(c.req.raw, limits, task === 'translate');
+    const params = await readAudioRequest(c.req.raw, c.get('body'), limits, task === 'translate');
     const served = new ServedBy(params.model, ownedBy);
     const request = transcribeRequest(params, task, limits.maxAudioSeconds);
     const signal = c.req.raw.signal;

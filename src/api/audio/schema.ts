@@ -1,7 +1,6 @@
 import type { AudioFile } from '../../engine/index.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Limits } from '../options.ts';
-import { readBody } from '../read-json.ts';
 
 /** The formats of a transcript's answer (`diarized_json` needs speakers, which no model here tells apart). */
 export const RESPONSE_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
@@ -35,10 +34,15 @@ const UNSUPPORTED: Record<string, string> = {
 /**
  * Reads and checks a `multipart/form-data` body of `POST /v1/audio/transcriptions` (`translate: false`) or
  * `/v1/audio/translations`, as the openai SDKs send it: text fields as strings, arrays as repeated `name[]` fields,
- * objects as `name[key]`. The body is bounded by `limits.maxAudioBytes` (plus room for the other fields) before it is
- * buffered; the file by `maxAudioBytes` itself.
+ * objects as `name[key]`. The body, read whole before (`rateLimit`), is bounded by {@link audioBodyBytes}; the file by
+ * `maxAudioBytes` itself.
  */
-export async function readAudioRequest(request: Request, limits: Limits, translate: boolean): Promise<AudioParams> {
+export async function readAudioRequest(
+  request: Request,
+  bytes: Uint8Array,
+  limits: Limits,
+  translate: boolean,
+): Promise<AudioParams> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^multipart\/form-data\s*;/i.test(type)) {
     throw invalidRequest(
@@ -48,7 +52,6 @@ export async function readAudioRequest(request: Request, limits: Limits, transla
       'invalid_content_type',
     );
   }
-  const bytes = await readBody(request, limits.maxAudioBytes + FIELDS_ROOM);
   let form: FormData;
   try {
     form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': type } }).formData();
@@ -178,3 +181,6 @@ export async function readAudioRequest(request: Request, limits: Limits, transla
 
 /** Room for the fields beside the file (model, prompt, ...) and the multipart framing, in bytes. */
 const FIELDS_ROOM = 256 * 1024;
+
+/** The largest body of an audio request: the file's limit, and room for the other fields. */
+export const audioBodyBytes = (limits: Pick<Limits, 'maxAudioBytes'>) => limits.maxAudioBytes + FIELDS_ROOM;

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ChatChoice, ChatEvent, GeneratedTokenLogprob, WireObject } from '../../engine/index.ts';
 import { newCompletionId, newToolCallId } from '../ids.ts';
-import { readJsonObject } from '../read-json.ts';
+import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
 import { eventStream, JsonText } from '../sse.ts';
 import { completionUsage, type CompletionUsage } from '../usage.ts';
@@ -42,8 +42,10 @@ const toLogprobs = (tokens: GeneratedTokenLogprob[]): ChoiceLogprobs => ({
 export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }: RouteDeps) {
   const parse = chatParser(limits);
   return async (c: Context<Env>) => {
-    const clientBody = await readJsonObject(c.req.raw, limits.maxBodyBytes);
+    const clientBody = await parseJsonObject(c.get('body'));
     const { model, stream, includeUsage, request } = parse(clientBody);
+    // Prompts are cached per key: no key's prompts reach another's answers or `cached_tokens` (issue 41).
+    request.cacheScope = c.get('key').id;
     const id = newCompletionId();
     const created = Math.floor(now() / 1000);
     const served = new ServedBy(model, ownedBy);

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ChatEvent, FinishReason, GeneratedTokenLogprob, TokenUsage } from '../../engine/index.ts';
 import { newId } from '../ids.ts';
-import { readJsonObject } from '../read-json.ts';
+import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
 import { eventStream } from '../sse.ts';
 import { addUsage, completionUsage } from '../usage.ts';
@@ -51,7 +51,9 @@ class LegacyLogprobs {
 export function createCompletion({ engine, limits, now, ownedBy, errorBody }: RouteDeps) {
   const parse = completionsParser(limits);
   return async (c: Context<Env>) => {
-    const { model, stream, includeUsage, echo, requests } = parse(await readJsonObject(c.req.raw, limits.maxBodyBytes));
+    const { model, stream, includeUsage, echo, requests } = parse(await parseJsonObject(c.get('body')));
+    // Prompts are cached per key: no key's prompts reach another's answers or `cached_tokens` (issue 41).
+    for (const request of requests) request.cacheScope = c.get('key').id;
     const id = newId('cmpl-');
     const created = Math.floor(now() / 1000);
     const n = requests[0]!.n;

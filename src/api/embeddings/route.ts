@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { WireObject } from '../../engine/index.ts';
 import { float32ToBase64 } from '../base64.ts';
-import { readJsonObject } from '../read-json.ts';
+import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
 import { embeddingsParser } from './schema.ts';
 import type { EmbeddingList } from './wire.ts';
@@ -15,7 +15,7 @@ import type { EmbeddingList } from './wire.ts';
 export function createEmbeddings({ engine, limits, ownedBy }: RouteDeps) {
   const parse = embeddingsParser(limits);
   return async (c: Context<Env>) => {
-    const clientBody = await readJsonObject(c.req.raw, limits.maxBodyBytes);
+    const clientBody = await parseJsonObject(c.get('body'));
     const params = parse(clientBody);
     const served = new ServedBy(params.model, ownedBy);
     const result = await engine.embed(

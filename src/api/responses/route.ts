@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { EngineError, type ChatEvent, type ChatRequest, type ChatResult, type Serving } from '../../engine/index.ts';
 import { ApiError, type ErrorBody } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { readJsonObject } from '../read-json.ts';
+import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
 import { eventStream } from '../sse.ts';
 import { responseUsage } from '../usage.ts';
@@ -29,14 +29,15 @@ const STORED_HEADER = 'x-lantern-stored';
 export function createResponse({ engine, limits, now, ownedBy, errorBody, responses }: RouteDeps) {
   const parse = responsesParser(limits);
   return async (c: Context<Env>) => {
-    const params = parse(await readJsonObject(c.req.raw, limits.maxBodyBytes));
+    const params = parse(await parseJsonObject(c.get('body')));
     const served = new ServedBy(params.model, ownedBy);
     const owner = c.get('key').id;
     const conversation = await resolveConversation(responses, owner, params);
     // The request's own items come last in the conversation, after those of the response it continues.
     const offset = conversation.length - params.input.length;
     const messages = toChatMessages(params.instructions, conversation, offset);
-    const request: ChatRequest = { ...params.request, messages };
+    // Prompts are cached per key: no key's prompts reach another's answers or `cached_tokens` (issue 41).
+    const request: ChatRequest = { ...params.request, messages, cacheScope: owner };
     if (messages.some((m) => m.images)) request.imageLimits = imageLimitsOf(limits);
     const response = inProgress(newId('resp_'), Math.floor(now() / 1000), params);
     // The response names the model ID that serves it, when the request named an alias of it (`gpt-4o-mini`) too.

@@ -3,9 +3,8 @@ import { invalidRequest } from './errors.ts';
 const NOT_JSON =
   'We could not parse the JSON body of your request. The API expects a JSON object; what was sent was not valid JSON.';
 
-/** Reads a request body as a JSON object, refusing more than `maxBytes` before buffering it (see {@link readBody}). */
-export async function readJsonObject(request: Request, maxBytes: number): Promise<Record<string, unknown>> {
-  const bytes = await readBody(request, maxBytes);
+/** Parses a request body (read whole by {@link readBody}) as a JSON object, or refuses it with a 400. */
+export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
   if (bytes.byteLength === 0) throw invalidRequest(`${NOT_JSON} The body was empty.`, null, 'invalid_json');
 
   let text: string;
@@ -27,27 +26,49 @@ export async function readJsonObject(request: Request, maxBytes: number): Promis
 }
 
 /**
- * Reads a request's body, refusing more than `maxBytes` before buffering it: a declared Content-Length over the limit is
- * refused unread, a streamed body is cut off as soon as it passes the limit, and a body that a browser offers only whole
- * (Firefox has no `Request.body` stream) is measured before it is read.
+ * Reads a request's body whole, refusing more than `maxBytes` before buffering it, and a body that takes longer than
+ * `timeoutMs` to arrive: a declared Content-Length over the limit is refused unread, a streamed body is cut off as soon
+ * as it passes the limit or the deadline, and a body that a browser offers only whole (Firefox has no `Request.body`
+ * stream) is measured before it is read.
  */
-export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+export async function readBody(request: Request, maxBytes: number, timeoutMs = Infinity): Promise<Uint8Array> {
   const tooLarge = () =>
     invalidRequest(`The request body is larger than the limit of ${maxBytes} bytes.`, null, 'request_too_large');
   const declared = Number(request.headers.get('content-length'));
   if (declared > maxBytes) throw tooLarge();
-  const bytes =
-    request.body === undefined ? await readBlob(request, maxBytes) : await readStream(request.body, maxBytes);
-  if (bytes === null) throw tooLarge();
-  return bytes;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<'late'>((resolve) => {
+    if (Number.isFinite(timeoutMs)) timer = setTimeout(() => resolve('late'), timeoutMs);
+  });
+  const reader = request.body?.getReader();
+  try {
+    const bytes = await Promise.race([
+      request.body === undefined ? readBlob(request, maxBytes) : readStream(reader, maxBytes),
+      deadline,
+    ]);
+    if (bytes === 'late') {
+      await reader?.cancel().catch(() => {});
+      throw invalidRequest(
+        `The request body took longer than ${timeoutMs / 1000} s to arrive. Send it again at once, or smaller.`,
+        null,
+        'request_timeout',
+      );
+    }
+    if (bytes === null) throw tooLarge();
+    return bytes;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Reads a body stream to its end, or stops (and answers null) as soon as it passes `maxBytes`. */
-async function readStream(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array | null> {
+async function readStream(
+  reader: ReadableStreamDefaultReader<Uint8Array> | undefined,
+  maxBytes: number,
+): Promise<Uint8Array | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  if (body) {
-    const reader = body.getReader();
+  if (reader) {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from './errors.ts';
-import { readJsonObject } from './read-json.ts';
+import { parseJsonObject, readBody } from './request-body.ts';
+
+/** Reads a request's body (within `maxBytes`) and parses it, as `rateLimit` and a route do together. */
+const readJsonObject = async (request: Request, maxBytes: number) => parseJsonObject(await readBody(request, maxBytes));
 
 const post = (body: BodyInit | null, headers: Record<string, string> = {}) =>
   new Request('http://x/v1/embeddings', { method: 'POST', body, headers, duplex: 'half' } as RequestInit);
@@ -14,7 +17,7 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
   return error as ApiError;
 }
 
-describe('readJsonObject', () => {
+describe('readBody and parseJsonObject', () => {
   it('reads a JSON object', async () => {
     expect(await readJsonObject(post('{"a": [1, "ü"]}'), 100)).toEqual({ a: [1, 'ü'] });
   });
@@ -76,5 +79,19 @@ describe('readJsonObject', () => {
       const empty = await rejection(readJsonObject(withoutBodyStream(post(null)), 100));
       expect(empty.message).toMatch(/empty/);
     });
+  });
+
+  it('refuses a body that takes longer than its deadline to arrive, and stops reading it', async () => {
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(new TextEncoder().encode('{"model":')),
+      // Nothing more ever comes: a client sending one byte now and then, or none.
+      cancel: () => void (cancelled = true),
+    });
+    const error = await rejection(readBody(post(body), 100, 50));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('request_timeout');
+    expect(error.message).toMatch(/0.05 s/);
+    expect(cancelled).toBe(true);
   });
 });
