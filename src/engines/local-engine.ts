@@ -13,6 +13,7 @@ import {
   type TranscriptEvent,
 } from '../engine/index.ts';
 import { decodeAudioFile, type DecodeAudio } from './audio-input.ts';
+import { checkConstraint } from './decoding/constraint-check.ts';
 import { formatBytes, type StorageShortfall } from '../downloads/index.ts';
 import {
   DEFAULT_LOADERS,
@@ -206,6 +207,10 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
 
   return {
     async chat(target, request, chatOptions = {}) {
+      // A constraint no grammar would enforce is refused before any model loads. Compiled here, in the engine's realm
+      // (the engine worker, Node's engine thread), not on the thread that answers every key: a compile is bounded
+      // (schema-grammar.ts' budget), but it is still the request's own work (issue 41).
+      if (request.constraint) checkConstraint(request.constraint);
       const model = (await resolve(target)) as ChatModel;
       chatOptions.onBackend?.(keys.get(model)!);
       // Before it waits in the queue, and before any tokenizing: a prompt that cannot fit costs nobody anything.

@@ -13,7 +13,6 @@ import {
   thinksAt,
 } from '../engine/index.ts';
 import { browserStore, isDownloadedModel, storedModel } from './model-files.ts';
-import { checkConstraint } from './decoding/constraint-check.ts';
 import type { LocalEngine, LocalTarget } from './local-engine.ts';
 import {
   candidateChain,
@@ -97,7 +96,8 @@ const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', '
  * 404 listing the task's models when it is not there, or is a model of another task), and its fallback chain walked
  * across both kinds of candidate — the local ones this device can run (served by `local`, as one link) and remote
  * servers (forwarded with `fetch`) — in the order the profile's policy gives (`candidateChain`). A request's
- * constraint is refused here, before any model loads, when the grammar would not enforce it.
+ * constraint is not compiled here: this is the thread that answers every key (a service worker, or Node's event loop),
+ * and a schema's compile is work of the request's own; the local engine compiles it, before any model loads.
  *
  * A request goes to the first link that can take it. It moves on to the next link when its link could not serve it
  * before producing any output: a local model that cannot load (or whose engine went away), a server that cannot be
@@ -254,8 +254,6 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
       const localRequest = request.thinking === undefined ? { ...request, thinking: route.thinks } : request;
       return walk(route, chatOptions, (link, o) => {
         if ('remote' in link) return serverFor(link.remote).chat(request, o);
-        // A constraint the local engines would not enforce is refused before any model loads.
-        if (request.constraint) checkConstraint(request.constraint);
         return local.chat(link.local, localRequest, o);
       });
     },
