@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DownloadError, downloadFile, StoredFiles, type DownloadTarget } from '../src/downloads/index.ts';
+import { DownloadError, downloadFile, StoredFiles, type DownloadTarget, type FileRef } from '../src/downloads/index.ts';
 import { prepareCandidate } from '../src/engines/model-downloads.ts';
 import { removeStoredModel, storedModel } from '../src/engines/model-files.ts';
 import type { LoadProgress } from '../src/engine/index.ts';
@@ -34,7 +34,7 @@ const weights = (extra: Partial<DownloadTarget> = {}): DownloadTarget => ({
 });
 const quick = { stallMs: 300, retryDelayMs: 10 };
 /** The stored file's SHA-256 (comparing 3.5 MB byte by byte with toEqual takes seconds). */
-const stored = async (url: string) => sha256(new Uint8Array(await (await store.response(url))!.arrayBuffer()));
+const stored = async (file: FileRef) => sha256(new Uint8Array(await (await store.response(file))!.arrayBuffer()));
 const WHOLE = sha256(WEIGHTS);
 
 beforeAll(async () => {
@@ -54,7 +54,7 @@ describe('downloadFile', () => {
   it('stores a file whole, checked against its size and SHA-256, and reads it back as one response', async () => {
     const record = await downloadFile(store, weights(), quick);
     expect(record).toMatchObject({ complete: true, received: WEIGHTS.length });
-    expect(await stored(weights().url)).toBe(WHOLE);
+    expect(await stored(weights())).toBe(WHOLE);
     expect(hub.bytesServed('onnx/model.onnx')).toBe(WEIGHTS.length);
   });
 
@@ -62,7 +62,7 @@ describe('downloadFile', () => {
     hub.faults.push({ path: 'onnx/model.onnx', kind: 'cut', at: 0.5 });
     const seen: number[] = [];
     await downloadFile(store, weights(), { ...quick, onBytes: (bytes) => seen.push(bytes) });
-    expect(await stored(weights().url)).toBe(WHOLE);
+    expect(await stored(weights())).toBe(WHOLE);
     const requests = hub.log.filter((r) => r.path.endsWith('onnx/model.onnx'));
     expect(requests).toHaveLength(2);
     expect(requests[1]!.range).toMatch(/^bytes=\d+-$/);
@@ -78,18 +78,18 @@ describe('downloadFile', () => {
     hub.faults.push({ path: 'onnx/model.onnx', kind: 'cut', at: 0.4 });
     hub.faults.push({ path: 'onnx/model.onnx', kind: 'status', status: 404 }); // the tab closes: nothing more this time
     await expect(downloadFile(store, weights(), quick)).rejects.toThrow(DownloadError);
-    const partial = (await store.record(weights().url))!;
+    const partial = (await store.record(weights()))!;
     expect(partial.complete).toBe(false);
     expect(partial.received).toBeGreaterThan(0);
     await downloadFile(store, weights(), quick);
-    expect(await stored(weights().url)).toBe(WHOLE);
+    expect(await stored(weights())).toBe(WHOLE);
     expect(hub.bytesServed('onnx/model.onnx') / WEIGHTS.length).toBeLessThanOrEqual(1.1);
   });
 
   it('drops a stalled transfer and resumes it', async () => {
     hub.faults.push({ path: 'onnx/model.onnx', kind: 'stall', at: 0.3 });
     await downloadFile(store, weights(), quick);
-    expect(await stored(weights().url)).toBe(WHOLE);
+    expect(await stored(weights())).toBe(WHOLE);
     expect(hub.log.filter((r) => r.path.endsWith('onnx/model.onnx'))[1]!.range).toMatch(/^bytes=\d+-$/);
   });
 
@@ -97,7 +97,7 @@ describe('downloadFile', () => {
     hub.faults.push({ path: 'onnx/model.onnx', kind: 'status', status: 503 });
     hub.faults.push({ path: 'onnx/model.onnx', kind: 'wrong-length', at: 1000 });
     await downloadFile(store, weights(), quick);
-    expect(await stored(weights().url)).toBe(WHOLE);
+    expect(await stored(weights())).toBe(WHOLE);
   });
 
   it('restarts once, and says so, when the server ignores ranges', async () => {
@@ -105,22 +105,22 @@ describe('downloadFile', () => {
     hub.faults.push({ path: 'onnx/model.onnx', kind: 'no-range' });
     const notices: string[] = [];
     await downloadFile(store, weights(), { ...quick, onNotice: (text) => notices.push(text) });
-    expect(await stored(weights().url)).toBe(WHOLE);
+    expect(await stored(weights())).toBe(WHOLE);
     expect(notices).toEqual([expect.stringMatching(/no range support.*restarting it from zero/)]);
   });
 
   it('fetches a corrupt file again once, and reports it when it is corrupt again', async () => {
     hub.faults.push({ path: 'onnx/model.onnx', kind: 'corrupt' });
     await downloadFile(store, weights(), quick);
-    expect(await stored(weights().url)).toBe(WHOLE);
+    expect(await stored(weights())).toBe(WHOLE);
 
     store = new StoredFiles(new MemoryCacheStorage());
     hub.faults.push({ path: 'onnx/model.onnx', kind: 'corrupt', times: 2 });
     await expect(downloadFile(store, weights(), quick)).rejects.toMatchObject({
       reason: 'verification',
-      message: expect.stringMatching(/failed its check twice \(its SHA-256 does not match the listing\)/),
+      message: expect.stringMatching(/failed its check twice \(its SHA-256 is not the one its list of files gives\)/),
     });
-    expect(await store.response(weights().url)).toBeUndefined();
+    expect(await store.response(weights())).toBeUndefined();
   });
 
   it('says how much is stored when the network is gone, and resumes from there when it is back', async () => {
@@ -138,7 +138,7 @@ describe('downloadFile', () => {
     });
     hub.offline = false;
     await downloadFile(store, weights(), quick);
-    expect(await stored(weights().url)).toBe(WHOLE);
+    expect(await stored(weights())).toBe(WHOLE);
   });
 
   it('records an optional file the server does not have as absent', async () => {
@@ -174,9 +174,10 @@ describe('prepareCandidate', () => {
       new Set(['config.json', 'onnx/model.onnx', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']),
     );
     expect(await storedModel(mirrored(), store)).toMatchObject({ state: 'complete', missing: [] });
-    expect((await store.response('https://huggingface.co/lantern/tiny-chat/resolve/main/onnx/model.onnx'))!.ok).toBe(
-      true,
-    );
+    // Read by the engine under the hub's URL: the copy of the mirror that the preparation checked.
+    const asked = store.engineFile('https://huggingface.co/lantern/tiny-chat/resolve/main/onnx/model.onnx');
+    expect(asked.source).toBe(source('onnx/model.onnx'));
+    expect(await stored(asked)).toBe(WHOLE);
     expect(events.at(-1)).toMatchObject({ status: 'progress_total', progress: 100 });
     expect(events).toContainEqual({ status: 'done', model: 'crimson-falcon-4', file: 'onnx/model.onnx' });
 
@@ -217,7 +218,7 @@ describe('prepareCandidate', () => {
   it('loads a model from an absolute URL (a CDN without a hub listing), sizes from the server', async () => {
     const cdn: TransformersCandidate = { ...candidate, model: `${hub.origin}/lantern/tiny-chat/resolve/main` };
     await prepareCandidate(cdn, { id: 'crimson-falcon-4', store, ...quick });
-    expect(await stored(source('onnx/model.onnx'))).toBe(WHOLE);
+    expect(await stored({ url: source('onnx/model.onnx') })).toBe(WHOLE);
     expect(await storedModel(cdn, store)).toMatchObject({ state: 'complete', totalBytes: expect.any(Number) });
   });
 });

@@ -1,4 +1,4 @@
-export { DOWNLOADS_CACHE, StoredFiles, type FileRecord } from './stored-files.ts';
+export { DOWNLOADS_CACHE, StoredFiles, type FileRecord, type FileRef } from './stored-files.ts';
 export {
   DownloadError,
   downloadFile,
@@ -6,6 +6,7 @@ export {
   type DownloadOptions,
   type DownloadTarget,
 } from './resumable-download.ts';
+export { reuseProblem } from './reuse-check.ts';
 export {
   ensureStorageFor,
   formatBytes,

@@ -1,19 +1,25 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import { reuseProblem } from './reuse-check.ts';
 import { DOWNLOADS_CACHE, type FileRecord, type StoredFiles } from './stored-files.ts';
 
 /** One file to download: the URL engines know it by, where to fetch it, and what it should be. */
 export interface DownloadTarget {
-  /** The URL an engine asks for (the key it is stored under). */
+  /** The URL an engine asks for. */
   url: string;
-  /** Where it is fetched from, when elsewhere than `url` (a mirror of the hub, the app's own CDN). */
+  /**
+   * Where it is fetched from, when elsewhere than `url` (a mirror of the hub, the app's own CDN). Its record is kept
+   * per source: what one source sent is never taken for another's.
+   */
   source?: string;
   /** Where the complete file goes: Lantern's cache (default) or an engine's own (web-llm's `webllm/model`). */
   cache?: string;
   /** Its size in bytes, from a listing; otherwise the server's Content-Length is checked. */
   size?: number;
-  /** The SHA-256 of its content, hex, when the hub lists it. */
+  /** The SHA-256 of its content, hex, when the hub lists it (or the app pins it: web-llm's model library). */
   sha256?: string;
+  /** It runs as code (web-llm's model library): its stored bytes are hashed again each time it is reused. */
+  executable?: boolean;
   /** A file the model may lack (`generation_config.json`): a 404 is recorded as its absence, not a failure. */
   optional?: boolean;
 }
@@ -60,11 +66,13 @@ const DEFAULTS = { stallMs: 30_000, attempts: 5, retryDelayMs: 500, partBytes: 8
 /**
  * Downloads one file into the store, resuming from the bytes already stored (an HTTP `Range` request for the rest of
  * the same copy, `If-Range` its ETag), and returns its record once it is complete and checked: its size against the
- * listing or the server's length, its SHA-256 where one is known. A transfer that breaks, stalls or meets a server
- * error is resumed, with a growing wait, until `attempts` tries in a row bring nothing. A server that ignores ranges
- * (it answers 200 to a range request) restarts the file from zero once; a file that fails its check is fetched again
- * once; the second time either is an error. One context writes a file at a time (a Web Lock per URL), so two tabs or
- * a page and the engine worker never interleave parts.
+ * listing or the server's length, its SHA-256 where one is known. A file already stored complete from the same source
+ * is checked again before it is reused (`reuseProblem`), and downloaded again when it fails. A transfer that breaks,
+ * stalls or meets a server error is resumed, with a growing wait, until `attempts` tries in a row bring nothing. A
+ * server that ignores ranges (it answers 200 to a range request) restarts the file from zero once; a file that fails
+ * its check is fetched again once; the second time either is an error. One context writes a file at a time (a Web
+ * Lock per URL, whatever the source: the copies of one URL share the engine's cache entry), so two tabs or a page and
+ * the engine worker never interleave parts.
  */
 export async function downloadFile(
   store: StoredFiles,
@@ -96,10 +104,20 @@ class Download {
   }
 
   async run(): Promise<FileRecord> {
-    const { url, cache = DOWNLOADS_CACHE, size, sha256: digest } = this.#target;
-    const known = await this.#store.record(url);
-    if (known?.complete) return known;
-    this.#record = known ?? { url, cache, received: 0, parts: [], complete: false, lastUsed: Date.now() };
+    const { url, source = url, cache = DOWNLOADS_CACHE, size, sha256: digest } = this.#target;
+    const known = await this.#store.record(this.#target);
+    if (known?.complete) {
+      const problem = await reuseProblem(this.#store, known, this.#target);
+      if (problem === undefined) return known;
+      this.#options.onNotice?.(`${name(url)}: the stored copy ${problem}: downloading it again.`);
+    }
+    // A complete copy that failed its check, or bytes of unknown origin (stored before records had a source, and
+    // claimed by no model's list of files): nothing of them is kept.
+    if (known && (known.complete || known.source !== source)) {
+      known.source = source;
+      await this.#store.restart(known);
+    }
+    this.#record = known ?? this.#store.newRecord(this.#target, cache);
     this.#record.cache = cache;
     if (size !== undefined) this.#record.size = size;
     if (digest !== undefined) this.#record.sha256 = digest;
@@ -240,15 +258,20 @@ class Download {
   /** Checks a fully received file; a failed check fetches it again once. */
   async #finish(): Promise<'done' | 'again'> {
     const record = this.#record;
-    const problem =
+    let problem =
       record.size !== undefined && record.received !== record.size
         ? `${record.received} bytes arrived of ${record.size}`
-        : record.sha256 !== undefined && bytesToHex(this.#hash.digest()) !== record.sha256.toLowerCase()
-          ? 'its SHA-256 does not match the listing'
-          : undefined;
+        : undefined;
     if (problem === undefined) {
-      await this.#store.complete(record);
-      return 'done';
+      // Hashed only once its size is right: the hash cannot take more bytes after its digest.
+      const digest = bytesToHex(this.#hash.digest());
+      if (record.sha256 !== undefined && digest !== record.sha256.toLowerCase()) {
+        problem = 'its SHA-256 is not the one its list of files gives';
+      } else {
+        record.digest = digest;
+        await this.#store.complete(record);
+        return 'done';
+      }
     }
     if (record.size !== undefined && record.received < record.size && !this.#endsShortAgain()) {
       return 'again'; // a short body that ended cleanly: ask for the rest
@@ -257,7 +280,8 @@ class Download {
       await this.#store.restart(record);
       throw new DownloadError(
         'verification',
-        `${name(record.url)} failed its check twice (${problem}): the server sends a different file than its listing says.`,
+        `${name(record.url)} failed its check twice (${problem}): the server sends a different file than its list of ` +
+          'files says.',
       );
     }
     this.#refetched = true;

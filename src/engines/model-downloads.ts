@@ -4,6 +4,7 @@ import {
   downloadFile,
   ensureStorageFor,
   formatBytes,
+  reuseProblem,
   type StoredFiles,
   type DownloadTarget,
   type FileRecord,
@@ -37,11 +38,13 @@ export interface PrepareOptions {
 
 /**
  * Makes a candidate's files ready for its engine to load without the network: every file it reads is downloaded into
- * the store (resumed where a transfer broke, checked against the hub's sizes and hashes) and placed where the engine
- * looks. Before a byte of the weights is fetched, what is still missing is compared with the storage quota: a candidate
- * that cannot fit fails with `insufficient_storage` (its `cause` says what was needed and free), so the next candidate
- * is tried. A download that fails (offline, a server that keeps failing, a file that fails its check twice) fails with
- * `download_failed`, saying what is stored and what is missing. Models the app serves itself need nothing.
+ * the store from the candidate's own source (resumed where a transfer broke, checked against the hub's sizes and
+ * hashes), or found there from that source and checked again (`reuseProblem`), and placed where the engine looks: this
+ * realm's engines read this candidate's copies from now on (`readByEngines`). Before a byte of the weights is fetched,
+ * what is still missing is compared with the storage quota: a candidate that cannot fit fails with
+ * `insufficient_storage` (its `cause` says what was needed and free), so the next candidate is tried. A download that
+ * fails (offline, a server that keeps failing, a file that fails its check twice) fails with `download_failed`, saying
+ * what is stored and what is missing. Models the app serves itself need nothing.
  */
 export async function prepareCandidate(candidate: LocalCandidate, options: PrepareOptions): Promise<void> {
   const store = options.store ?? browserStore();
@@ -60,28 +63,31 @@ export async function prepareCandidate(candidate: LocalCandidate, options: Prepa
   } catch (error) {
     throw downloadFailure(key, error, 'its list of files could not be read');
   }
-  const records = await Promise.all(manifest.files.map((file) => store.record(file.url)));
-  const missing = manifest.files.flatMap((file, index) => (records[index]?.complete ? [] : [{ file, index }]));
+  // What is stored of each file from its source, counting a complete file that fails its check as nothing.
+  const stored = await Promise.all(
+    manifest.files.map(async (file) => {
+      const record = await store.record(file);
+      if (!record?.complete) return { record, received: record?.received ?? 0, complete: false };
+      const reusable = (await reuseProblem(store, record, file)) === undefined;
+      return { record, received: reusable ? record.received : 0, complete: reusable };
+    }),
+  );
+  const missing = manifest.files.filter((_, index) => !stored[index]!.complete);
   if (missing.length > 0) {
-    const sizes = await Promise.all(missing.map(({ file }) => file.size ?? sizeFromServer(file, download.fetch)));
-    const stored = missing.reduce((sum, { index }) => sum + (records[index]?.received ?? 0), 0);
-    await ensureStorageFor(key, sizes.reduce((sum, size) => sum + size, 0) - stored);
-    await downloadAll(
-      manifest,
-      records,
-      missing.map(({ file }) => file),
-      store,
-      { id, onProgress, download },
-    );
+    const sizes = await Promise.all(missing.map((file) => file.size ?? sizeFromServer(file, download.fetch)));
+    const received = stored.reduce((sum, file) => sum + (file.complete ? 0 : file.received), 0);
+    await ensureStorageFor(key, sizes.reduce((sum, size) => sum + size, 0) - received);
+    await downloadAll(manifest, stored, missing, store, { id, onProgress, download });
   }
+  for (const file of manifest.files) store.readByEngines(file);
   manifest.lastUsed = Date.now();
-  await store.writeJSON(manifestName(key), manifest);
+  await store.writeJSON(manifestName(manifest.key), manifest);
 }
 
-/** Downloads the `missing` files of a manifest (`records`: what was stored of each of its files), with progress. */
+/** Downloads the `missing` files of a manifest (`stored`: what is stored of each of its files), with progress. */
 async function downloadAll(
   manifest: ModelManifest,
-  records: (FileRecord | undefined)[],
+  stored: { record: FileRecord | undefined; received: number; complete: boolean }[],
   missing: DownloadTarget[],
   store: StoredFiles,
   context: {
@@ -94,8 +100,8 @@ async function downloadAll(
   const received = new Map<string, number>();
   const sizes = new Map<string, number>();
   manifest.files.forEach((file, index) => {
-    const record = records[index];
-    received.set(file.url, record?.complete ? (record.size ?? record.received) : (record?.received ?? 0));
+    const { record, received: bytes } = stored[index]!;
+    received.set(file.url, bytes);
     sizes.set(file.url, file.size ?? record?.size ?? 0);
   });
   const total = () => [...sizes.values()].reduce((a, b) => a + b, 0);

@@ -1,5 +1,13 @@
 import { downloadFile, type DownloadTarget, type StoredFiles } from '../downloads/index.ts';
-import { fromHub, hubBase, HUGGING_FACE, manifestName, type ModelManifest } from './model-files.ts';
+import {
+  downloadKey,
+  fromHub,
+  hubBase,
+  HUGGING_FACE,
+  manifestName,
+  storedManifest,
+  type ModelManifest,
+} from './model-files.ts';
 import {
   candidateKey,
   isHubModel,
@@ -7,31 +15,54 @@ import {
   type TransformersCandidate,
   type WebLLMCandidate,
 } from './model-profile.ts';
-import { webLLMRepository } from './web-llm/web-llm-cache.ts';
-
-/** web-llm's caches (its `createScopedArtifactCache` scopes, 0.2.86), where it looks for a model's files. */
-const WEB_LLM_CACHES = { model: 'webllm/model', config: 'webllm/config', wasm: 'webllm/wasm' } as const;
+import { WEB_LLM_CACHES, webLLMRepository } from './web-llm/web-llm-cache.ts';
 
 /**
  * The candidate's files, from the manifest stored with them (so a stored model loads offline) or, the first time, from
  * the network: the small files that name the rest (config.json; web-llm's mlc-chat-config.json and tensor-cache.json)
- * are downloaded into the store first, and sizes and SHA-256s come from the hub's file listing where it has one.
+ * are downloaded into the store first, and sizes and SHA-256s come from the hub's file listing where it has one. The
+ * model library's pin (`modelLibIntegrity`) is the candidate's as it is now, not as it was at the first download.
  */
 export async function modelManifest(
   candidate: LocalCandidate,
   store: StoredFiles,
   options: { fetch?: typeof fetch; signal?: AbortSignal | undefined } = {},
 ): Promise<ModelManifest> {
-  const key = candidateKey(candidate);
-  const stored = await store.readJSON<ModelManifest>(manifestName(key));
-  if (stored) return stored;
+  const stored = await storedManifest(candidate, store);
+  if (stored) return withPin(stored, candidate);
   const files =
     candidate.engine === 'web-llm'
       ? await webLLMFiles(candidate, store, options)
       : await transformersFiles(candidate, store, options);
-  const manifest: ModelManifest = { candidate: key, files };
-  await store.writeJSON(manifestName(key), manifest);
+  const manifest: ModelManifest = { candidate: candidateKey(candidate), key: downloadKey(candidate), files };
+  await store.writeJSON(manifestName(manifest.key), manifest);
   return manifest;
+}
+
+/** The manifest with the SHA-256 the app pins web-llm's model library to now, if it pins one. */
+function withPin(manifest: ModelManifest, candidate: LocalCandidate): ModelManifest {
+  const pin = candidate.engine === 'web-llm' ? sha256OfIntegrity(candidate.modelLibIntegrity) : undefined;
+  if (pin === undefined) return manifest;
+  const files = manifest.files.map((file) => (file.cache === WEB_LLM_CACHES.wasm ? { ...file, sha256: pin } : file));
+  return { ...manifest, files };
+}
+
+/**
+ * The SHA-256 (hex) of a Subresource Integrity value (`sha256-<base64>`, as HTML's `integrity` and web-llm's
+ * `ModelIntegrity` write it); undefined for none. Lantern hashes with SHA-256 only: an integrity value without a
+ * `sha256-` hash is refused rather than left unchecked.
+ */
+export function sha256OfIntegrity(integrity: string | undefined): string | undefined {
+  if (integrity === undefined) return undefined;
+  const base64 = integrity
+    .split(/\s+/)
+    .find((hash) => hash.startsWith('sha256-'))
+    ?.slice('sha256-'.length)
+    .replace(/\?.*$/, ''); // SRI allows options after a `?`
+  if (!base64) throw new Error(`"${integrity}" has no SHA-256 (an integrity value "sha256-<base64>").`);
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  if (bytes.length !== 32) throw new Error(`"${integrity}" is not a SHA-256 (32 bytes in base64).`);
+  return [...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 /** Where a transformers.js model's files are asked for (`url`) and fetched from (`source`): a folder, ending in `/`. */
@@ -61,7 +92,7 @@ async function transformersFiles(
   // The weights' files depend on the configuration: transformers.js' own registry says which it will read.
   const config = target('config.json');
   await downloadFile(store, config, options);
-  const configuration: unknown = await (await store.response(config.url))!.json();
+  const configuration: unknown = await (await store.response(config))!.json();
   const { ModelRegistry } = await import('@huggingface/transformers');
   const names = await ModelRegistry.get_model_files(folder.repo ?? candidate.model, {
     config: configuration as never,
@@ -102,16 +133,21 @@ async function webLLMFiles(
   const chatConfig = target('mlc-chat-config.json', WEB_LLM_CACHES.config);
   const tensorCache = target('tensor-cache.json', WEB_LLM_CACHES.model);
   await Promise.all([downloadFile(store, chatConfig, options), downloadFile(store, tensorCache, options)]);
-  const { tokenizer_files: tokenizerFiles = [] } = (await readStored(store, chatConfig.url)) as {
+  const { tokenizer_files: tokenizerFiles = [] } = (await readStored(store, chatConfig)) as {
     tokenizer_files?: string[];
   };
-  const { records } = (await readStored(store, tensorCache.url)) as { records: { dataPath: string; nbytes: number }[] };
+  const { records } = (await readStored(store, tensorCache)) as { records: { dataPath: string; nbytes: number }[] };
   const shards = records.map(({ dataPath, nbytes }) => ({ ...target(dataPath, WEB_LLM_CACHES.model), size: nbytes }));
-  // web-llm keys the library by its record's URL; a candidate may fetch it from elsewhere (the app's own copy).
+  // web-llm keys the library by its record's URL; a candidate may fetch it from elsewhere (the app's own copy). It is
+  // code: hashed again on every reuse, and against a hash where the app pins one or web-llm's record gives one (no
+  // record of web-llm 0.2.86's prebuilt list does; web-llm checks its own against the bytes it instantiates).
+  const pin = sha256OfIntegrity(candidate.modelLibIntegrity) ?? webLLMLibraryHash(record.integrity?.model_lib);
   const library: DownloadTarget = {
     url: record.model_lib,
     source: candidate.modelLib ?? record.model_lib,
     cache: WEB_LLM_CACHES.wasm,
+    executable: true,
+    ...(pin && { sha256: pin }),
   };
   return [
     chatConfig,
@@ -122,10 +158,19 @@ async function webLLMFiles(
   ];
 }
 
+/** The SHA-256 of web-llm's own integrity value for a library, when it is one (sha384 and sha512 web-llm checks). */
+function webLLMLibraryHash(integrity: string | undefined): string | undefined {
+  try {
+    return sha256OfIntegrity(integrity);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A stored file's JSON: from Lantern's parts, or from the engine cache it was placed in. */
-async function readStored(store: StoredFiles, url: string): Promise<unknown> {
-  const response = await store.response(url);
-  if (!response) throw new Error(`${url} is not stored.`);
+async function readStored(store: StoredFiles, file: DownloadTarget): Promise<unknown> {
+  const response = await store.response(file);
+  if (!response) throw new Error(`${file.url} is not stored.`);
   return response.json();
 }
 

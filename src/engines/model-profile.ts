@@ -114,6 +114,12 @@ export interface WebLLMCandidate extends GPUNeeds, ReadsImages {
   hub?: string;
   /** Where to fetch the model library (its `.wasm`) from, when not from web-llm's GitHub (the app's own copy). */
   modelLib?: string;
+  /**
+   * The model library's Subresource Integrity hash (`sha256-<base64>`, as `openssl dgst -sha256 -binary lib.wasm |
+   * base64` prints it): the library runs as code, and is refused unless its bytes hash to this, when downloaded and
+   * each time it is reused. Without it, the library is checked against the hash taken when it was first downloaded.
+   */
+  modelLibIntegrity?: string;
   downloadBytes?: number;
   /**
    * The longest context, prompt plus reply, in tokens, that this candidate accepts. web-llm is given it as
@@ -460,7 +466,7 @@ export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.fr
 /**
  * The profile with every hub download (hub IDs, web-llm models) fetched from `hub`, a mirror of the Hugging Face hub
  * (its host, with the hub's paths: `https://hf-mirror.example/`), for apps that serve models from their own CDN or
- * cannot reach huggingface.co. Files keep their hub names in the store, so a model stored from either loads from both.
+ * cannot reach huggingface.co. Files are stored per host: a model stored from the hub downloads again from a mirror.
  *
  * @example startLocalAPI({ profile: withHub(DEFAULT_PROFILE, 'https://models.example.com/') })
  */

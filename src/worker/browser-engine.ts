@@ -36,12 +36,13 @@ function readModelsFromStore(store: StoredFiles): void {
   env.useBrowserCache = false;
   env.useCustomCache = true;
   env.customCache = {
-    match: async (url: string) => store.response(absolute(url)),
+    // The copy of the source the model's preparation checked (a hub file may be stored from the hub and a mirror).
+    match: async (url: string) => store.response(store.engineFile(absolute(url))),
     put: async () => {},
   };
   const network = env.fetch;
   env.fetch = async (input, init) => {
-    const record = await store.record(absolute(input instanceof Request ? input.url : input));
+    const record = await store.record(store.engineFile(absolute(input instanceof Request ? input.url : input)));
     if (record?.absent) return new Response(null, { status: 404, statusText: 'Not Found' });
     return network(input, init);
   };

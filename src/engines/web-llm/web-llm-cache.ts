@@ -5,8 +5,11 @@
  * keyed by the URLs of the model's repository (`cleanModelUrl` of its record's `model`, then `resolve/main/`).
  */
 
+/** web-llm's caches (its `createScopedArtifactCache` scopes, 0.2.86), where it looks for a model's files. */
+export const WEB_LLM_CACHES = { model: 'webllm/model', config: 'webllm/config', wasm: 'webllm/wasm' } as const;
+
 /** The cache web-llm keeps a model's weights and tokenizer in (`createScopedArtifactCache('webllm/model')`). */
-export const WEB_LLM_MODEL_CACHE = 'webllm/model';
+export const WEB_LLM_MODEL_CACHE = WEB_LLM_CACHES.model;
 
 /**
  * The repository of a prebuilt web-llm model: mlc-ai's repository of its build, which a `-1k` build (a 1,024-token
