@@ -9,6 +9,7 @@ import * as Comlink from 'comlink';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { LoadProgress } from '../src/engine/index.ts';
 import { createLocalEngine } from '../src/engines/local-engine.ts';
+import { nodeImageAccess } from '../src/engines/node-image-access.ts';
 import type { CandidateFailure } from '../src/engines/model-profile.ts';
 import { registerEngineErrorTransfer, type RunReport } from '../src/worker/protocol.ts';
 import { createWorkerApi } from '../src/worker/worker-api.ts';
@@ -32,6 +33,8 @@ registerEngineErrorTransfer();
 const engine = createLocalEngine({
   onProgress: (progress) => tell({ type: 'progress', progress }),
   failed,
+  // Image URLs only from the handler's allowed hosts, at public addresses; sharp told the pixel limit (issue 41).
+  imageAccess: nodeImageAccess(),
   // A load that broke this realm (a crashed WebAssembly): the server starts a fresh thread without that candidate.
   replaceRealm: (reason, failure) => tell({ type: 'fatal', reason, ...(failure && { failed: failure }) }),
 });

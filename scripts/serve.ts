@@ -5,7 +5,9 @@
  * Environment: `PORT` (default 8787; 0 picks a free one); `LANTERN_KEY_NAMES`, the apps to issue a key for, comma-
  * separated (default: one key); `LANTERN_CORS_ORIGINS`, the browser origins allowed to call
  * it, comma-separated, or `*` for any (default: http(s)://localhost, 127.0.0.1 and [::1] on any port, so that a dev
- * server of another port, such as Vite's, can use it).
+ * server of another port, such as Vite's, can use it); `LANTERN_IMAGE_URL_HOSTS`, the hosts whose http(s) image URLs
+ * the server may fetch, comma-separated exact names (default: none, images come as data URLs; an allowed host is still
+ * refused at a loopback, private or link-local address: docs/security.md).
  */
 import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
@@ -105,7 +107,12 @@ const names = named.length > 0 ? named : ['npm start'];
 const issued = await Promise.all(names.map(async (name) => ({ name, key: (await keys.issue(name)).key })));
 const { key } = issued[0]!;
 const cors = corsFrom();
-const handler = createHandler({ engine, keys, cors: { origins: cors.origins } });
+// Image URLs only from hosts the operator names: else any key holder makes this server fetch its network (issue 41).
+const imageUrlHosts = (process.env.LANTERN_IMAGE_URL_HOSTS ?? '')
+  .split(',')
+  .map((h) => h.trim())
+  .filter(Boolean);
+const handler = createHandler({ engine, keys, cors: { origins: cors.origins }, limits: { imageUrlHosts } });
 
 // An HTTP/1.1 server: `serve` makes one unless told to make an HTTP/2 one.
 const server = serve({ fetch: handler, hostname: host, port }, (info) => {
@@ -117,6 +124,7 @@ const server = serve({ fetch: handler, hostname: host, port }, (info) => {
     .map((other) => `\n  API key of ${other.name}:  ${other.key}`)
     .join('')}
   Browser apps may call it from (CORS; set LANTERN_CORS_ORIGINS to change):  ${cors.shown}
+  Image URLs fetched from (set LANTERN_IMAGE_URL_HOSTS to allow hosts):  ${imageUrlHosts.join(', ') || 'none'}
 
   curl ${base}/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
     -d '{"model": "crimson-falcon-4", "messages": [{"role": "user", "content": "Count to 10."}], "stream": true}'

@@ -111,6 +111,21 @@ describe('EngineWorkerClient over Comlink', () => {
     ]);
   });
 
+  it("carries a request's cache scope to the worker's engine (prefix reuse is per key there)", async () => {
+    const fake = new FakeEngine();
+    const scopes: (string | undefined)[] = [];
+    const answer = fake.onChat;
+    fake.onChat = (chat, options) => {
+      scopes.push(chat.cacheScope);
+      return answer(chat, options);
+    };
+    const { engine } = remote();
+    engine.connect(worker(fake), 'host#1');
+    await engine.chat(chatTarget, { ...request, cacheScope: 'key_a' });
+    await engine.chat(chatTarget, request);
+    expect(scopes).toEqual(['key_a', undefined]);
+  });
+
   it('carries EngineErrors across with their kind and param, and asks for a new worker after a poisoning one', async () => {
     const fake = new FakeEngine();
     const fatal: string[] = [];

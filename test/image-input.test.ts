@@ -1,9 +1,14 @@
+import { lookup } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type OpenAI from 'openai';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundledProfile, type ModelProfile } from '../src/index.ts';
+import { nodeImageAccess, openPinned } from '../src/engines/node-image-access.ts';
+import { bundledProfile, createEngine, type Engine, type Limits, type ModelProfile } from '../src/index.ts';
 import { sdkRefusal } from './support/api-error.ts';
 import { BUNDLED_MODELS, sdkClient } from './support/lantern.ts';
+import { lyingGif } from './support/lying-images.ts';
 
 /**
  * Images in requests, on the wire (issue 28's first part): chat `image_url` parts (object and string forms) and
@@ -260,5 +265,150 @@ describe('/v1/models', () => {
     expect(models.get('crimson-falcon-4')!.input_modalities).toEqual(['text', 'image']);
     expect(models.get('amber-phoenix-4')!.input_modalities).toEqual(['text']);
     expect(models.get('teal-finch-4')!.input_modalities).toEqual(['audio']);
+  });
+});
+
+/**
+ * Issue 41, through the openai SDK on a real engine with the bundled tiny-vision: images that lie about their size are
+ * refused before decoding, a request's images are decoded one at a time within their total, and in Node image URLs are
+ * fetched only from the operator's hosts at public addresses. The engine's decoder is Node's own (sharp), watched: how
+ * many images it decodes, and how many at once.
+ */
+describe('issue 41: images that cost other keys', () => {
+  const VISION = 'crimson-falcon-4';
+  const fixture = readFileSync(new URL('./fixtures/vision/single00.png', import.meta.url));
+  const fixtureUrl = `data:image/png;base64,${fixture.toString('base64')}`;
+  const gifUrl = (gif: Uint8Array) => `data:image/gif;base64,${Buffer.from(gif).toString('base64')}`;
+  const decoding = { count: 0, now: 0, most: 0 };
+
+  /** The test's network: `images.example` is a public address, whose server is the one on 127.0.0.1 below. */
+  let images: Server;
+  let imagesPort = 0;
+  let closedPort = 0;
+  const hits: string[] = [];
+  let engine: Engine;
+  beforeAll(async () => {
+    images = createServer((request, response) => {
+      hits.push(request.url ?? '');
+      if (request.url === '/single00.png') return response.writeHead(200, { 'content-type': 'image/png' }).end(fixture);
+      response.writeHead(request.url?.startsWith('/admin/') ? 200 : 404).end();
+    });
+    await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+    imagesPort = (images.address() as { port: number }).port;
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    closedPort = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const node = nodeImageAccess({
+      resolve: async (hostname) =>
+        hostname === 'images.example'
+          ? [{ address: '93.184.215.14', family: 4 }]
+          : (await lookup(hostname, { all: true })).map(({ address, family }) => ({ address, family })),
+      open: (url, _to, signal) => openPinned(url, { address: '127.0.0.1', family: 4 }, signal),
+    });
+    engine = createEngine({
+      profile: bundledProfile(BUNDLED_MODELS),
+      imageAccess: {
+        fetch: node.fetch,
+        decode: async (...args) => {
+          decoding.count += 1;
+          decoding.most = Math.max(decoding.most, ++decoding.now);
+          try {
+            return await node.decode(...args);
+          } finally {
+            decoding.now -= 1;
+          }
+        },
+      },
+    });
+  });
+  afterAll(() => new Promise((resolve) => images.close(resolve)));
+
+  const lantern = (limits: Partial<Limits> = {}) =>
+    sdkClient({ engine, handler: { onServerError: () => {}, limits }, client: { maxRetries: 0 } });
+  const ask = (client: OpenAI, ...urls: string[]) =>
+    client.chat.completions.create({
+      model: VISION,
+      temperature: 0,
+      max_tokens: 16,
+      messages: [
+        {
+          role: 'user',
+          content: [...urls.map((url) => image(url)), text('What shape is this?')],
+        },
+      ],
+    });
+  const rss = () => process.memoryUsage().rss / 2 ** 20;
+
+  it('the GIF that says 1 × 1 and holds a 16000 × 16000 frame is refused undecoded, naming the part', async () => {
+    const { client } = await lantern();
+    await ask(client, fixtureUrl); // the model loaded, so that what follows measures the refusal alone
+    const gif = lyingGif([1, 1], [16_000, 16_000]);
+    const [before, started, decoded] = [rss(), performance.now(), decoding.count];
+    const refusal = await sdkRefusal(ask(client, gifUrl(gif)));
+    console.log(
+      `[issue 41] a ${(gif.length / 1024).toFixed(0)} KB GIF of 16000 × 16000 refused in ` +
+        `${(performance.now() - started).toFixed(0)} ms; RSS ${before.toFixed(0)} → ${rss().toFixed(0)} MiB`,
+    );
+    expect(refusal).toMatchObject({ status: 400, param: 'messages[0].content[0]' });
+    expect(refusal.message).toMatch(/16000 × 16000 pixels \(256\.0 megapixels\); the limit is 33\.2 megapixels/);
+    expect(decoding.count).toBe(decoded);
+    // Three in one request (7.8 GB in the issue): refused by the first, none decoded.
+    const three = await sdkRefusal(ask(client, gifUrl(gif), gifUrl(gif), gifUrl(gif)));
+    expect(three).toMatchObject({ status: 400, param: 'messages[0].content[0]' });
+    expect(decoding.count).toBe(decoded);
+    console.log(`[issue 41] three of them refused; RSS ${rss().toFixed(0)} MiB`);
+    expect((await ask(client, fixtureUrl)).choices[0]!.message.content).toBe('A black triangle.');
+  });
+
+  it("a request's images are decoded one at a time, and refused past their total before any is decoded", async () => {
+    const { width, height } = (await sharp(fixture).metadata()) as { width: number; height: number };
+    const { client } = await lantern({ maxTotalImagePixels: 2 * width * height });
+    decoding.most = 0;
+    const decoded = decoding.count;
+    expect((await ask(client, fixtureUrl, fixtureUrl)).choices[0]!.message.content).toBeTruthy();
+    expect(decoding.count - decoded).toBe(2);
+    expect(decoding.most).toBe(1);
+    const refusal = await sdkRefusal(ask(client, fixtureUrl, fixtureUrl, fixtureUrl));
+    expect(refusal).toMatchObject({ status: 400, param: 'messages[0].content[2]' });
+    expect(refusal.message).toMatch(/for a request's images together/);
+    expect(decoding.count - decoded).toBe(2);
+  });
+
+  it('fetches no image URL by default in Node: a 400 naming the part that asks for a data URL', async () => {
+    hits.length = 0;
+    const { client } = await lantern();
+    const refusal = await sdkRefusal(ask(client, `http://127.0.0.1:${imagesPort}/single00.png`));
+    expect(refusal).toMatchObject({ status: 400, param: 'messages[0].content[0]' });
+    expect(refusal.message).toMatch(/fetches no image URLs: its operator allows no hosts.*data URL/);
+    expect(hits).toEqual([]);
+  });
+
+  it('an allowed host that resolves to loopback is refused alike whether its port is open or closed', async () => {
+    hits.length = 0;
+    const { client } = await lantern({ imageUrlHosts: ['localhost', '127.0.0.1'] });
+    const said: string[] = [];
+    for (const url of [
+      `http://localhost:${imagesPort}/admin/delete?id=7`,
+      `http://localhost:${closedPort}/admin/delete?id=7`,
+      `http://127.0.0.1:${imagesPort}/single00.png`,
+    ]) {
+      const refusal = await sdkRefusal(ask(client, url));
+      expect(refusal).toMatchObject({ status: 400, param: 'messages[0].content[0]' });
+      said.push(refusal.message.replace(/ at \S+ could /, ' at URL could ')); // the handler redacts a query
+    }
+    expect(new Set(said).size).toBe(1);
+    expect(said[0]).toMatch(/could not be fetched.*says nothing more of why/);
+    expect(hits).toEqual([]);
+  });
+
+  it('an allowed host at a public address is fetched and answered as the same image sent as a data URL', async () => {
+    hits.length = 0;
+    const { client } = await lantern({ imageUrlHosts: ['images.example'] });
+    const fetched = await ask(client, `http://images.example:${imagesPort}/single00.png`);
+    expect(hits).toEqual(['/single00.png']);
+    expect(fetched.choices[0]!.message.content).toBe((await ask(client, fixtureUrl)).choices[0]!.message.content);
+    const elsewhere = await sdkRefusal(ask(client, `http://localhost:${imagesPort}/single00.png`));
+    expect(elsewhere.message).toMatch(/`localhost` is not one/);
   });
 });

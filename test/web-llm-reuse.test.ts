@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createEngine } from '../src/index.ts';
 import { WebLLMChatModel } from '../src/engines/web-llm/web-llm-chat-model.ts';
 import { fakeCreate, type FakeWebLLM } from './support/fake-web-llm.ts';
-import { sdkClient } from './support/lantern.ts';
+import { openaiClient, sdkClient } from './support/lantern.ts';
 
 /**
  * web-llm's own prefix reuse, through the whole /v1 path (openai SDK → handler → engine → web-llm adapter) against the
@@ -27,9 +27,11 @@ async function lantern() {
       transcription: () => Promise.reject(new Error('no speech here')),
     },
   });
-  const { client } = await sdkClient({ engine });
+  const { client, handler, keys, calls } = await sdkClient({ engine });
   await client.models.list();
-  return { client, fake: () => create.engines[0]! as FakeWebLLM };
+  /** A client of the same handler with a key of its own. */
+  const otherKey = async () => openaiClient(handler, (await keys.issue('other')).key);
+  return { client, otherKey, calls, fake: () => create.engines[0]! as FakeWebLLM };
 }
 
 type Message = OpenAI.ChatCompletionMessageParam;
@@ -74,5 +76,79 @@ describe('web-llm prefix reuse through /v1', () => {
     const second = await client.chat.completions.create({ model: 'chat', messages });
     expect(fake().prefills.map((p) => p.reused)).toEqual([false, false, true]);
     expect(second.usage!.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+  });
+
+  it("never extends another key's conversation: web-llm starts afresh, and each key's cached_tokens count only its own", async () => {
+    const { client, otherKey, fake } = await lantern();
+    const other = await otherKey();
+    const messages: Message[] = [
+      { role: 'system', content: 'The PIN of the vault is 4829.' },
+      { role: 'user', content: 'Hello there' },
+    ];
+    const first = await client.chat.completions.create({ model: 'chat', messages, seed: 1 });
+    messages.push(
+      { role: 'assistant', content: first.choices[0]!.message.content },
+      { role: 'user', content: 'Go on' },
+    );
+    // Key B sends key A's conversation back, as key A would: web-llm would extend it.
+    const copied = await other.chat.completions.create({ model: 'chat', messages, seed: 2 });
+    expect(copied.usage!.prompt_tokens_details?.cached_tokens ?? 0).toBe(0);
+    // Key A's own next turn is prefilled whole too (web-llm holds one conversation: key B's now), then reuses again.
+    const own = await client.chat.completions.create({ model: 'chat', messages, seed: 2 });
+    expect(own.usage!.prompt_tokens).toBe(copied.usage!.prompt_tokens);
+    messages.push({ role: 'assistant', content: own.choices[0]!.message.content }, { role: 'user', content: 'Thanks' });
+    const next = await client.chat.completions.create({ model: 'chat', messages, seed: 3 });
+    expect(next.usage!.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+    expect(fake().prefills.map((p) => p.reused)).toEqual([false, false, false, true]);
+  });
+
+  it("runs one request at a time: another key's, arriving meanwhile, neither meets nor leaves a conversation", async () => {
+    const { client, otherKey, calls, fake } = await lantern();
+    const other = await otherKey();
+    const messages: Message[] = [
+      { role: 'system', content: 'The PIN of the vault is 4829.' },
+      { role: 'user', content: 'Hello there' },
+    ];
+    const first = await client.chat.completions.create({ model: 'chat', messages, seed: 1 });
+    messages.push(
+      { role: 'assistant', content: first.choices[0]!.message.content },
+      { role: 'user', content: 'Go on' },
+    );
+
+    // Key A's next turn is held at web-llm's door (its `create`) until key B's request has reached the engine.
+    const chat = fake().chat.completions as { create: (request: never) => Promise<unknown> };
+    const create = chat.create;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let reached!: () => void;
+    const atDoor = new Promise<void>((resolve) => (reached = resolve));
+    chat.create = async (request) => {
+      chat.create = create;
+      reached();
+      await gate;
+      return create(request);
+    };
+    const own = client.chat.completions.create({ model: 'chat', messages, seed: 2 });
+    await atDoor;
+    const beside = other.chat.completions.create({
+      model: 'chat',
+      messages: [{ role: 'user', content: 'Hi' }],
+      seed: 3,
+    });
+    while (calls.length < 3) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+    open();
+    const [mine] = await Promise.all([own, beside]);
+
+    // Key A's turn reused its own conversation, and says what web-llm did.
+    const prefill = fake().prefills[1]!;
+    expect(prefill.reused).toBe(true);
+    expect(mine.usage!.prompt_tokens).toBe(prefill.filled);
+    expect(mine.usage!.prompt_tokens_details?.cached_tokens).toBe(prefill.filled - prefill.ids.length);
+    // Key B's copy of key A's conversation, sent next, reuses nothing of it.
+    messages.push({ role: 'assistant', content: mine.choices[0]!.message.content }, { role: 'user', content: 'More' });
+    const copied = await other.chat.completions.create({ model: 'chat', messages, seed: 4 });
+    expect(copied.usage!.prompt_tokens_details?.cached_tokens ?? 0).toBe(0);
+    expect(fake().prefills.at(-1)!.reused).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import * as z from 'zod';
-import { byteSize, type ChatImage } from '../engine/index.ts';
+import { byteSize, type ChatImage, type ImageLimits } from '../engine/index.ts';
 import { invalidRequest } from './errors.ts';
+import type { Limits } from './options.ts';
 import { optional } from './request-validation.ts';
 
 /*
@@ -68,10 +69,15 @@ export function checkImageUrl(url: string, urlParam: string, maxBytes: number): 
 }
 
 /** What a model that reads images takes of each, from the handler's limits: for the engine to apply. */
-export const imageLimitsOf = (limits: ImagePartLimits & { maxImagePixels: number; imageFetchTimeoutMs: number }) => ({
+export const imageLimitsOf = (
+  limits: ImagePartLimits &
+    Pick<Limits, 'maxImagePixels' | 'maxTotalImagePixels' | 'imageFetchTimeoutMs' | 'imageUrlHosts'>,
+): ImageLimits => ({
   maxBytes: limits.maxImageBytes,
   maxPixels: limits.maxImagePixels,
+  maxTotalPixels: limits.maxTotalImagePixels,
   fetchTimeoutMs: limits.imageFetchTimeoutMs,
+  ...(limits.imageUrlHosts && { urlHosts: limits.imageUrlHosts }),
 });
 
 /** Refuses more images in a request than the limit, naming the first one past it. */

@@ -58,8 +58,21 @@ export interface Limits {
    * model's processor shrinks them. 8K (7680 × 4320) by default.
    */
   maxImagePixels: number;
+  /**
+   * Most pixels of a request's images together, each read from its headers before any is decoded. They are decoded one
+   * at a time, so this bounds the time a request spends decoding (sharp takes 0.1–0.6 s for an 8K image on two cores),
+   * not memory. 132.7 megapixels: `maxImages` (16) images of 4K UHD (3840 × 2160), or four of 8K.
+   */
+  maxTotalImagePixels: number;
   /** How long fetching an http(s) image may take, in milliseconds, before it is refused. */
   imageFetchTimeoutMs: number;
+  /**
+   * The hosts whose http(s) image URLs may be fetched: exact names (`images.example.com`), no wildcards. Absent: in a
+   * browser, any URL the page's own fetch may reach; in Node, none (a 400 asks for a data URL), since a URL a key holder
+   * names would otherwise be fetched from the server's own network. In Node an allowed host is still refused when it
+   * resolves to a loopback, private, link-local or other non-public address (docs/security.md).
+   */
+  imageUrlHosts?: readonly string[];
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -82,6 +95,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxImages: 16,
   maxImageBytes: 20 * 1024 * 1024,
   maxImagePixels: 7680 * 4320,
+  maxTotalImagePixels: 16 * 3840 * 2160,
   imageFetchTimeoutMs: 15_000,
 });
 

@@ -24,11 +24,21 @@ export interface ChatMessage {
   images?: ChatImage[];
 }
 
-/** What an engine takes of one image: its bytes (a data URL's, or fetched), its pixels once decoded, the fetch's time. */
+/**
+ * What an engine takes of a request's images: each one's bytes (a data URL's, or fetched) and pixels once decoded, all
+ * of their pixels together, the fetch's time, and the hosts a URL may name.
+ */
 export interface ImageLimits {
   maxBytes: number;
   maxPixels: number;
+  /** Pixels of all the request's images together (they are decoded one at a time). */
+  maxTotalPixels: number;
   fetchTimeoutMs: number;
+  /**
+   * The only hosts an http(s) image may be fetched from (exact names). Absent: the realm's own rule, which in a browser
+   * is the page's (any URL its fetch may reach) and in Node is none.
+   */
+  urlHosts?: readonly string[];
 }
 
 /** An image a user turn shows the model, and where among the turn's text the client put it. */
@@ -118,6 +128,13 @@ export interface ChatRequest {
   constraint?: OutputConstraint;
   /** Report each generated token's log probability, with this many most likely alternatives (0 to 20). */
   logprobs?: number;
+  /**
+   * Whose cached prompts this request may reuse: a local engine's prefix cache (and web-llm's held conversation)
+   * matches only requests of the same scope, so that no caller's prompts reach another's answers, timings or
+   * `cached_tokens` (issue 41). The handler sets the API key's id. Opaque to engines, never sent to a remote server.
+   * Absent: the one scope of every request without one (callers of the engine itself).
+   */
+  cacheScope?: string;
 }
 
 /** A JSON Schema, as the request gave it. */

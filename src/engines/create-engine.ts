@@ -1,4 +1,5 @@
 import type { Engine, LoadProgress } from '../engine/index.ts';
+import type { ImageAccess } from './image-input.ts';
 import { createLocalEngine } from './local-engine.ts';
 import type { ModelLoaders } from './model-loaders.ts';
 import {
@@ -10,6 +11,7 @@ import {
   validateProfile,
 } from './model-profile.ts';
 import { createModelRouter } from './model-router.ts';
+import { nodeImageAccess } from './node-image-access.ts';
 
 export interface EngineOptions {
   /** Public model IDs and what each runs: `DEFAULT_PROFILE`, `bundledProfile(...)`, or the app's own. */
@@ -26,6 +28,11 @@ export interface EngineOptions {
   failed?: readonly CandidateFailure[];
   /** Where one failed load breaks the realm (see `LocalEngineOptions.replaceRealm`). */
   replaceRealm?: (reason: string, failed?: CandidateFailure) => void;
+  /**
+   * How images are fetched and decoded (default: `nodeImageAccess()`: URLs only from the handler's `imageUrlHosts`,
+   * at public addresses; sharp told the pixel limit).
+   */
+  imageAccess?: ImageAccess;
 }
 
 /**
@@ -50,6 +57,7 @@ export function createEngine(options: EngineOptions): Engine {
     loaders: options.loaders,
     failed: options.failed,
     replaceRealm: options.replaceRealm,
+    imageAccess: options.imageAccess ?? nodeImageAccess(),
   });
   return createModelRouter({ local, routing: () => routing });
 }

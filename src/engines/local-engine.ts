@@ -13,6 +13,7 @@ import {
   type TranscriptEvent,
 } from '../engine/index.ts';
 import { decodeAudioFile, type DecodeAudio } from './audio-input.ts';
+import type { ImageAccess } from './image-input.ts';
 import { checkConstraint } from './decoding/constraint-check.ts';
 import { formatBytes, type StorageShortfall } from '../downloads/index.ts';
 import {
@@ -84,6 +85,13 @@ export interface LocalEngineOptions {
    * decoder (workers have none). Absent (Node): WAV only.
    */
   decodeAudio?: DecodeAudio | undefined;
+  /**
+   * How a request's images are fetched and decoded here: a browser's engine worker fetches as the page would
+   * (`fetchAsPage`: its origin, CORS); Node's entry points give `nodeImageAccess()`: only allowed hosts at public
+   * addresses, and sharp told the pixel limit (issue 41). Absent: no image URL is fetched (data URLs only), and images
+   * are decoded by transformers.js' RawImage.
+   */
+  imageAccess?: ImageAccess | undefined;
 }
 
 type LoadedModel = ChatModel | EmbeddingModel | SpeechModel;
@@ -216,7 +224,7 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
       // Before it waits in the queue, and before any tokenizing: a prompt that cannot fit costs nobody anything.
       if (model.contextLength !== undefined) refuseUnfittablePrompt(request, model.contextLength);
       // A chat model takes its turns in the realm's queue itself: a transformers.js model a pass at a time, batching.
-      return model.generate(request, chatOptions);
+      return model.generate(request, { ...chatOptions, imageAccess: options.imageAccess });
     },
 
     async embed(target, request, embedOptions = {}) {

@@ -8,6 +8,7 @@ import type {
   TranscribeResult,
   TranscriptEvent,
 } from '../engine/index.ts';
+import type { ImageAccess } from './image-input.ts';
 import { prepareCandidate } from './model-downloads.ts';
 import { type LocalCandidate, type TransformersCandidate, type WebLLMCandidate } from './model-profile.ts';
 import type { TaskQueue } from './task-queue.ts';
@@ -21,6 +22,8 @@ export interface RunOptions {
   signal?: AbortSignal | undefined;
   /** Called synchronously for every event, in order, as tokens are generated. */
   onEvent?: ((event: ChatEvent) => void) | undefined;
+  /** How this realm fetches and decodes a request's images (`LocalEngineOptions.imageAccess`). */
+  imageAccess?: ImageAccess | undefined;
 }
 
 /** A loaded chat model, whichever engine runs it. */

@@ -2,6 +2,7 @@ import { env } from '@huggingface/transformers';
 import { StoredFiles } from '../downloads/index.ts';
 import type { LoadProgress } from '../engine/index.ts';
 import { createLocalEngine, type LocalEngine } from '../engines/local-engine.ts';
+import { fetchAsPage } from '../engines/image-input.ts';
 import type { CandidateFailure } from '../engines/model-profile.ts';
 import { detectDevice } from './device.ts';
 import { loadOnnxRuntime } from './onnx-runtime.ts';
@@ -73,6 +74,8 @@ export async function createBrowserEngine(
     onProgress,
     replaceRealm: replaceWorker,
     decodeAudio,
+    // Image URLs as the page fetches them: its origin, its CORS rules; it reaches nothing its own scripts could not.
+    imageAccess: { fetch: fetchAsPage },
   });
   return { engine: afterRuntime(engine, runtime), device };
 }

@@ -60,3 +60,33 @@ test('a conversation and a shared system prompt reuse cached prefixes, answering
   );
   expect(other!.reuse.usage.prompt_tokens_details?.cached_tokens).toBeGreaterThan(16);
 });
+
+test("another key of the origin reuses nothing of a key's prompts (issue 41), and the key itself still does", async ({
+  page,
+}) => {
+  await openHarness(page);
+  const [a, b] = [await issueKey(page, 'a'), await issueKey(page, 'b')];
+  const cached = await page.evaluate(
+    async ({ keys: [first, second], system }) => {
+      const messages = [
+        { role: 'system' as const, content: system },
+        { role: 'user' as const, content: 'Count to 10.' },
+      ];
+      const ask = async (k: string) => {
+        const client = window.harness.client(k);
+        const completion = await client.chat.completions.create({
+          model: 'crimson-falcon-4',
+          messages,
+          temperature: 0,
+          max_tokens: 8,
+        });
+        return completion.usage!.prompt_tokens_details?.cached_tokens ?? 0;
+      };
+      // Key A's prompt, then key B's identical one, then key A's again.
+      return [await ask(first), await ask(second), await ask(first)];
+    },
+    { keys: [a, b] as const, system: `${SYSTEM} The PIN of the vault is 4829.` },
+  );
+  expect(cached[1]).toBe(0);
+  expect(cached[2]).toBeGreaterThan(16);
+});

@@ -63,6 +63,22 @@ describe('PrefixCache', () => {
     expect(c.size).toBe(2);
   });
 
+  it("matches and makes redundant only entries of the prompt's own scope; scopes share the budget", () => {
+    const { cache: c, freed } = cache(30);
+    c.add([[1, 2, 3]], 10, 'a', 'key_a');
+    expect(c.match([1, 2, 3, 4], 3, 'key_b')).toBeUndefined();
+    expect(c.match([1, 2, 3, 4])).toBeUndefined(); // no scope is a scope of its own
+    expect(c.match([1, 2, 3, 4], 3, 'key_a')).toMatchObject({ entry: { value: 'a' }, length: 3 });
+    // Key B's longer copy leaves key A's entry in place; key A's own extension replaces it.
+    c.add([[1, 2, 3, 4]], 10, 'b', 'key_b');
+    expect(freed).toEqual([]);
+    c.add([[1, 2, 3, 4]], 10, 'a2', 'key_a');
+    expect(freed).toEqual(['a']);
+    expect(c.match([1, 2, 3, 4, 5], 4, 'key_b')?.entry.value).toBe('b');
+    c.add([[9]], 20, 'c', 'key_c');
+    expect(freed).toEqual(['a', 'a2']); // the least recently used, of whichever scope
+  });
+
   it('hands an entry over without freeing it', () => {
     const { cache: c, freed } = cache(100);
     c.add([[1, 2]], 10, 'a');

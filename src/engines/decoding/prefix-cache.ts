@@ -1,12 +1,16 @@
 /**
- * Cached token sequences and what the model computed for them (a KV cache), looked up by shared prefix, kept within a
- * byte budget by evicting the least recently used. Engine-agnostic: the engine says what a value is, what it costs,
- * and how it is freed.
+ * Cached token sequences and what the model computed for them (a KV cache), looked up by shared prefix within a scope,
+ * kept within a byte budget by evicting the least recently used. Engine-agnostic: the engine says what a value is, what
+ * it costs, and how it is freed.
  */
 
-/** One cached value: a batch of `rows` token sequences (one per batch row) whose keys and values it holds. */
+/**
+ * One cached value: a batch of `rows` token sequences (one per batch row) whose keys and values it holds, and the
+ * scope of the requests they came from (ChatRequest.cacheScope: an API key's id).
+ */
 export interface PrefixEntry<T> {
   readonly rows: readonly (readonly number[])[];
+  readonly scope: string | undefined;
   readonly bytes: number;
   readonly value: T;
 }
@@ -19,12 +23,16 @@ export interface PrefixMatch<T> {
 }
 
 /**
- * Least-recently-used cache of token sequences, bounded in bytes.
+ * Least-recently-used cache of token sequences, bounded in bytes. A prompt matches only entries of its own scope, and
+ * an entry makes only entries of its own scope redundant: which tokens another scope cached changes nothing a scope
+ * sees (issue 41: `cached_tokens` told one key another's prompt, a digit at a time). Scopes share the budget, so
+ * another's use can evict a scope's entries: that says how much was cached lately, never what.
  *
  * @example
  * const cache = new PrefixCache<Kv>(256 * 2 ** 20, (kv) => kv.dispose());
- * cache.add([[1, 2, 3]], 1024, kv);
- * cache.match([1, 2, 9], 2); // { entry, row: 0, length: 2 }
+ * cache.add([[1, 2, 3]], 1024, kv, 'key_a');
+ * cache.match([1, 2, 9], 2, 'key_a'); // { entry, row: 0, length: 2 }
+ * cache.match([1, 2, 9], 2, 'key_b'); // undefined
  */
 export class PrefixCache<T> {
   /** Insertion order is recency order: the first entry is the least recently used. */
@@ -53,12 +61,13 @@ export class PrefixCache<T> {
   }
 
   /**
-   * The row sharing the longest prefix with `tokens`, counted up to `limit` tokens; the entry becomes the most recently
-   * used. Undefined when no row shares a token.
+   * The row of `scope`'s entries sharing the longest prefix with `tokens`, counted up to `limit` tokens; the entry
+   * becomes the most recently used. Undefined when no row of the scope shares a token.
    */
-  match(tokens: readonly number[], limit = tokens.length): PrefixMatch<T> | undefined {
+  match(tokens: readonly number[], limit = tokens.length, scope?: string): PrefixMatch<T> | undefined {
     let best: PrefixMatch<T> | undefined;
     for (const entry of this.#entries) {
+      if (entry.scope !== scope) continue;
       entry.rows.forEach((row, index) => {
         const length = sharedPrefix(row, tokens, limit);
         if (length > (best?.length ?? 0)) best = { entry, row: index, length };
@@ -75,17 +84,18 @@ export class PrefixCache<T> {
   }
 
   /**
-   * Caches a value as the most recently used. Entries it makes redundant (every row of theirs a prefix of one of its
-   * rows) are freed, then the least recently used until the budget holds. A value over the whole budget is freed at
-   * once.
+   * Caches a value of `scope` as the most recently used. Entries of the scope it makes redundant (every row of theirs
+   * a prefix of one of its rows) are freed, then the least recently used until the budget holds. A value over the
+   * whole budget is freed at once.
    */
-  add(rows: readonly (readonly number[])[], bytes: number, value: T): void {
+  add(rows: readonly (readonly number[])[], bytes: number, value: T, scope?: string): void {
     if (bytes > this.#budget) return this.#dispose(value);
     for (const entry of [...this.#entries]) {
-      const redundant = entry.rows.every((old) => rows.some((row) => sharedPrefix(old, row) === old.length));
+      const redundant =
+        entry.scope === scope && entry.rows.every((old) => rows.some((row) => sharedPrefix(old, row) === old.length));
       if (redundant) this.#evict(entry);
     }
-    this.#entries.add({ rows, bytes, value });
+    this.#entries.add({ rows, scope, bytes, value });
     this.#bytes += bytes;
     for (const entry of this.#entries) {
       if (this.#bytes <= this.#budget) break;

@@ -27,6 +27,7 @@ import { seededRandom } from '../decoding/seeded-random.ts';
 import { readVocabulary, type TokenizerLike, type Vocabulary } from '../decoding/token-bytes.ts';
 import { toolFormatOf, type ToolFormat } from '../tools/tool-call-syntax.ts';
 import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
+import type { ImageAccess } from '../image-input.ts';
 import { imagePrompt, type ImagePrompt, type VisionParts } from './image-prompt.ts';
 import { loadPretrained, progressCallback, type TransformersLoadOptions } from './load-pretrained.ts';
 import { DecodeLoop, type BatchLimits, type DecodeJob, type DecodeStats } from './decode-loop.ts';
@@ -184,6 +185,7 @@ export class TransformersChatModel {
       request,
       Array.from(prompt.input_ids.data as BigInt64Array, Number),
       signal,
+      options.imageAccess,
     );
     const promptTokens = withImages.ids.length;
     // A prompt that is no token at all (blank text on a tokenizer that adds no BOS) gives the model nothing to continue.
@@ -251,6 +253,7 @@ export class TransformersChatModel {
       prompt: withImages.ids,
       ...(withImages.embed && { embed: withImages.embed }),
       rows: request.n,
+      scope: request.cacheScope,
       maxNewTokens,
       signal,
       next: (row, logits, mayJump) => {
@@ -300,6 +303,7 @@ export class TransformersChatModel {
     request: ChatRequest,
     ids: number[],
     signal: AbortSignal | undefined,
+    access: ImageAccess | undefined,
   ): Promise<Pick<ImagePrompt, 'ids'> & Partial<ImagePrompt>> {
     const images = request.messages.flatMap((m) => m.images ?? []);
     if (images.length === 0) return { ids };
@@ -310,6 +314,7 @@ export class TransformersChatModel {
     }
     return imagePrompt(this.#model, this.#vision, ids, images, {
       limits: request.imageLimits,
+      access,
       signal,
       run: (task) => this.#queue.run(task, signal),
     });

@@ -18,6 +18,11 @@ export interface DecodeJob {
    */
   embed?(from: number, to: number): Promise<Tensor>;
   readonly rows: number;
+  /**
+   * Whose cached prefixes it may start from, and under which its rows' caches are kept (ChatRequest.cacheScope): the
+   * rows of one batch may be of different keys.
+   */
+  readonly scope?: string | undefined;
   /** The most tokens a row may generate: with the prompt, what its keys and values may come to. */
   readonly maxNewTokens: number;
   readonly signal?: AbortSignal | undefined;
@@ -231,7 +236,7 @@ export class DecodeLoop {
   async #prefill(waiting: Waiting): Promise<Float32Array | undefined> {
     const prompt = waiting.job.prompt;
     if (!waiting.cache) {
-      waiting.cache = await this.#prefixes.prepare(prompt);
+      waiting.cache = await this.#prefixes.prepare(prompt, waiting.job.scope);
       waiting.cached = waiting.filled = waiting.cache.get_seq_length();
     }
     const from = waiting.filled!;
@@ -266,7 +271,7 @@ export class DecodeLoop {
     }
     this.stats.rowSteps += job.rows;
     if (rows.length === 0) {
-      this.#prefixes.keep([...job.prompt], cache);
+      this.#prefixes.keep([...job.prompt], cache, job.scope);
       return waiting.resolve({ cachedPromptTokens: waiting.cached! });
     }
     if (this.#rows.length === 0 && rows.length === 1) {
@@ -338,7 +343,7 @@ export class DecodeLoop {
     for (const row of leaving) {
       // A row holds every token it fed; the last one it drew was never fed.
       const cache = await this.#batch.takeRow(rows.indexOf(row));
-      this.#prefixes.keep(row.held, cache);
+      this.#prefixes.keep(row.held, cache, row.waiting.job.scope);
     }
     this.#rows = rows.filter((r) => r.pending.length > 0);
     if (this.#rows.length === 0) this.#batch.dispose();

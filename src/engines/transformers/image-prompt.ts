@@ -1,6 +1,13 @@
-import { RawImage, Tensor, type PreTrainedModel } from '@huggingface/transformers';
-import { EngineError, type ChatImage, type ImageLimits } from '../../engine/index.ts';
-import { readImage, type ImageBytes } from '../image-input.ts';
+import { cat, RawImage, Tensor, type PreTrainedModel } from '@huggingface/transformers';
+import { EngineError, throwIfAborted, type ChatImage, type ImageLimits } from '../../engine/index.ts';
+import {
+  DEFAULT_IMAGE_LIMITS,
+  readImages,
+  type DecodeImage,
+  type ImageAccess,
+  type ImageBytes,
+} from '../image-input.ts';
+import { imageId } from './image-ids.ts';
 
 /** What a vision model's prompt is made of besides its tokens: how it turns images into its input. */
 export interface VisionParts {
@@ -15,14 +22,11 @@ export interface VisionParts {
   tokensPerImage?: number;
 }
 
-/** Limits for a request that came without them (a caller of the engine, not the handler): the handler's defaults. */
-const DEFAULT_LIMITS: ImageLimits = { maxBytes: 20 * 2 ** 20, maxPixels: 7680 * 4320, fetchTimeoutMs: 15_000 };
-
 /**
  * A prompt with images, as the decode loop takes it: token ids in which each image's positions hold ids of their own
- * (negative, from a 32-bit hash of the image's bytes: two requests with the same image at the same place share a
- * cached prefix, a different image one in four billion times), and the embeddings of any span of it, the image features
- * at the image positions.
+ * (negative, from the image's SHA-256 digest, see imageId: two requests with the same image at the same place share a
+ * cached prefix, and no different image ever does), and the embeddings of any span of it, the image features at the
+ * image positions.
  */
 export interface ImagePrompt {
   ids: number[];
@@ -34,7 +38,10 @@ export interface ImagePrompt {
  * Reads, decodes and encodes a request's images (the vision encoder in `run`, the realm's queue), and places each
  * image's features where the template printed its image token: LLaVA's layout, one token per image in the template,
  * expanded here to as many positions as the encoder gives features (transformers.js' `LlavaProcessor` expands only a
- * prompt's first). Every failure of one image is a 400 naming its part.
+ * prompt's first). Every failure of one image is a 400 naming its part. The images are read (readImages: fetched,
+ * their sizes from every frame's header, within each image's and the request's pixel limits) and then decoded one at a
+ * time, each image's pixels let go once the processor has shrunk them: a request holds one decoded image at once.
+ * `access` is how this realm fetches and decodes (see ImageAccess; absent, the page's fetch and RawImage).
  */
 export async function imagePrompt(
   model: PreTrainedModel,
@@ -43,6 +50,7 @@ export async function imagePrompt(
   images: readonly ChatImage[],
   options: {
     limits?: ImageLimits | undefined;
+    access?: ImageAccess | undefined;
     signal?: AbortSignal | undefined;
     run: <T>(task: () => Promise<T>) => Promise<T>;
   },
@@ -53,16 +61,24 @@ export async function imagePrompt(
       `The chat template printed ${at.length} image tokens for ${images.length} images: it does not place images.`,
     );
   }
-  const limits = options.limits ?? DEFAULT_LIMITS;
-  const read = await Promise.all(images.map((image) => readImage(image, limits, options.signal)));
+  const limits = options.limits ?? DEFAULT_IMAGE_LIMITS;
+  const read = await readImages(images, limits, { fetch: options.access?.fetch, signal: options.signal });
   // Decoded and encoded once, when a prefill first needs an image's positions: a later turn of the conversation whose
   // cached prefix holds the images (the usual case) never runs the encoder again.
   let encoded: Promise<Float32Array> | undefined;
   const features = () =>
     (encoded ??= (async () => {
-      const decoded = await Promise.all(read.map((bytes, i) => decodeImage(bytes, images[i]!)));
+      // Issue 41: three images decoded at once (Promise.all) took the server to 7.8 GB; one at a time, at most one
+      // image's pixels are held. The processor takes each alone: LLaVA's resizes every image to one size, so the
+      // stacked results are what it gives for all of them at once.
+      const pixels: Tensor[] = [];
+      for (const [i, bytes] of read.entries()) {
+        throwIfAborted(options.signal);
+        const decoded = await decodeImage(bytes, images[i]!, limits.maxPixels, options.access?.decode);
+        pixels.push((await vision.processor([decoded])).pixel_values);
+      }
+      const pixel_values = pixels.length === 1 ? pixels[0]! : cat(pixels, 0);
       const tensor = await options.run(async () => {
-        const { pixel_values } = await vision.processor(decoded);
         const out = await (model as unknown as VisionModel).encode_image({ pixel_values });
         return out.type === 'float32' ? out : out.to('float32');
       });
@@ -81,10 +97,11 @@ export async function imagePrompt(
       rows.push(-1);
     }
   };
+  const keys = await Promise.all(read.map((image) => imageId(image.bytes)));
   let from = 0;
   for (const [k, position] of at.entries()) {
     text(from, position);
-    const key = contentKey(read[k]!.bytes);
+    const key = keys[k]!;
     for (let p = 0; p < perImage; p++) {
       ids.push(-1 - (key * perImage + p));
       rows.push(k * perImage + p);
@@ -121,23 +138,27 @@ interface VisionModel {
 }
 
 /**
- * An image's pixels, by the platform's decoder: `createImageBitmap` and an OffscreenCanvas in a browser or worker,
- * sharp in Node (both through transformers.js' RawImage).
+ * An image's pixels, by the realm's decoder (`decode`: in Node, sharp told the pixel limit) or else transformers.js'
+ * RawImage: `createImageBitmap` and an OffscreenCanvas in a browser or worker, which take no pixel limit, so there the
+ * limit holds by readImage's reading of every frame's size before this is called.
  */
-async function decodeImage(image: ImageBytes, part: ChatImage): Promise<RawImage> {
+async function decodeImage(
+  image: ImageBytes,
+  part: ChatImage,
+  maxPixels: number,
+  decode: DecodeImage | undefined,
+): Promise<RawImage> {
   try {
+    if (decode) {
+      const { data, width, height, channels } = await decode(image, maxPixels, part);
+      return new RawImage(data, width, height, channels);
+    }
     return await RawImage.fromBlob(new Blob([image.bytes as BlobPart], { type: image.type }));
   } catch (error) {
+    if (error instanceof EngineError) throw error;
     const why = error instanceof Error ? error.message : String(error);
     throw new EngineError('invalid_request', `The image could not be decoded as ${image.type}: ${why}`, {
       param: part.param,
     });
   }
-}
-
-/** A 32-bit FNV-1a hash of an image's bytes: what its prompt positions are keyed by. */
-function contentKey(bytes: Uint8Array): number {
-  let hash = 0x811c9dc5;
-  for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
-  return hash;
 }

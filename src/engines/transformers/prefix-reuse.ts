@@ -25,7 +25,8 @@ const MIN_COPIED_TOKENS = 16;
  * over as it is; otherwise the shared prefix is copied into new CPU tensors (downloaded first from the GPU) and the
  * entry stays. A request of `n` choices prefills its prompt once; its rows are kept one entry each, so the next turn
  * can continue whichever choice the client kept. Models whose cache holds other state (recurrent or convolution
- * states) are never reused.
+ * states) are never reused. A prompt reuses only what requests of its own scope kept (ChatRequest.cacheScope: one API
+ * key's): the rows of one batch may be of different keys, and each keeps its cache under its own.
  */
 export class PrefixReuse {
   readonly #cache: PrefixCache<DynamicCache>;
@@ -36,12 +37,12 @@ export class PrefixReuse {
   }
 
   /**
-   * The cache to prefill this prompt from: the longest cached prefix, up to all but the prompt's last token (at least
-   * one token must be fed to get the first logits), or an empty cache. Always a cache of one row that the caller
-   * owns, so that {@link keep} or {@link discard} can account for it.
+   * The cache to prefill this prompt from: the longest prefix cached in `scope`, up to all but the prompt's last token
+   * (at least one token must be fed to get the first logits), or an empty cache. Always a cache of one row that the
+   * caller owns, so that {@link keep} or {@link discard} can account for it.
    */
-  async prepare(prompt: readonly number[]): Promise<DynamicCache> {
-    const match = this.#cache.match(prompt, prompt.length - 1);
+  async prepare(prompt: readonly number[], scope?: string): Promise<DynamicCache> {
+    const match = this.#cache.match(prompt, prompt.length - 1, scope);
     if (!match) return new DynamicCache();
     const { entry, row, length } = match;
     if (entry.rows.length === 1 && length === entry.rows[0]!.length) return this.#cache.take(entry);
@@ -49,10 +50,10 @@ export class PrefixReuse {
     return copyPrefix(entry, row, length);
   }
 
-  /** Keeps a one-row cache holding `tokens`, for later prompts that start with them. */
-  keep(tokens: readonly number[], cache: DynamicCache): void {
+  /** Keeps a one-row cache holding `tokens`, for later prompts of `scope` that start with them. */
+  keep(tokens: readonly number[], cache: DynamicCache, scope?: string): void {
     if (!isAttentionCache(cache)) return disposeCache(cache);
-    this.#cache.add([tokens.slice(0, cache.get_seq_length())], cacheBytes(cache), cache);
+    this.#cache.add([tokens.slice(0, cache.get_seq_length())], cacheBytes(cache), cache, scope);
   }
 
   /** Frees a cache that is not kept (a failed prefill's). */

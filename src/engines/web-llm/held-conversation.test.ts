@@ -55,3 +55,24 @@ describe('HeldConversation with images', () => {
     expect(conversation.asHeld(asked(blue.client))[1]!.content).toBe('A red square.');
   });
 });
+
+describe('HeldConversation across keys', () => {
+  it("has web-llm start afresh for a request of another scope, and forgets the other scope's conversation", async () => {
+    const conversation = new HeldConversation();
+    let resets = 0;
+    const reset = async () => void resets++;
+    const sent: WebLLMMessage[] = [{ role: 'user', content: 'The PIN is 4829.' }];
+    const again = [...sent, { role: 'assistant', content: 'Noted.' }, { role: 'user', content: 'And?' }];
+    await conversation.claim('key_a', reset);
+    const client: ChatMessage[] = [{ role: 'user', content: 'The PIN is 4829.' }];
+    conversation.hold(client, { text: 'Noted.', toolCalls: [] }, sent, 'Noted.', 9, 3);
+    await conversation.claim('key_a', reset);
+    expect([resets, conversation.cachedFor(again)]).toEqual([1, 11]);
+    await conversation.claim('key_b', reset);
+    expect([resets, conversation.cachedFor(again)]).toEqual([2, 0]);
+    // A reset that fails leaves the conversation key B's: key A's next request tries again.
+    await expect(conversation.claim('key_a', () => Promise.reject(new Error('lost')))).rejects.toThrow('lost');
+    await conversation.claim('key_a', reset);
+    expect(resets).toBe(3);
+  });
+});

@@ -29,8 +29,14 @@ export type WebLLMPart = { type: 'text'; text: string } | { type: 'image_url'; i
  * A request web-llm refuses before it touches its conversation (its request and generation-config checks, its seed,
  * the conversation it builds from the messages) leaves the held one as it was; any other that does not end on its own
  * (cut, closed early, failed in or after its prefill, a raw prompt) leaves web-llm to start the next one afresh.
+ *
+ * web-llm's cache is one key's at a time (ChatRequest.cacheScope): a request of another scope than the last one's
+ * makes web-llm start afresh ({@link claim}), so that it never extends, and its timing and `cached_tokens` never tell,
+ * another key's conversation (issue 41).
  */
 export class HeldConversation {
+  /** The scope of the last request web-llm was sent: whose conversation its cache may hold. */
+  #scope: string | undefined;
   #held:
     | {
         /** The client's messages, its reply last (as the client sends it back). */
@@ -43,6 +49,19 @@ export class HeldConversation {
         tokens: number;
       }
     | undefined;
+
+  /**
+   * Before a request of `scope` goes to web-llm: when web-llm's conversation may be another scope's, forgets it and
+   * has web-llm drop it (`reset`: its `resetChat`); the conversation is `scope`'s from then on. A reset that fails
+   * leaves it the other scope's, so that the next request of `scope` tries again. The caller runs one request at a
+   * time, so that none comes between the reset and the request.
+   */
+  async claim(scope: string | undefined, reset: () => Promise<void>): Promise<void> {
+    if (scope === this.#scope) return;
+    this.forget();
+    await reset();
+    this.#scope = scope;
+  }
 
   /**
    * The request's messages to send to web-llm: when they continue the held conversation as the client sees it, its

@@ -17,6 +17,7 @@ import {
   type LoadProgress,
 } from '../../engine/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
+import { TaskQueue } from '../task-queue.ts';
 import { ChoicePipeline } from '../decoding/choice-pipeline.ts';
 import { constraintGrammar, type GrammarSpec } from '../decoding/output-constraint.ts';
 import type { WebLLMCandidate } from '../model-profile.ts';
@@ -49,6 +50,8 @@ export interface WebLLMEngine {
   };
   /** Stops the running generation before its next token; it still ends with its final and usage chunks. */
   interruptGenerate(): Promise<void>;
+  /** Drops the conversation and its KV cache: the next request is prefilled whole. Takes no lock: call it between runs. */
+  resetChat(): Promise<void>;
   unload(): Promise<void>;
 }
 
@@ -108,7 +111,10 @@ export interface WebLLMLoadOptions {
  * HeldConversation). Messages go to it as the client sent them (its system messages in one: `webLLMMessages`) and
  * replies come back as web-llm wrote them, so a client that sends the history back gets that reuse turn after turn.
  * With `n > 1`, choice 0 runs last, so the conversation web-llm holds afterwards is the one a client most likely
- * continues.
+ * continues. That reuse is one key's (ChatRequest.cacheScope): a request of another key than the last one's makes
+ * web-llm start afresh. Lantern's requests take web-llm one at a time (`#turns`), each with all its choices, so that
+ * what it holds is known when a request is sent, and a reset never lands in another's generation (web-llm's
+ * `resetChat` takes no lock).
  */
 export class WebLLMChatModel {
   readonly #engine: WebLLMEngine;
@@ -118,6 +124,8 @@ export class WebLLMChatModel {
    */
   readonly #thinkingBlockTokens: number | undefined;
   readonly #held = new HeldConversation();
+  /** Requests to web-llm, one at a time (see the class comment); a request whose caller goes while it waits is skipped. */
+  readonly #turns = new TaskQueue();
   /** The web-llm model ID. */
   readonly #model: string;
   /** The model's tokenizer.json, read from web-llm's cache when first needed. */
@@ -207,19 +215,23 @@ export class WebLLMChatModel {
     const usage = { promptTokens: 0, completionTokens: 0 };
     let reasoningTokens = 0;
     let cachedPromptTokens = 0;
-    // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
-    for (let index = request.n - 1; index >= 0; index--) {
-      const choice = await this.#generateChoice(request, index, { signal: options.signal, onEvent }, grammar, {
-        bos,
-        words,
-        thinking,
-        thinkingOff: thinks && !thinking,
-      });
-      usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
-      usage.completionTokens += choice.completionTokens;
-      reasoningTokens += choice.reasoningTokens;
-      cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
-    }
+    await this.#turns.run(async () => {
+      // Another key's conversation is dropped before this one's request meets it.
+      await this.#held.claim(request.cacheScope, () => this.#engine.resetChat());
+      // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
+      for (let index = request.n - 1; index >= 0; index--) {
+        const choice = await this.#generateChoice(request, index, { signal: options.signal, onEvent }, grammar, {
+          bos,
+          words,
+          thinking,
+          thinkingOff: thinks && !thinking,
+        });
+        usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
+        usage.completionTokens += choice.completionTokens;
+        reasoningTokens += choice.reasoningTokens;
+        cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
+      }
+    }, options.signal);
     return results.result({
       ...usage,
       ...(thinking && { reasoningTokens }),
