@@ -45,8 +45,9 @@ export interface Limits {
   /** Largest audio file of a transcription or translation, in bytes: 25 MB, as the OpenAI API. */
   maxAudioBytes: number;
   /**
-   * Longest audio of a transcription or translation, in seconds, once decoded: its samples are held in memory (64 KB a
-   * second at Whisper's 16 kHz), and a long one holds the device for minutes.
+   * Longest audio of a transcription or translation, in seconds, measured from the file's headers and frames before any
+   * of it is decoded (`measureAudio`): its samples are held in memory (64 KB a second at Whisper's 16 kHz), and a long
+   * one holds the device for minutes.
    */
   maxAudioSeconds: number;
   /** Most images in one request (chat `image_url`, Responses `input_image` parts), all messages together. */

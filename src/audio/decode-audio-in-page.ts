@@ -3,6 +3,7 @@
  * `OfflineAudioContext`: neither a service worker nor a Web Worker does, so this runs in the page that hosts Lantern.
  */
 import { AudioDecodeError } from './audio-decode-error.ts';
+import { measureAudio } from './measure-audio.ts';
 
 const SEND_INSTEAD = 'send wav, mp3, ogg, webm or m4a';
 
@@ -11,14 +12,28 @@ const SEND_INSTEAD = 'send wav, mp3, ogg, webm or m4a';
  * rate, as `decodeAudioData` always does), and the channels are averaged here. `bytes` is copied first, since
  * `decodeAudioData` detaches the buffer it is given. A file the browser cannot decode throws AudioDecodeError.
  *
+ * `decodeAudioData` decodes the whole file, every channel at its own rate, before anything can be checked, and cannot
+ * be stopped; so the file is measured first (`measureAudio`: its headers and frames, no samples), and one in a format
+ * not measured here, past `maxSeconds`, or at an absurd rate or channel count, is refused without being decoded.
+ *
  * @example
- * const samples = await decodeAudioInPage(await file.arrayBuffer(), 16_000);
+ * const samples = await decodeAudioInPage(await file.arrayBuffer(), 16_000, 3600);
  * @see https://developer.mozilla.org/en-US/docs/Web/API/BaseAudioContext/decodeAudioData
  */
-export async function decodeAudioInPage(bytes: ArrayBuffer, sampleRate: number): Promise<Float32Array> {
+export async function decodeAudioInPage(
+  bytes: ArrayBuffer,
+  sampleRate: number,
+  maxSeconds = Infinity,
+): Promise<Float32Array> {
   if (typeof OfflineAudioContext === 'undefined') {
     throw new AudioDecodeError(
       `The audio could not be decoded: this context has no Web Audio (OfflineAudioContext); send 16-bit PCM wav.`,
+    );
+  }
+  if (!measureAudio(new Uint8Array(bytes), maxSeconds)) {
+    throw new AudioDecodeError(
+      `The audio is in no format read here (wav, mp3, aac, flac, ogg, webm, mp4 or m4a), so its length cannot be ` +
+        `known before decoding it; ${SEND_INSTEAD}.`,
     );
   }
   // The context only sets the rate to decode at: it renders nothing, and one frame is the least length it accepts.

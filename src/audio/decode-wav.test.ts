@@ -248,6 +248,16 @@ describe('decodeWav', () => {
     expect((error as Error).message).toMatch(/send 16-bit PCM wav, or mp3, ogg, webm or m4a\.$/);
     expect((error as AudioDecodeError).param).toBe('file');
   });
+
+  // Issue 41: the rate sizes the samples resampled and the resampler's filter (at 4 GHz, millions of taps for each of
+  // 4,096 phases), so it is bounded before either, as are the channels.
+  it.each([
+    ['800 Hz', fmt({ sampleRate: 800 }), 'says its sample rate is 800 Hz; audio is read at 8000 to 384000 Hz'],
+    ['4 GHz', fmt({ sampleRate: 3_999_999_999 }), 'says its sample rate is 3999999999 Hz'],
+    ['33 channels', fmt({ channels: 33 }), 'says it has 33 channels; audio is read with 1 to 32'],
+  ])('refuses a header of %s before decoding a sample', (_, format, message) => {
+    expect(() => decodeWav(riff(format, chunk('data', new Uint8Array(66))))).toThrow(`The audio (WAV) ${message}`);
+  });
 });
 
 describe('isWav', () => {

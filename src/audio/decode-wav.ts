@@ -4,6 +4,7 @@
  * WAVE_FORMAT_EXTENSIBLE). It runs anywhere (service worker, Node), unlike the browser's decoder, which only a window has.
  */
 import { AudioDecodeError } from './audio-decode-error.ts';
+import { checkShape, type AudioMeasure } from './audio-limits.ts';
 
 export interface DecodedAudio {
   /** Mono samples in [-1, 1]: the average of the file's channels. */
@@ -72,6 +73,18 @@ export function decodeWav(bytes: Uint8Array): DecodedAudio {
   return { samples, sampleRate: layout.sampleRate, channels, durationSeconds: frames / layout.sampleRate };
 }
 
+/**
+ * A WAV file's length and shape from its header alone: the frames its data chunk holds (as far as the file goes) at
+ * the rate it names. Nothing is decoded or allocated; a rate or channel count no audio has throws AudioDecodeError.
+ *
+ * @example
+ * checkMeasure(measureWav(bytes), 3600); // before decodeWav(bytes)
+ */
+export function measureWav(bytes: Uint8Array): AudioMeasure {
+  const { sampleRate, channels, dataBytes, frameBytes } = readWavLayout(bytes);
+  return { format: 'WAV', sampleRate, channels, seconds: dataBytes / frameBytes / sampleRate };
+}
+
 /** Walks the chunks for `fmt ` and `data`, skipping every other (LIST, fact, cue, bext…) and each odd size's pad byte. */
 function readWavLayout(bytes: Uint8Array): WavLayout {
   if (!isWav(bytes)) {
@@ -129,6 +142,9 @@ function readFormat(view: DataView, at: number, size: number): Omit<WavLayout, '
       `The WAV header says ${channels} channels at ${sampleRate} Hz, which is not audio; ${SEND_INSTEAD}.`,
     );
   }
+  // Before anything is sized by them: the length is the data's bytes over this rate, and the resampler's filter widens
+  // with it (issue 41: a header saying 800 Hz made 25 MB of 8-bit samples 2.5 GB at 16 kHz).
+  checkShape('WAV', sampleRate, channels);
   const encoding = encodingOf(tag, bits);
   // The container is what blockAlign says when it agrees with the bit depth (20-bit audio sits in 3 or 4 bytes);
   // otherwise what the bit depth implies, since some writers get blockAlign wrong.

@@ -1,10 +1,19 @@
 /**
- * Audio for speech to text: WAV read anywhere, any browser-decodable format read in a page, and resampling to the
- * model's rate (long audio is cut by the model's own decoding: Whisper's windows). A leaf: it imports no other part of
- * Lantern.
+ * Audio for speech to text: every format's length, rate and channels measured from its headers and frames before
+ * anything is decoded (`measureAudio`), WAV read anywhere, any browser-decodable format read in a page, and resampling
+ * to the model's rate (long audio is cut by the model's own decoding: Whisper's windows). A leaf: it imports no other
+ * part of Lantern.
  */
-export { AudioDecodeError } from './audio-decode-error.ts';
-export { decodeWav, isWav, type DecodedAudio } from './decode-wav.ts';
+export { AudioDecodeError, AudioLimitError, audioRefusal } from './audio-decode-error.ts';
+export {
+  DECODED_SAMPLES_PER_SECOND,
+  MAX_CHANNELS,
+  MAX_SAMPLE_RATE,
+  MIN_SAMPLE_RATE,
+  type AudioMeasure,
+} from './audio-limits.ts';
+export { decodeWav, isWav, measureWav, type DecodedAudio } from './decode-wav.ts';
+export { measureAudio } from './measure-audio.ts';
 export { encodeWav } from './encode-wav.ts';
 export { resample } from './resample.ts';
 export { decodeAudioInPage } from './decode-audio-in-page.ts';

@@ -85,8 +85,8 @@ export class EngineHost {
         Comlink.proxy((report: RunReport) => this.#events.report(report)),
         Comlink.proxy((reason: string, failed?: CandidateFailure) => this.#replace(serial, reason, failed)),
         // The worker has no AudioContext: the page decodes audio that is not WAV, and hands the samples back.
-        Comlink.proxy(async (bytes: Uint8Array, sampleRate: number) => {
-          const samples = await decodeAudioInPage(bytes.slice().buffer, sampleRate);
+        Comlink.proxy(async (bytes: Uint8Array, sampleRate: number, maxSeconds?: number) => {
+          const samples = await decodeAudioInPage(bytes.slice().buffer, sampleRate, maxSeconds);
           return Comlink.transfer(samples, [samples.buffer]);
         }),
       )

@@ -319,7 +319,7 @@ export interface TranscribeRequest {
   temperature: number;
   /** Whether to time each word (the wire's `timestamp_granularities[]=word`). */
   words: boolean;
-  /** The longest audio the caller takes, in seconds: longer is refused (`file`) once it is decoded. */
+  /** The longest audio the caller takes, in seconds: longer is refused (`file`), measured before it is decoded. */
   maxSeconds?: number;
 }
 

@@ -240,7 +240,8 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
       const { audio, ...params } = request;
       // What the model cannot do is refused before the audio is decoded; audio too long, before it waits in the queue.
       model.check(params);
-      const samples = await decodeAudioFile(audio, model.sampleRate, options.decodeAudio);
+      // Measured from its headers and frames before anything decodes it (issue 41); checked again once decoded.
+      const samples = await decodeAudioFile(audio, model.sampleRate, options.decodeAudio, request.maxSeconds);
       const seconds = samples.length / model.sampleRate;
       if (request.maxSeconds !== undefined && seconds > request.maxSeconds) {
         throw new EngineError(

@@ -103,9 +103,10 @@ export interface EngineWorkerControl {
 
 /**
  * The host page's audio decoder, a Comlink proxy: a worker has no `AudioContext`, so audio that is not WAV (mp3, ogg,
- * webm, m4a) is decoded by the page, to mono samples at the model's rate. Its answer is transferred, not copied.
+ * webm, m4a) is decoded by the page, to mono samples at the model's rate, once the page has measured it against the
+ * request's `maxSeconds` (issue 41). Its answer is transferred, not copied.
  */
-export type DecodeAudioInPage = (bytes: Uint8Array, sampleRate: number) => Promise<Float32Array>;
+export type DecodeAudioInPage = (bytes: Uint8Array, sampleRate: number, maxSeconds?: number) => Promise<Float32Array>;
 
 /**
  * The local engine on a connected port (see `LocalEngine`). Each chat or embed call carries its own MessagePort: the

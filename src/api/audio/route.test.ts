@@ -6,6 +6,7 @@ import { openaiClient } from '../../../test/support/lantern.ts';
 import { KeyRing } from '../../keys/index.ts';
 import { createHandler, type Handler } from '../create-handler.ts';
 import { sdkRefusal } from '../../../test/support/api-error.ts';
+import { formatBytes, longOggOpus, wavFile } from '../../../test/support/audio-files.ts';
 
 let engine: FakeEngine;
 let handler: Handler;
@@ -170,6 +171,42 @@ describe('audio request errors name their parameter', () => {
     const noModel = await post('/audio/transcriptions', { file: new Blob([new Uint8Array(4)]) });
     expect((await noModel.json()).error).toMatchObject({ param: 'model' });
     expect(engine.transcriptions).toHaveLength(0);
+  });
+
+  // Issue 41: what a file's headers and frames say it decodes to is checked before the engine is asked, whoever serves.
+  it('audio measured past its limits: 400 naming file before the engine; another key answered after', async () => {
+    const keys = new KeyRing();
+    const [first, second] = [(await keys.issue('a')).key, (await keys.issue('b')).key];
+    const limits = { maxAudioBytes: 25 * 1024 * 1024, maxAudioSeconds: 60 };
+    const served = createHandler({ engine, keys, onServerError: () => {}, limits });
+    const sdk = openaiClient(served, first, { maxRetries: 0 });
+    const upload = (bytes: Uint8Array, name: string) => toFile(bytes, name);
+    const cases: [Uint8Array, string, RegExp][] = [
+      [wavFile({ sampleRate: 800, dataBytes: 25_000_000 }), 'slow.wav', /\(WAV\) says its sample rate is 800 Hz/],
+      [wavFile({ sampleRate: 3_999_999_999, dataBytes: 1000 }), 'fast.wav', /sample rate is 3999999999 Hz/],
+      [wavFile({ sampleRate: 16_000, channels: 65_535, dataBytes: 65_535 * 10 }), 'wide.wav', /65535 channels/],
+      [wavFile({ sampleRate: 8_000, dataBytes: 1_000_000 }), 'long.wav', /\(WAV\) is 125\.0 s long; the limit is 60 s/],
+      [longOggOpus(7200), 'hours.ogg', /\(Ogg Opus\) is 7200\.0 s long; the limit is 60 s/],
+    ];
+    for (const [bytes, name, message] of cases) {
+      const error = await refused(
+        sdk.audio.transcriptions.create({ file: await upload(bytes, name), model: 'speech-model' }),
+      );
+      expect(error, name).toMatchObject({ status: 400, param: 'file' });
+      expect(error.message, name).toMatch(message);
+    }
+    expect(engine.transcriptions).toHaveLength(0);
+    const other = openaiClient(served, second, { maxRetries: 0 });
+    const answer = await other.audio.transcriptions.create({
+      file: await upload(formatBytes('codec.webm'), 'codec.webm'),
+      model: 'speech-model',
+    });
+    expect(answer.text).toBe('Hello there. General Kenobi.');
+  });
+
+  it('a format not measured here goes to the engine, which decides', async () => {
+    await client.audio.transcriptions.create({ file: await audio(100, 'speech.aiff'), model: 'speech-model' });
+    expect(engine.transcriptions).toHaveLength(1);
   });
 
   it('a JSON body is refused: the audio routes take multipart/form-data', async () => {
