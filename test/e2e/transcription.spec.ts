@@ -1,3 +1,4 @@
+import { longMp3 } from '../support/audio-files.ts';
 import { speechBytes, speechClip } from '../support/speech-fixture.ts';
 import { clipAllowance, missedWords } from '../support/word-error-rate.ts';
 import { expect, PORTABLE, test, type Tab } from './browsers.ts';
@@ -114,6 +115,37 @@ test('bytes no browser decodes: 400 naming file; the next request is answered', 
   expect(next.usage).toEqual({ type: 'duration', seconds: 3 }); // codec.wav's 2.25 s, billed in whole seconds
   expectWords('codec.wav', next.text);
 });
+
+test(
+  'an MP3 that decodes to over an hour is refused before anything decodes it; the next is answered',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    // Issue 41: 4 MB of 8 kbit/s frames, 4,000 s of audio, past the hour `maxAudioSeconds` allows. Built in the page from
+    // one run of frames: measured from its frames by the service worker's handler, never handed to decodeAudioData.
+    const frames = Buffer.from(longMp3(72 * 16)).toString('base64');
+    const refusal = await tab.evaluate(
+      async ({ k, frames }) => {
+        const run = Uint8Array.from(atob(frames), (c) => c.charCodeAt(0));
+        const bytes = new Uint8Array(Math.ceil(4_000_000 / run.length) * run.length);
+        for (let at = 0; at < bytes.length; at += run.length) bytes.set(run, at);
+        try {
+          await window.harness.client(k).audio.transcriptions.create({
+            file: new File([bytes], 'long.mp3', { type: 'audio/mpeg' }),
+            model: 'whisper-1',
+          });
+          return 'answered';
+        } catch (error) {
+          const { status, param, message } = error as { status?: number; param?: string; message: string };
+          return { status, param, message };
+        }
+      },
+      { k: key, frames },
+    );
+    expect(refusal).toMatchObject({ status: 400, param: 'file', message: expect.stringMatching(/limit is 3600 s/) });
+    const next = (await transcribe(tab, 'codec.wav', 'audio/wav')) as { text: string };
+    expectWords('codec.wav', next.text);
+  },
+);
 
 test('long audio streams its transcript window by window', async ({ tab }, info) => {
   // Windowing is the engine's, the same on either device; the CPU WebGPU adapter here takes minutes a window.
