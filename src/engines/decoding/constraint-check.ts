@@ -6,7 +6,8 @@ import {
   type ToolDefinition,
 } from '../../engine/index.ts';
 import { BoundedCache } from './bounded-cache.ts';
-import { compileSchema, SchemaRefused } from './schema-grammar.ts';
+import { compileBudget, compileSchema, SchemaRefused } from './schema-grammar.ts';
+import { StepBudget, StepBudgetExceeded } from './step-budget.ts';
 
 /*
  * The first step of every output constraint, apart from the grammar engine so that it can run where no model does
@@ -30,11 +31,12 @@ export const ARGUMENTS: readonly [string, string] = [', ', ': '];
 
 /**
  * Refuses, as a 400 naming the request's parameter, a constraint no grammar would enforce; returns its cache key
- * otherwise.
+ * otherwise. Its schemas (a response format, every function's parameters) share one budget of steps: a request of 128
+ * tools costs no more to check than one of a single schema.
  */
-export function checkConstraint(constraint: OutputConstraint): string {
+export function checkConstraint(constraint: OutputConstraint, budget = requestBudget(constraint)): string {
   if (constraint.type === 'json') {
-    schemaGrammar(constraint.schema ?? ANY_OBJECT, COMPACT, jsonParam(constraint), 'This JSON schema');
+    schemaGrammar(constraint.schema ?? ANY_OBJECT, COMPACT, jsonParam(constraint), 'This JSON schema', budget);
   } else {
     constraint.tools.forEach((tool, i) =>
       schemaGrammar(
@@ -42,38 +44,56 @@ export function checkConstraint(constraint: OutputConstraint): string {
         ARGUMENTS,
         toolParam(tool, i),
         `The parameters of the function ${JSON.stringify(tool.name)}`,
+        budget,
       ),
     );
-    if (constraint.text) checkConstraint(constraint.text);
+    if (constraint.text) checkConstraint(constraint.text, budget);
   }
   return JSON.stringify(constraint);
 }
 
+const requestBudget = (constraint: OutputConstraint) =>
+  constraint.type === 'json'
+    ? compileBudget()
+    : new StepBudget("the request's schemas need more than %d steps to compile");
+
 /** Distinct schemas whose grammar is kept: an app rarely uses more schemas than this. */
 const CACHE_SIZE = 64;
-const grammars = new BoundedCache<string, string>(CACHE_SIZE);
+/** A grammar, and the steps its compile took: charged again when it is reused, so that a request costs the same. */
+const grammars = new BoundedCache<string, { grammar: string; steps: number }>(CACHE_SIZE);
 
 /**
- * One schema's grammar (EBNF, root rule `root`), compiled once and cached: JSON written with `separators`. A schema no
- * grammar enforces is a 400 naming `param`, listing (up to five of) its reasons.
+ * One schema's grammar (EBNF, root rule `root`), compiled once and cached: JSON written with `separators`, on
+ * `budget`. A schema no grammar enforces is a 400 naming `param` and the first reason met (the compile stops there).
  */
 export function schemaGrammar(
   schema: JsonSchema,
   separators: readonly [string, string],
   param: string,
   what = 'This JSON schema',
+  budget = compileBudget(),
 ): string {
-  return grammars.getOrCreate(`${separators.join('')}:${JSON.stringify(schema)}`, () => {
+  const refused = (why: string) =>
+    new EngineError(
+      'invalid_request',
+      `${what} cannot be enforced while generating, so it is refused rather than ignored: ${why}. ` +
+        'See docs/structured-output.md for what is supported.',
+      { param },
+    );
+  let compiled = false;
+  const entry = grammars.getOrCreate(`${separators.join('')}:${JSON.stringify(schema)}`, () => {
+    compiled = true;
+    const before = budget.spent;
     try {
-      return compileSchema(schema, separators);
+      return { grammar: compileSchema(schema, separators, budget), steps: budget.spent - before };
     } catch (error) {
-      if (!(error instanceof SchemaRefused)) throw error;
-      throw new EngineError(
-        'invalid_request',
-        `${what} cannot be enforced while generating, so it is refused rather than ignored: ` +
-          `${error.reasons.slice(0, 5).join('; ')}. See docs/structured-output.md for what is supported.`,
-        { param },
-      );
+      throw error instanceof SchemaRefused ? refused(error.message) : error;
     }
   });
+  try {
+    if (!compiled) budget.spend(entry.steps);
+  } catch (error) {
+    throw error instanceof StepBudgetExceeded ? refused(error.message) : error;
+  }
+  return entry.grammar;
 }

@@ -19,6 +19,22 @@ describe('violation', () => {
     expect(violation({ type: 'json', schema: null }, { text: '{"b":[1]}' })).toBeUndefined();
   });
 
+  it('matches the schema’s patterns in linear time: a matching but exponential pattern, a long property name', () => {
+    // On the engine's backtracking RegExp each of these took longer than anyone waits (2^40 ways to split the a's).
+    const as = 'a'.repeat(40);
+    const patterned = { type: 'string', pattern: '(a*)*b|^a*$' };
+    expect(violation({ type: 'json', schema: patterned }, { text: JSON.stringify(as) })).toBeUndefined();
+    expect(violation({ type: 'json', schema: patterned }, { text: JSON.stringify(`${as}!`) })).toMatch(/pattern/);
+    const keyed = { type: 'object', patternProperties: { '^(a+)+$': { type: 'integer' } } };
+    expect(violation({ type: 'json', schema: keyed }, { text: JSON.stringify({ [`${as}!`]: 'x' }) })).toBeUndefined();
+    expect(violation({ type: 'json', schema: keyed }, { text: JSON.stringify({ [as]: 'x' }) })).toMatch(/integer/);
+    // A pattern with no linear-time automaton is not run at all.
+    const lookahead = { type: 'string', pattern: '^(?=a)' };
+    expect(violation({ type: 'json', schema: lookahead }, { text: '"a"' })).toMatch(
+      /could not be validated.*lookaround/,
+    );
+  });
+
   it('answers (rather than throws) where the validator itself throws: a lone surrogate in a property name', () => {
     expect(
       violation({ type: 'json', schema: { type: 'object', additionalProperties: false } }, { text: '{"\\ud800":1}' }),

@@ -9,6 +9,8 @@ import {
 } from '../../engine/index.ts';
 import { HERMES, type ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import { BoundedCache } from './bounded-cache.ts';
+import { withLinearRegExp } from './regex-match.ts';
+import { StepBudget } from './step-budget.ts';
 import {
   ANY_OBJECT,
   ARGUMENTS,
@@ -176,9 +178,13 @@ function jsonViolation(schema: JsonSchema | null, text: string): string | undefi
   );
   let result;
   try {
-    result = validator.validate(value);
+    // The schema's `pattern`s and `patternProperties` are matched in linear time, within a budget of steps
+    // (regex-match.ts): @cfworker/json-schema runs them through the global RegExp, with no option to do otherwise.
+    const budget = new StepBudget('the output needs more than %d steps to validate');
+    result = withLinearRegExp(budget, () => validator.validate(value));
   } catch (error) {
-    // @cfworker/json-schema 4.1 throws a URIError on a property name holding a lone surrogate ("\ud800").
+    // @cfworker/json-schema 4.1 throws a URIError on a property name holding a lone surrogate ("\ud800"); a pattern
+    // with lookaround or a backreference cannot be matched in linear time; the budget can run out.
     return `the output could not be validated (${messageOf(error)})`;
   }
   if (result.valid) return undefined;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { grammarFor, randomWalks } from '../../../test/support/grammar-walk.ts';
 import { BUNDLED_MODELS } from '../../../test/support/lantern.ts';
-import { charsGrammar, lengthsOf, parseRegex, PatternProblem } from './regex-grammar.ts';
+import { charsGrammar } from './regex-grammar.ts';
+import { lengthsOf, parseRegex, PatternProblem } from './regex-parse.ts';
 
 describe('parseRegex', () => {
   it('reads classes, escapes, groups and quantifiers into value characters', () => {

@@ -1,291 +1,17 @@
 /**
  * A JSON Schema `pattern` as grammar (XGrammar's EBNF) for the inside of a JSON string. The pattern is read as
- * ECMAScript reads it (with the `u` flag, as validators do) into code-point ranges, so that what it matches is the
- * string's value: a character JSON must escape (`"`, `\`, control characters) is written as its escape. Patterns are
- * matched in full, which is narrower than JSON Schema's search (`abc` is generated as `abc`, which contains `abc`), and
- * a few constructs are narrowed the same way, never widened:
- * - `.`, negated classes and `\D`/`\W`/`\S` never produce a control character (and `\s` only ASCII white space); a
- *   class produces a character JSON must escape only when it holds nothing else;
- * - `\p{…}` stands for the ASCII characters of the property (`\p{L}`: `[A-Za-z]`), `\P{…}` for printable ASCII outside it;
- * - lengths (`minLength`/`maxLength`), a `format` beside a `pattern`, and several patterns in one place are enforced by
- *   following the patterns' automata together with a count of characters ({@link boundedGrammar}); a very long
- *   maximum is lowered (32 past the least needed).
- * What no grammar can enforce exactly (lookaround, backreferences, `\b`) throws a {@link PatternProblem}.
+ * ECMAScript reads it (regex-parse.ts, with the narrowings it lists for generating) into code-point ranges, so that
+ * what it matches is the string's value: a character JSON must escape (`"`, `\`, control characters) is written as its
+ * escape, and a class produces such a character only when it holds nothing else. Patterns are matched in full, which
+ * is narrower than JSON Schema's search (`abc` is generated as `abc`, which contains `abc`). Lengths
+ * (`minLength`/`maxLength`), a `format` beside a `pattern`, and several patterns in one place are enforced by
+ * following the patterns' automata together with a count of characters ({@link boundedGrammar}); a very long maximum
+ * is lowered (32 past the least needed). What no grammar can enforce exactly (lookaround, backreferences, `\b`) throws
+ * a {@link PatternProblem}.
  */
 
-/** A pattern that cannot be enforced; its message says why. */
-export class PatternProblem extends Error {}
-
-/** Inclusive code-point ranges, sorted and disjoint once normalised. */
-export type Range = readonly [number, number];
-
-/** A regular expression, parsed: one value character of a set, a sequence, alternatives, or a repetition. */
-export type RegexNode =
-  | { kind: 'chars'; ranges: Range[] }
-  | { kind: 'seq'; items: RegexNode[] }
-  | { kind: 'alt'; options: RegexNode[] }
-  | { kind: 'repeat'; node: RegexNode; min: number; max: number };
-
-const MAX_CP = 0x10ffff;
-/** What `.`, negated classes and negated escapes draw from: every character but the controls and lone surrogates. */
-const UNIVERSE: Range[] = [
-  [0x20, 0xd7ff],
-  [0xe000, MAX_CP],
-];
-const DIGITS: Range[] = [[0x30, 0x39]];
-const WORD: Range[] = [
-  [0x30, 0x39],
-  [0x41, 0x5a],
-  [0x5f, 0x5f],
-  [0x61, 0x7a],
-];
-const SPACE: Range[] = [
-  [0x09, 0x0d],
-  [0x20, 0x20],
-];
-const UPPER: Range[] = [[0x41, 0x5a]];
-const LOWER: Range[] = [[0x61, 0x7a]];
-/** Unicode properties, as the ASCII characters that have them. */
-const PROPERTIES: Readonly<Record<string, Range[]>> = {
-  L: [...UPPER, ...LOWER],
-  Letter: [...UPPER, ...LOWER],
-  Lu: UPPER,
-  Uppercase_Letter: UPPER,
-  Ll: LOWER,
-  Lowercase_Letter: LOWER,
-  N: DIGITS,
-  Nd: DIGITS,
-  Number: DIGITS,
-  Decimal_Number: DIGITS,
-  P: [
-    [0x21, 0x23],
-    [0x25, 0x2a],
-    [0x2c, 0x2f],
-    [0x3a, 0x3b],
-    [0x3f, 0x40],
-    [0x5b, 0x5d],
-    [0x5f, 0x5f],
-    [0x7b, 0x7b],
-    [0x7d, 0x7d],
-  ],
-  Z: [[0x20, 0x20]],
-  Zs: [[0x20, 0x20]],
-  Alphabetic: [...UPPER, ...LOWER],
-  White_Space: SPACE,
-  ASCII: [[0x20, 0x7e]],
-};
-const CONTROL_ESCAPES: Readonly<Record<string, number>> = { t: 9, n: 10, v: 11, f: 12, r: 13, '0': 0 };
-
-export function normalise(ranges: readonly Range[]): Range[] {
-  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
-  const out: [number, number][] = [];
-  for (const [a, b] of sorted) {
-    const last = out.at(-1);
-    if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
-    else out.push([a, b]);
-  }
-  return out;
-}
-
-/** The characters of `universe` that are not in `ranges`. */
-export function complement(ranges: readonly Range[], universe: readonly Range[] = UNIVERSE): Range[] {
-  const taken = normalise(ranges);
-  const out: Range[] = [];
-  for (const [from, to] of universe) {
-    let start = from;
-    for (const [a, b] of taken) {
-      if (b < start || a > to) continue;
-      if (a > start) out.push([start, a - 1]);
-      start = Math.max(start, b + 1);
-    }
-    if (start <= to) out.push([start, to]);
-  }
-  return out;
-}
-
-/**
- * Parses `pattern` (an ECMAScript regular expression, read with the `u` flag). Matched in full, unless `searched`:
- * then, as JSON Schema reads it, any text may come before it (without `^`) and after it (without `$`). Throws a
- * {@link PatternProblem}.
- */
-export function parseRegex(pattern: string, searched = false): RegexNode {
-  try {
-    new RegExp(pattern, 'u');
-  } catch {
-    throw new PatternProblem('not a valid regular expression');
-  }
-  let i = 0;
-  const peek = () => pattern[i];
-
-  const escape = (inClass: boolean): Range[] => {
-    const n = pattern[i + 1] ?? '';
-    i += 2;
-    if (n === 'd') return DIGITS;
-    if (n === 'w') return WORD;
-    if (n === 's') return SPACE;
-    if (n === 'D') return complement(DIGITS);
-    if (n === 'W') return complement(WORD);
-    if (n === 'S') return [[0x21, 0x7e]];
-    if (n === 'p' || n === 'P') {
-      const close = pattern.indexOf('}', i);
-      const name = pattern.slice(i + 1, close).replace(/^(General_Category|gc|Script|sc|Script_Extensions|scx)=/, '');
-      i = close + 1;
-      const ranges = PROPERTIES[name];
-      if (!ranges) throw new PatternProblem(`the Unicode property escape \\${n}{${name}}`);
-      return n === 'p' ? ranges : complement(ranges, [[0x20, 0x7e]]);
-    }
-    if (!inClass && (n === 'b' || n === 'B')) throw new PatternProblem('a word boundary');
-    if (n === 'b') return [[8, 8]];
-    if (/[1-9]/.test(n) || n === 'k') throw new PatternProblem('a backreference');
-    if (n in CONTROL_ESCAPES) {
-      if (n === '0' && /[0-9]/.test(pattern[i] ?? '')) throw new PatternProblem('an octal escape');
-      return [[CONTROL_ESCAPES[n]!, CONTROL_ESCAPES[n]!]];
-    }
-    if (n === 'c') {
-      const cp = pattern.charCodeAt(i) % 32;
-      i += 1;
-      return [[cp, cp]];
-    }
-    const hex = /^x([0-9a-fA-F]{2})|^u([0-9a-fA-F]{4})|^u\{([0-9a-fA-F]+)\}/.exec(pattern.slice(i - 1));
-    if (hex) {
-      i += hex[0].length - 1;
-      const cp = parseInt(hex[1] ?? hex[2] ?? hex[3]!, 16);
-      return [[cp, cp]];
-    }
-    // An identity escape of a syntax character (`\.`, `\/`, `\-`, `\\`).
-    const cp = pattern.codePointAt(i - 1)!;
-    if (cp > 0xffff) i += 1;
-    return [[cp, cp]];
-  };
-
-  const charClass = (): Range[] => {
-    i += 1; // [
-    const negated = peek() === '^';
-    if (negated) i += 1;
-    const ranges: Range[] = [];
-    while (peek() !== ']') {
-      let item: Range[];
-      if (peek() === '\\') item = escape(true);
-      else {
-        const cp = pattern.codePointAt(i)!;
-        i += cp > 0xffff ? 2 : 1;
-        item = [[cp, cp]];
-      }
-      if (peek() === '-' && pattern[i + 1] !== ']' && item.length === 1 && item[0]![0] === item[0]![1]) {
-        i += 1;
-        let to: number;
-        if (peek() === '\\') to = escape(true)[0]![0];
-        else {
-          to = pattern.codePointAt(i)!;
-          i += to > 0xffff ? 2 : 1;
-        }
-        item = [[item[0]![0], to]];
-      }
-      ranges.push(...item);
-    }
-    i += 1; // ]
-    return negated ? complement(ranges) : normalise(ranges);
-  };
-
-  const atom = (): RegexNode | 'anchor' => {
-    const c = peek()!;
-    if (c === '(') {
-      i += 1;
-      if (pattern.startsWith('?=', i) || pattern.startsWith('?!', i) || /^\?<[=!]/.test(pattern.slice(i, i + 3))) {
-        throw new PatternProblem('a lookaround');
-      }
-      if (pattern.startsWith('?:', i)) i += 2;
-      else if (pattern.startsWith('?<', i)) i = pattern.indexOf('>', i) + 1;
-      depth += 1;
-      const inner = alternatives();
-      depth -= 1;
-      i += 1; // )
-      return inner;
-    }
-    if (c === '[') return { kind: 'chars', ranges: charClass() };
-    if (c === '\\') return { kind: 'chars', ranges: normalise(escape(false)) };
-    if (c === '.') {
-      i += 1;
-      return { kind: 'chars', ranges: UNIVERSE };
-    }
-    if (c === '^' || c === '$') {
-      i += 1;
-      return 'anchor';
-    }
-    const cp = pattern.codePointAt(i)!;
-    i += cp > 0xffff ? 2 : 1;
-    return { kind: 'chars', ranges: [[cp, cp]] };
-  };
-
-  const quantifier = (): [number, number] | undefined => {
-    const c = peek();
-    let q: [number, number] | undefined;
-    if (c === '*') q = [0, Infinity];
-    else if (c === '+') q = [1, Infinity];
-    else if (c === '?') q = [0, 1];
-    if (q) i += 1;
-    else if (c === '{') {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i));
-      if (!m) return undefined;
-      i += m[0].length;
-      const min = Number(m[1]);
-      q = [min, m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3])];
-    }
-    if (q && peek() === '?') i += 1; // lazy: the same language
-    return q;
-  };
-
-  /** A sequence, with `^`/`$` allowed only where they cannot cut anything: at its start and its end. */
-  let depth = 0;
-  const anyText: RegexNode = { kind: 'repeat', node: { kind: 'chars', ranges: UNIVERSE }, min: 0, max: Infinity };
-  const sequence = (): RegexNode => {
-    const items: (RegexNode | 'anchor')[] = [];
-    const at = i;
-    while (i < pattern.length && peek() !== '|' && peek() !== ')') {
-      const a = atom();
-      const q = a === 'anchor' ? undefined : quantifier();
-      items.push(q && a !== 'anchor' ? { kind: 'repeat', node: a, min: q[0], max: q[1] } : a);
-    }
-    const inner = items.filter((item, k) => !(item === 'anchor' && (k === 0 || k === items.length - 1)));
-    if (inner.includes('anchor')) throw new PatternProblem('an anchor (`^` or `$`) inside the pattern');
-    const seq = inner as RegexNode[];
-    // As JSON Schema reads a pattern (a search), an end without its anchor takes any text there.
-    if (searched && depth === 0) {
-      if (pattern[at] !== '^') seq.unshift(anyText);
-      if (!(items.length > 0 && items.at(-1) === 'anchor' && pattern[i - 1] === '$')) seq.push(anyText);
-    }
-    return { kind: 'seq', items: seq };
-  };
-
-  const alternatives = (): RegexNode => {
-    const options = [sequence()];
-    while (peek() === '|') {
-      i += 1;
-      options.push(sequence());
-    }
-    return options.length === 1 ? options[0]! : { kind: 'alt', options };
-  };
-
-  return alternatives();
-}
-
-/** The fewest and most characters a string of `node` holds (`Infinity`: unbounded). */
-export function lengthsOf(node: RegexNode): [number, number] {
-  switch (node.kind) {
-    case 'chars':
-      return node.ranges.length ? [1, 1] : [Infinity, -Infinity];
-    case 'seq':
-      return node.items.map(lengthsOf).reduce(([a, b], [c, d]) => [a + c, b + d], [0, 0]);
-    case 'alt':
-      return node.options
-        .map(lengthsOf)
-        .reduce(([a, b], [c, d]) => [Math.min(a, c), Math.max(b, d)], [Infinity, -Infinity]);
-    case 'repeat': {
-      const [a, b] = lengthsOf(node.node);
-      return [a * node.min, node.max === 0 ? 0 : b === 0 ? 0 : b * node.max];
-    }
-  }
-}
+import { complement, lengthsOf, MAX_CP, normalise, PatternProblem, type Range, type RegexNode } from './regex-parse.ts';
+import type { StepBudget } from './step-budget.ts';
 
 /** The characters JSON writes as an escape, as their escape (`\"`, `\\`, `\n`, `\u0001`). */
 const JSON_ESCAPES: Readonly<Record<number, string>> = {
@@ -389,6 +115,8 @@ export function regexGrammar(node: RegexNode): string {
   switch (node.kind) {
     case 'chars':
       return charsGrammar(node.ranges);
+    case 'assert':
+      throw new PatternProblem('an assertion inside the pattern');
     case 'seq':
       return node.items.length === 0 ? '""' : `(${node.items.map(regexGrammar).join(' ')})`;
     case 'alt':
@@ -416,11 +144,12 @@ interface Automaton {
 /** States past this many make a length-bounded pattern too large to enforce. */
 const MAX_STATES = 4000;
 
-function automatonOf(root: RegexNode): Automaton {
+function automatonOf(root: RegexNode, budget: StepBudget): Automaton {
   const chars: { ranges: Range[]; to: number }[][] = [];
   const empty: number[][] = [];
   const state = () => {
     if (chars.length >= MAX_STATES) throw new PatternProblem('a pattern too large to bound by length');
+    budget.spend(1);
     chars.push([]);
     empty.push([]);
     return chars.length - 1;
@@ -433,6 +162,8 @@ function automatonOf(root: RegexNode): Automaton {
         chars[from]!.push({ ranges: node.ranges, to });
         return to;
       }
+      case 'assert':
+        throw new PatternProblem('an assertion inside the pattern');
       case 'seq':
         return node.items.reduce((at, item) => build(item, at), from);
       case 'alt': {
@@ -467,6 +198,7 @@ function automatonOf(root: RegexNode): Automaton {
     const stack = [q];
     while (stack.length)
       for (const next of empty[stack.pop()!]!) {
+        budget.spend(1);
         if (seen.has(next)) continue;
         seen.add(next);
         stack.push(next);
@@ -475,7 +207,11 @@ function automatonOf(root: RegexNode): Automaton {
   };
   const closures = chars.map((_, q) => closure(q));
   return {
-    moves: closures.map((set) => [...set].flatMap((q) => chars[q]!)),
+    moves: closures.map((set) => {
+      const moves = [...set].flatMap((q) => chars[q]!);
+      budget.spend(moves.length);
+      return moves;
+    }),
     accepts: closures.map((set) => set.has(final)),
     start,
   };
@@ -489,7 +225,7 @@ const MAX_RULES = 4000;
  * that following several patterns together, or a count, multiplies states only where the patterns differ. Without it,
  * `^https://` beside `format: "uri"` made 2,333 states (29 s to compile on Qwen3's vocabulary).
  */
-function determinize(nfa: Automaton): Automaton {
+function determinize(nfa: Automaton, budget: StepBudget): Automaton {
   const moves: { ranges: Range[]; to: number }[][] = [];
   const accepts: boolean[] = [];
   const index = new Map<string, number>();
@@ -499,6 +235,7 @@ function determinize(nfa: Automaton): Automaton {
     let id = index.get(key);
     if (id === undefined) {
       if (index.size >= MAX_RULES) throw new PatternProblem('a pattern too large to bound (by length, or by another)');
+      budget.spend(8 + set.length);
       id = index.size;
       index.set(key, id);
       moves.push([]);
@@ -511,6 +248,8 @@ function determinize(nfa: Automaton): Automaton {
   for (let id = 0; id < sets.length; id++) {
     const all = sets[id]!.flatMap((q) => nfa.moves[q]!);
     const points = [...new Set(all.flatMap((m) => m.ranges.flatMap(([a, b]) => [a, b + 1])))].sort((x, y) => x - y);
+    // Each piece between two points is looked up in every move.
+    budget.spend(points.length * (all.length + 1));
     const byTargets = new Map<string, { targets: number[]; ranges: Range[] }>();
     for (let i = 0; i + 1 < points.length; i++) {
       const [lo, hi] = [points[i]!, points[i + 1]! - 1];
@@ -554,23 +293,25 @@ export function boundedGrammar(
   maxLength: number,
   name: string,
   rule: (name: string, body: string) => void,
+  budget: StepBudget,
 ): string {
   const least = Math.max(...nodes.map((n) => lengthsOf(n)[0]));
   const max = maxLength === Infinity ? Infinity : Math.min(maxLength, Math.max(minLength, least) + REPEAT_ROOM);
   const top = max === Infinity ? minLength : max;
-  const automata = nodes.map((node) => determinize(automatonOf(node)));
+  const automata = nodes.map((node) => determinize(automatonOf(node, budget), budget));
   const next = (k: number) => (max === Infinity ? Math.min(k + 1, top) : k + 1);
   type State = { qs: number[]; k: number };
   type Move = { ranges: Range[]; to: string };
   const keyOf = (qs: number[], k: number) => `${qs.join(',')}:${k}`;
   // Reachable states and their moves (a move of every automaton at once, on the characters they share).
-  const states = new Map<string, State & { moves: Move[] }>();
+  const states = new Map<string, State & { moves: Move[]; from: string[] }>();
   const queue: string[] = [];
   const visit = (qs: number[], k: number) => {
     const key = keyOf(qs, k);
     if (states.has(key)) return key;
     if (states.size >= MAX_RULES) throw new PatternProblem('a pattern too large to bound (by length, or by another)');
-    states.set(key, { qs, k, moves: [] });
+    budget.spend(4 + qs.length);
+    states.set(key, { qs, k, moves: [], from: [] });
     queue.push(key);
     return key;
   };
@@ -578,37 +319,46 @@ export function boundedGrammar(
     automata.map((a) => a.start),
     0,
   );
-  while (queue.length) {
-    const state = states.get(queue.shift()!)!;
+  for (let at = 0; at < queue.length; at++) {
+    const key = queue[at]!;
+    const state = states.get(key)!;
     if (max !== Infinity && state.k + 1 > top) continue;
     let combos: { ranges: Range[]; to: number[] }[] = [{ ranges: [[0, MAX_CP]], to: [] }];
     state.qs.forEach((q, i) => {
       combos = combos.flatMap((c) =>
         automata[i]!.moves[q]!.flatMap((m) => {
+          // An intersection, its sort, and the move's key: a few steps each.
+          budget.spend(4 + c.ranges.length * m.ranges.length);
           const ranges = intersect(c.ranges, m.ranges);
           return ranges.length ? [{ ranges, to: [...c.to, m.to] }] : [];
         }),
       );
     });
-    for (const c of combos) state.moves.push({ ranges: c.ranges, to: visit(c.to, next(state.k)) });
+    for (const c of combos) {
+      budget.spend(4);
+      const to = visit(c.to, next(state.k));
+      state.moves.push({ ranges: c.ranges, to });
+      states.get(to)!.from.push(key);
+    }
   }
   const ends = (s: State) => s.qs.every((q, i) => automata[i]!.accepts[q]) && s.k >= minLength && s.k <= max;
-  // States from which an accepted end can still be reached.
-  const alive = new Set<string>();
-  for (let changed = true; changed;) {
-    changed = false;
-    for (const [key, state] of states) {
-      if (alive.has(key)) continue;
-      if (ends(state) || state.moves.some((m) => alive.has(m.to))) {
-        alive.add(key);
-        changed = true;
-      }
+  // States from which an accepted end can still be reached: back from the ends, each move walked once.
+  const alive = new Set([...states].filter(([, state]) => ends(state)).map(([key]) => key));
+  const back = [...alive];
+  for (let key = back.pop(); key !== undefined; key = back.pop()) {
+    const from = states.get(key)!.from;
+    budget.spend(from.length + 1);
+    for (const earlier of from) {
+      if (alive.has(earlier)) continue;
+      alive.add(earlier);
+      back.push(earlier);
     }
   }
   if (!alive.has(start)) throw new PatternProblem('no string matches the pattern within the bounds');
   const names = new Map([...alive].map((key, i) => [key, `${name}_${i}`]));
   for (const key of alive) {
     const state = states.get(key)!;
+    budget.spend(state.moves.length + 1);
     const options = state.moves
       .filter((m) => alive.has(m.to))
       .map((m) => `${charsGrammar(m.ranges)} ${names.get(m.to)}`);

@@ -7,37 +7,28 @@
  * Where a schema allows more than a small model should be handed, or more than a grammar can say, the grammar is
  * narrower than the schema, never wider (docs/structured-output.md lists each narrowing): it admits a subset of the
  * valid values. Every finished output is still validated against the schema as sent (output-constraint.ts). Only what
- * no grammar can enforce is refused, as a {@link SchemaRefused} that names each keyword and where it is.
+ * no grammar can enforce is refused, as a {@link SchemaRefused} that names the keyword and where it is: the first one
+ * met, for the compile stops there. All of it is bounded by one budget of steps (step-budget.ts).
  */
 
 import { integerRange, decimalRange } from './digit-ranges.ts';
-import { boundedGrammar, lengthsOf, literal, parseRegex, PatternProblem, regexGrammar } from './regex-grammar.ts';
-import {
-  alternativesOf,
-  ANNOTATIONS,
-  isObject,
-  Refusal,
-  resolveRef,
-  sameValue,
-  typeFits,
-  typesOf,
-  type Schema,
-} from './schema-merge.ts';
+import { boundedGrammar, literal, regexGrammar } from './regex-grammar.ts';
+import { lengthsOf, parseRegex, PatternProblem } from './regex-parse.ts';
+import { SchemaIds } from './schema-ids.ts';
+import { ANNOTATIONS, Expansion, isObject, Refusal, typeFits, typesOf, type Schema } from './schema-merge.ts';
+import { StepBudget, StepBudgetExceeded } from './step-budget.ts';
 import { NUMBER_FORMATS, STRING_FORMATS } from './string-formats.ts';
 
-/** A schema that cannot be enforced: each reason names a keyword and where it is (`… at #/properties/x`). */
-export class SchemaRefused extends Error {
-  constructor(readonly reasons: string[]) {
-    super(reasons.join('; '));
-  }
-}
+/** A schema that cannot be enforced: the reason names a keyword and where it is (`… at #/properties/x`). */
+export class SchemaRefused extends Error {}
+
+/** The budget of one compile, in the words of its refusal. */
+export const compileBudget = () => new StepBudget('the schema needs more than %d steps to compile');
 
 /** Rules past this many make a grammar too large to compile in reasonable time (measured: docs/structured-output.md). */
 export const MAX_RULES = 5_000;
 /** Places nested deeper than this (through references too) are refused. */
 export const MAX_NESTING = 128;
-/** Characters past this many make a grammar too large. */
-export const MAX_GRAMMAR_CHARS = 2_000_000;
 
 /**
  * A string's characters past its least number are capped at this many (`maxLength: 5000` is generated as 64): each
@@ -90,27 +81,36 @@ const REFUSED: Readonly<Record<string, string>> = {
  * compileSchema({ type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] }, [',', ':']);
  * // 'root ::= v0\nv0 ::= ("{" o1_0_0 "}")\n…'
  */
-export function compileSchema(schema: unknown, separators: readonly [string, string]): string {
-  const compiler = new Compiler(schema, separators);
-  const root = compiler.value(schema, '#', 0);
-  if (root === undefined && compiler.refusals.size === 0) compiler.refusals.add('a schema that no value matches at #');
-  if (compiler.refusals.size) throw new SchemaRefused([...compiler.refusals]);
-  return compiler.text(root!);
+export function compileSchema(
+  schema: unknown,
+  separators: readonly [string, string],
+  budget: StepBudget = compileBudget(),
+): string {
+  try {
+    const compiler = new Compiler(schema, separators, budget);
+    const root = compiler.value(schema, '#', 0);
+    if (root === undefined) throw new SchemaRefused('a schema that no value matches at #');
+    return compiler.text(root);
+  } catch (error) {
+    if (error instanceof Refusal || error instanceof StepBudgetExceeded) throw new SchemaRefused(error.message);
+    throw error;
+  }
 }
 
 class Compiler {
-  readonly refusals = new Set<string>();
   readonly #rules = new Map<string, string>();
-  /** The rule of each schema already written (by its JSON text): shared places and recursion. */
-  readonly #named = new Map<string, string | undefined>();
-  readonly #root: unknown;
+  /** The rule of each schema already written (by its identity): shared places and recursion. */
+  readonly #named = new Map<number, string | undefined>();
+  readonly #ranges = new Map<string, string>();
+  readonly #expansion: Expansion;
+  readonly #budget: StepBudget;
   readonly #item: string;
   readonly #key: string;
   #count = 0;
-  #chars = 0;
 
-  constructor(root: unknown, [item, key]: readonly [string, string]) {
-    this.#root = root;
+  constructor(root: unknown, [item, key]: readonly [string, string], budget: StepBudget) {
+    this.#budget = budget;
+    this.#expansion = new Expansion(root, budget, new SchemaIds(budget));
     this.#item = literal(item);
     this.#key = literal(key);
   }
@@ -120,10 +120,10 @@ class Compiler {
   }
 
   #rule(name: string, body: string): string {
-    this.#chars += name.length + body.length + 6;
-    if (this.#rules.size >= MAX_RULES || this.#chars > MAX_GRAMMAR_CHARS) {
-      throw new Refusal(`a grammar of more than ${MAX_RULES} rules or ${MAX_GRAMMAR_CHARS} characters`, '#');
-    }
+    // A step per character written: writing a grammar (and what it took to find what to write) costs in proportion,
+    // so the budget bounds the grammar's length too.
+    this.#budget.spend(1 + body.length);
+    if (this.#rules.size >= MAX_RULES) throw new Refusal(`a grammar of more than ${MAX_RULES} rules`, '#');
     this.#rules.set(name, body);
     return name;
   }
@@ -143,41 +143,41 @@ class Compiler {
 
   /**
    * The rule of values valid against `schema`, found at `at`; `undefined` when no value is (a `false` schema, a
-   * conflict). Refusals are collected, not thrown, so that a 400 can list several.
+   * conflict). The first refusal is thrown: nothing after it could make the schema enforceable.
    */
   value(schema: unknown, at: string, depth: number): string | undefined {
+    // Each place costs a few steps of its own (its lookups, its closures), besides what it writes.
+    this.#budget.spend(4);
     if (schema === true || (isObject(schema) && Object.keys(schema).every((k) => ANNOTATIONS.has(k)))) {
       return this.#any();
     }
-    const key = JSON.stringify(schema);
+    const key = this.#expansion.ids.of(schema);
     if (this.#named.has(key)) return this.#named.get(key);
     if (depth > MAX_NESTING) {
-      this.refusals.add(`a schema nested more than ${MAX_NESTING} levels deep (references included) at ${at}`);
-      return undefined;
+      throw new Refusal(`a schema nested more than ${MAX_NESTING} levels deep (references included)`, at);
     }
     const name = this.#fresh('v');
     this.#named.set(key, name);
+    let options: string[];
     try {
-      const options = alternativesOf(schema, this.#root, at).flatMap((s) => this.#plain(s, at, depth));
-      if (options.length === 0) {
-        this.#named.set(key, undefined);
-        this.#rules.delete(name);
-        return undefined;
-      }
-      return this.#rule(name, [...new Set(options)].join(' | '));
+      options = this.#expansion.alternativesOf(schema, at).flatMap((s) => this.#plain(s, at, depth));
     } catch (error) {
-      if (error instanceof Refusal) this.refusals.add(error.message);
-      else if (error instanceof PatternProblem) this.refusals.add(`a \`pattern\` with ${error.message} at ${at}`);
-      else throw error;
+      if (error instanceof PatternProblem) throw new Refusal(`a \`pattern\` with ${error.message}`, at);
+      throw error;
+    }
+    if (options.length === 0) {
       this.#named.set(key, undefined);
+      this.#rules.delete(name);
       return undefined;
     }
+    return this.#rule(name, [...new Set(options)].join(' | '));
   }
 
   /** The alternatives of a plain schema (no combinators), one per type it allows. */
   #plain(s: Schema, at: string, depth: number): string[] {
+    this.#budget.spend(4 + Object.keys(s).length);
     for (const key of Object.keys(s)) if (Object.hasOwn(REFUSED, key)) throw new Refusal(REFUSED[key]!, at);
-    if (s.const !== undefined || Array.isArray(s.enum)) return this.#values(s);
+    if (s.const !== undefined || Array.isArray(s.enum)) return this.#values(s, at);
     let types = typesOf(s);
     if (!types) {
       const has = (keys: string[]) => keys.some((k) => s[k] !== undefined);
@@ -215,24 +215,56 @@ class Compiler {
   }
 
   /** `enum`/`const`: the values that the rest of the schema also admits, as a trie of their JSON text. */
-  #values(s: Schema): string[] {
+  #values(s: Schema, at: string): string[] {
     const listed = s.const !== undefined ? [s.const] : (s.enum as unknown[]);
-    const kept = listed.filter((v) => fits(s, v));
+    const kept = listed.filter(this.#fits(s, at));
     if (kept.length === 0) return [];
-    return [literals([...new Set(kept.map((v) => this.#json(v)))])];
+    return [literals([...new Set(kept.map((v) => this.#json(v)))], this.#budget)];
+  }
+
+  /**
+   * Whether a listed value (`enum`, `const`) also meets the simple keywords beside it (`pattern` matched in linear
+   * time: regex-match.ts).
+   */
+  #fits(s: Schema, at: string): (value: unknown) => boolean {
+    const types = typesOf(s);
+    const ids = this.#expansion.ids;
+    const listed = Array.isArray(s.enum) ? new Set(s.enum.map((v) => ids.of(v))) : undefined;
+    const constant = s.const !== undefined ? ids.of(s.const) : undefined;
+    const patterns = Array.isArray(s.pattern) ? s.pattern : typeof s.pattern === 'string' ? [s.pattern] : [];
+    const lower = bound(s.minimum, s.exclusiveMinimum, 'lower');
+    const upper = bound(s.maximum, s.exclusiveMaximum, 'upper');
+    return (value) => {
+      this.#budget.spend(1);
+      if (types && !typeFits(types, value)) return false;
+      if (listed && !listed.has(ids.of(value))) return false;
+      if (constant !== undefined && ids.of(value) !== constant) return false;
+      if (typeof value === 'string') {
+        const length = [...value].length;
+        if (typeof s.minLength === 'number' && length < s.minLength) return false;
+        if (typeof s.maxLength === 'number' && length > s.maxLength) return false;
+        for (const pattern of patterns) {
+          if (!this.#expansion.matches(String(pattern), value, 'pattern', at)) return false;
+        }
+      }
+      return typeof value !== 'number' || inBound(value, lower, upper);
+    };
   }
 
   /** A value's JSON text with this grammar's separators. */
   #json(value: unknown): string {
+    this.#budget.spend(1);
     const [item, key] = [this.#item, this.#key].map((l) => JSON.parse(l) as string);
-    const write = (v: unknown): string =>
-      Array.isArray(v)
+    const write = (v: unknown): string => {
+      this.#budget.spend(1);
+      return Array.isArray(v)
         ? `[${v.map(write).join(item)}]`
         : isObject(v)
           ? `{${Object.entries(v)
               .map(([k, x]) => `${JSON.stringify(k)}${key}${write(x)}`)
               .join(item)}}`
           : JSON.stringify(v);
+    };
     return write(value);
   }
 
@@ -290,8 +322,9 @@ class Compiler {
     }
     // One pattern is generated as a whole match (narrower); several are followed together as JSON Schema reads them.
     const nodes = patterns.map((source) => {
+      this.#budget.spend(1 + (source.length >> 4));
       try {
-        return parseRegex(source, patterns.length > 1);
+        return parseRegex(source, { searched: patterns.length > 1 });
       } catch (error) {
         if (error instanceof PatternProblem) {
           throw new Refusal(`\`pattern: ${JSON.stringify(source)}\` (${error.message})`, at);
@@ -304,7 +337,7 @@ class Compiler {
     if (nodes.length === 1 && least >= min && most <= max) body = regexGrammar(nodes[0]!);
     else {
       try {
-        body = boundedGrammar(nodes, min, max, this.#fresh('p'), (name, text) => this.#rule(name, text));
+        body = boundedGrammar(nodes, min, max, this.#fresh('p'), (name, text) => this.#rule(name, text), this.#budget);
       } catch (error) {
         if (error instanceof PatternProblem) {
           const what =
@@ -344,7 +377,7 @@ class Compiler {
       lo ??= hi !== undefined && hi < -INTEGER_LIMIT ? -Number.MAX_SAFE_INTEGER : -INTEGER_LIMIT;
       hi ??= lo > INTEGER_LIMIT ? Number.MAX_SAFE_INTEGER : INTEGER_LIMIT;
       if (lo > hi) return undefined;
-      return integerRange(lo, hi);
+      return this.#range(integerRange, lo, hi);
     }
     if (!lower && !upper) return this.#shared('number', () => `"-"? ("0" | [1-9] [0-9]{0,14}) ("." [0-9]{1,6})?`);
     // A decimal is its integer part and up to six decimals: bounds on the integer part that keep every fraction inside
@@ -363,7 +396,20 @@ class Compiler {
       throw new Refusal(`a \`number\` range (${lo} to ${hi}) too narrow to generate`, at);
     }
     // Past 2^32 a double keeps fewer than six decimals: whole numbers only there.
-    return Math.max(-min, max) >= 2 ** 32 ? integerRange(min, max) : decimalRange(min, max);
+    return this.#range(Math.max(-min, max) >= 2 ** 32 ? integerRange : decimalRange, min, max);
+  }
+
+  /** A numeric range's digits (digit-ranges.ts), written once per compile: most places share a few ranges. */
+  #range(write: typeof integerRange, lo: number, hi: number): string {
+    const key = `${write === integerRange ? 'i' : 'd'}${lo}:${hi}`;
+    let text = this.#ranges.get(key);
+    if (text === undefined) {
+      text = write(lo, hi);
+      // Its digit trie costs several steps per character written (measured: 0.65 µs a character).
+      this.#budget.spend(8 * text.length);
+      this.#ranges.set(key, text);
+    }
+    return text;
   }
 
   /** `multipleOf`: the multiples within the bounds, listed; or, unbounded, the integers divisible by a whole step. */
@@ -387,7 +433,7 @@ class Compiler {
     if (!Number.isInteger(step) && Math.abs(1 / step - Math.round(1 / step)) < 1e-9) {
       const lo = lower ? (lower.exclusive ? Math.floor(lower.at) + 1 : Math.ceil(lower.at)) : -1e12;
       const hi = upper ? (upper.exclusive ? Math.ceil(upper.at) - 1 : Math.floor(upper.at)) : 1e12;
-      if (lo <= hi && Math.max(-lo, hi) <= 1e12) return integerRange(lo, hi);
+      if (lo <= hi && Math.max(-lo, hi) <= 1e12) return this.#range(integerRange, lo, hi);
     }
     throw new Refusal(
       `\`multipleOf: ${step}\` (only within bounds of at most ${MAX_MULTIPLES} multiples, or a whole step without bounds)`,
@@ -445,16 +491,18 @@ class Compiler {
     if (s.contains !== undefined) {
       // The first item meets `contains` (and `minContains` items in a row): narrower, still valid.
       if (list.length) throw new Refusal('`contains` together with `prefixItems`', at);
-      const count = typeof s.minContains === 'number' ? s.minContains : 1;
+      const count = typeof s.minContains === 'number' ? Math.ceil(s.minContains) : 1;
       if (count > 0) {
+        // Each of them is written out: a step apiece, paid before (`minContains: 1e8` ran 39 s to a stack overflow).
+        this.#budget.spend(count);
         const first = this.value({ allOf: [restSchema, s.contains] }, `${at}/contains`, depth + 1);
         if (first === undefined) return undefined;
-        prefix.push(...Array<string>(count).fill(first));
+        for (let n = 0; n < count; n++) prefix.push(first);
         min = Math.max(min, count);
       }
     }
     if (s.uniqueItems === true && max > 1) {
-      const unique = this.#uniqueItems(restSchema, prefix.length, min, max);
+      const unique = this.#uniqueItems(restSchema, prefix.length, min, max, at);
       if (unique) return unique;
       // Items of any value cannot be told apart by a grammar; at most one is generated (narrower, still valid).
       if (min > 1 || prefix.length > 1) {
@@ -482,27 +530,28 @@ class Compiler {
       const body = more ? `${r} ${more}` : r;
       return a === 0 ? `(${body})?` : body;
     };
-    const part = (i: number): string => {
-      if (i === k) return tail(i === 0);
-      const item = `${i > 0 ? `${sep} ` : ''}${prefix[i]} ${part(i + 1)}`.trim();
-      return i >= min ? `(${item})?` : item;
-    };
-    return `("[" ${part(0)} "]")`.replace(/ {2,}/g, ' ');
+    // The items from the last back, each holding the rest (no recursion, however many items).
+    let items = tail(k === 0);
+    for (let i = k - 1; i >= 0; i--) {
+      const item = `${i > 0 ? `${sep} ` : ''}${prefix[i]}${items ? ` ${items}` : ''}`;
+      items = i >= min ? `(${item})?` : item;
+    }
+    return `("[" ${items} "]")`.replace(/ {2,}/g, ' ');
   }
 
   /**
    * `uniqueItems` over a short list of values (an `enum`, a `const`, booleans): each value at most once, in the order
    * listed — a grammar can say that. `undefined` where it cannot.
    */
-  #uniqueItems(restSchema: unknown, prefixCount: number, min: number, max: number) {
+  #uniqueItems(restSchema: unknown, prefixCount: number, min: number, max: number, at: string) {
     if (prefixCount > 0 || !isObject(restSchema)) return undefined;
     const item =
       isObject(restSchema) && typeof restSchema.$ref === 'string'
-        ? resolveRef(this.#root, restSchema.$ref)
+        ? this.#expansion.resolve(restSchema.$ref)
         : restSchema;
     if (!isObject(item)) return undefined;
     const values = Array.isArray(item.enum)
-      ? item.enum.filter((v) => fits(item, v))
+      ? item.enum.filter(this.#fits(item, `${at}/items`))
       : item.const !== undefined
         ? [item.const]
         : item.type === 'boolean'
@@ -543,26 +592,22 @@ class Compiler {
         ? false
         : (s.additionalProperties ?? s.unevaluatedProperties ?? true);
     const names = s.propertyNames;
-    const nameAllowed = (name: string) =>
-      names === undefined || fits(isObject(names) ? { type: 'string', ...names } : {}, name) || names === true;
+    const nameFits = this.#fits(isObject(names) ? { type: 'string', ...names } : {}, `${at}/propertyNames`);
+    const nameAllowed = (name: string) => names === undefined || names === true || nameFits(name);
     if (names === false && (required.size > 0 || (typeof s.minProperties === 'number' && s.minProperties > 0))) {
       return undefined;
     }
     const patternOf = (name: string) =>
-      Object.keys(patterns).filter((p) => {
-        try {
-          return new RegExp(p, 'u').test(name);
-        } catch {
-          return false;
-        }
-      });
+      Object.keys(patterns).filter((p) => this.#expansion.matches(p, name, 'patternProperties', at));
     interface Entry {
       key: string;
       value: string;
       required: boolean;
     }
-    const entries: Entry[] = [];
+    let entries: Entry[] = [];
     const declared = [...Object.keys(properties), ...[...required].filter((n) => !Object.hasOwn(properties, n))];
+    // An object's closures and sets, then per property its place, key and states (its name written into each).
+    this.#budget.spend(16 + declared.reduce((sum, name) => sum + 8 + name.length, 0));
     for (const name of declared) {
       const own = Object.hasOwn(properties, name);
       const matching = patternOf(name);
@@ -602,7 +647,7 @@ class Compiler {
         present += 1;
       }
       let room = maxProperties - present;
-      entries.splice(0, entries.length, ...entries.filter((e) => e.required || room-- > 0));
+      entries = entries.filter((e) => e.required || room-- > 0);
       counted = minProperties > present || maxProperties < entries.length + (extra ? Infinity : 0);
       if (counted && entries.length * (Math.max(minProperties, 1) + 1) > MAX_COUNTED) {
         throw new Refusal('`minProperties`/`maxProperties` too large to count while generating', at);
@@ -610,14 +655,26 @@ class Compiler {
     }
     const finiteMax = Number.isFinite(maxProperties);
     const limit = counted ? (finiteMax ? maxProperties : Math.max(minProperties, 1)) : 1;
-    const requiredAfter = entries.map((_, i) => entries.slice(i + 1).filter((e) => e.required).length);
+    // How many required properties follow each one, counted from the end in one pass.
+    const requiredAfter = Array<number>(entries.length + 1).fill(0);
+    for (let i = entries.length - 1; i > 0; i--)
+      requiredAfter[i - 1] = requiredAfter[i]! + (entries[i]!.required ? 1 : 0);
     const name = this.#fresh('o');
     const sep = this.#item;
     const next = (c: number) => (counted && finiteMax ? c + 1 : Math.min(c + 1, limit));
-    // o_i_c: properties from the i-th on, `c` written so far (counted, or 0/1 for "is a separator needed").
+    // o_i_c: properties from the i-th on, `c` written so far (counted, or 0/1 for "is a separator needed"). Each state's
+    // body is found once (`undefined`: no way to finish from there), with the states it refers to; only those the start
+    // reaches are written.
+    const bodies = new Map<string, { body: string; refers: string[] } | undefined>();
     const state = (i: number, c: number): string | undefined => {
       const rule = `${name}_${i}_${c}`;
-      if (this.#rules.has(rule)) return rule;
+      if (bodies.has(rule)) return bodies.get(rule) && rule;
+      this.#budget.spend(1);
+      const refers: string[] = [];
+      const refer = (to: string | undefined) => {
+        if (to !== undefined) refers.push(to);
+        return to;
+      };
       let options: string[];
       if (i === entries.length) {
         const need = counted ? Math.max(0, minProperties - c) : 0;
@@ -639,33 +696,55 @@ class Compiler {
         // Before the first property: each property that may come first, side by side (not a chain of skips, which
         // XGrammar walks through once per state).
         options = [];
-        for (let j = i; j < entries.length; j++) {
+        let required = false;
+        for (let j = i; j < entries.length && !required; j++) {
           const entry = entries[j]!;
-          const after = state(j + 1, 1);
+          this.#budget.spend(1 + entry.key.length);
+          const after = refer(state(j + 1, 1));
           if (after !== undefined) options.push(`${entry.key} ${this.#key} ${entry.value} ${after}`);
-          if (entry.required) break;
+          required = entry.required;
         }
-        if (entries.slice(i).every((e) => !e.required)) {
-          const tail = state(entries.length, 0);
+        if (!required) {
+          const tail = refer(state(entries.length, 0));
           if (tail !== undefined) options.push(tail);
         }
       } else {
         const entry = entries[i]!;
         options = [];
         const fitsMore = !counted || !finiteMax || c + 1 + requiredAfter[i]! <= maxProperties;
-        const after = fitsMore ? state(i + 1, next(c)) : undefined;
+        const after = fitsMore ? refer(state(i + 1, next(c))) : undefined;
         if (after !== undefined)
           options.push(`${c > 0 ? `${sep} ` : ''}${entry.key} ${this.#key} ${entry.value} ${after}`);
         if (!entry.required) {
-          const skip = state(i + 1, c);
+          const skip = refer(state(i + 1, c));
           if (skip !== undefined) options.push(skip);
         }
       }
-      if (options.length === 0) return undefined;
-      return this.#rule(rule, options.map((o) => o.replace(/ {2,}/g, ' ').trim() || '""').join(' | '));
+      const body = options.map((o) => o.replace(/ {2,}/g, ' ').trim() || '""').join(' | ');
+      this.#budget.spend(body.length >> 2);
+      bodies.set(rule, options.length ? { body, refers } : undefined);
+      return options.length ? rule : undefined;
     };
+    // From the last property back, so that no state looks more than one property ahead: followed from the start, an
+    // object of 20,000 properties overflowed the stack.
+    for (let i = entries.length; i > 0; i--) {
+      if (!counted) state(i, 1);
+      else for (let c = Math.min(i, limit); c >= 0; c--) state(i, c);
+    }
     const start = state(0, 0);
-    return start === undefined ? undefined : `("{" ${start} "}")`;
+    if (start === undefined) return undefined;
+    const written = new Set([start]);
+    const waiting = [start];
+    for (let rule = waiting.pop(); rule !== undefined; rule = waiting.pop()) {
+      const { body, refers } = bodies.get(rule)!;
+      this.#rule(rule, body);
+      for (const to of refers) {
+        if (written.has(to)) continue;
+        written.add(to);
+        waiting.push(to);
+      }
+    }
+    return `("{" ${start} "}")`;
   }
 
   /** One key and value of a property not declared: a `patternProperties` key, or any key `additionalProperties` allows. */
@@ -745,18 +824,26 @@ function repeat(item: string, min: number, max: number): string {
  * Literal texts as a trie: alternatives never begin with the same character (XGrammar 0.1.27 matches alternatives
  * that begin alike loosely; see digit-ranges.ts).
  */
-export function literals(texts: string[]): string {
+export function literals(texts: string[], budget?: StepBudget): string {
   const build = (group: string[]): string => {
     const ends = group.includes('');
     const byFirst = new Map<string, string[]>();
     for (const text of group) {
+      budget?.spend(1 + (text.length >> 4));
       if (!text) continue;
       const first = String.fromCodePoint(text.codePointAt(0)!);
-      byFirst.set(first, [...(byFirst.get(first) ?? []), text]);
+      const same = byFirst.get(first);
+      if (same) same.push(text);
+      else byFirst.set(first, [text]);
     }
     const options = [...byFirst.values()].map((texts) => {
-      let prefix = texts[0]!;
-      for (const t of texts) while (!t.startsWith(prefix)) prefix = prefix.slice(0, -1);
+      let common = texts[0]!.length;
+      for (const t of texts) {
+        let k = 0;
+        while (k < common && t[k] === texts[0]![k]) k++;
+        common = k;
+      }
+      let prefix = texts[0]!.slice(0, common);
       // Never split a surrogate pair.
       if (/[\ud800-\udbff]$/.test(prefix)) prefix = prefix.slice(0, -1);
       const rest = build(texts.map((t) => t.slice(prefix.length)));
@@ -766,32 +853,6 @@ export function literals(texts: string[]): string {
     return options.length === 1 ? options[0]! : `(${options.join(' | ')})`;
   };
   return build(texts);
-}
-
-/** Whether a listed value (`enum`, `const`) also meets the simple keywords beside it. */
-function fits(s: Schema, value: unknown): boolean {
-  const types = typesOf(s);
-  if (types && !typeFits(types, value)) return false;
-  if (Array.isArray(s.enum) && !s.enum.some((v) => sameValue(v, value))) return false;
-  if (s.const !== undefined && !sameValue(s.const, value)) return false;
-  if (typeof value === 'string') {
-    const length = [...value].length;
-    if (typeof s.minLength === 'number' && length < s.minLength) return false;
-    if (typeof s.maxLength === 'number' && length > s.maxLength) return false;
-    const patterns = Array.isArray(s.pattern) ? s.pattern : typeof s.pattern === 'string' ? [s.pattern] : [];
-    for (const pattern of patterns) {
-      try {
-        if (!new RegExp(pattern as string, 'u').test(value)) return false;
-      } catch {
-        return false;
-      }
-    }
-  }
-  if (typeof value === 'number') {
-    if (!inBound(value, bound(s.minimum, s.exclusiveMinimum, 'lower'), bound(s.maximum, s.exclusiveMaximum, 'upper')))
-      return false;
-  }
-  return true;
 }
 
 const escapePointer = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1');
