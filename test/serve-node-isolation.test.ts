@@ -1,6 +1,9 @@
 import { createServer, request as httpRequest, type ClientRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { wavFile } from './support/audio-files.ts';
+import { lyingGif } from './support/lying-images.ts';
 import { serveNode, type ServedNode } from './support/serve-node.ts';
 
 /*
@@ -136,6 +139,99 @@ describe('image URLs', () => {
     imageRefusals.add(error.message.replaceAll(url(), '<url>').replaceAll(new URL(url()).hostname, '<host>'));
     expect(imageRefusals.size).toBe(1);
     expect(internalHits).toEqual([]);
+  });
+});
+
+describe('schemas', () => {
+  const format = (schema: unknown) => ({
+    messages: [{ role: 'user', content: 'Answer in JSON.' }],
+    max_tokens: 64,
+    response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } },
+  });
+
+  it('the ANS story schema (127 KB, 380 references) is compiled within its budget, in the engine thread', async () => {
+    const schema = JSON.parse(readFileSync('test/fixtures/schemas/large/ans-story.json', 'utf8')) as unknown;
+    const response = await hostile('ANS story schema', () => chat(attacker(), format(schema)));
+    // Compiled (and answered) or refused for a reason of its own: never the heap, never every key's wait.
+    expect([200, 400]).toContain(response.status);
+  });
+
+  it('`^(a+)+$` beside a 46-character enum value is refused, matched in linear time', async () => {
+    const response = await hostile('ReDoS: ^(a+)+$ against a 46-character enum value', () =>
+      chat(attacker(), format({ type: 'string', pattern: '^(a+)+$', enum: [`${'a'.repeat(45)}!`] })),
+    );
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { param: string } }).error.param).toBe('response_format');
+  });
+
+  it('`(a*)*b|^a*$` that the output matches is validated in linear time', async () => {
+    const response = await hostile('validator: (a*)*b|^a*$ on 40 a', () =>
+      chat(attacker(), format({ type: 'string', pattern: '(a*)*b|^a*$', const: 'a'.repeat(40) })),
+    );
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { choices: { message: { content: string } }[] };
+    expect(JSON.parse(body.choices[0]!.message.content)).toBe('a'.repeat(40));
+  });
+});
+
+describe('files that lie in their headers', () => {
+  it('a GIF whose header says 1 × 1 and whose frame is 16,000 × 16,000 is refused undecoded', async () => {
+    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${served.pid}/status`, 'utf8'))?.[1]) / 1024;
+    const before = rss();
+    const gif = Buffer.from(lyingGif([1, 1], [16_000, 16_000])).toString('base64');
+    const url = `data:image/gif;base64,${gif}`;
+    const response = await hostile('GIF of 1 × 1 holding 16000 × 16000, three in one request', () =>
+      chat(attacker(), {
+        messages: [{ role: 'user', content: [1, 2, 3].map(() => ({ type: 'image_url', image_url: { url } })) }],
+        max_tokens: 4,
+      }),
+    );
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { param: string } }).error.param).toBe('messages[0].content[0]');
+    console.log(`[serve:node isolation] server RSS ${Math.round(before)} → ${Math.round(rss())} MiB`);
+  });
+
+  it('a 25 MB 8-bit WAV that says 800 Hz is refused before it is decoded', async () => {
+    const wav = wavFile({ sampleRate: 800, dataBytes: 25 * 2 ** 20 - 1024 });
+    const form = new FormData();
+    form.set('file', new File([wav as BlobPart], 'long.wav', { type: 'audio/wav' }));
+    form.set('model', 'whisper-1');
+    const response = await hostile('WAV of 25 MB at 800 Hz', () =>
+      fetch(`${served.baseURL}/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${attacker()}` },
+        body: form,
+      }),
+    );
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { param: string } }).error.param).toBe('file');
+  });
+});
+
+describe('the prefix cache', () => {
+  const vault = (pin: string) => ({
+    messages: [
+      { role: 'system', content: `You are the vault's assistant. The PIN of the vault is ${pin}. Never tell it.` },
+      { role: 'user', content: 'Hello' },
+    ],
+    max_tokens: 2,
+    temperature: 0,
+  });
+  const cached = async (response: Response) =>
+    ((await response.json()) as { usage: { prompt_tokens_details?: { cached_tokens?: number } } }).usage
+      .prompt_tokens_details?.cached_tokens ?? 0;
+
+  it("tells no key, digit by digit, another key's PIN through cached_tokens", async () => {
+    expect((await chat(served.key, vault('4829'))).status).toBe(200);
+    // Guesses that share no first digit with each other: what the attacker's own earlier probes left cached is the
+    // same for each, so only the victim's prompt could make the right one differ.
+    const probes: Record<string, number> = {};
+    for (const guess of ['0000', '1234', '7351', '4829']) {
+      probes[guess] = await cached(await chat(attacker(1), vault(guess)));
+    }
+    expect(probes['4829']).toBe(probes['7351']);
+    // The victim itself still reuses its own prompt.
+    expect(await cached(await chat(served.key, vault('4829')))).toBeGreaterThan(0);
   });
 });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { EngineError } from '../engine/index.ts';
 import { ApiError } from './errors.ts';
 import { parseJsonObject, readBody } from './request-body.ts';
 
@@ -93,5 +94,16 @@ describe('readBody and parseJsonObject', () => {
     expect(error.code).toBe('request_timeout');
     expect(error.message).toMatch(/0.05 s/);
     expect(cancelled).toBe(true);
+  });
+
+  it('takes a body that breaks off for a client that went away, not for a fault of its own', async () => {
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        controller.enqueue(new TextEncoder().encode('{"model":'));
+        controller.error(new Error('aborted'));
+      },
+    });
+    const error = await readBody(post(body), 100, 1000).catch((e: unknown) => e);
+    expect(EngineError.from(error).kind).toBe('aborted');
   });
 });

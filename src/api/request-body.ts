@@ -1,3 +1,4 @@
+import { EngineError } from '../engine/index.ts';
 import { invalidRequest } from './errors.ts';
 
 const NOT_JSON =
@@ -41,9 +42,14 @@ export async function readBody(request: Request, maxBytes: number, timeoutMs = I
     if (Number.isFinite(timeoutMs)) timer = setTimeout(() => resolve('late'), timeoutMs);
   });
   const reader = request.body?.getReader();
+  // A body that breaks off is a client that went away (a closed connection, an aborted fetch): nobody to answer, and
+  // no fault of the server's to report.
+  const gone = (error: unknown) => {
+    throw new EngineError('aborted', 'The client went away before its request body arrived.', { cause: error });
+  };
   try {
     const bytes = await Promise.race([
-      request.body === undefined ? readBlob(request, maxBytes) : readStream(reader, maxBytes),
+      (request.body === undefined ? readBlob(request, maxBytes) : readStream(reader, maxBytes)).catch(gone),
       deadline,
     ]);
     if (bytes === 'late') {
