@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError, type ChatImage } from '../engine/index.ts';
 import { jpegWithSecondFrame, lyingApng, lyingGif, lyingWebp } from '../../test/support/lying-images.ts';
 import { fetchAsPage, imageHeader, readImage, readImages } from './image-input.ts';
+import { engineRefusal } from '../../test/support/api-error.ts';
 
 /**
  * An image of a request as bytes a decoder takes: data URLs and fetched URLs, the size read for each format from every
@@ -31,16 +32,8 @@ function claimingPng(width: number, height: number): Uint8Array {
   return bytes;
 }
 
-async function refusal(promise: Promise<unknown>) {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(EngineError);
-  expect((error as EngineError).kind).toBe('invalid_request');
-  expect((error as EngineError).param).toBe('messages[0].content[1]');
-  return (error as EngineError).message;
-}
+/** The message of the 400 an image read refused with, naming the image's part. */
+const refusal = (promise: Promise<unknown>) => engineRefusal(promise, 'messages[0].content[1]');
 
 describe('imageHeader', () => {
   it.each([

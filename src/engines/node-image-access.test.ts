@@ -5,6 +5,7 @@ import { lyingGif } from '../../test/support/lying-images.ts';
 import { EngineError, type ChatImage, type ImageLimits } from '../engine/index.ts';
 import { readImage } from './image-input.ts';
 import { nodeImageAccess, openPinned, type ResolvedAddress } from './node-image-access.ts';
+import { engineRefusal } from '../../test/support/api-error.ts';
 
 /**
  * Node's image access (issue 41): image URLs fetched only from allowed hosts at public addresses, checked after DNS and
@@ -91,16 +92,8 @@ function inWorld() {
   return { access, connected, resolved };
 }
 
-async function refusal(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(EngineError);
-  expect((error as EngineError).kind).toBe('invalid_request');
-  expect((error as EngineError).param).toBe('messages[0].content[1]');
-  return (error as EngineError).message;
-}
+/** The message of the 400 an image read refused with, naming the image's part. */
+const refusal = (promise: Promise<unknown>) => engineRefusal(promise, 'messages[0].content[1]');
 
 /** The one answer to every failure past the host list, its URL aside. */
 const UNIFORM = (url: string) =>

@@ -1,5 +1,6 @@
 import { APIError } from 'openai';
 import { ApiError } from '../../src/api/errors.ts';
+import { EngineError } from '../../src/engine/index.ts';
 
 /** The ApiError that `fn` throws (a parser refusing a body, a limiter refusing a request); fails the test otherwise. */
 export function apiError(fn: () => unknown): ApiError {
@@ -20,4 +21,17 @@ export async function sdkRefusal(call: Promise<unknown>) {
   )) as APIError;
   if (!(error instanceof APIError)) throw new Error(`expected the SDK's APIError, got ${String(error)}`);
   return { status: error.status, param: error.param, message: error.message };
+}
+
+/** The message of the 400 (`invalid_request`) an engine call refused with, naming `param`; fails the test otherwise. */
+export async function engineRefusal(call: Promise<unknown>, param: string): Promise<string> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof EngineError)) throw new Error(`expected an EngineError, got ${String(error)}`);
+  if (error.kind !== 'invalid_request' || error.param !== param) {
+    throw new Error(`expected a refusal naming ${param}, got ${error.kind} naming ${error.param}: ${error.message}`);
+  }
+  return error.message;
 }
