@@ -36,6 +36,17 @@ async function lantern() {
 
 type Message = OpenAI.ChatCompletionMessageParam;
 
+/** Key A's conversation about a secret after its first turn (answered, its reply kept), its next question asked. */
+async function vaultConversation(client: OpenAI): Promise<Message[]> {
+  const messages: Message[] = [
+    { role: 'system', content: 'The PIN of the vault is 4829.' },
+    { role: 'user', content: 'Hello there' },
+  ];
+  const first = await client.chat.completions.create({ model: 'chat', messages, seed: 1 });
+  messages.push({ role: 'assistant', content: first.choices[0]!.message.content }, { role: 'user', content: 'Go on' });
+  return messages;
+}
+
 describe('web-llm prefix reuse through /v1', () => {
   it('reuses web-llm’s cache on every turn of a conversation, streamed or not, and reports the cached tokens', async () => {
     const { client, fake } = await lantern();
@@ -81,15 +92,7 @@ describe('web-llm prefix reuse through /v1', () => {
   it("never extends another key's conversation: web-llm starts afresh, and each key's cached_tokens count only its own", async () => {
     const { client, otherKey, fake } = await lantern();
     const other = await otherKey();
-    const messages: Message[] = [
-      { role: 'system', content: 'The PIN of the vault is 4829.' },
-      { role: 'user', content: 'Hello there' },
-    ];
-    const first = await client.chat.completions.create({ model: 'chat', messages, seed: 1 });
-    messages.push(
-      { role: 'assistant', content: first.choices[0]!.message.content },
-      { role: 'user', content: 'Go on' },
-    );
+    const messages = await vaultConversation(client);
     // Key B sends key A's conversation back, as key A would: web-llm would extend it.
     const copied = await other.chat.completions.create({ model: 'chat', messages, seed: 2 });
     expect(copied.usage!.prompt_tokens_details?.cached_tokens ?? 0).toBe(0);
@@ -105,15 +108,7 @@ describe('web-llm prefix reuse through /v1', () => {
   it("runs one request at a time: another key's, arriving meanwhile, neither meets nor leaves a conversation", async () => {
     const { client, otherKey, calls, fake } = await lantern();
     const other = await otherKey();
-    const messages: Message[] = [
-      { role: 'system', content: 'The PIN of the vault is 4829.' },
-      { role: 'user', content: 'Hello there' },
-    ];
-    const first = await client.chat.completions.create({ model: 'chat', messages, seed: 1 });
-    messages.push(
-      { role: 'assistant', content: first.choices[0]!.message.content },
-      { role: 'user', content: 'Go on' },
-    );
+    const messages = await vaultConversation(client);
 
     // Key A's next turn is held at web-llm's door (its `create`) until key B's request has reached the engine.
     const chat = fake().chat.completions as { create: (request: never) => Promise<unknown> };
