@@ -22,6 +22,8 @@ export interface EngineHostEvents {
   restarted(reason: string): void;
   /** The candidates that failed to load in this host's workers, skipped from now on, changed. */
   failures(failures: CandidateFailure[]): void;
+  /** The worker's runtime is loaded: true when it is kept for offline starts, else why not (see `runtimeKept`). */
+  runtime(kept: true | string): void;
 }
 
 /**
@@ -94,6 +96,13 @@ export class EngineHost {
         this.#events.device(device);
         return device;
       });
+    const control = this.#control;
+    void this.#started
+      .then((): Promise<true | string> => control.runtimeKept())
+      .then(
+        (kept) => serial === this.#serial && this.#events.runtime(kept),
+        () => {}, // a worker that failed to start is being replaced; its replacement reports
+      );
     return this.#started;
   }
 

@@ -24,11 +24,13 @@ import {
   type DevicePreference,
   type EngineStatus,
   type EngineWorkerConfig,
+  type KeepFiles,
   type RunReport,
 } from '../worker/protocol.ts';
 import { deviceCapabilities } from '../worker/device.ts';
 import { EngineHost } from './engine-host.ts';
 import { ModelStorage } from './model-storage.ts';
+import { offlineStatus, pageFiles, type OfflineStatus } from './offline-readiness.ts';
 
 export interface LocalAPIOptions {
   /** URL of the service worker script that mounts Lantern (default `/service-worker.js`, as the Vite plugin emits). */
@@ -80,6 +82,8 @@ export interface LocalAPIEventMap {
   update: Event;
   /** A public ID is now answered by another candidate (`backend` is its `candidateKey`). */
   served: CustomEvent<{ model: string; backend: string }>;
+  /** This device can work offline from now on: the detail says which models answer offline (see `offlineReady`). */
+  'offline-ready': CustomEvent<OfflineStatus>;
 }
 
 /** A public model ID on this device: what it will try, first to last, what answers it, and what it will not, with why. */
@@ -99,6 +103,7 @@ type TabMessage =
   | { type: 'run'; detail: RunReport }
   | { type: 'restart'; detail: { reason: string } }
   | { type: 'failures'; detail: CandidateFailure[] }
+  | { type: 'runtime'; detail: true | string }
   | { type: 'hello' }
   | { type: 'restart-request'; reason: string };
 
@@ -139,6 +144,23 @@ export class LocalAPI extends EventTarget {
   #persistOnDownload = true;
   /** Candidates passed over on their last load (no room for their download, or no network), by key, with why. */
   readonly #passedOver = new Map<string, { model: string; reason: string }>();
+  /** The engine worker's runtime: true once kept for offline starts, a reason where it cannot be, else unknown yet. */
+  #runtime: true | string | undefined;
+  #engineWorker: URL | undefined;
+  #offlineReady!: (status: OfflineStatus) => void;
+  /**
+   * Resolves once this device can work offline (Workbox apps' "ready to work offline"): a reload without the network
+   * starts Lantern, and the models in the status's `models` answer (the app's bundled ones, once its service worker
+   * keeps them, and any stored complete); `missing` says which need the network first, and why. It is stored in the
+   * background from the first visit, whether or not a model runs: the page, the workers and this device's runtime
+   * (onnxruntime-web's build, 14 to 27 MB). While the network is gone before that download ends, it waits for the
+   * network to come back. Resolves with `ready: false` and the `reason` where it cannot be (a service worker that keeps
+   * no files, a browser that gives no room); `offline-ready` is dispatched when it resolves ready.
+   *
+   * @example
+   * lantern.offlineReady.then(({ ready }) => ready && showToast('Ready to work offline'));
+   */
+  readonly offlineReady: Promise<OfflineStatus> = new Promise((resolve) => (this.#offlineReady = resolve));
 
   /**
    * The models stored on this device: what each ID has stored, a download ahead of need (`prefetch`), removal, and
@@ -208,6 +230,16 @@ export class LocalAPI extends EventTarget {
       request.signal.removeEventListener('abort', onAbort);
     }
   };
+
+  /**
+   * Whether this device can work offline now, and which models answer offline (see `offlineReady`): call it again
+   * after a download (`storage.prefetch`) or a first request to a real model.
+   */
+  async offlineStatus(): Promise<OfflineStatus> {
+    const chains = (await this.models()).map(({ id, candidates }) => ({ id, candidates }));
+    const files = this.#engineWorker ? pageFiles(this.#engineWorker) : [];
+    return offlineStatus({ runtime: this.#runtime, files, chains });
+  }
 
   /** What the engine is doing: calls in flight. Null in a tab that does not host the engine. */
   async engineStatus(): Promise<EngineStatus | null> {
@@ -300,6 +332,7 @@ export class LocalAPI extends EventTarget {
       options.engineWorker ?? 'lantern/engine-worker.js',
       new URL(serviceWorker, location.href),
     );
+    this.#engineWorker = engineWorker;
     this.#elect({ device: options.device ?? 'auto', trace: options.trace === true }, engineWorker);
     this.#tabs.postMessage({ type: 'hello' } satisfies TabMessage);
   }
@@ -325,6 +358,7 @@ export class LocalAPI extends EventTarget {
               if (controller) void host.offerPort(controller);
             },
             failures: (detail) => this.#broadcast({ type: 'failures', detail }),
+            runtime: (detail) => this.#broadcast({ type: 'runtime', detail }),
           },
           script,
         );
@@ -351,6 +385,25 @@ export class LocalAPI extends EventTarget {
       .catch((error: unknown) => {
         if (!this.#closed.signal.aborted) console.error('[lantern] engine host failed:', error);
       });
+  }
+
+  /**
+   * Resolves `offlineReady` once the status says ready, or says why it cannot be. A service worker that keeps the
+   * files it serves (Lantern's prebuilt one) is asked to keep the page's, which it served before it controlled the
+   * page; checked again for a while, as it fetches them.
+   */
+  async #checkOffline(runtime: true | string): Promise<void> {
+    let status = await this.offlineStatus();
+    for (let tries = 0; !status.ready && runtime === true && tries < 20; tries += 1) {
+      if (tries === 0) {
+        const keep: KeepFiles = { type: 'lantern:keep-files', urls: pageFiles(this.#engineWorker!) };
+        navigator.serviceWorker.controller?.postMessage(keep);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      status = await this.offlineStatus();
+    }
+    this.#offlineReady(status);
+    if (status.ready) this.dispatchEvent(new CustomEvent('offline-ready', { detail: status }));
   }
 
   /** Sends a message to every other tab and dispatches it here too. */
@@ -382,11 +435,18 @@ export class LocalAPI extends EventTarget {
       if (this.#host) {
         this.#tabs.postMessage({ type: 'failures', detail: this.#host.failures } satisfies TabMessage);
         if (this.#device) this.#tabs.postMessage({ type: 'device', detail: this.#device } satisfies TabMessage);
+        if (this.#runtime !== undefined) {
+          this.#tabs.postMessage({ type: 'runtime', detail: this.#runtime } satisfies TabMessage);
+        }
       }
       return;
     }
     if (message.type === 'failures') {
       this.#failures = message.detail; // read by models(); the progress events already told of each failure
+      return;
+    }
+    if (message.type === 'runtime') {
+      if (this.#runtime !== true) void this.#checkOffline((this.#runtime = message.detail));
       return;
     }
     if (message.type === 'device') this.#device = message.detail;

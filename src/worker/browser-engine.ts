@@ -1,11 +1,11 @@
 import { env } from '@huggingface/transformers';
 import { StoredFiles } from '../downloads/index.ts';
 import type { LoadProgress } from '../engine/index.ts';
-import { createLocalEngine, type LocalEngine } from '../engines/local-engine.ts';
+import { createLocalEngine, type LocalEngine, type LocalTarget } from '../engines/local-engine.ts';
 import { fetchAsPage } from '../engines/image-input.ts';
 import type { CandidateFailure } from '../engines/model-profile.ts';
 import { detectDevice } from './device.ts';
-import { loadOnnxRuntime } from './onnx-runtime.ts';
+import { loadOnnxRuntime, type OnnxRuntime } from './onnx-runtime.ts';
 import type { DecodeAudioInPage, DeviceInfo, EngineWorkerConfig } from './protocol.ts';
 
 let configured = false;
@@ -63,12 +63,13 @@ export async function createBrowserEngine(
     /** The host page's decoder, for audio that is not WAV. */
     decodeAudio?: DecodeAudioInPage;
   } = {},
-): Promise<{ engine: LocalEngine; device: DeviceInfo }> {
+): Promise<{ engine: LocalEngine; device: DeviceInfo; runtimeKept: Promise<true | string> }> {
   const { onProgress, replaceWorker, decodeAudio } = hooks;
   configureTransformers();
   const device = await detectDevice(config.device);
-  // Read or downloaded while the worker waits for its first call, rather than by onnxruntime-web once a model loads.
-  const runtime = loadOnnxRuntime(env.backends.onnx.wasm!, device.device, self.location.href);
+  // Read or downloaded while the worker waits for its first call, rather than by onnxruntime-web once a model loads:
+  // a page that is ready can go offline before it runs a model (issue 42).
+  const runtime = runtimeLoader(() => loadOnnxRuntime(env.backends.onnx.wasm!, device.device, self.location.href));
   const engine = createLocalEngine({
     failed: config.failed ?? [],
     onProgress,
@@ -77,7 +78,39 @@ export async function createBrowserEngine(
     // Image URLs as the page fetches them: its origin, its CORS rules; it reaches nothing its own scripts could not.
     imageAccess: { fetch: fetchAsPage },
   });
-  return { engine: afterRuntime(engine, runtime), device };
+  return { engine: afterRuntime(engine, runtime.ready), device, runtimeKept: runtime.kept };
+}
+
+/**
+ * onnxruntime-web's binary, loaded as the worker starts. A download that failed (the network went away before it
+ * ended) is tried again by the next call and when the browser says it is back online, until one succeeds: nothing
+ * was instantiated meanwhile. `kept` resolves once the binary is loaded: true when it is kept for offline starts,
+ * otherwise why it is not.
+ */
+function runtimeLoader(load: () => Promise<OnnxRuntime>): {
+  ready: () => Promise<OnnxRuntime>;
+  kept: Promise<true | string>;
+} {
+  let loaded!: (runtime: OnnxRuntime) => void;
+  const kept = new Promise<OnnxRuntime>((resolve) => (loaded = resolve)).then((runtime) => runtime.kept);
+  let attempt = load();
+  const watch = (current: Promise<OnnxRuntime>) => current.then(loaded, () => {}); // a failure waits for a retry
+  void watch(attempt);
+  const ready = () => {
+    attempt = attempt.catch(() => {
+      const retry = load();
+      void watch(retry);
+      return retry;
+    });
+    return attempt;
+  };
+  const online = () =>
+    void ready().then(
+      () => removeEventListener('online', online),
+      () => {},
+    );
+  addEventListener('online', online);
+  return { ready, kept };
 }
 
 /**
@@ -85,23 +118,28 @@ export async function createBrowserEngine(
  * comes before its download ends), and which lets go of the binary once a transformers.js model has loaded: the
  * session that it served says onnxruntime-web's WebAssembly is instantiated.
  */
-function afterRuntime(engine: LocalEngine, runtime: ReturnType<typeof loadOnnxRuntime>): LocalEngine {
+function afterRuntime(engine: LocalEngine, ready: () => Promise<OnnxRuntime>): LocalEngine {
+  let runtime: OnnxRuntime | undefined;
+  // web-llm's candidates run without onnxruntime-web: they need not wait for it, nor fail where it cannot download.
+  const needed = async (target: LocalTarget) => {
+    if (target.candidates.some((c) => c.engine === 'transformers')) runtime = await ready();
+  };
   const released = (onBackend?: (backend: string) => void) => (backend: string) => {
-    if (backend.startsWith('transformers:')) void runtime.then((r) => r.release());
+    if (backend.startsWith('transformers:')) runtime?.release();
     onBackend?.(backend);
   };
   return {
     ...engine,
     chat: async (target, request, options = {}) => {
-      await runtime;
+      await needed(target);
       return engine.chat(target, request, { ...options, onBackend: released(options.onBackend) });
     },
     embed: async (target, request, options = {}) => {
-      await runtime;
+      await needed(target);
       return engine.embed(target, request, { ...options, onBackend: released(options.onBackend) });
     },
     transcribe: async (target, request, options = {}) => {
-      await runtime;
+      await needed(target);
       return engine.transcribe(target, request, { ...options, onBackend: released(options.onBackend) });
     },
   };

@@ -15,6 +15,7 @@ import { createWorkerApi } from './worker-api.ts';
 registerEngineErrorTransfer();
 
 let engine: LocalEngine | undefined;
+let runtimeKept: Promise<true | string> | undefined;
 let trace = false;
 let report: (report: RunReport) => void = () => {};
 let fatal: (reason: string, failed?: CandidateFailure) => void = () => {};
@@ -38,12 +39,14 @@ const control: EngineWorkerControl = {
       decodeAudio,
     });
     engine = started.engine;
+    runtimeKept = started.runtimeKept;
     return started.device;
   },
   connect(port) {
     Comlink.expose(api, port);
   },
   status: () => api.status(),
+  runtimeKept: () => runtimeKept ?? Promise.resolve('the engine worker has not been started yet'),
 };
 
 self.addEventListener('error', (event) => fatal(`Uncaught error in the engine worker: ${event.message}`));

@@ -3,6 +3,7 @@ import plainMjs from 'onnxruntime-web/ort-wasm-simd-threaded.mjs?url';
 import plainWasm from 'onnxruntime-web/ort-wasm-simd-threaded.wasm?url';
 import webgpuMjs from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
 import webgpuWasm from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
+import { EngineError } from '../engine/index.ts';
 import type { DeviceInfo } from './protocol.ts';
 
 /**
@@ -30,29 +31,60 @@ export function onnxRuntimeBuild(device: DeviceInfo['device'], base: string): { 
   return { wasm: new URL(build.wasm, base).href, mjs: new URL(build.mjs, base).href };
 }
 
+/** The build's binary, and whether it is kept in the worker's cache (so that the worker starts offline), or why not. */
+interface RuntimeBinary {
+  binary: ArrayBuffer;
+  /** True once the binary is in the cache; otherwise why it is not (a full disk, a private window). */
+  kept: true | string;
+}
+
 /**
  * The binary at `url`, from the worker's cache, or fetched and kept there; the other binaries of the cache (an older
- * version, the other device's build) are dropped. Undefined where it can be neither read nor fetched (offline before
- * the first download; no Cache Storage, as on an insecure origin): onnxruntime-web then fetches it itself, and fails
- * as it did before this cache existed.
+ * version, the other device's build) are dropped. Undefined where there is no Cache Storage (an insecure origin):
+ * onnxruntime-web then fetches it itself. Rejects with a `download_failed` EngineError that says what to do where it
+ * is neither stored nor reachable (offline before the download ended).
  */
-async function cachedBinary(url: string): Promise<ArrayBuffer | undefined> {
+async function cachedBinary(url: string): Promise<RuntimeBinary | undefined> {
   if (typeof caches === 'undefined') return undefined;
+  const cache = await caches.open(ONNX_RUNTIME_CACHE).catch(() => undefined);
+  const cached = await cache?.match(url).catch(() => undefined);
+  let binary = await cached?.arrayBuffer();
+  let kept: true | string = true;
+  if (!binary) {
+    binary = await download(url);
+    kept = cache
+      ? await cache.put(url, new Response(binary, { headers: { 'content-type': 'application/wasm' } })).then(
+          () => true as const,
+          (error: unknown) => `it could not be stored (${error instanceof Error ? error.message : String(error)})`,
+        )
+      : 'the browser gave no cache to store it in';
+  }
+  if (cache) for (const request of await cache.keys()) if (request.url !== url) await cache.delete(request);
+  return { binary, kept };
+}
+
+/** Fetches the build: failures become an EngineError that says what is missing and what to do. */
+async function download(url: string): Promise<ArrayBuffer> {
+  const name = new URL(url).pathname.split('/').pop();
+  const failed = (why: string, cause?: unknown) =>
+    new EngineError(
+      'download_failed',
+      `Lantern's runtime for this device (onnxruntime-web, ${name}) is not stored yet and could not be downloaded ` +
+        `(${why}). Connect to the network and try again: it is kept from then on (\`lantern.offlineReady\` says when ` +
+        'this device can work offline).',
+      { cause, retry: true },
+    );
+  let response: Response;
   try {
-    const cache = await caches.open(ONNX_RUNTIME_CACHE);
-    const cached = await cache.match(url);
-    let binary = await cached?.arrayBuffer();
-    if (!binary) {
-      const response = await fetch(url);
-      if (!response.ok) return undefined;
-      binary = await response.arrayBuffer();
-      // Not kept (storage full, a private window) is not fatal: this visit runs; the next downloads it again.
-      await cache.put(url, new Response(binary, { headers: { 'content-type': 'application/wasm' } })).catch(() => {});
-    }
-    for (const request of await cache.keys()) if (request.url !== url) await cache.delete(request);
-    return binary;
-  } catch {
-    return undefined;
+    response = await fetch(url);
+  } catch (error) {
+    throw failed(error instanceof Error ? error.message : String(error), error);
+  }
+  if (!response.ok) throw failed(`HTTP ${response.status}`);
+  try {
+    return await response.arrayBuffer();
+  } catch (error) {
+    throw failed(error instanceof Error ? error.message : String(error), error);
   }
 }
 
@@ -62,26 +94,37 @@ export interface OnnxWasmEnv {
   wasmBinary?: ArrayBufferLike | Uint8Array;
 }
 
+/** onnxruntime-web, ready to instantiate: whether its binary is kept for offline starts, and how to let go of it. */
+export interface OnnxRuntime {
+  /** True when the build is in the worker's cache, so that the worker starts without the network; else why not. */
+  kept: true | string;
+  /** To call once a session exists (see loadOnnxRuntime). */
+  release(): void;
+}
+
 /**
- * Points onnxruntime-web at the build for `device` and hands it the binary from the worker's cache. It must be
- * settled before the first session is created: onnxruntime-web instantiates its WebAssembly once per realm, with the
- * settings it finds then. Never rejects.
+ * Points onnxruntime-web at the build for `device` and hands it the binary from the worker's cache, downloaded and
+ * kept there on a first visit. It must be settled before the first session is created: onnxruntime-web instantiates
+ * its WebAssembly once per realm, with the settings it finds then. Rejects (a `download_failed` EngineError) only
+ * where the binary is neither stored nor reachable; nothing is instantiated then, so a later call can try again.
  *
- * @returns `release`, to call once a session exists: onnxruntime-web's module keeps the binary it was given for as
- *   long as the worker lives, which the instance no longer needs (its threads get the compiled module, not the bytes).
+ * `release`, to call once a session exists: onnxruntime-web's module keeps the binary it was given for as long as the
+ * worker lives, which the instance no longer needs (its threads get the compiled module, not the bytes).
  * @see https://github.com/microsoft/onnxruntime/blob/main/js/web/lib/wasm/wasm-factory.ts
  */
 export async function loadOnnxRuntime(
   wasm: OnnxWasmEnv,
   device: DeviceInfo['device'],
   base: string,
-): Promise<{ release(): void }> {
+): Promise<OnnxRuntime> {
   const build = onnxRuntimeBuild(device, base);
   wasm.wasmPaths = build;
-  const binary = await cachedBinary(build.wasm);
-  if (!binary) return { release: () => {} };
+  const stored = await cachedBinary(build.wasm);
+  if (!stored) return { kept: 'this origin has no Cache Storage (not a secure context)', release: () => {} };
+  const { binary, kept } = stored;
   wasm.wasmBinary = binary;
   return {
+    kept,
     release() {
       // Detaching the buffer frees its bytes wherever it is referenced. Instantiation copied them when it began.
       if (binary.byteLength > 0) structuredClone(binary, { transfer: [binary] });

@@ -98,6 +98,12 @@ export interface EngineWorkerControl {
   ): Promise<DeviceInfo>;
   /** Exposes the engine API on `port` (for a service worker). */
   connect(port: MessagePort): void;
+  /**
+   * Resolves once the worker's runtime for its device (onnxruntime-web's build) is loaded: true when it is kept in
+   * the origin's caches, so that a reload without the network starts the engine; otherwise why it is not. Waits while
+   * the download cannot finish (offline): it is tried again when the browser is back online, and by the next call.
+   */
+  runtimeKept(): Promise<true | string>;
   status(): EngineStatus;
 }
 
@@ -203,6 +209,26 @@ export interface Served {
 
 export function isServed(data: unknown): data is Served {
   return typeof data === 'object' && data !== null && (data as Served).type === 'lantern:served';
+}
+
+/**
+ * Page → service worker: keep these files of the app (same-origin URLs) for offline use. Lantern's prebuilt service
+ * worker, which lists no app files of its own, keeps them (the page and scripts it served before it controlled the
+ * page); a precaching one has them already and ignores it.
+ */
+export interface KeepFiles {
+  type: 'lantern:keep-files';
+  urls: string[];
+}
+
+export function isKeepFiles(data: unknown): data is KeepFiles {
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    (data as KeepFiles).type === 'lantern:keep-files' &&
+    Array.isArray((data as KeepFiles).urls) &&
+    (data as KeepFiles).urls.every((url) => typeof url === 'string')
+  );
 }
 
 interface SerializedEngineError {

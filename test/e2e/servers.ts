@@ -7,6 +7,8 @@ export interface TestServer {
   origin: string;
   /** While true, files under `/e2e/late-chat/` answer 404, as if their download failed. */
   withhold: boolean;
+  /** While true, onnxruntime-web's binaries answer 503, as if the network went before their download. */
+  withholdRuntime: boolean;
   close(): Promise<void>;
 }
 
@@ -43,8 +45,13 @@ export async function startServer(
   headers: Record<string, string> = {},
   mounts: Record<string, string> = {},
 ): Promise<TestServer> {
-  const state = { withhold: false };
+  const state = { withhold: false, withholdRuntime: false };
   const withholding: Connect.NextHandleFunction = (req, res, next) => {
+    if (state.withholdRuntime && /\/ort-wasm[^/]*\.wasm$/.test(req.url ?? '')) {
+      res.statusCode = 503;
+      res.end('withheld by the test');
+      return;
+    }
     if (!state.withhold || !req.url?.startsWith('/e2e/late-chat/')) return next();
     res.statusCode = 404;
     res.setHeader('cache-control', 'no-store');
@@ -73,6 +80,12 @@ export async function startServer(
     },
     set withhold(value: boolean) {
       state.withhold = value;
+    },
+    get withholdRuntime() {
+      return state.withholdRuntime;
+    },
+    set withholdRuntime(value: boolean) {
+      state.withholdRuntime = value;
     },
     close: async () => {
       if (closed) return;
