@@ -21,5 +21,6 @@ export {
 } from '../engines/model-profile.ts';
 export { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 export type { IssuedKey, KeyInfo, KeyStore } from '../keys/index.ts';
+export type { OfflineStatus } from './offline-readiness.ts';
 export { ModelStorage, describeStored, type StoredModelEntry, type StorageReport } from './model-storage.ts';
 export type { StoredModel } from '../engines/model-files.ts';

@@ -1,6 +1,6 @@
 import { css, html, LitElement } from 'lit';
 import type OpenAI from 'openai';
-import type { LocalAPI } from '../client/index.ts';
+import type { LocalAPI, OfflineStatus } from '../client/index.ts';
 import './api-panel.ts';
 import './capabilities-panel.ts';
 import './chat-panel.ts';
@@ -102,6 +102,7 @@ export class LanternPlayground extends LitElement {
     transcriptionModels: { state: true },
     exchange: { state: true },
     theme: { state: true },
+    offline: { state: true },
   };
 
   declare lantern: LocalAPI | undefined;
@@ -116,6 +117,8 @@ export class LanternPlayground extends LitElement {
   declare transcriptionModels: string[];
   declare exchange: Exchange | undefined;
   declare theme: 'light' | 'dark';
+  /** Whether this device can work offline (`lantern.offlineReady`), once known. */
+  declare offline: OfflineStatus | undefined;
 
   constructor() {
     super();
@@ -128,6 +131,7 @@ export class LanternPlayground extends LitElement {
 
   override updated(changed: Map<string, unknown>) {
     if (changed.has('lantern') && this.lantern) {
+      void this.lantern.offlineReady.then((status) => (this.offline = status));
       void this.lantern.models().then((models) => {
         this.chatModels = models.filter((m) => m.task === 'chat' && m.candidates.length).map((m) => m.id);
         this.transcriptionModels = models
@@ -145,7 +149,8 @@ export class LanternPlayground extends LitElement {
           <h1>Lantern playground</h1>
           <p class="status">
             <code>${this.lantern?.baseURL ?? '/v1'}</code> answered by models in this browser
-            ${this.lantern?.device ? html` · ${this.lantern.device.device}` : ''}
+            ${this.lantern?.device ? html` · ${this.lantern.device.device}` : ''} ·
+            <span role="status" title=${this.#offlineDetail()}>${this.#offlineSummary()}</span>
             ${this.server && this.server.policy !== 'local-only' ? html` · chats also go to <strong>${this.server.origin}</strong> (${this.server.policy})` : ''}
           </p>
         </div>
@@ -213,6 +218,22 @@ export class LanternPlayground extends LitElement {
       case 'capabilities':
         return html`<capabilities-panel .lantern=${this.lantern}></capabilities-panel>`;
     }
+  }
+
+  /** One line on whether a reload works without the network. */
+  #offlineSummary(): string {
+    if (!this.offline) return 'getting ready to work offline…';
+    if (!this.offline.ready) return `not available offline: ${this.offline.reason}`;
+    const missing = this.offline.missing.length;
+    return missing ? `ready to work offline (${missing} models download on first use)` : 'ready to work offline';
+  }
+
+  /** The models that answer offline, and what the others are missing. */
+  #offlineDetail(): string {
+    if (!this.offline) return '';
+    const lines = [`Offline: ${this.offline.models.join(', ') || 'no model'}`];
+    for (const { model, reason } of this.offline.missing) lines.push(`${model}: ${reason}`);
+    return lines.join('\n');
   }
 
   /** Arrow keys, Home and End move between tabs, as the WAI-ARIA tabs pattern has it. */

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import sharp from 'sharp';
 import type { AddressInfo } from 'node:net';
 import { speechClip } from '../support/speech-fixture.ts';
+import { startServer } from './servers.ts';
 import { clipAllowance, wordErrors } from '../support/word-error-rate.ts';
 
 /**
@@ -521,4 +522,31 @@ test('chat: tools declared, a call shown with its arguments, answered, and the c
   // The API tab shows the tools that were sent.
   await page.getByRole('tab', { name: 'API' }).click();
   await expect(page.getByLabel('openai SDK code')).toContainText('get_time');
+});
+
+test('offline from the first visit: the header says when it is ready, and a reload without the network chats and embeds', async ({
+  page,
+}) => {
+  const server = await startServer(4197);
+  try {
+    await openPlayground(page, `${server.origin}/`);
+    // No model runs before the network goes: the header's word is enough.
+    await expect(page.locator('header [role=status]')).toHaveText('ready to work offline', { timeout: 60_000 });
+    await server.close();
+    await expect(fetch(`${server.origin}/`)).rejects.toThrow();
+
+    await page.reload();
+    await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
+    await chooseGreedy(page);
+    await page.getByLabel('Message').fill('Hello');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect(page.locator('li.assistant .reply')).toHaveText('Hello! How can I help you today?');
+    await page.getByRole('tab', { name: 'Embeddings' }).click();
+    await page.getByRole('button', { name: 'Compare' }).click();
+    await expect(page.getByRole('table', { name: 'Cosine similarity of every pair of texts' })).toBeVisible();
+    await expect(page.locator('embeddings-panel [role=alert]')).toHaveCount(0);
+    await expect(page.locator('header [role=status]')).toHaveText('ready to work offline');
+  } finally {
+    await server.close();
+  }
 });
