@@ -12,8 +12,9 @@ import { sdkClient, type SdkClient } from './support/lantern.ts';
  * Reasoning on real inference, through unmodified clients: the bundled profile's `amber-phoenix-4` is tiny-think, a
  * fixture trained with Qwen3's template to think in `<think>…</think>` before it answers (scripts/fixtures/
  * think_corpus.py), and thinks by default (`defaultReasoningEffort: 'medium'`); `crimson-falcon-4` (tiny-chat) has no
- * thinking mode. The thought must come back apart from the answer (chat: `reasoning_content`; Responses: a
- * `reasoning` item), counted in usage, with constraints, calls and stop sequences applied to the answer only.
+ * thinking mode. The thought must come back apart from the answer (chat: `reasoning_content`, and `reasoning`, the name
+ * the OpenAI Agents SDK, Ollama and OpenRouter use; Responses: a `reasoning` item), counted in usage, with constraints,
+ * calls and stop sequences applied to the answer only.
  */
 const model = 'amber-phoenix-4';
 const BASE = 'http://lantern.test/v1';
@@ -40,7 +41,7 @@ beforeAll(async () => {
 const fetchVia = (url: string | URL | Request, init?: RequestInit) => handler(new Request(url, init));
 
 /** What reasoning servers add to a message and a delta, which the SDK's types do not declare. */
-type Thinking = { reasoning_content?: string };
+type Thinking = { reasoning_content?: string; reasoning?: string };
 type Details = { completion_tokens_details?: { reasoning_tokens?: number } };
 
 const ask = (body: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> & Record<string, unknown> = {}) =>
@@ -56,6 +57,8 @@ describe('chat completions (openai SDK)', () => {
     const reply = await ask();
     const message = reply.choices[0]!.message as (typeof reply.choices)[0]['message'] & Thinking;
     expect(message.reasoning_content).toBe(THOUGHT);
+    // And as `reasoning`: the only name the Agents SDK's chat-completions model reads (`message.reasoning`).
+    expect(message.reasoning).toBe(THOUGHT);
     expect(message.content).toBe(ANSWER);
     const usage = reply.usage as OpenAI.CompletionUsage & Details;
     const thought = usage.completion_tokens_details!.reasoning_tokens;
@@ -69,6 +72,7 @@ describe('chat completions (openai SDK)', () => {
       const message = reply.choices[0]!.message as Thinking & { content: string | null };
       expect(message.content).toBe(ANSWER);
       expect(message.reasoning_content).toBeUndefined();
+      expect(message.reasoning).toBeUndefined();
       expect((reply.usage as Details).completion_tokens_details).toBeUndefined();
     }
     // Every effort above minimal thinks.
@@ -90,6 +94,8 @@ describe('chat completions (openai SDK)', () => {
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const chunk of stream) {
       const delta = chunk.choices[0]?.delta as (OpenAI.ChatCompletionChunk.Choice.Delta & Thinking) | undefined;
+      // Each piece under both names: the Agents SDK's stream reader takes `delta.reasoning` only.
+      expect(delta?.reasoning).toBe(delta?.reasoning_content);
       if (delta?.reasoning_content) parts.push({ kind: 'thought', text: delta.reasoning_content });
       if (delta?.content) parts.push({ kind: 'text', text: delta.content });
       if (chunk.usage) usage = chunk.usage;
@@ -272,6 +278,38 @@ describe('AI SDK', () => {
     expect(result.reasoningText).toBe(item.summary[0]!.text);
     expect(result.reasoningText!.length).toBeGreaterThan(10);
     expect(result.text).toBe(body.output_text);
+  });
+});
+
+/**
+ * The OpenAI Agents SDK in chat-completions mode reads a thought only as `reasoning` (`message.reasoning` in
+ * OpenAIChatCompletionsModel.getResponse, `delta.reasoning` in convertChatCompletionsStreamToResponses) and shows it as
+ * a reasoning item. It is no dependency of the project: this runs where `@openai/agents-core` and
+ * `@openai/agents-openai` are installed (0.12.x, the last on openai 6; later ones need openai 7, hence Node 22), and is
+ * skipped otherwise.
+ */
+const AGENTS_SDK = ['@openai/agents-core', '@openai/agents-openai'];
+const agentsSdk = await Promise.all(AGENTS_SDK.map((name) => import(/* @vite-ignore */ name))).catch(() => undefined);
+
+describe.skipIf(!agentsSdk)('OpenAI Agents SDK (chat completions)', () => {
+  it('shows the thought as a reasoning item before the answer, streamed and not', async () => {
+    const [core, openai] = agentsSdk!;
+    core.setTracingDisabled(true);
+    openai.setDefaultOpenAIClient(client);
+    openai.setOpenAIAPI('chat_completions');
+    core.setDefaultModelProvider(new openai.OpenAIProvider()); // what importing @openai/agents does
+    const agent = new core.Agent({ name: 'calculator', model, modelSettings: { temperature: 0 } });
+    for (const stream of [false, true]) {
+      const result = await core.run(agent, QUESTION, { stream });
+      if (stream) {
+        for await (const _event of result) void _event;
+        await result.completed;
+      }
+      const items = result.newItems as { type: string; rawItem: { rawContent?: { text: string }[] } }[];
+      expect(items.map((item) => item.type)).toEqual(['reasoning_item', 'message_output_item']);
+      expect(items[0]!.rawItem.rawContent![0]!.text).toBe(THOUGHT);
+      expect(result.finalOutput).toBe(ANSWER);
+    }
   });
 });
 

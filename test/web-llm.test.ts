@@ -109,6 +109,28 @@ describe('web-llm through /v1', () => {
     expect(fatal).toEqual([]);
   });
 
+  it('answers a conversation that ends on an assistant turn, or holds only a system message, as the CPU path does', async () => {
+    // web-llm refuses both (its MessageOrderError: the last message must be a user's or a tool's); OpenAI answers both.
+    const continued = await client.chat.completions.create({
+      model: 'crimson-falcon-4',
+      messages: [...hello, { role: 'assistant', content: 'Hi! Ask me anything.' }],
+    });
+    expect(continued.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { content: 't0 t1 t2 t3 t4 t5 t6 t7 t8 t9 ' },
+    });
+    const stream = await client.chat.completions.create({
+      model: 'crimson-falcon-4',
+      messages: [{ role: 'system', content: 'Greet the user.' }],
+      stream: true,
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 ');
+    await settle();
+    expect(fatal).toEqual([]);
+  });
+
   it('counts the prompt when a stop sequence ends the stream', async () => {
     const stream = client.chat.completions.stream({
       model: 'crimson-falcon-4',

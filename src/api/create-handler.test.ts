@@ -251,7 +251,7 @@ describe('chat completions', () => {
       expect(frames.slice(0, -1)).toEqual(chunks.map((c) => `data: ${JSON.stringify(inOrder(c))}`));
       expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([
         { role: 'assistant', content: '' },
-        { reasoning_content: 'hmm "so"' },
+        { reasoning_content: 'hmm "so"', reasoning: 'hmm "so"' },
         { content: text },
         { content: '' },
         {},

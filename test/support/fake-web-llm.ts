@@ -460,7 +460,8 @@ class FakePipeline {
     readonly engine: FakeWebLLM,
     readonly config: FakeChatConfig,
     readonly tokenizer: FakeTokenizer,
-    readonly logitProcessor: LogitProcessor | undefined,
+    /** The registry's processor for the model, given at load; web-llm's pipeline keeps it in a field of its own. */
+    public logitProcessor: LogitProcessor | undefined,
   ) {
     this.conversation = freshConversation(config);
     this.stopStr = this.conversation.getStopStr();
@@ -487,6 +488,8 @@ class FakePipeline {
   getSupportedInputKinds = () => undefined;
   setSeed = (seed: number) => this.rng.setSeed(seed);
   sync = async () => {};
+  /** `dispose` (its GPU buffers), which web-llm's `unload` calls on each loaded pipeline. */
+  dispose = () => {};
 
   setConversation(conversation: Conversation): void {
     this.conversation = conversation;
@@ -763,8 +766,11 @@ class FakePipeline {
       fillNextTokenBitmask(this.grammarMatcher!, this.tokenizer.getVocabSize(), mask);
       for (let t = 0; t < logits.length; t++) if (((mask[t >>> 5]! >>> (t & 31)) & 1) !== 1) logits[t] = MASKED;
     }
-    // 1. The logit processor, on the CPU.
-    if (this.logitProcessor !== undefined) logits = Float32Array.from(this.logitProcessor.processLogits(logits));
+    // 1. The logit processor, on the CPU: web-llm copies the logits there and back for it, each step it is set.
+    if (this.logitProcessor !== undefined) {
+      this.engine.logitCopies += 1;
+      logits = Float32Array.from(this.logitProcessor.processLogits(logits));
+    }
     // 2. logit_bias.
     for (const [token, bias] of Object.entries(logit_bias ?? {}))
       logits[parseInt(token)] = logits[parseInt(token)]! + bias;
@@ -860,6 +866,7 @@ export interface FakePrefill {
 
 /** MLCEngine's private members the fake sets (lib/engine.d.ts declares them private). */
 interface EngineInternals {
+  loadedModelIdToPipeline: Map<string, FakePipeline>;
   loadedModelIdToChatConfig: Map<string, unknown>;
   loadedModelIdToModelType: Map<string, ModelType>;
   loadedModelIdToLock: Map<string, CustomLock>;
@@ -897,6 +904,8 @@ export class FakeWebLLM extends MLCEngine implements WebLLMEngine {
   /** Thrown from the forward pass of the next prefill (a failure of the GPU, after the conversation took the round). */
   failNext: Error | undefined;
   tokensGenerated = 0;
+  /** Steps whose logits web-llm copied to the CPU and back for the model's logit processor. */
+  logitCopies = 0;
   readonly pipeline: FakePipeline;
   readonly #lock = new CustomLock();
   readonly #requests = new WeakMap<object, ChatCompletionRequestStreaming>();
@@ -910,6 +919,7 @@ export class FakeWebLLM extends MLCEngine implements WebLLMEngine {
     super(config);
     this.pipeline = new FakePipeline(this, chatConfig, tokenizer, config?.logitProcessorRegistry?.get(modelId));
     const engine = this as unknown as EngineInternals;
+    engine.loadedModelIdToPipeline.set(modelId, this.pipeline);
     engine.loadedModelIdToChatConfig.set(modelId, chatConfig);
     engine.loadedModelIdToModelType.set(modelId, ModelType.LLM);
     engine.loadedModelIdToLock.set(modelId, this.#lock);

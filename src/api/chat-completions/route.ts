@@ -5,13 +5,18 @@ import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
 import { eventStream, JsonText } from '../sse.ts';
 import { completionUsage, type CompletionUsage } from '../usage.ts';
+import { withBothReasoningNames } from './reasoning-names.ts';
 import { chatParser } from './schema.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChoiceLogprobs } from './wire.ts';
 
-/** A finished choice as OpenAI's message: `content` null when it only called tools, each call with a fresh id. */
+/**
+ * A finished choice as OpenAI's message: `content` null when it only called tools, each call with a fresh id; a thought
+ * under both names clients read (reasoning-names.ts).
+ */
 function toMessage(choice: ChatChoice): ChatCompletion['choices'][number]['message'] {
   const calls = choice.toolCalls ?? [];
-  const thought = choice.reasoning !== undefined ? { reasoning_content: choice.reasoning } : {};
+  const thought =
+    choice.reasoning !== undefined ? { reasoning_content: choice.reasoning, reasoning: choice.reasoning } : {};
   if (!calls.length) return { role: 'assistant', content: choice.text, refusal: null, ...thought };
   return {
     role: 'assistant',
@@ -53,7 +58,9 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
 
     if (!stream) {
       const result = await engine.chat(model, request, { signal: c.req.raw.signal, clientBody, onServe });
-      if (result.serverBody) return served.label(c.json({ ...result.serverBody, model: served.model }));
+      if (result.serverBody) {
+        return served.label(c.json({ ...withBothReasoningNames(result.serverBody), model: served.model }));
+      }
       return served.label(
         c.json<ChatCompletion>({
           id,
@@ -86,11 +93,9 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
       }
       return new JsonText(`${head}${choiceJson}]${tail}`);
     };
-    /** A chunk of one choice's text (`content` or `reasoning_content`) and its log probabilities, as `chunk` writes it. */
-    const textChunk = (index: number, field: 'content' | 'reasoning_content', text: string, logprobs: string) =>
-      choiceChunk(
-        `{"index":${index},"delta":{"${field}":${JSON.stringify(text)}},"logprobs":${logprobs},"finish_reason":null}`,
-      );
+    /** A chunk of one choice's text and its log probabilities, as `chunk` writes it. */
+    const textChunk = (index: number, delta: string, logprobs: string) =>
+      choiceChunk(`{"index":${index},"delta":{${delta}},"logprobs":${logprobs},"finish_reason":null}`);
     const chunk = (choices: ChatCompletionChunk['choices'], usage: CompletionUsage | null = null) => {
       const out: ChatCompletionChunk = {
         id,
@@ -108,7 +113,7 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
         let passedThrough = false;
         const onServerChunk = (serverChunk: WireObject) => {
           passedThrough = true;
-          send({ ...serverChunk, model: served.model });
+          send({ ...withBothReasoningNames(serverChunk), model: served.model });
         };
         const opened = new Set<number>();
         const onEvent = (event: ChatEvent) => {
@@ -127,10 +132,13 @@ export function createChatCompletion({ engine, limits, now, ownedBy, errorBody }
           switch (event.type) {
             case 'delta': {
               const logprobs = event.logprobs ? JSON.stringify(toLogprobs(event.logprobs)) : 'null';
-              return send(textChunk(event.choice, 'content', event.text, logprobs));
+              return send(textChunk(event.choice, `"content":${JSON.stringify(event.text)}`, logprobs));
             }
-            case 'reasoning':
-              return send(textChunk(event.choice, 'reasoning_content', event.text, 'null'));
+            case 'reasoning': {
+              // Under both names clients read (reasoning-names.ts).
+              const text = JSON.stringify(event.text);
+              return send(textChunk(event.choice, `"reasoning_content":${text},"reasoning":${text}`, 'null'));
+            }
             case 'tool_call': {
               const open = opened.has(event.choice) ? {} : { role: 'assistant' as const, content: null };
               opened.add(event.choice);

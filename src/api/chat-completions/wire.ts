@@ -59,6 +59,8 @@ export interface ChatCompletion {
        * SDK and LangChain read it as reasoning); absent when the model did not think.
        */
       reasoning_content?: string;
+      /** The same thought, as Ollama and OpenRouter return it (the OpenAI Agents SDK reads only this name). */
+      reasoning?: string;
       tool_calls?: ChatCompletionMessageToolCall[];
     };
     logprobs: ChoiceLogprobs | null;
@@ -83,6 +85,8 @@ export interface ChatCompletionChunk {
       content?: string | null;
       /** A piece of the thought, before any `content` (as `message.reasoning_content`). */
       reasoning_content?: string;
+      /** The same piece, under the other name (as `message.reasoning`). */
+      reasoning?: string;
       tool_calls?: ChatCompletionChunkToolCall[];
     };
     logprobs: ChoiceLogprobs | null;

@@ -76,3 +76,21 @@ describe('HeldConversation across keys', () => {
     expect(resets).toBe(3);
   });
 });
+
+describe('HeldConversation and named turns', () => {
+  it("counts a turn sent under another role than web-llm holds as another turn, as web-llm's comparison does", () => {
+    // A last assistant turn goes to web-llm as a user's under the assistant's role (`endingWebLLMTakes`).
+    const named: WebLLMMessage = { role: 'user', name: '<|im_start|>assistant', content: 'Go on:' };
+    const conversation = new HeldConversation();
+    const client: ChatMessage[] = [{ role: 'assistant', content: 'Go on:' }];
+    conversation.hold(client, { text: 'More.', toolCalls: [] }, [named], 'More.', 9, 3);
+    const after = (first: WebLLMMessage) => [
+      first,
+      { role: 'assistant', content: 'More.' },
+      { role: 'user', content: '?' },
+    ];
+    expect(conversation.cachedFor(after(named))).toBe(11);
+    expect(conversation.cachedFor(after({ role: 'assistant', content: 'Go on:' }))).toBe(0);
+    expect(conversation.cachedFor(after({ role: 'user', content: 'Go on:' }))).toBe(0);
+  });
+});

@@ -1,8 +1,12 @@
 import type { ChatMessage, FunctionCall } from '../../engine/index.ts';
 
-/** A message as web-llm is sent it: its role and text, or a user turn's text and image parts (Lantern sends no names). */
+/**
+ * A message as web-llm is sent it: its role and text, or a user turn's text and image parts; a user turn's `name` is
+ * the role web-llm writes it under (Lantern names only a last assistant turn sent as a user's: `endingWebLLMTakes`).
+ */
 export interface WebLLMMessage {
   role: string;
+  name?: string;
   content: string | WebLLMPart[];
 }
 
@@ -24,7 +28,11 @@ export type WebLLMPart = { type: 'text'; text: string } | { type: 'image_url'; i
  *
  * The client sends back the replies Lantern gave it, which may differ from what web-llm holds (Lantern removes the
  * empty thinking block web-llm adds when thinking is off, and reads tool calls out of the text): a request that
- * continues the held conversation, as the client sees it, is sent with web-llm's own version of its replies.
+ * continues the held conversation, as the client sees it, is sent with web-llm's own version of its replies. A thinking
+ * model's past replies then lose their thought (`withoutPastThoughts`, applied after `asHeld`): web-llm holds a reply
+ * with its thought, so the request after a reply with one is prefilled whole (`cachedFor` says 0, as web-llm compares),
+ * while a reply without one (thinking off: web-llm's empty block) is sent as web-llm holds it, and its next request
+ * reuses the cache. Each past reply is sent the same way on every later turn, so the comparison holds turn after turn.
  *
  * A request web-llm refuses before it touches its conversation (its request and generation-config checks, its seed,
  * the conversation it builds from the messages) leaves the held one as it was; any other that does not end on its own
@@ -88,7 +96,7 @@ export class HeldConversation {
     const reused =
       history.length === held.sent.length &&
       history.some((m) => m.role !== 'system') &&
-      history.every((m, i) => m.role === held.sent[i]!.role && sameContent(m.content, held.sent[i]!.content));
+      history.every((m, i) => sameTurn(m, held.sent[i]!));
     return reused ? held.tokens : 0;
   }
 
@@ -134,6 +142,10 @@ export class HeldConversation {
     this.#held = undefined;
   }
 }
+
+/** The same turn as web-llm compares it (`compareConversationObject`): role, the role it is written under, content. */
+const sameTurn = (a: WebLLMMessage, b: WebLLMMessage) =>
+  a.role === b.role && a.name === b.name && sameContent(a.content, b.content);
 
 /**
  * The same content as web-llm compares it (`compareConversationObject`): the same text, or as many parts, each the same

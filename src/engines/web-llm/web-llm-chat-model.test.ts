@@ -423,14 +423,12 @@ describe('WebLLMChatModel', () => {
 
   it("refuses what web-llm's own request check refuses, as the client's error", async () => {
     const { model } = await loaded();
-    // web-llm continues only a user's or a tool's turn; its exported check runs in create(), as in web-llm.
-    const last = request({
-      messages: [
-        { role: 'user', content: 'Hello' },
-        { role: 'assistant', content: 'Hi' },
-      ],
+    // web-llm takes images only on a vision model; its exported check runs in create(), as in web-llm.
+    const url = 'data:image/png;base64,iVBORw0KGgo=';
+    const image = request({
+      messages: [{ role: 'user', content: 'What is it?', images: [{ url, detail: 'auto', at: 0, param: 'p' }] }],
     });
-    await expect(model.generate(last)).rejects.toMatchObject({ kind: 'invalid_request', param: 'messages' });
+    await expect(model.generate(image)).rejects.toMatchObject({ kind: 'invalid_request', param: 'messages' });
   });
 
   it('sends every system message in one, first, in their order (web-llm takes one, first), as the CPU engines answer', async () => {

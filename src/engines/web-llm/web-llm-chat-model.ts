@@ -27,7 +27,8 @@ import { failedBeforePrefill, loadError, runError } from './web-llm-errors.ts';
 import { HeldConversation, type WebLLMMessage } from './held-conversation.ts';
 import { webLLMProgress } from './web-llm-progress.ts';
 import { readWebLLMTokenizer, type WebLLMTokenizer } from './web-llm-tokenizer.ts';
-import { LogprobRecorder } from './web-llm-logprobs.ts';
+import { LogprobRecorder, logitProcessorSlot, type LogitProcessorSlot } from './web-llm-logprobs.ts';
+import { endingWebLLMTakes, readAssistantRole, withoutPastThoughts } from './web-llm-turns.ts';
 import type { TokenText } from '../decoding/logprobs.ts';
 
 /**
@@ -109,7 +110,11 @@ export interface WebLLMLoadOptions {
  *
  * Prefix reuse is web-llm's own: it keeps the KV cache of its last conversation when the next request extends it (see
  * HeldConversation). Messages go to it as the client sent them (its system messages in one: `webLLMMessages`) and
- * replies come back as web-llm wrote them, so a client that sends the history back gets that reuse turn after turn.
+ * replies come back as web-llm wrote them, so a client that sends the history back gets that reuse turn after turn;
+ * a thinking model's past replies go without their thought (`withoutPastThoughts`: Qwen3's template drops them, and
+ * Qwen3-0.6B cuts its replies short with them, mlc-llm#3482). A conversation that ends on an assistant turn, or holds
+ * only system messages, which web-llm refuses, is sent ending on a turn it takes, so that the model answers after it
+ * as on the CPU engines (`endingWebLLMTakes`).
  * With `n > 1`, choice 0 runs last, so the conversation web-llm holds afterwards is the one a client most likely
  * continues. That reuse is one key's (ChatRequest.cacheScope): a request of another key than the last one's makes
  * web-llm start afresh. Lantern's requests take web-llm one at a time (`#turns`), each with all its choices, so that
@@ -132,6 +137,10 @@ export class WebLLMChatModel {
   #tokenizer: Promise<WebLLMTokenizer | undefined> | undefined;
   /** The model's logit processor in web-llm, which reads the log probabilities. */
   readonly #logprobs: LogprobRecorder;
+  /** Where web-llm's pipeline holds that processor, attached only for a generation that reads it (see LogprobRecorder). */
+  readonly #processorSlot: LogitProcessorSlot | undefined;
+  /** The assistant role of the model's template, read from web-llm's cache when first needed (`endingWebLLMTakes`). */
+  #assistantRole: Promise<string | undefined> | undefined;
 
   private constructor(
     engine: WebLLMEngine,
@@ -142,7 +151,14 @@ export class WebLLMChatModel {
     this.#engine = engine;
     this.#model = model;
     this.#logprobs = logprobs;
+    this.#processorSlot = logitProcessorSlot(engine, model);
     this.#thinkingBlockTokens = thinkingBlockTokens;
+  }
+
+  /** The assistant role of the model's conversation template (see `readAssistantRole`). */
+  #assistantRoleOf(): Promise<string | undefined> {
+    this.#assistantRole ??= readAssistantRole(this.#model).catch(() => undefined);
+    return this.#assistantRole;
   }
 
   /** How `logprobs` spells this model's tokens: their text alone and their exact bytes, from its tokenizer.json. */
@@ -207,6 +223,7 @@ export class WebLLMChatModel {
     // A raw prompt gets the BOS its tokenizer adds (transformers.js' too), which web-llm's text completion does not.
     const bos = request.prompt === undefined ? '' : ((await this.#tokenizerFile())?.bosText ?? '');
     const words = request.logprobs === undefined ? undefined : await this.#tokenText();
+    const assistantRole = request.prompt === undefined ? await this.#assistantRoleOf() : undefined;
     const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
     const onEvent = (event: ChatEvent) => {
       results.add(event);
@@ -225,6 +242,7 @@ export class WebLLMChatModel {
           words,
           thinking,
           thinkingOff: thinks && !thinking,
+          assistantRole,
         });
         usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
         usage.completionTokens += choice.completionTokens;
@@ -244,17 +262,30 @@ export class WebLLMChatModel {
     index: number,
     { signal, onEvent }: RunOptions,
     grammar: GrammarSpec | undefined,
-    how: { bos: string; words: TokenText | undefined; thinking: boolean; thinkingOff: boolean },
+    how: {
+      bos: string;
+      words: TokenText | undefined;
+      thinking: boolean;
+      thinkingOff: boolean;
+      assistantRole: string | undefined;
+    },
   ) {
-    const { bos, words, thinking: reasoning, thinkingOff } = how;
+    const { bos, words, thinking: reasoning, thinkingOff, assistantRole } = how;
     throwIfAborted(signal);
     const rawPrompt = request.prompt !== undefined;
-    // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache;
-    // a raw prompt continues no conversation.
-    const sent = rawPrompt ? request : { ...request, messages: this.#held.asHeld(request.messages) };
+    // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache,
+    // but for the thoughts of a thinking model's past replies (`withoutPastThoughts`); a raw prompt continues none.
+    const held = rawPrompt ? [] : this.#held.asHeld(request.messages);
+    const messages = this.#thinkingBlockTokens === undefined ? held : withoutPastThoughts(held);
+    const sent = rawPrompt ? request : { ...request, messages };
     const chat = rawPrompt
       ? undefined
       : toWebLLMRequest(sent, index, thinkingOff ? this.#thinkingBlockTokens : undefined, grammar);
+    // Ending on a turn web-llm takes last, as the CPU engines answer a conversation that ends on another.
+    if (chat) {
+      const ending = endingWebLLMTakes(chat.messages as WebLLMMessage[], assistantRole);
+      chat.messages = ending as ChatCompletionRequestStreaming['messages'];
+    }
     // What web-llm's cache holds of the prompt, compared as web-llm compares it (see HeldConversation).
     const cachedPromptTokens = chat ? this.#held.cachedFor(chat.messages as WebLLMMessage[]) : 0;
     // The parameter a grammar web-llm cannot compile came from.
@@ -263,6 +294,8 @@ export class WebLLMChatModel {
       : request.constraint.type === 'tools'
         ? 'tools'
         : (request.constraint.param ?? 'response_format');
+    // The recorder runs in web-llm only for a generation that reads it: each step it runs costs a copy of the logits.
+    if (this.#processorSlot) this.#processorSlot.logitProcessor = words || reasoning ? this.#logprobs : undefined;
     // Log probabilities as Lantern reads them (LogprobRecorder), of this generation only: web-llm runs one at a time.
     this.#logprobs.begin(
       words && {

@@ -33,9 +33,12 @@ export interface LogprobRequest {
  * sent neutral), and reports the token from them: the distribution at the sampling temperature (1 when greedy), masked
  * tokens left out. It leaves the logits as they are. One generation at a time: web-llm's lock runs them one by one.
  *
- * Installed for every request of the model (web-llm takes a processor only when it loads one), it costs every step a
- * copy of the logits to the CPU and back (about 600 KB for a 150k vocabulary), whether log probabilities were asked
- * for or not: the price of exact ones.
+ * web-llm takes a processor only when it loads a model (`logitProcessorRegistry`), and then runs it at every step of
+ * every generation: a copy of the logits to the CPU, a wait for the GPU, and two copies back (about 600 KB each way for
+ * a 150k vocabulary, and a new array each step), whether anything reads them or not. So the recorder is registered at
+ * load and then attached to the model's pipeline only for a generation that reads it (`LogitProcessorSlot`): one that
+ * asks for log probabilities, or one whose thought's tokens are counted (`sampled`: web-llm reports no count of a
+ * chunk's tokens).
  */
 export class LogprobRecorder implements LogitProcessor {
   #request: LogprobRequest | undefined;
@@ -91,4 +94,25 @@ export class LogprobRecorder implements LogitProcessor {
   }
 
   resetState(): void {}
+}
+
+/**
+ * Where web-llm keeps the processor a loaded model runs (`LLMChatPipeline.logitProcessor`, from the registry at load),
+ * which it reads at each step (`sampleFromRawLogits`: no copy of the logits when it is undefined; `commitSamplerState`).
+ */
+export interface LogitProcessorSlot {
+  logitProcessor: LogitProcessor | undefined;
+}
+
+/**
+ * The model's pipeline in a loaded web-llm engine, where its processor can be attached and detached between
+ * generations; undefined when the engine does not show it (another web-llm than 0.2.86's MLCEngine, whose
+ * `loadedModelIdToPipeline` is private): its processor then stays attached for every generation, as web-llm loaded it.
+ */
+export function logitProcessorSlot(engine: object, modelId: string): LogitProcessorSlot | undefined {
+  const pipelines = (engine as { loadedModelIdToPipeline?: unknown }).loadedModelIdToPipeline;
+  const pipeline: unknown = pipelines instanceof Map ? pipelines.get(modelId) : undefined;
+  return typeof pipeline === 'object' && pipeline !== null && 'logitProcessor' in pipeline
+    ? (pipeline as LogitProcessorSlot)
+    : undefined;
 }
