@@ -37,6 +37,18 @@ describe('PrefixCache', () => {
     expect(c.match([1, 0])?.entry.value).toBe('a');
   });
 
+  it('keeps at most maxEntries entries, however few bytes they hold, evicting the least recently used', () => {
+    const freed: string[] = [];
+    const c = new PrefixCache<string>(1000, (value) => freed.push(value), 2);
+    c.add([[1]], 1, 'a');
+    c.add([[2]], 1, 'b');
+    c.match([1, 0]); // a is now the most recently used
+    c.add([[3]], 1, 'c');
+    expect(freed).toEqual(['b']);
+    expect(c.size).toBe(2);
+    expect(c.bytes).toBe(2);
+  });
+
   it('refuses (and frees) a value bigger than the whole budget; a budget of 0 caches nothing', () => {
     const { cache: c, freed } = cache(5);
     c.add([[1]], 6, 'big');

@@ -23,10 +23,10 @@ export interface PrefixMatch<T> {
 }
 
 /**
- * Least-recently-used cache of token sequences, bounded in bytes. A prompt matches only entries of its own scope, and
- * an entry makes only entries of its own scope redundant: which tokens another scope cached changes nothing a scope
- * sees (issue 41: `cached_tokens` told one key another's prompt, a digit at a time). Scopes share the budget, so
- * another's use can evict a scope's entries: that says how much was cached lately, never what.
+ * Least-recently-used cache of token sequences, bounded in bytes and in entries. A prompt matches only entries of its
+ * own scope, and an entry makes only entries of its own scope redundant: which tokens another scope cached changes
+ * nothing a scope sees (issue 41: `cached_tokens` told one key another's prompt, a digit at a time). Scopes share the
+ * budget, so another's use can evict a scope's entries: that says how much was cached lately, never what.
  *
  * @example
  * const cache = new PrefixCache<Kv>(256 * 2 ** 20, (kv) => kv.dispose());
@@ -39,15 +39,19 @@ export class PrefixCache<T> {
   readonly #entries = new Set<PrefixEntry<T>>();
   readonly #budget: number;
   readonly #dispose: (value: T) => void;
+  readonly #maxEntries: number;
   #bytes = 0;
 
   /**
    * @param budget - the most bytes the cached values may hold together; 0 caches nothing.
    * @param dispose - frees a value that is evicted or refused.
+   * @param maxEntries - the most entries held, whatever their bytes: each costs a scan on every {@link match}, and
+   *   objects of its own beside the bytes it counts (issue 42).
    */
-  constructor(budget: number, dispose: (value: T) => void) {
+  constructor(budget: number, dispose: (value: T) => void, maxEntries = Infinity) {
     this.#budget = budget;
     this.#dispose = dispose;
+    this.#maxEntries = maxEntries;
   }
 
   /** Bytes held now. */
@@ -85,11 +89,11 @@ export class PrefixCache<T> {
 
   /**
    * Caches a value of `scope` as the most recently used. Entries of the scope it makes redundant (every row of theirs
-   * a prefix of one of its rows) are freed, then the least recently used until the budget holds. A value over the
-   * whole budget is freed at once.
+   * a prefix of one of its rows) are freed, then the least recently used until the budget and the number of entries
+   * hold. A value over the whole budget is freed at once.
    */
   add(rows: readonly (readonly number[])[], bytes: number, value: T, scope?: string): void {
-    if (bytes > this.#budget) return this.#dispose(value);
+    if (bytes > this.#budget || this.#maxEntries < 1) return this.#dispose(value);
     for (const entry of [...this.#entries]) {
       const redundant =
         entry.scope === scope && entry.rows.every((old) => rows.some((row) => sharedPrefix(old, row) === old.length));
@@ -98,7 +102,7 @@ export class PrefixCache<T> {
     this.#entries.add({ rows, scope, bytes, value });
     this.#bytes += bytes;
     for (const entry of this.#entries) {
-      if (this.#bytes <= this.#budget) break;
+      if (this.#bytes <= this.#budget && this.#entries.size <= this.#maxEntries) break;
       this.#evict(entry);
     }
   }

@@ -9,6 +9,16 @@ import { PrefixCache, type PrefixEntry } from '../decoding/prefix-cache.ts';
 export const DEFAULT_PREFIX_CACHE_BYTES = 256 * 2 ** 20;
 
 /**
+ * Most entries (finished rows: a conversation's latest turn each) a chat model's prefix cache keeps, whatever their
+ * bytes: 32 conversations going on at once is more than one device's apps keep. The byte budget binds first for entries
+ * of more than 8 MiB (256 MiB / 32): 37 tokens of Qwen3-0.6B's fp32 keys and values, 105 of SmolLM2-360M's; shorter
+ * prompts cost little to prefill again. The count bounds what the bytes do not: each entry's tensor objects (two a
+ * layer) and token list, and a scan of every entry on each prompt. Before it, a model of 1 KiB a token (the bundled
+ * fixtures) kept every distinct prompt of a 1,000-request soak, the heap and the worker growing with each (issue 42).
+ */
+export const DEFAULT_PREFIX_CACHE_ENTRIES = 32;
+
+/**
  * A cached prefix is copied (rather than handed over whole) only from this many shared tokens on: below it, prefilling
  * the tokens again costs about what copying does, and on WebGPU the copy downloads the whole cached tensor.
  */
@@ -31,9 +41,12 @@ const MIN_COPIED_TOKENS = 16;
 export class PrefixReuse {
   readonly #cache: PrefixCache<DynamicCache>;
 
-  /** @param budget - bytes of keys and values kept between generations (0 turns reuse off). */
-  constructor(budget: number = DEFAULT_PREFIX_CACHE_BYTES) {
-    this.#cache = new PrefixCache(budget, disposeCache);
+  /**
+   * @param budget - bytes of keys and values kept between generations (0 turns reuse off).
+   * @param maxEntries - most entries kept, whatever their bytes.
+   */
+  constructor(budget: number = DEFAULT_PREFIX_CACHE_BYTES, maxEntries = DEFAULT_PREFIX_CACHE_ENTRIES) {
+    this.#cache = new PrefixCache(budget, disposeCache, maxEntries);
   }
 
   /**
