@@ -94,6 +94,7 @@ export default tseslint.config(
       'dist/',
       'dist-app/',
       'dist-e2e/',
+      'dist-e2e-next/',
       'dev-dist/',
       'test-results/',
       'coverage/',

@@ -56,6 +56,11 @@ class ConnectionLost extends Error {}
 export interface EngineWorkerClientOptions {
   /** Asks for a port when there is none (the service worker asks its window clients). */
   requestPort: () => void;
+  /**
+   * Why no open page can host an engine worker of this protocol version, when that is so (every open page is another
+   * version of the app: see PROTOCOL_VERSION); asked when a call finds no port, and by `recheck`.
+   */
+  hostless?: () => Promise<string | undefined>;
   portWaitMs?: number;
   /** How often a running call says `alive` to its worker (default CALLER_ALIVE_MS; tests shorten it). */
   aliveMs?: number;
@@ -76,11 +81,13 @@ export class EngineWorkerClient implements LocalEngine {
   #connection: Connection | undefined;
   /** The last host's routing; kept when it goes, since remote candidates need no engine worker. */
   #routing: RoutingConfig | undefined;
-  readonly #waiting = new Set<(connection: Connection) => void>();
+  readonly #hostless: (() => Promise<string | undefined>) | undefined;
+  readonly #waiting = new Set<(connection: Connection | EngineError) => void>();
 
   constructor(options: EngineWorkerClientOptions) {
     registerEngineErrorTransfer();
     this.#requestPort = options.requestPort;
+    this.#hostless = options.hostless;
     this.#portWaitMs = options.portWaitMs ?? PORT_WAIT_MS;
     this.#aliveMs = options.aliveMs ?? CALLER_ALIVE_MS;
   }
@@ -99,6 +106,19 @@ export class EngineWorkerClient implements LocalEngine {
     const connection: Connection = { api: Comlink.wrap<EngineWorkerApi>(port), port, key, calls: new Set() };
     this.#connection = connection;
     this.#waiting.forEach((resolve) => resolve(connection));
+    this.#waiting.clear();
+  }
+
+  /**
+   * Asks `hostless` again (a page told its version): when no open page can host an engine worker of this version, the
+   * calls waiting for a port fail at once with `version_mismatch`, rather than waiting for a port none will give.
+   */
+  async recheck(): Promise<void> {
+    if (this.#connection || this.#waiting.size === 0) return;
+    const why = await this.#hostless?.();
+    if (!why || this.#connection) return;
+    const refusal = new EngineError('version_mismatch', why);
+    this.#waiting.forEach((settle) => settle(refusal));
     this.#waiting.clear();
   }
 
@@ -277,15 +297,16 @@ export class EngineWorkerClient implements LocalEngine {
   #connect(signal?: AbortSignal): Promise<Connection> {
     if (this.#connection) return Promise.resolve(this.#connection);
     this.#requestPort();
-    return new Promise<Connection>((resolve, reject) => {
+    const waiting = new Promise<Connection>((resolve, reject) => {
       const settle = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         this.#waiting.delete(connected);
       };
-      const connected = (connection: Connection) => {
+      const connected = (connection: Connection | EngineError) => {
         settle();
-        resolve(connection);
+        if (connection instanceof EngineError) reject(connection);
+        else resolve(connection);
       };
       const onAbort = () => {
         settle();
@@ -303,5 +324,7 @@ export class EngineWorkerClient implements LocalEngine {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiting.add(connected);
     });
+    void this.recheck();
+    return waiting;
   }
 }

@@ -4,7 +4,9 @@ import { aborted, FakeEngine } from '../test/support/fake-engine.ts';
 import { EngineError } from '../src/engine/index.ts';
 import { KeyRing } from '../src/keys/index.ts';
 import {
+  hostLock,
   PORT_REQUEST,
+  PROTOCOL_VERSION,
   REQUEST_ID_HEADER,
   registerEngineErrorTransfer,
   type PortOffer,
@@ -34,14 +36,39 @@ const ROUTING: PortOffer['routing'] = {
 const ports: MessagePort[] = [];
 afterEach(() => ports.splice(0).forEach((p) => p.close()));
 
-/** Just enough of a ServiceWorkerGlobalScope: listeners, clients, location. */
+/** Web Locks as a test holds them: a lock held by a page (`hold`) is granted to the service worker when released. */
+class FakeLocks {
+  readonly #held = new Map<string, (() => void)[]>();
+
+  hold(name: string) {
+    this.#held.set(name, []);
+  }
+
+  release(name: string) {
+    const waiting = this.#held.get(name) ?? [];
+    this.#held.delete(name);
+    waiting.forEach((grant) => grant());
+  }
+
+  request(name: string, callback: () => unknown): Promise<unknown> {
+    return new Promise((resolve) => {
+      const grant = () => resolve(callback());
+      const waiting = this.#held.get(name);
+      if (waiting) waiting.push(grant);
+      else grant();
+    });
+  }
+}
+
+/** Just enough of a ServiceWorkerGlobalScope: listeners, clients, location, locks. */
 class FakeScope {
   readonly location = { origin: ORIGIN };
+  readonly navigator = { locks: new FakeLocks() };
   readonly listeners = new Map<string, ((event: unknown) => void)[]>();
-  readonly windows = new Map<string, { postMessage: (data: unknown) => void }>();
+  readonly windows = new Map<string, { id?: string; postMessage: (data: unknown) => void }>();
   readonly asked: unknown[] = [];
   readonly clients = {
-    matchAll: async () => [...this.windows.values()],
+    matchAll: async () => [...this.windows].map(([id, client]) => Object.assign(client, { id })),
     get: async (id: string) => this.windows.get(id),
   };
 
@@ -60,16 +87,27 @@ class FakeScope {
     return answered;
   }
 
-  /** A host tab hands over a port to a worker around `engine`, with its profile. */
-  offer(engine: FakeEngine, host = 'host-a', worker = 1, routing = ROUTING) {
+  /**
+   * A host tab hands over a port to a worker around `engine`, with its profile, holding its host lock; `source` hears
+   * what the service worker answers. Resolves with the port's other end.
+   */
+  offer(
+    engine: FakeEngine,
+    host = 'host-a',
+    worker = 1,
+    routing = ROUTING,
+    { protocol = PROTOCOL_VERSION, source = { postMessage: (_data: unknown) => {} } } = {},
+  ): MessagePort {
     const { port1, port2 } = new MessageChannel();
     ports.push(port1, port2);
     Comlink.expose(
       createWorkerApi(() => engine, { report: () => {}, fatal: () => {} }),
       port1,
     );
-    const offer: PortOffer = { type: 'lantern:port-offer', host, worker, routing };
-    this.dispatch('message', { data: offer, ports: [port2] });
+    this.navigator.locks.hold(hostLock(host));
+    const offer: PortOffer = { type: 'lantern:port-offer', protocol, host, worker, routing };
+    this.dispatch('message', { data: offer, ports: [port2], source });
+    return port1;
   }
 }
 
@@ -155,6 +193,82 @@ describe('mountLantern', () => {
     expect(response.status).toBe(500);
     expect(response.headers.get('x-should-retry')).toBe('true');
     expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/No page is hosting/);
+  });
+
+  it("stops using a host whose page died without a word (its renderer crashed) once the host's lock is released", async () => {
+    const { scope, post, chat } = await mounted();
+    const streaming = new FakeEngine();
+    streaming.onChat = async (_request, { onEvent, signal }) => {
+      onEvent?.({ type: 'delta', choice: 0, text: 'hi' });
+      await aborted(signal); // the tab's renderer crashes here: nothing more comes, not even the end
+      return new Promise(() => {});
+    };
+    scope.offer(streaming, 'host-a');
+    const response = await scope.fetch(post('/v1/chat/completions', { ...chat, stream: true }))!;
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let heard = '';
+    while (!heard.includes('"hi"')) heard += (await reader.read()).value;
+    scope.navigator.locks.release(hostLock('host-a')); // what the browser does for a crashed tab
+    let rest = '';
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += chunk.value;
+    expect(rest).toMatch(/data: \{"error":\{"message":"The engine went away while this request was running/);
+    expect(rest).toContain('"code":"engine_unavailable"');
+    // The next request goes to the next host.
+    scope.offer(new FakeEngine(), 'host-b');
+    expect((await scope.fetch(post('/v1/chat/completions', chat))!).status).toBe(200);
+  });
+
+  it('refuses the port of a page of another protocol version, and answers at once while no page can host', async () => {
+    const { scope, post, chat } = await mounted();
+    const told: unknown[] = [];
+    const old = { id: 'page-old', postMessage: (data: unknown) => told.push(data) };
+    scope.windows.set(old.id, old);
+    const older = new FakeEngine();
+    const port = scope.offer(older, 'host-old', 1, ROUTING, { protocol: PROTOCOL_VERSION - 1, source: old });
+    const closed = new Promise((resolve) => port.addEventListener('close', resolve));
+    port.start();
+    expect(told).toEqual([{ type: 'lantern:protocol', protocol: PROTOCOL_VERSION }]);
+    const started = performance.now();
+    const response = await scope.fetch(post('/v1/chat/completions', chat), old.id)!;
+    expect(performance.now() - started).toBeLessThan(1000); // at once, not after the wait for a port
+    expect(response.status).toBe(503);
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('version_mismatch');
+    expect(error.message).toBe(
+      `The open pages of this app run another version of it than its service worker (protocol ${PROTOCOL_VERSION - 1} ` +
+        `against ${PROTOCOL_VERSION}): reload them, then retry.`,
+    );
+    expect(older.chats).toHaveLength(0);
+    await closed; // closed unused
+
+    // A page of this version opens: it tells its version, and a request waits for its port.
+    const fresh = { id: 'page-new', postMessage: (_data: unknown) => {} };
+    scope.windows.set(fresh.id, fresh);
+    scope.dispatch('message', {
+      data: { type: 'lantern:protocol', protocol: PROTOCOL_VERSION },
+      ports: [],
+      source: fresh,
+    });
+    const pending = scope.fetch(post('/v1/chat/completions', chat), fresh.id)!;
+    scope.offer(new FakeEngine(), 'host-new');
+    expect((await pending).status).toBe(200);
+  });
+
+  it('waits for a port while an open page has not told its version', async () => {
+    const { scope, post, chat } = await mounted();
+    const old = { id: 'page-old', postMessage: (_data: unknown) => {} };
+    scope.windows.set(old.id, old);
+    scope.windows.set('page-starting', { id: 'page-starting', postMessage: () => {} });
+    scope.dispatch('message', {
+      data: { type: 'lantern:protocol', protocol: PROTOCOL_VERSION + 1 },
+      ports: [],
+      source: old,
+    });
+    const pending = scope.fetch(post('/v1/chat/completions', chat), 'page-starting')!;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    scope.offer(new FakeEngine(), 'host-new');
+    expect((await pending).status).toBe(200);
   });
 
   it('forwards an ID only a server can serve by itself, and keeps answering it once no tab hosts the engine', async () => {

@@ -4,14 +4,19 @@ import { createModelRouter } from '../src/engines/model-router.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
 import { indexedDbResponseStore } from '../src/response-store/index.ts';
 import {
+  hostLock,
   isAbortRequest,
   isHostGone,
   isPortOffer,
+  isProtocolCheck,
   PORT_REQUEST,
+  PROTOCOL_VERSION,
   REQUEST_ID_HEADER,
+  type ProtocolCheck,
   type Served,
 } from '../src/worker/protocol.ts';
 import { EngineWorkerClient } from './engine-worker-client.ts';
+import { PageVersions } from './page-versions.ts';
 import { routeFetch, type FetchEventLike } from './route-fetch.ts';
 
 /**
@@ -46,8 +51,12 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     const windows = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
     for (const client of windows) client.postMessage({ type: PORT_REQUEST });
   };
+  // Each page's protocol version: a request that no open page can serve (each is another version of the app) is
+  // answered at once, rather than after waiting for a port.
+  const versions = new PageVersions(scope.clients);
   const worker = new EngineWorkerClient({
     requestPort: () => void requestPort(),
+    hostless: () => versions.hostless(),
     ...(options.portWaitMs !== undefined && { portWaitMs: options.portWaitMs }),
   });
   // Each public ID's fallback chain is decided here, with the host page's profile, policy and device (which arrive with
@@ -65,11 +74,40 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     },
   });
   const running = new Map<string, AbortController>();
+  // A host page that goes without a word (its renderer crashed: no pagehide, no message, its ports silent) still
+  // releases its locks: granted its lock, this worker knows the host is gone (see hostLock).
+  const watched = new Set<string>();
+  const watchHost = (host: string) => {
+    const locks = (scope.navigator as WorkerNavigator | undefined)?.locks;
+    if (!locks || watched.has(host)) return;
+    watched.add(host);
+    void locks.request(hostLock(host), () => {
+      watched.delete(host);
+      worker.disconnect(host);
+    });
+  };
+  const ourVersion: ProtocolCheck = { type: 'lantern:protocol', protocol: PROTOCOL_VERSION };
+  /** A page told its version: it hears this one's; requests waiting for a port learn whether any page can give one. */
+  const told = (source: ExtendableMessageEvent['source'], protocol: number | undefined) => {
+    if (source && 'id' in source) versions.note(source.id, protocol);
+    source?.postMessage(ourVersion);
+    void worker.recheck();
+  };
   scope.addEventListener('message', (event) => {
     const port = event.ports[0];
     if (isPortOffer(event.data) && port) {
-      worker.connect(port, `${event.data.host}#${event.data.worker}`, event.data.routing);
-    } else if (isHostGone(event.data)) worker.disconnect(event.data.host);
+      const { protocol, host } = event.data;
+      if (protocol === PROTOCOL_VERSION) {
+        worker.connect(port, `${host}#${event.data.worker}`, event.data.routing);
+        watchHost(host);
+      } else {
+        // A page of another version of the app: its engine worker may not speak this protocol. The page hears so (it
+        // stops hosting, and tells its user to reload).
+        port.close();
+        told(event.source, protocol);
+      }
+    } else if (isProtocolCheck(event.data)) told(event.source, event.data.protocol);
+    else if (isHostGone(event.data)) worker.disconnect(event.data.host);
     else if (isAbortRequest(event.data)) running.get(event.data.id)?.abort();
   });
 

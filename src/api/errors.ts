@@ -76,6 +76,11 @@ const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string
   // Nobody reads this answer: the client went away. It exists so that the handler still returns a Response.
   aborted: { status: 500, code: 'request_cancelled', retry: false },
   unavailable: { status: 500, code: 'engine_unavailable', retry: true },
+  // The GPU went away under the engine: not the request's fault, and gone once the replaced worker has a device (as a
+  // server answers while it restarts); the SDK retries a 503.
+  device_lost: { status: 503, code: 'gpu_device_lost', retry: true },
+  // Only a reload of the app's pages heals it: retrying would hear the same.
+  version_mismatch: { status: 503, code: 'version_mismatch', retry: false },
   load_failed: { status: 500, code: 'model_load_failed', retry: false },
   // As OpenAI-compatible servers answer a model they cannot load for want of resources: not the request's fault, and
   // not a broken server; freeing space, or the network coming back, heals it.

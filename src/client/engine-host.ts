@@ -4,6 +4,7 @@ import type { LoadProgress } from '../engine/index.ts';
 import type { CandidateFailure, RoutingConfig } from '../engines/model-profile.ts';
 import { deviceCapabilities } from '../worker/device.ts';
 import {
+  PROTOCOL_VERSION,
   registerEngineErrorTransfer,
   type DeviceInfo,
   type EngineStatus,
@@ -82,7 +83,7 @@ export class EngineHost {
     this.#control = Comlink.wrap<EngineWorkerControl>(worker);
     this.#started = this.#control
       .start(
-        { ...this.#config, failed: [...this.#failed.values()] },
+        { ...this.#config, failed: [...this.#failed.values()], protocol: PROTOCOL_VERSION },
         Comlink.proxy((progress: LoadProgress) => this.#events.progress(progress)),
         Comlink.proxy((report: RunReport) => this.#events.report(report)),
         Comlink.proxy((reason: string, failed?: CandidateFailure) => this.#replace(serial, reason, failed)),
@@ -122,7 +123,13 @@ export class EngineHost {
         ...this.#routing,
         device: deviceCapabilities(device),
       };
-      const offer: PortOffer = { type: 'lantern:port-offer', host: this.id, worker: serial, routing };
+      const offer: PortOffer = {
+        type: 'lantern:port-offer',
+        protocol: PROTOCOL_VERSION,
+        host: this.id,
+        worker: serial,
+        routing,
+      };
       serviceWorker.postMessage(offer, [port2]);
     } catch (error) {
       console.warn('[lantern] could not hand the engine worker to the service worker:', error);

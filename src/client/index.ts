@@ -1,6 +1,13 @@
 /** The page side of Lantern: start it, manage keys, listen to its events. */
-export { LocalAPI, startLocalAPI, type LocalAPIEventMap, type LocalAPIOptions, type ModelChoice } from './local-api.ts';
-export type { DeviceInfo, DevicePreference, RunReport } from '../worker/protocol.ts';
+export {
+  LocalAPI,
+  startLocalAPI,
+  type LocalAPIEventMap,
+  type LocalAPIOptions,
+  type ModelChoice,
+  type VersionMismatch,
+} from './local-api.ts';
+export { PROTOCOL_VERSION, type DeviceInfo, type DevicePreference, type RunReport } from '../worker/protocol.ts';
 export type { LoadProgress } from '../engine/index.ts';
 export {
   bundledProfile,

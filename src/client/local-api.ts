@@ -1,5 +1,5 @@
 import { Workbox } from 'workbox-window';
-import type { LoadProgress, ModelTask } from '../engine/index.ts';
+import { EngineError, type LoadProgress, type ModelTask } from '../engine/index.ts';
 import {
   candidateChain,
   candidateKey,
@@ -16,8 +16,11 @@ import {
 import { DEFAULT_PROFILE } from '../engines/model-registry.ts';
 import { indexedDbKeyStorage, KeyRing, localStorageAppKeys } from '../keys/index.ts';
 import {
+  hostLock,
+  isProtocolCheck,
   isServed,
   PORT_REQUEST,
+  PROTOCOL_VERSION,
   REQUEST_ID_HEADER,
   type AbortRequest,
   type DeviceInfo,
@@ -25,12 +28,14 @@ import {
   type EngineStatus,
   type EngineWorkerConfig,
   type KeepFiles,
+  type ProtocolCheck,
   type RunReport,
 } from '../worker/protocol.ts';
 import { deviceCapabilities } from '../worker/device.ts';
 import { EngineHost } from './engine-host.ts';
 import { ModelStorage } from './model-storage.ts';
 import { offlineStatus, pageFiles, type OfflineStatus } from './offline-readiness.ts';
+import { endBrokenStreams } from './stream-breaks.ts';
 
 export interface LocalAPIOptions {
   /** URL of the service worker script that mounts Lantern (default `/service-worker.js`, as the Vite plugin emits). */
@@ -78,12 +83,32 @@ export interface LocalAPIEventMap {
   host: CustomEvent<{ isHost: true }>;
   /** The engine worker was replaced after a failure; the detail says why. */
   restart: CustomEvent<{ reason: string }>;
-  /** A new version of the service worker took control of this page. */
+  /**
+   * A new version of the service worker took control of this page (every open tab hears it, the first visit's too):
+   * the app may tell its user to reload, and must when `mismatch` follows.
+   */
   update: Event;
+  /**
+   * This page and Lantern's service worker (or engine worker) are different versions (`PROTOCOL_VERSION`): a page left
+   * open across an app update. The page stops hosting the engine (a tab of the new version takes over) until a service
+   * worker of its version controls it; tell the user to reload. Dispatched once per version met.
+   */
+  mismatch: CustomEvent<VersionMismatch>;
   /** A public ID is now answered by another candidate (`backend` is its `candidateKey`). */
   served: CustomEvent<{ model: string; backend: string }>;
   /** This device can work offline from now on: the detail says which models answer offline (see `offlineReady`). */
   'offline-ready': CustomEvent<OfflineStatus>;
+}
+
+/** The detail of a LocalAPI's `mismatch` event. */
+export interface VersionMismatch {
+  /** Which part of Lantern runs another version than this page. */
+  part: 'service worker' | 'engine worker';
+  /** This page's protocol version (`PROTOCOL_VERSION`), and the other part's (null where it did not say). */
+  page: number;
+  other: number | null;
+  /** What happened, for a log; the user needs to reload the page. */
+  message: string;
 }
 
 /** A public model ID on this device: what it will try, first to last, what answers it, and what it will not, with why. */
@@ -132,6 +157,11 @@ export class LocalAPI extends EventTarget {
   readonly #servedBy = new Map<string, string>();
   #host: EngineHost | undefined;
   readonly #closed = new AbortController();
+  /** What this page hosts with, once started; and its place in the election, while it is in it. */
+  #election: { config: EngineWorkerConfig; script: URL } | undefined;
+  #candidacy: AbortController | undefined;
+  /** The mismatch last told (`mismatch` event), while it lasts. */
+  #mismatch: VersionMismatch | undefined;
   readonly #tabs = new BroadcastChannel(TAB_CHANNEL);
 
   /**
@@ -211,7 +241,9 @@ export class LocalAPI extends EventTarget {
 
   /**
    * `fetch`, for the openai SDK's `fetch` option: the same requests, but an abort of a request whose answer has not
-   * started streaming also reaches the engine (browsers do not pass those aborts on to service workers).
+   * started streaming also reaches the engine (browsers do not pass those aborts on to service workers), and a stream
+   * that breaks because the service worker answering it stopped (the host tab's renderer crashed and took it along)
+   * ends with the retryable SSE error a closed host gets, not a bare network error (see `endBrokenStreams`).
    *
    * @example new OpenAI({ baseURL: lantern.baseURL, apiKey, fetch: lantern.fetch, dangerouslyAllowBrowser: true })
    */
@@ -224,7 +256,7 @@ export class LocalAPI extends EventTarget {
       navigator.serviceWorker.controller?.postMessage({ type: 'lantern:abort', id } satisfies AbortRequest);
     request.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return await fetch(new Request(request, { headers }));
+      return endBrokenStreams(await fetch(new Request(request, { headers })), request.signal);
     } finally {
       // Once the answer has started, aborting cancels its body, which the service worker does see.
       request.signal.removeEventListener('abort', onAbort);
@@ -299,12 +331,16 @@ export class LocalAPI extends EventTarget {
     const container = navigator.serviceWorker;
     // Listen before registering: a restarted service worker may ask for a port at any moment.
     container.addEventListener('message', (event) => {
-      if (event.data?.type === PORT_REQUEST && this.#host && event.source instanceof ServiceWorker) {
-        void this.#host.offerPort(event.source);
+      if (event.data?.type === PORT_REQUEST && event.source instanceof ServiceWorker) {
+        // A restarted service worker knows no page's version: this page's goes with the port, if it hosts.
+        this.#checkProtocol(event.source);
+        if (this.#host) void this.#host.offerPort(event.source);
       } else if (isServed(event.data)) {
         const { model, backend } = event.data;
         this.#servedBy.set(model, backend);
         this.dispatchEvent(new CustomEvent('served', { detail: { model, backend } }));
+      } else if (isProtocolCheck(event.data) && event.source === container.controller) {
+        this.#onServiceWorkerProtocol(event.data.protocol);
       }
     });
     container.startMessages();
@@ -312,8 +348,14 @@ export class LocalAPI extends EventTarget {
 
     const serviceWorker = options.serviceWorker ?? '/service-worker.js';
     const workbox = new Workbox(serviceWorker);
-    workbox.addEventListener('controlling', (event) => {
-      if (event.isUpdate) this.dispatchEvent(new Event('update'));
+    // Every change of controller after the first is a new version taking over (`skipWaiting` and `clients.claim`),
+    // told to every tab, whenever it opened. Not workbox-window's `controlling`: it decides `isUpdate` once, at
+    // registration, and is not fired for a worker found later, so a tab opened on the first visit never heard of one.
+    let controlled = container.controller !== null;
+    container.addEventListener('controllerchange', () => {
+      if (controlled) this.dispatchEvent(new Event('update'));
+      controlled = true;
+      this.#checkProtocol();
       if (this.#host && container.controller) void this.#host.offerPort(container.controller);
     });
     await workbox.register();
@@ -333,8 +375,51 @@ export class LocalAPI extends EventTarget {
       new URL(serviceWorker, location.href),
     );
     this.#engineWorker = engineWorker;
-    this.#elect({ device: options.device ?? 'auto', trace: options.trace === true }, engineWorker);
+    this.#election = {
+      config: { device: options.device ?? 'auto', trace: options.trace === true },
+      script: engineWorker,
+    };
+    this.#checkProtocol();
+    this.#elect();
     this.#tabs.postMessage({ type: 'hello' } satisfies TabMessage);
+  }
+
+  /** Tells the service worker this page's protocol version; it answers with its own (see #onServiceWorkerProtocol). */
+  #checkProtocol(serviceWorker = navigator.serviceWorker.controller): void {
+    const check: ProtocolCheck = { type: 'lantern:protocol', protocol: PROTOCOL_VERSION };
+    serviceWorker?.postMessage(check);
+  }
+
+  /**
+   * The service worker's protocol version. Another than this page's: the page's engine worker may not speak it, so the
+   * page leaves the election (a tab of the service worker's version hosts instead) and tells the app. Its own again (a
+   * service worker of its version took over): it joins the election again.
+   */
+  #onServiceWorkerProtocol(protocol: number): void {
+    if (protocol === PROTOCOL_VERSION) {
+      if (this.#mismatch?.part !== 'service worker') return;
+      this.#mismatch = undefined;
+      this.#elect();
+      return;
+    }
+    this.#mismatched({
+      part: 'service worker',
+      page: PROTOCOL_VERSION,
+      other: protocol,
+      message:
+        `This page runs another version of the app than its service worker (protocol ${PROTOCOL_VERSION} against ` +
+        `${protocol}): reload the page.`,
+    });
+  }
+
+  /** Leaves the election (stops hosting, or waiting to), and tells the app, once per version met. */
+  #mismatched(mismatch: VersionMismatch): void {
+    this.#candidacy?.abort();
+    this.#candidacy = undefined;
+    if (this.#mismatch?.part === mismatch.part && this.#mismatch.other === mismatch.other) return;
+    this.#mismatch = mismatch;
+    console.warn(`[lantern] ${mismatch.message}`);
+    this.dispatchEvent(new CustomEvent('mismatch', { detail: mismatch }));
   }
 
   /**
@@ -342,9 +427,15 @@ export class LocalAPI extends EventTarget {
    * takes over when the host tab closes (the browser releases a closed tab's locks), so there is always one host and
    * one copy of each model.
    */
-  #elect(config: EngineWorkerConfig, script: URL): void {
+  #elect(): void {
+    if (!this.#election || this.#candidacy || this.#closed.signal.aborted) return;
+    const { config, script } = this.#election;
+    const candidacy = new AbortController();
+    this.#candidacy = candidacy;
+    // Left on close(), or on a version mismatch.
+    const leave = AbortSignal.any([this.#closed.signal, candidacy.signal]);
     navigator.locks
-      .request(HOST_LOCK, { signal: this.#closed.signal }, async () => {
+      .request(HOST_LOCK, { signal: leave }, async () => {
         const host = new EngineHost(
           config,
           { profile: this.#profile, policy: this.#policy },
@@ -362,6 +453,9 @@ export class LocalAPI extends EventTarget {
           },
           script,
         );
+        // Held while this page hosts: a service worker learns from its release that the host is gone, however it went.
+        await holdLock(hostLock(host.id), leave);
+        if (leave.aborted) return;
         const started = host.start();
         this.#host = host;
         this.#broadcast({ type: 'failures', detail: host.failures }); // a new host knows of no failure yet
@@ -371,19 +465,28 @@ export class LocalAPI extends EventTarget {
           if (controller) host.retire(controller);
         };
         addEventListener('pagehide', retire);
-        this.#closed.signal.addEventListener('abort', retire, { once: true });
-        await started;
-        this.dispatchEvent(new CustomEvent('host', { detail: { isHost: true } }));
-        const controller = navigator.serviceWorker.controller;
-        if (controller) await host.offerPort(controller);
-        // Hold the lock for as long as this page keeps the API open.
-        await new Promise((resolve) => this.#closed.signal.addEventListener('abort', resolve, { once: true }));
-        removeEventListener('pagehide', retire);
-        host.close();
-        this.#host = undefined;
+        leave.addEventListener('abort', retire, { once: true });
+        try {
+          await started.catch((error: unknown) => {
+            // An engine worker of another version (its script served by a newer service worker, or by the network).
+            if (error instanceof EngineError && error.kind === 'version_mismatch') {
+              this.#mismatched({ part: 'engine worker', page: PROTOCOL_VERSION, other: null, message: error.message });
+            }
+            throw error;
+          });
+          this.dispatchEvent(new CustomEvent('host', { detail: { isHost: true } }));
+          const controller = navigator.serviceWorker.controller;
+          if (controller) await host.offerPort(controller);
+          // Hold the lock for as long as this page keeps the API open and speaks its service worker's protocol.
+          await untilAborted(leave);
+        } finally {
+          removeEventListener('pagehide', retire);
+          host.close();
+          if (this.#host === host) this.#host = undefined;
+        }
       })
       .catch((error: unknown) => {
-        if (!this.#closed.signal.aborted) console.error('[lantern] engine host failed:', error);
+        if (!leave.aborted) console.error('[lantern] engine host failed:', error);
       });
   }
 
@@ -453,6 +556,24 @@ export class LocalAPI extends EventTarget {
     if (message.type === 'progress') this.#noteProgress(message.detail);
     this.dispatchEvent(new CustomEvent(message.type, { detail: message.detail }));
   }
+}
+
+/** Resolves when `signal` aborts (at once if it has). */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** Takes the Web Lock `name` and holds it until `signal` aborts; resolves once it is held. */
+function holdLock(name: string, signal: AbortSignal): Promise<void> {
+  return new Promise((held) => {
+    void navigator.locks.request(name, () => {
+      held();
+      return untilAborted(signal);
+    });
+  });
 }
 
 /** Asks for persistent storage if `ask` and not yet granted; resolves with whether the storage is persistent. */

@@ -13,6 +13,16 @@ export type EngineErrorKind =
   | 'aborted'
   /** The engine is not reachable right now (worker restarting, host tab gone); trying again can succeed. */
   | 'unavailable'
+  /**
+   * The GPU device the engine ran on was lost (the browser's GPU process crashed or was reset, a driver update): the
+   * engine worker is replaced, and the request can be sent again.
+   */
+  | 'device_lost'
+  /**
+   * The page, its service worker and its engine worker are not all the same version of Lantern (`PROTOCOL_VERSION`):
+   * a page left open across an app update. Reloading the page heals it; retrying alone does not.
+   */
+  | 'version_mismatch'
   /** A model could not be loaded (missing files, unsupported device); trying again will not help until fixed. */
   | 'load_failed'
   /** A model's download would not fit in the storage quota. */

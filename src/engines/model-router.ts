@@ -85,6 +85,7 @@ const LOCAL_FALLS_OVER: ReadonlySet<EngineErrorKind> = new Set([
   'insufficient_storage',
   'download_failed',
   'unavailable',
+  'device_lost',
   'internal',
 ]);
 

@@ -9,7 +9,8 @@ import { EngineError } from '../engine/index.ts';
 import type { LocalEngine } from '../engines/local-engine.ts';
 import type { CandidateFailure } from '../engines/model-profile.ts';
 import { createBrowserEngine } from './browser-engine.ts';
-import { registerEngineErrorTransfer, type EngineWorkerControl, type RunReport } from './protocol.ts';
+import { deviceLostMessage, GpuDeviceWatch, LOSS_SETTLE_MS } from './gpu-device-loss.ts';
+import { PROTOCOL_VERSION, registerEngineErrorTransfer, type EngineWorkerControl, type RunReport } from './protocol.ts';
 import { createWorkerApi } from './worker-api.ts';
 
 registerEngineErrorTransfer();
@@ -20,22 +21,40 @@ let trace = false;
 let report: (report: RunReport) => void = () => {};
 let fatal: (reason: string, failed?: CandidateFailure) => void = () => {};
 
+// A lost GPU device never comes back to this worker's engines: ask for a fresh worker. The calls running on the device
+// fail first (their failure, explained below, asks too); the wait lets their answers leave before the worker goes.
+const gpu = new GpuDeviceWatch((loss) =>
+  setTimeout(() => fatal(deviceLostMessage(loss)), api.status().calls > 0 ? 2 * LOSS_SETTLE_MS : 0),
+);
+gpu.install();
+
 const api = createWorkerApi(
   () => {
     if (!engine) throw new EngineError('unavailable', 'The engine worker has not been started yet.');
     return engine;
   },
-  { report: (r) => report(r), fatal: (reason) => fatal(reason), trace: () => trace },
+  { report: (r) => report(r), fatal: (reason) => fatal(reason), trace: () => trace, explain: (e) => gpu.explain(e) },
 );
 
 const control: EngineWorkerControl = {
   async start(config, onProgress, onReport, onFatal, decodeAudio) {
+    if (config.protocol !== PROTOCOL_VERSION) {
+      throw new EngineError(
+        'version_mismatch',
+        `This page runs another version of the app than its engine worker (protocol ${config.protocol ?? 'none'} ` +
+          `against ${PROTOCOL_VERSION}): reload the page.`,
+      );
+    }
     report = onReport;
     fatal = onFatal;
     trace = config.trace === true;
     const started = await createBrowserEngine(config, {
       onProgress: (p) => void onProgress(p),
-      replaceWorker: (reason, failed) => fatal(reason, failed),
+      // A load that failed because the device was lost is no fault of its candidate: it is not skipped hereafter.
+      replaceWorker: (reason, failed) =>
+        void gpu
+          .explain(new Error(failed?.reason ?? reason))
+          .then((lost) => (lost ? fatal(lost.message) : fatal(reason, failed))),
       decodeAudio,
     });
     engine = started.engine;

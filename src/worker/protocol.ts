@@ -21,6 +21,17 @@ import {
 import type { LocalTarget } from '../engines/local-engine.ts';
 import type { AdapterLimits, CandidateFailure, RoutingConfig } from '../engines/model-profile.ts';
 
+/**
+ * The version of everything in this file that crosses between page, service worker and engine worker: the port offer,
+ * the messages, the Comlink APIs and what they carry. Raise it with any change that a counterpart of the previous
+ * version would misread. Each side checks it: the service worker refuses a port offer of another version (and answers
+ * `/v1` with 503 `version_mismatch`), the engine worker refuses to start for a page of another version, and a page
+ * asks its service worker for its version (`ProtocolCheck`) and, when they differ, stops hosting and says so
+ * (`LocalAPI`'s `mismatch` event). A page left open across an app update is the usual case: its service worker is new
+ * (`skipWaiting`, `clients.claim`), its own code old, until it reloads.
+ */
+export const PROTOCOL_VERSION = 1;
+
 /** What runs the models in the worker: WebGPU when an adapter exists (or is asked for), otherwise WebAssembly. */
 export type DevicePreference = 'auto' | 'webgpu' | 'wasm';
 
@@ -57,6 +68,8 @@ export interface EngineWorkerConfig {
   trace?: boolean;
   /** Candidates that failed to load in an earlier worker of this host: the fresh worker skips them. */
   failed?: CandidateFailure[];
+  /** The page's PROTOCOL_VERSION, sent by `EngineHost`: a worker of another version refuses to start. */
+  protocol?: number;
 }
 
 /** One finished model run, reported to the host page (progress UIs, tokens per second, tests). */
@@ -154,6 +167,8 @@ export const PORT_REQUEST = 'lantern:port-request';
 /** Host page → service worker, with a MessagePort to the engine worker as the message's one transferred port. */
 export interface PortOffer {
   type: 'lantern:port-offer';
+  /** The page's PROTOCOL_VERSION: a service worker of another version closes the port unused. */
+  protocol: number;
   /** Which host and which of its workers (counted from 1) the port leads to; a service worker keeps the first port of each. */
   host: string;
   worker: number;
@@ -167,6 +182,28 @@ export interface PortOffer {
 export function isPortOffer(data: unknown): data is PortOffer {
   return typeof data === 'object' && data !== null && (data as PortOffer).type === 'lantern:port-offer';
 }
+
+/**
+ * Page → service worker, once the page is controlled and whenever its controller changes: the page's protocol version.
+ * The service worker answers the page with its own, in the same message; either side may then see that they differ.
+ */
+export interface ProtocolCheck {
+  type: 'lantern:protocol';
+  protocol: number;
+}
+
+export function isProtocolCheck(data: unknown): data is ProtocolCheck {
+  return typeof data === 'object' && data !== null && (data as ProtocolCheck).type === 'lantern:protocol';
+}
+
+/**
+ * The Web Lock that a host page holds for as long as it hosts the engine (`id` is `EngineHost.id`). The browser
+ * releases a page's locks when the page goes, however it goes: closed, or its renderer crashed, which says nothing on
+ * any port. A service worker that uses the host's engine worker asks for the lock too, and is granted it when the host
+ * is gone: then it stops sending to that worker (a request that was streaming ends with the retryable `unavailable`
+ * error; one that had produced nothing is sent to the next host).
+ */
+export const hostLock = (id: string) => `lantern:engine-host:${id}`;
 
 /**
  * Page → service worker: the fetch sent with this id in its `x-lantern-request` header was aborted. Browsers do not

@@ -20,7 +20,7 @@ import {
  * Errors after which an engine worker's transformers.js cannot be trusted: one failed load or run leaves its shared
  * promise chain rejected, failing every later call (transformers.js#1635, #1767). The host replaces the worker.
  */
-const POISONING: ReadonlySet<EngineErrorKind> = new Set(['internal', 'load_failed']);
+const POISONING: ReadonlySet<EngineErrorKind> = new Set(['internal', 'load_failed', 'device_lost']);
 
 export interface WorkerApiHooks {
   /** Every finished run. */
@@ -29,6 +29,11 @@ export interface WorkerApiHooks {
   trace?: () => boolean;
   /** The engine can no longer be trusted; called after the failing call's answer is on its way. */
   fatal(reason: string): void;
+  /**
+   * A failure as the error that says why, when the call cannot tell (a lost GPU device: see GpuDeviceWatch); undefined
+   * leaves it as it is.
+   */
+  explain?(thrown: unknown): Promise<EngineError | undefined>;
 }
 
 /** The caller's heartbeat, as this worker listens for it (see CALLER_ALIVE_MS, CALLER_SILENCE_MS); tests shorten it. */
@@ -111,7 +116,7 @@ export function createWorkerApi(
       finish('completed', usage(result));
       return result;
     } catch (thrown) {
-      const error = EngineError.from(thrown);
+      const error = (await hooks.explain?.(thrown)) ?? EngineError.from(thrown);
       finish(error.kind);
       // Ask for a replacement only once this call's answer is on its way: the host terminates the worker at once.
       if (POISONING.has(error.kind)) setTimeout(() => hooks.fatal(error.message), 0);

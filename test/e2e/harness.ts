@@ -20,7 +20,9 @@ import {
   type ModelCandidate,
   type ModelProfile,
   type RunReport,
+  type VersionMismatch,
 } from '../../src/client/index.ts';
+import { soakPlan } from '../support/soak.ts';
 
 const params = new URLSearchParams(location.search);
 // ?profile=default: the real models (they need the network); otherwise the bundled ones.
@@ -133,6 +135,10 @@ lantern.addEventListener('progress', (event) => progress.push(event.detail));
 // Recorded rather than awaited by the tests: a WebDriver tab runs one evaluation at a time.
 const restarts: string[] = [];
 lantern.addEventListener('restart', (event) => restarts.push(event.detail.reason));
+// An app update: every `update` event, and every `mismatch` (a service worker of another protocol version).
+const versions = { updates: 0, mismatches: [] as VersionMismatch[] };
+lantern.addEventListener('update', () => (versions.updates += 1));
+lantern.addEventListener('mismatch', (event) => versions.mismatches.push(event.detail));
 
 /** The SDK error class of `error` and its code ("AuthenticationError invalid_api_key"); class names are minified. */
 function describeError(error: unknown): string {
@@ -160,11 +166,14 @@ const harness = {
   runs,
   progress,
   restarts,
+  versions,
   /** The progress events seen at each call of navigator.storage.persist(), with ?countPersist. */
   persistCalls,
   /** web-llm's own answer to whether a model is in its caches (its `hasModelInCache`, from its prebuilt list). */
   webllmHasModel: async (id: string) => (await import('@mlc-ai/web-llm')).hasModelInCache(id),
   describeError,
+  /** Issue 42's soak of mixed requests (test/support/soak.ts), for test/e2e/memory.spec.ts. */
+  soakPlan,
   /**
    * An SDK client for `key`; retries off unless asked, so tests see each answer. `lanternFetch` routes it through
    * `lantern.fetch`, so aborts of non-streamed requests reach the engine too.

@@ -1,5 +1,6 @@
 import { expect, PORTABLE, test } from './browsers.ts';
 import { HELLO_REPLY, issueKey, openHarness, openPage, sayHello, storeResponse } from './harness-page.ts';
+import { buildNextRelease, NEXT_RELEASE } from './next-release.ts';
 import { startServer } from './servers.ts';
 
 /**
@@ -231,3 +232,74 @@ test(
     expect(persisted).toBe(granted);
   },
 );
+
+test("every open tab hears of an app update, the first visit's too, and keeps being answered", async ({
+  context,
+}, info) => {
+  test.skip(info.project.name !== 'wasm', 'service worker lifecycles are the same on either project: runs once');
+  const server = await startServer(4190);
+  try {
+    // The first visit: no service worker controlled this page when it loaded (workbox-window's `isUpdate` is false).
+    const first = await openPage(context, '', server.origin);
+    const second = await openPage(context, '', server.origin);
+    const key = await issueKey(second);
+    expect(await sayHello(second, key)).toBe(HELLO_REPLY);
+
+    server.serviceWorkerSuffix = '\n// the next release\n'; // the app deploys a new service worker
+    await second.evaluate(async () => void (await (await navigator.serviceWorker.getRegistration())!.update()));
+    for (const tab of [first, second]) {
+      await expect.poll(() => tab.evaluate(() => window.harness.versions.updates)).toBe(1);
+      expect(await tab.evaluate(() => window.harness.versions.mismatches)).toEqual([]); // same protocol
+    }
+    // The host hands its engine worker to the new service worker: both tabs are answered.
+    expect(await sayHello(first, key)).toBe(HELLO_REPLY);
+    expect(await sayHello(second, key)).toBe(HELLO_REPLY);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a page left open across an update of another protocol version is told, stops hosting, and the new version serves every tab', async ({
+  context,
+}, info) => {
+  test.skip(info.project.name !== 'wasm', 'service worker lifecycles are the same on either project: runs once');
+  test.setTimeout(240_000); // the next release is built first
+  const { current, next } = await buildNextRelease();
+  let server = await startServer(4191);
+  try {
+    const old = await openPage(context, '', server.origin);
+    await expect.poll(() => old.evaluate(() => window.harness.lantern.isHost)).toBe(true);
+    const key = await issueKey(old);
+    expect(await sayHello(old, key)).toBe(HELLO_REPLY);
+
+    // The app deploys its next release, whose protocol differs; the open page finds its service worker.
+    await server.close();
+    server = await startServer(4191, {}, {}, NEXT_RELEASE);
+    await old.evaluate(async () => void (await (await navigator.serviceWorker.getRegistration())!.update()));
+    await expect
+      .poll(() => old.evaluate(() => window.harness.versions.mismatches))
+      .toEqual([
+        {
+          part: 'service worker',
+          page: current,
+          other: next,
+          message: `This page runs another version of the app than its service worker (protocol ${current} against ${next}): reload the page.`,
+        },
+      ]);
+    expect(await old.evaluate(() => window.harness.versions.updates)).toBe(1);
+    await expect.poll(() => old.evaluate(() => window.harness.lantern.isHost)).toBe(false);
+    // Its requests are answered at once with a clear error, not after the wait for a port.
+    const started = Date.now();
+    expect(await sayHello(old, key)).toBe('InternalServerError version_mismatch');
+    expect(Date.now() - started).toBeLessThan(5_000);
+
+    // A page of the new version hosts the engine, and answers every tab, the old one's requests too.
+    const fresh = await openPage(context, '', server.origin);
+    await expect.poll(() => fresh.evaluate(() => window.harness.lantern.isHost)).toBe(true);
+    expect(await sayHello(fresh, key)).toBe(HELLO_REPLY);
+    expect(await sayHello(old, key)).toBe(HELLO_REPLY);
+    expect(await fresh.evaluate(() => window.harness.versions.mismatches)).toEqual([]);
+  } finally {
+    await server.close();
+  }
+});

@@ -1,4 +1,4 @@
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import type { Connect, Plugin } from 'vite';
 import { preview } from 'vite';
@@ -9,6 +9,11 @@ export interface TestServer {
   withhold: boolean;
   /** While true, onnxruntime-web's binaries answer 503, as if the network went before their download. */
   withholdRuntime: boolean;
+  /**
+   * While set, `/service-worker.js` is served with this text appended (a comment): a service worker that differs from
+   * the one installed, as an app update deploys, without another build.
+   */
+  serviceWorkerSuffix: string | undefined;
   close(): Promise<void>;
 }
 
@@ -38,14 +43,21 @@ function mount(at: string, folder: string): Connect.NextHandleFunction {
 /**
  * A server of its own for a test that needs one: to go offline (close it), to withhold files, to send other headers
  * (cross-origin isolation, a Content-Security-Policy) than the shared one, or to serve folders from outside the
- * project (`mounts`: URL prefix → folder).
+ * project (`mounts`: URL prefix → folder), or to serve another build (`outDir`: the next release of the app).
  */
 export async function startServer(
   port: number,
   headers: Record<string, string> = {},
   mounts: Record<string, string> = {},
+  outDir = 'dist-e2e',
 ): Promise<TestServer> {
-  const state = { withhold: false, withholdRuntime: false };
+  const state = { withhold: false, withholdRuntime: false, serviceWorkerSuffix: undefined as string | undefined };
+  const updating: Connect.NextHandleFunction = (req, res, next) => {
+    if (state.serviceWorkerSuffix === undefined || req.url?.split('?')[0] !== '/service-worker.js') return next();
+    res.setHeader('content-type', 'text/javascript');
+    res.setHeader('cache-control', 'no-cache');
+    res.end(readFileSync(join(outDir, 'service-worker.js'), 'utf8') + state.serviceWorkerSuffix);
+  };
   const withholding: Connect.NextHandleFunction = (req, res, next) => {
     if (state.withholdRuntime && /\/ort-wasm[^/]*\.wasm$/.test(req.url ?? '')) {
       res.statusCode = 503;
@@ -61,6 +73,7 @@ export async function startServer(
     name: 'lantern-test-server',
     configurePreviewServer: (server) => {
       server.middlewares.use(withholding);
+      server.middlewares.use(updating);
       for (const [at, folder] of Object.entries(mounts)) server.middlewares.use(mount(at, folder));
     },
   };
@@ -68,7 +81,7 @@ export async function startServer(
     mode: 'e2e',
     configFile: false,
     plugins: [plugin],
-    build: { outDir: 'dist-e2e' },
+    build: { outDir },
     preview: { host: '127.0.0.1', port, strictPort: true, headers },
     logLevel: 'silent',
   });
@@ -86,6 +99,12 @@ export async function startServer(
     },
     set withholdRuntime(value: boolean) {
       state.withholdRuntime = value;
+    },
+    get serviceWorkerSuffix() {
+      return state.serviceWorkerSuffix;
+    },
+    set serviceWorkerSuffix(value: string | undefined) {
+      state.serviceWorkerSuffix = value;
     },
     close: async () => {
       if (closed) return;
