@@ -10,7 +10,7 @@ import {
   type MLCEngineConfig,
   type ModelRecord,
 } from '@mlc-ai/web-llm';
-import type { WebLLMEngine } from '../../src/engines/web-llm/web-llm-chat-model.ts';
+import { WebLLMChatModel, type WebLLMEngine } from '../../src/engines/web-llm/web-llm-chat-model.ts';
 import {
   fillNextTokenBitmask,
   loadXGrammar,
@@ -1121,6 +1121,15 @@ export async function fakeEngine(
   const create = fakeCreate(options);
   await create(model, engineConfig ?? {}, chatOpts);
   return create.engines[0]!;
+}
+
+/** Lantern's web-llm adapter with `model` loaded on a fake engine (its `fake`), for tests of the adapter. */
+export async function loadedWebLLM(
+  model = 'SmolLM2-360M-Instruct-q4f32_1-MLC',
+): Promise<{ model: WebLLMChatModel; fake: FakeWebLLM }> {
+  const create = fakeCreate();
+  const chat = await WebLLMChatModel.load({ engine: 'web-llm', model }, { id: 'm', create });
+  return { model: chat, fake: create.engines[0]! };
 }
 
 /**

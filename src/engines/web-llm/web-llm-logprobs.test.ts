@@ -1,25 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { fakeCreate } from '../../../test/support/fake-web-llm.ts';
+import { chatRequest } from '../../../test/support/chat-request.ts';
+import { loadedWebLLM as loaded } from '../../../test/support/fake-web-llm.ts';
 import type { ChatRequest } from '../../engine/index.ts';
-import { WebLLMChatModel } from './web-llm-chat-model.ts';
 import { logitProcessorSlot } from './web-llm-logprobs.ts';
 
-const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
-  messages: [{ role: 'user', content: 'Hello there' }],
-  temperature: 0.7,
-  topP: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  stop: [],
-  n: 1,
-  ...overrides,
-});
-
-async function loaded(model = 'SmolLM2-360M-Instruct-q4f32_1-MLC') {
-  const create = fakeCreate();
-  const chat = await WebLLMChatModel.load({ engine: 'web-llm', model }, { id: 'm', create });
-  return { model: chat, fake: create.engines[0]! };
-}
+const request = (overrides: Partial<ChatRequest> = {}) =>
+  chatRequest({ messages: [{ role: 'user', content: 'Hello there' }], temperature: 0.7, ...overrides });
 
 describe('the log-probability recorder in web-llm', () => {
   it('runs only in a generation that asks for log probabilities: no copy of the logits otherwise', async () => {

@@ -1,29 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EMPTY_THINKING_BLOCK, fakeCreate, type FakeWebLLM } from '../../../test/support/fake-web-llm.ts';
+import { chatRequest } from '../../../test/support/chat-request.ts';
+import {
+  EMPTY_THINKING_BLOCK,
+  fakeCreate,
+  loadedWebLLM as loaded,
+  type FakeWebLLM,
+} from '../../../test/support/fake-web-llm.ts';
 import { MemoryCacheStorage } from '../../../test/support/memory-caches.ts';
 import { BUNDLED_MODELS } from '../../../test/support/lantern.ts';
 import type { ChatMessage, ChatRequest } from '../../engine/index.ts';
-import { WebLLMChatModel } from './web-llm-chat-model.ts';
 import { endingWebLLMTakes, readAssistantRole, withoutPastThoughts } from './web-llm-turns.ts';
 
-const request = (messages: ChatMessage[], overrides: Partial<ChatRequest> = {}): ChatRequest => ({
-  messages,
-  temperature: 0,
-  topP: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  stop: [],
-  n: 1,
-  ...overrides,
-});
-
-async function loaded(model: string) {
-  const create = fakeCreate();
-  const chat = await WebLLMChatModel.load({ engine: 'web-llm', model }, { id: 'm', create });
-  return { model: chat, fake: create.engines[0]! };
-}
+const request = (messages: ChatMessage[], overrides: Partial<ChatRequest> = {}) =>
+  chatRequest({ messages, ...overrides });
 
 /** The text web-llm prefilled for its last generation, its special tokens spelled out. */
 const lastPrompt = (fake: FakeWebLLM) => fake.tokenizer.decode(fake.prefills.at(-1)!.ids);
