@@ -69,17 +69,17 @@ export async function offlineStatus(context: OfflineContext): Promise<OfflineSta
     if (local.length > 0 && reasons.length < local.length) models.push(id);
     else missing.push({ model: id, reason: local.length === 0 ? 'served by a server only' : reasons.join('; ') });
   }
-  const absent: string[] = [];
-  for (const file of context.files) if (!(await cached(file))) absent.push(new URL(file).pathname);
-  const reason =
-    typeof context.runtime === 'string'
-      ? `the runtime for this device is not kept: ${context.runtime}`
-      : context.runtime === undefined
-        ? "the runtime for this device (onnxruntime-web's build) is still being stored"
-        : absent.length > 0
-          ? `not in the service worker's caches: ${absent.join(', ')}`
-          : undefined;
+  const reason = await notReadyBecause(context);
   return { ready: reason === undefined, ...(reason !== undefined && { reason }), models, missing };
+}
+
+/** What keeps a reload without the network from starting Lantern, if anything. */
+async function notReadyBecause({ runtime, files }: OfflineContext): Promise<string | undefined> {
+  if (typeof runtime === 'string') return `the runtime for this device is not kept: ${runtime}`;
+  if (runtime === undefined) return "the runtime for this device (onnxruntime-web's build) is still being stored";
+  const absent: string[] = [];
+  for (const file of files) if (!(await cached(file))) absent.push(new URL(file).pathname);
+  return absent.length > 0 ? `not in the service worker's caches: ${absent.join(', ')}` : undefined;
 }
 
 /**

@@ -51,7 +51,13 @@ export async function startServer(
   mounts: Record<string, string> = {},
   outDir = 'dist-e2e',
 ): Promise<TestServer> {
-  const state = { withhold: false, withholdRuntime: false, serviceWorkerSuffix: undefined as string | undefined };
+  // What the test sets, read by the middlewares on each request: the object startServer returns.
+  const state: Omit<TestServer, 'close'> = {
+    origin: `http://127.0.0.1:${port}`,
+    withhold: false,
+    withholdRuntime: false,
+    serviceWorkerSuffix: undefined,
+  };
   const updating: Connect.NextHandleFunction = (req, res, next) => {
     if (state.serviceWorkerSuffix === undefined || req.url?.split('?')[0] !== '/service-worker.js') return next();
     res.setHeader('content-type', 'text/javascript');
@@ -86,30 +92,11 @@ export async function startServer(
     logLevel: 'silent',
   });
   let closed = false;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    get withhold() {
-      return state.withhold;
-    },
-    set withhold(value: boolean) {
-      state.withhold = value;
-    },
-    get withholdRuntime() {
-      return state.withholdRuntime;
-    },
-    set withholdRuntime(value: boolean) {
-      state.withholdRuntime = value;
-    },
-    get serviceWorkerSuffix() {
-      return state.serviceWorkerSuffix;
-    },
-    set serviceWorkerSuffix(value: string | undefined) {
-      state.serviceWorkerSuffix = value;
-    },
+  return Object.assign(state, {
     close: async () => {
       if (closed) return;
       closed = true;
       await server.close();
     },
-  };
+  });
 }
