@@ -2,22 +2,64 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** Imports point one way (see ../shared/DESIGN.md "Layers"): each rule lists what a folder must not reach into. */
+/**
+ * Imports point one way (docs/layout.md): each rule lists what a folder must not reach into, and says why. From the
+ * bottom up: the engine interface; tools, grammar and generation; the engines; the models (router, profiles); the
+ * worker, the API, the service worker and the page.
+ */
+const UPPER = ['**/api/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**', '**/playground/**'];
 const boundaries = [
   {
-    files: ['src/engine/**'],
-    patterns: ['**/api/**', '**/engines/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**'],
-    why: 'src/engine is the engine interface: plain types, importing no layer.',
+    files: ['src/engine-interface/**'],
+    patterns: [...UPPER, '../*', '!../engine-interface'],
+    why: 'src/engine-interface is what the API and the engines share: plain types and errors, importing no layer.',
   },
   {
-    files: ['src/api/**'],
-    patterns: ['**/engines/**', '**/worker/**', '**/client/**', '**/sw/**', '@huggingface/*', '@mlc-ai/*'],
-    why: 'src/api knows the engine interface (src/engine), never an engine, a worker or a browser page.',
+    files: ['src/tools/**'],
+    patterns: [...UPPER, '**/engines/**', '**/models/**', '**/grammar/**', '**/generation/**'],
+    why: 'src/tools writes tool definitions into prompts and reads calls out of replies, for any engine: it knows none.',
+  },
+  {
+    files: ['src/grammar/**'],
+    patterns: [...UPPER, '**/engines/**', '**/models/**', '**/generation/**', '@huggingface/*', '@mlc-ai/web-llm'],
+    why: 'src/grammar turns schemas and regular expressions into grammars over a vocabulary: it knows no engine or model.',
+  },
+  {
+    files: ['src/generation/**'],
+    patterns: [...UPPER, '**/engines/**', '**/models/**', '@huggingface/*', '@mlc-ai/*'],
+    why: 'src/generation is the token-level core every engine plugs into (sampling, masks, log probabilities, the decode loop): it knows no engine.',
+  },
+  {
+    files: ['src/inputs/**', 'src/audio/**'],
+    patterns: [...UPPER, '**/engines/**', '**/models/**', '**/grammar/**', '**/generation/**'],
+    why: "src/inputs and src/audio read a request's images and audio within their limits, for whichever engine runs them.",
   },
   {
     files: ['src/engines/**'],
-    patterns: ['**/api/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**', 'hono', 'hono/*'],
+    patterns: [...UPPER, 'hono', 'hono/*'],
     why: 'src/engines run models and know nothing of HTTP.',
+  },
+  {
+    files: ['src/models/**'],
+    patterns: [...UPPER, '@huggingface/*', '@mlc-ai/*'],
+    why: 'src/models names models and routes requests to candidates, through the engine registry: it loads no engine library itself.',
+  },
+  {
+    files: ['src/api/**'],
+    patterns: [
+      '**/engines/**',
+      // src/models (not the route folder src/api/models): its files are all named model-* or public-view.
+      '**/models/model-*',
+      '**/models/public-view*',
+      '**/grammar/**',
+      '**/generation/**',
+      '**/worker/**',
+      '**/client/**',
+      '**/sw/**',
+      '@huggingface/*',
+      '@mlc-ai/*',
+    ],
+    why: 'src/api knows the engine interface (src/engine-interface), never an engine, a worker or a browser page.',
   },
   {
     files: ['src/worker/**'],
@@ -30,12 +72,13 @@ const boundaries = [
       '**/api/**',
       '**/sw/**',
       '**/engines/**',
-      '!**/engines/model-profile.ts',
-      '!**/engines/model-registry.ts',
       // Downloads (lantern.storage): the store, and prefetching, which reads an engine's file metadata (transformers.js'
       // registry, web-llm's prebuilt list) on demand but never loads a model.
       '!**/engines/model-files.ts',
       '!**/engines/model-downloads.ts',
+      '!**/engines/engine-registry.ts',
+      '**/generation/**',
+      '**/grammar/**',
       '@huggingface/*',
       '@mlc-ai/*',
     ],
@@ -55,9 +98,9 @@ const boundaries = [
     files: ['sw/**'],
     patterns: [
       '**/engines/**',
-      '!**/engines/model-router.ts',
       '!**/engines/local-engine.ts',
-      '!**/engines/model-profile.ts',
+      '**/generation/**',
+      '**/grammar/**',
       '**/client/**',
       '@huggingface/*',
       '@mlc-ai/*',
@@ -68,7 +111,7 @@ const boundaries = [
   },
   {
     files: ['src/keys/**'],
-    patterns: ['**/api/**', '**/engine/**', '**/engines/**', '**/worker/**', '**/client/**', '**/sw/**'],
+    patterns: [...UPPER, '**/engine-interface/**', '**/engines/**', '**/models/**'],
     why: 'src/keys is a leaf: key storage and checking only.',
   },
   {
@@ -77,13 +120,21 @@ const boundaries = [
     why: 'src/storage is a leaf: IndexedDB connections for the stores, knowing nothing of what they keep.',
   },
   {
-    files: ['src/audio/**'],
-    patterns: ['**/api/**', '**/engines/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**'],
-    why: 'src/audio is a leaf: decoding, resampling and windowing audio, for whichever layer transcribes it.',
+    files: ['src/downloads/**'],
+    patterns: [
+      ...UPPER,
+      '**/engines/**',
+      '**/models/**',
+      '**/grammar/**',
+      '**/generation/**',
+      '@huggingface/*',
+      '@mlc-ai/*',
+    ],
+    why: 'src/downloads stores files for offline use (resumed, verified, within the quota), whatever engine reads them.',
   },
   {
     files: ['src/response-store/**'],
-    patterns: ['**/api/**', '**/engine/**', '**/engines/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**'],
+    patterns: [...UPPER, '**/engine-interface/**', '**/engines/**', '**/models/**'],
     why: "src/response-store is a leaf: it keeps records of the Responses API, whose shape is src/api's business.",
   },
 ];
@@ -118,8 +169,10 @@ export default tseslint.config(
     files: ['scripts/**', 'test/**', 'bench/**'],
     rules: { 'no-console': 'off' },
   },
+  // Tests are outside the layers: a unit test may build its fixture with the library its layer never imports.
   ...boundaries.map(({ files, patterns, why }) => ({
     files,
+    ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: patterns, message: why }] }],
     },

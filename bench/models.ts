@@ -1,4 +1,4 @@
-import { bundledProfile, type ModelProfile } from '../src/engines/model-profile.ts';
+import { bundledProfile, type ModelProfile } from '../src/models/model-profile.ts';
 
 /** The models the benchmarks run: the bundled chat and embeddings models, and stories260K when this machine has it. */
 export const CHAT = 'crimson-falcon-4';

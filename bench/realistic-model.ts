@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { ModelProfile } from '../src/engines/model-profile.ts';
+import type { ModelProfile } from '../src/models/model-profile.ts';
 import { REALISTIC } from './models.ts';
 
 export { REALISTIC };

@@ -10,8 +10,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { createEngine, EngineError, type ChatResult } from '../src/index.ts';
-import { checkConstraint } from '../src/engines/decoding/constraint-check.ts';
-import { seededRandom } from '../src/engines/decoding/seeded-random.ts';
+import { checkConstraint } from '../src/grammar/constraint-check.ts';
+import { seededRandom } from '../src/generation/seeded-random.ts';
 import { chatRequest } from '../test/support/chat-request.ts';
 import { grammarFor } from '../test/support/grammar-walk.ts';
 import { BUNDLED_MODELS } from '../test/support/lantern.ts';

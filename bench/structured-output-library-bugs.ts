@@ -10,7 +10,7 @@
  * module and are therefore not run here (Lantern's own schema compiler, schema-grammar.ts, writes those grammars).
  */
 import { Validator } from '@cfworker/json-schema';
-import { loadXGrammar } from '../src/engines/decoding/xgrammar.ts';
+import { loadXGrammar } from '../src/grammar/xgrammar.ts';
 
 const xg = await loadXGrammar();
 const chars: string[] = [];

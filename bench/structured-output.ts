@@ -6,8 +6,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { createEngine, type Engine } from '../src/index.ts';
-import { GrammarCompiler } from '../src/engines/decoding/grammar-mask.ts';
-import { checkConstraint } from '../src/engines/decoding/constraint-check.ts';
+import { GrammarCompiler } from '../src/grammar/grammar-mask.ts';
+import { checkConstraint } from '../src/grammar/constraint-check.ts';
 import { chatRequest } from '../test/support/chat-request.ts';
 import { grammarFor } from '../test/support/grammar-walk.ts';
 import { BUNDLED_MODELS } from '../test/support/lantern.ts';

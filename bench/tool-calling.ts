@@ -4,9 +4,9 @@
  * and inside a call; and the prompt tokens the declared tools add. Part of `npm run bench`; also runs alone:
  * `npx tsx bench/tool-calling.ts`.
  */
-import type { ToolDefinition } from '../src/engine/index.ts';
+import type { ToolDefinition } from '../src/engine-interface/index.ts';
 import { pathToFileURL } from 'node:url';
-import { seededRandom } from '../src/engines/decoding/seeded-random.ts';
+import { seededRandom } from '../src/generation/seeded-random.ts';
 import { bundledProfile, createEngine } from '../src/index.ts';
 import { chatRequest } from '../test/support/chat-request.ts';
 import { grammarFor } from '../test/support/grammar-walk.ts';

@@ -7,10 +7,10 @@
  */
 import * as Comlink from 'comlink';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { LoadProgress } from '../src/engine/index.ts';
+import type { LoadProgress } from '../src/engine-interface/index.ts';
 import { createLocalEngine } from '../src/engines/local-engine.ts';
-import { nodeImageAccess } from '../src/engines/node-image-access.ts';
-import type { CandidateFailure } from '../src/engines/model-profile.ts';
+import { nodeImageAccess } from '../src/inputs/node-image-access.ts';
+import type { CandidateFailure } from '../src/models/model-profile.ts';
 import { registerEngineErrorTransfer, type RunReport } from '../src/worker/protocol.ts';
 import { createWorkerApi } from '../src/worker/worker-api.ts';
 

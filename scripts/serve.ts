@@ -14,8 +14,8 @@ import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { EngineWorkerClient } from '../sw/engine-worker-client.ts';
-import { createModelRouter } from '../src/engines/model-router.ts';
-import { CPU_ONLY, type CandidateFailure, type RoutingConfig } from '../src/engines/model-profile.ts';
+import { createModelRouter } from '../src/models/model-router.ts';
+import { CPU_ONLY, type CandidateFailure, type RoutingConfig } from '../src/models/model-profile.ts';
 import {
   bundledProfile,
   createHandler,

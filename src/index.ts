@@ -31,7 +31,7 @@ export {
   type ToolChoice,
   type ToolDefinition,
   type WireObject,
-} from './engine/index.ts';
+} from './engine-interface/index.ts';
 export * from './engines/index.ts';
 export * from './keys/index.ts';
 export * from './response-store/index.ts';

@@ -1,7 +1,7 @@
 import * as Comlink from 'comlink';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { aborted, FakeEngine } from '../test/support/fake-engine.ts';
-import { EngineError, type ChatEvent } from '../src/engine/index.ts';
+import { EngineError, type ChatEvent } from '../src/engine-interface/index.ts';
 import { registerEngineErrorTransfer, type RunReport } from '../src/worker/protocol.ts';
 import type { LocalTarget } from '../src/engines/local-engine.ts';
 import { EngineWorkerClient } from './engine-worker-client.ts';

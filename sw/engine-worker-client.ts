@@ -11,7 +11,7 @@ import {
   type TranscribeRequest,
   type TranscribeResult,
   type TranscriptEvent,
-} from '../src/engine/index.ts';
+} from '../src/engine-interface/index.ts';
 import type {
   LocalCallOptions,
   LocalChatOptions,
@@ -19,7 +19,7 @@ import type {
   LocalTarget,
   LocalTranscribeOptions,
 } from '../src/engines/local-engine.ts';
-import type { RoutingConfig } from '../src/engines/model-profile.ts';
+import type { RoutingConfig } from '../src/models/model-profile.ts';
 import {
   CALLER_ALIVE_MS,
   registerEngineErrorTransfer,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { chatRequest } from '../test/support/chat-request.ts';
 import { startEngineThread } from '../test/support/engine-threads.ts';
-import type { ChatEvent } from '../src/engine/index.ts';
+import type { ChatEvent } from '../src/engine-interface/index.ts';
 import { CALLER_SILENCE_MS, registerEngineErrorTransfer } from '../src/worker/protocol.ts';
 import type { LocalTarget } from '../src/engines/local-engine.ts';
 import { EngineWorkerClient } from './engine-worker-client.ts';

@@ -1,7 +1,7 @@
 import * as Comlink from 'comlink';
 import { afterEach, describe, expect, it } from 'vitest';
 import { aborted, FakeEngine } from '../test/support/fake-engine.ts';
-import { EngineError } from '../src/engine/index.ts';
+import { EngineError } from '../src/engine-interface/index.ts';
 import { KeyRing } from '../src/keys/index.ts';
 import {
   hostLock,

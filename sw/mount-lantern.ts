@@ -1,6 +1,6 @@
 /// <reference lib="webworker" />
 import { createHandler, type Handler, type HandlerOptions } from '../src/api/index.ts';
-import { createModelRouter } from '../src/engines/model-router.ts';
+import { createModelRouter } from '../src/models/model-router.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
 import { indexedDbResponseStore } from '../src/response-store/index.ts';
 import {

@@ -3,7 +3,7 @@ import { toFile } from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../src/api/index.ts';
 import { createEngine } from '../src/engines/index.ts';
-import { bundledProfile } from '../src/engines/model-profile.ts';
+import { bundledProfile } from '../src/models/model-profile.ts';
 import { KeyRing } from '../src/keys/index.ts';
 import { sdkRefusal } from './support/api-error.ts';
 import { longMp3, longOggOpus, wavFile } from './support/audio-files.ts';

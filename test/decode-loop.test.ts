@@ -1,6 +1,6 @@
 import { PreTrainedModel } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
-import type { ChatEvent, ChatRequest } from '../src/engine/index.ts';
+import type { ChatEvent, ChatRequest } from '../src/engine-interface/index.ts';
 import { TransformersChatModel, type ChatModelOptions } from '../src/engines/transformers/chat-model.ts';
 import { chatRequest } from './support/chat-request.ts';
 import { BUNDLED_MODELS } from './support/lantern.ts';

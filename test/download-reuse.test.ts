@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoredFiles, type DownloadTarget, type FileRef } from '../src/downloads/index.ts';
 import { prepareCandidate } from '../src/engines/model-downloads.ts';
 import { storedManifest, storedModel, type ModelManifest } from '../src/engines/model-files.ts';
-import type { TransformersCandidate, WebLLMCandidate } from '../src/engines/model-profile.ts';
+import type { TransformersCandidate, WebLLMCandidate } from '../src/models/model-profile.ts';
 import { hasWebLLMModel } from '../src/engines/web-llm/web-llm-cache.ts';
 import { BUNDLED_REPOS, startHubServer, TINY_MLC, type HubServer } from './support/hub-server.ts';
 import { MemoryCacheStorage } from './support/memory-caches.ts';

@@ -5,8 +5,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { DownloadError, downloadFile, StoredFiles, type DownloadTarget, type FileRef } from '../src/downloads/index.ts';
 import { prepareCandidate } from '../src/engines/model-downloads.ts';
 import { removeStoredModel, storedModel } from '../src/engines/model-files.ts';
-import type { LoadProgress } from '../src/engine/index.ts';
-import type { TransformersCandidate, WebLLMCandidate } from '../src/engines/model-profile.ts';
+import type { LoadProgress } from '../src/engine-interface/index.ts';
+import type { TransformersCandidate, WebLLMCandidate } from '../src/models/model-profile.ts';
 import { hasWebLLMModel } from '../src/engines/web-llm/web-llm-cache.ts';
 import { BUNDLED_REPOS, startHubServer, TINY_MLC, type HubServer } from './support/hub-server.ts';
 import { MemoryCacheStorage } from './support/memory-caches.ts';

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type OpenAI from 'openai';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeImageAccess, openPinned } from '../src/engines/node-image-access.ts';
+import { nodeImageAccess, openPinned } from '../src/inputs/node-image-access.ts';
 import { bundledProfile, createEngine, type Engine, type Limits, type ModelProfile } from '../src/index.ts';
 import { sdkRefusal } from './support/api-error.ts';
 import { BUNDLED_MODELS, sdkClient } from './support/lantern.ts';

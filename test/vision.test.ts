@@ -338,7 +338,7 @@ describe('images that cannot be read', () => {
 
   it('an image by http(s) URL is not fetched in Node unless the operator allows its host: a 400 naming the part', async () => {
     // Issue 41 (SSRF): the server would have fetched its own network for any key holder. test/image-input.test.ts
-    // has the allowed hosts, the addresses refused after DNS, the redirects; src/engines/image-input.test.ts, a page's.
+    // has the allowed hosts, the addresses refused after DNS, the redirects; src/inputs/image-input.test.ts, a page's.
     for (const path of ['/red.png', '/gone.png']) {
       const refusal = await sdkRefusal(withImage(`http://127.0.0.1:${port}${path}`));
       expect(refusal).toMatchObject({ status: 400, param: 'messages[0].content[1]' });

@@ -4,9 +4,9 @@
  * with no service worker, router, port, SSE or SDK between the caller and the tokens.
  */
 import * as Comlink from 'comlink';
-import type { ChatRequest, ModelTask } from '../../src/engine/index.ts';
+import type { ChatRequest, ModelTask } from '../../src/engine-interface/index.ts';
 import type { LocalEngine, LocalTarget } from '../../src/engines/local-engine.ts';
-import { usableCandidates, type ModelProfile } from '../../src/engines/model-profile.ts';
+import { usableCandidates, type ModelProfile } from '../../src/models/model-profile.ts';
 import { createBrowserEngine } from '../../src/worker/browser-engine.ts';
 import { deviceCapabilities } from '../../src/worker/device.ts';
 import type { DeviceInfo, EngineWorkerConfig } from '../../src/worker/protocol.ts';

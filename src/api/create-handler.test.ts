@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { aborted, FakeEngine } from '../../test/support/fake-engine.ts';
-import { EngineError, type EngineErrorKind } from '../engine/index.ts';
+import { EngineError, type EngineErrorKind } from '../engine-interface/index.ts';
 import { KeyRing } from '../keys/index.ts';
 import { createHandler, type Handler } from './create-handler.ts';
 import type { HandlerOptions } from './options.ts';

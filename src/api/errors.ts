@@ -1,4 +1,4 @@
-import { EngineError, type EngineErrorKind } from '../engine/index.ts';
+import { EngineError, type EngineErrorKind } from '../engine-interface/index.ts';
 
 /** An error answer's body, as every OpenAI client reads it. */
 export interface ErrorBody {

@@ -2,7 +2,7 @@
  * Identifiers this API mints: `req_…` for requests (the `x-request-id` header), `chatcmpl-…` for completions, `fp_…`
  * for the `system_fingerprint` of a model, and the ids of the other objects ({@link newId}).
  */
-import type { ModelCard } from '../engine/index.ts';
+import type { ModelCard } from '../engine-interface/index.ts';
 
 export function newRequestId(): string {
   return 'req_' + crypto.randomUUID().replace(/-/g, '');

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { byteSize, type ChatImage, type ImageLimits } from '../engine/index.ts';
+import { byteSize, type ChatImage, type ImageLimits } from '../engine-interface/index.ts';
 import { invalidRequest } from './errors.ts';
 import type { Limits } from './options.ts';
 import { optional } from './request-validation.ts';

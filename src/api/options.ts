@@ -1,4 +1,4 @@
-import type { Engine } from '../engine/index.ts';
+import type { Engine } from '../engine-interface/index.ts';
 import type { KeyStore } from '../keys/index.ts';
 import type { ResponseStore } from '../response-store/index.ts';
 

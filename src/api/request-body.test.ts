@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import { ApiError } from './errors.ts';
 import { parseJsonObject, readBody } from './request-body.ts';
 

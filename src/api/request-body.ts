@@ -1,4 +1,4 @@
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import { invalidRequest } from './errors.ts';
 
 const NOT_JSON =

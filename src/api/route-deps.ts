@@ -1,6 +1,6 @@
 import type { KeyInfo } from '../keys/index.ts';
 import type { ResponseStore } from '../response-store/index.ts';
-import type { Engine, Serving } from '../engine/index.ts';
+import type { Engine, Serving } from '../engine-interface/index.ts';
 import { BACKEND_HEADER, type ErrorBody } from './errors.ts';
 import { systemFingerprint } from './ids.ts';
 import type { Limits } from './options.ts';

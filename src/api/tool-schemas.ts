@@ -6,7 +6,7 @@ import type {
   OutputConstraint,
   ToolConstraint,
   ToolDefinition,
-} from '../engine/index.ts';
+} from '../engine-interface/index.ts';
 import { invalidRequest } from './errors.ts';
 import { checkImageUrl, textAndImages, type chatImagePart, type ImagePartLimits } from './image-parts.ts';
 import { optional } from './request-validation.ts';

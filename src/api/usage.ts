@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../engine/index.ts';
+import type { TokenUsage } from '../engine-interface/index.ts';
 import type { ResponseUsage } from './responses/wire.ts';
 
 /*

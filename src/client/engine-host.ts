@@ -1,7 +1,7 @@
 import * as Comlink from 'comlink';
 import { decodeAudioInPage } from '../audio/index.ts';
-import type { LoadProgress } from '../engine/index.ts';
-import type { CandidateFailure, RoutingConfig } from '../engines/model-profile.ts';
+import type { LoadProgress } from '../engine-interface/index.ts';
+import type { CandidateFailure, RoutingConfig } from '../models/model-profile.ts';
 import { deviceCapabilities } from '../worker/device.ts';
 import {
   PROTOCOL_VERSION,

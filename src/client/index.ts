@@ -8,7 +8,7 @@ export {
   type VersionMismatch,
 } from './local-api.ts';
 export { PROTOCOL_VERSION, type DeviceInfo, type DevicePreference, type RunReport } from '../worker/protocol.ts';
-export type { LoadProgress } from '../engine/index.ts';
+export type { LoadProgress } from '../engine-interface/index.ts';
 export {
   bundledProfile,
   candidateKey,
@@ -25,8 +25,8 @@ export {
   type RemoteCandidate,
   type RoutingPolicy,
   withHub,
-} from '../engines/model-profile.ts';
-export { DEFAULT_PROFILE } from '../engines/model-registry.ts';
+} from '../models/model-profile.ts';
+export { DEFAULT_PROFILE } from '../models/model-registry.ts';
 export type { IssuedKey, KeyInfo, KeyStore } from '../keys/index.ts';
 export type { OfflineStatus } from './offline-readiness.ts';
 export { ModelStorage, describeStored, type StoredModelEntry, type StorageReport } from './model-storage.ts';

@@ -1,5 +1,5 @@
 import { Workbox } from 'workbox-window';
-import { EngineError, type LoadProgress, type ModelTask } from '../engine/index.ts';
+import { EngineError, type LoadProgress, type ModelTask } from '../engine-interface/index.ts';
 import {
   candidateChain,
   candidateKey,
@@ -12,8 +12,8 @@ import {
   type ModelProfile,
   type RoutingPolicy,
   validateProfile,
-} from '../engines/model-profile.ts';
-import { DEFAULT_PROFILE } from '../engines/model-registry.ts';
+} from '../models/model-profile.ts';
+import { DEFAULT_PROFILE } from '../models/model-registry.ts';
 import { indexedDbKeyStorage, KeyRing, localStorageAppKeys } from '../keys/index.ts';
 import {
   hostLock,

@@ -1,5 +1,5 @@
-import type { LoadProgress } from '../engine/index.ts';
-import { EngineError } from '../engine/index.ts';
+import type { LoadProgress } from '../engine-interface/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import { formatBytes, storageEstimate } from '../downloads/index.ts';
 import { prepareCandidate } from '../engines/model-downloads.ts';
 import {
@@ -9,7 +9,7 @@ import {
   storedModel,
   type StoredModel,
 } from '../engines/model-files.ts';
-import { candidateKey, isRemote, type LocalCandidate, type ModelProfile } from '../engines/model-profile.ts';
+import { candidateKey, isRemote, type LocalCandidate, type ModelProfile } from '../models/model-profile.ts';
 
 /** What the storage page needs of the LocalAPI: its profile, the chains on this device, and its progress events. */
 export interface StorageContext {

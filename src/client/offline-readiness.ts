@@ -1,5 +1,5 @@
 import { isDownloadedModel, storedModel } from '../engines/model-files.ts';
-import { isRemote, type LocalCandidate, type ModelCandidate } from '../engines/model-profile.ts';
+import { isRemote, type LocalCandidate, type ModelCandidate } from '../models/model-profile.ts';
 import { describeStored } from './model-storage.ts';
 
 /**

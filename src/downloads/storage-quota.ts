@@ -1,4 +1,4 @@
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 
 /**
  * Room to leave beyond a download's own size: the Cache API stores each file with some overhead, and a quota that a

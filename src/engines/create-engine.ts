@@ -1,5 +1,5 @@
-import type { Engine, LoadProgress } from '../engine/index.ts';
-import type { ImageAccess } from './image-input.ts';
+import type { Engine, LoadProgress } from '../engine-interface/index.ts';
+import type { ImageAccess } from '../inputs/image-input.ts';
 import { createLocalEngine } from './local-engine.ts';
 import type { ModelLoaders } from './model-loaders.ts';
 import {
@@ -9,9 +9,9 @@ import {
   type ModelProfile,
   type RoutingPolicy,
   validateProfile,
-} from './model-profile.ts';
-import { createModelRouter } from './model-router.ts';
-import { nodeImageAccess } from './node-image-access.ts';
+} from '../models/model-profile.ts';
+import { createModelRouter } from '../models/model-router.ts';
+import { nodeImageAccess } from '../inputs/node-image-access.ts';
 
 export interface EngineOptions {
   /** Public model IDs and what each runs: `DEFAULT_PROFILE`, `bundledProfile(...)`, or the app's own. */

@@ -1,6 +1,6 @@
 /** Engines that run models behind the engine interface, and the model profiles they serve. */
 export { createEngine, type EngineOptions } from './create-engine.ts';
-export { createModelRouter, type ModelRouterOptions } from './model-router.ts';
+export { createModelRouter, type ModelRouterOptions } from '../models/model-router.ts';
 export {
   createLocalEngine,
   type LocalCallOptions,
@@ -48,6 +48,6 @@ export {
   type RoutingPolicy,
   type TransformersCandidate,
   type WebLLMCandidate,
-} from './model-profile.ts';
-export { DEFAULT_PROFILE } from './model-registry.ts';
+} from '../models/model-profile.ts';
+export { DEFAULT_PROFILE } from '../models/model-registry.ts';
 export type { TransformersDevice, TransformersDtype } from './transformers/load-pretrained.ts';

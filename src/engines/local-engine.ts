@@ -11,10 +11,10 @@ import {
   type TranscribeRequest,
   type TranscribeResult,
   type TranscriptEvent,
-} from '../engine/index.ts';
-import { decodeAudioFile, type DecodeAudio } from './audio-input.ts';
-import type { ImageAccess } from './image-input.ts';
-import { checkConstraint } from './decoding/constraint-check.ts';
+} from '../engine-interface/index.ts';
+import { decodeAudioFile, type DecodeAudio } from '../inputs/audio-input.ts';
+import type { ImageAccess } from '../inputs/image-input.ts';
+import { checkConstraint } from '../grammar/constraint-check.ts';
 import { formatBytes, type StorageShortfall } from '../downloads/index.ts';
 import {
   DEFAULT_LOADERS,
@@ -23,7 +23,7 @@ import {
   type ModelLoaders,
   type SpeechModel,
 } from './model-loaders.ts';
-import { candidateKey, withoutFailures, type CandidateFailure, type LocalCandidate } from './model-profile.ts';
+import { candidateKey, withoutFailures, type CandidateFailure, type LocalCandidate } from '../models/model-profile.ts';
 import { refuseUnfittableInput, refuseUnfittablePrompt } from './prompt-budget.ts';
 import { TaskQueue } from './task-queue.ts';
 

@@ -1,6 +1,6 @@
 import { StoredFiles, type DownloadTarget } from '../downloads/index.ts';
-import type { StoredState } from '../engine/index.ts';
-import { candidateKey, isHubModel, type LocalCandidate } from './model-profile.ts';
+import type { StoredState } from '../engine-interface/index.ts';
+import { candidateKey, isHubModel, type LocalCandidate } from '../models/model-profile.ts';
 import { WEB_LLM_CACHES } from './web-llm/web-llm-cache.ts';
 
 /** The Hugging Face hub: where hub IDs and web-llm's models are fetched from unless a candidate names a mirror. */

@@ -7,10 +7,10 @@ import type {
   TranscribeRequest,
   TranscribeResult,
   TranscriptEvent,
-} from '../engine/index.ts';
-import type { ImageAccess } from './image-input.ts';
+} from '../engine-interface/index.ts';
+import type { ImageAccess } from '../inputs/image-input.ts';
 import { prepareCandidate } from './model-downloads.ts';
-import { type LocalCandidate, type TransformersCandidate, type WebLLMCandidate } from './model-profile.ts';
+import { type LocalCandidate, type TransformersCandidate, type WebLLMCandidate } from '../models/model-profile.ts';
 import type { TaskQueue } from './task-queue.ts';
 import { TransformersChatModel } from './transformers/chat-model.ts';
 import { TransformersEmbeddingModel } from './transformers/embedding-model.ts';

@@ -14,7 +14,7 @@ import {
   type LocalCandidate,
   type TransformersCandidate,
   type WebLLMCandidate,
-} from './model-profile.ts';
+} from '../models/model-profile.ts';
 import { WEB_LLM_CACHES, webLLMRepository } from './web-llm/web-llm-cache.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { EngineError, type ChatRequest } from '../engine/index.ts';
+import { EngineError, type ChatRequest } from '../engine-interface/index.ts';
 
 /*
  * A prompt that cannot fit a model's context window is refused before it is tokenized. Tokenizing (and rendering a

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import { TaskQueue } from './task-queue.ts';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));

@@ -1,4 +1,4 @@
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 
 /**
  * Runs tasks one at a time, in arrival order. transformers.js sends every run in a JS realm through one promise chain

@@ -1,9 +1,9 @@
 import { env } from '@huggingface/transformers';
 import { StoredFiles } from '../downloads/index.ts';
-import type { LoadProgress } from '../engine/index.ts';
+import type { LoadProgress } from '../engine-interface/index.ts';
 import { createLocalEngine, type LocalEngine, type LocalTarget } from '../engines/local-engine.ts';
-import { fetchAsPage } from '../engines/image-input.ts';
-import type { CandidateFailure } from '../engines/model-profile.ts';
+import { fetchAsPage } from '../inputs/image-input.ts';
+import type { CandidateFailure } from '../models/model-profile.ts';
 import { detectDevice } from './device.ts';
 import { loadOnnxRuntime, type OnnxRuntime } from './onnx-runtime.ts';
 import type { DecodeAudioInPage, DeviceInfo, EngineWorkerConfig } from './protocol.ts';

@@ -1,4 +1,4 @@
-import type { AdapterLimits, DeviceCapabilities } from '../engines/model-profile.ts';
+import type { AdapterLimits, DeviceCapabilities } from '../models/model-profile.ts';
 import type { DeviceInfo, DevicePreference } from './protocol.ts';
 
 /**

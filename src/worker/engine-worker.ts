@@ -5,9 +5,9 @@
  * model.
  */
 import * as Comlink from 'comlink';
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import type { LocalEngine } from '../engines/local-engine.ts';
-import type { CandidateFailure } from '../engines/model-profile.ts';
+import type { CandidateFailure } from '../models/model-profile.ts';
 import { createBrowserEngine } from './browser-engine.ts';
 import { deviceLostMessage, GpuDeviceWatch, LOSS_SETTLE_MS } from './gpu-device-loss.ts';
 import { PROTOCOL_VERSION, registerEngineErrorTransfer, type EngineWorkerControl, type RunReport } from './protocol.ts';

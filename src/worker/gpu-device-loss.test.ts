@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import { GpuDeviceWatch, type DeviceLoss } from './gpu-device-loss.ts';
 
 /** What onnxruntime-web's WebGPU build threw in Chromium after `Browser.crashGpuProcess` (paths shortened). */

@@ -1,4 +1,4 @@
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 
 /** Why a GPU device was lost, in the browser's words (`GPUDeviceLostInfo`). */
 export interface DeviceLoss {

@@ -3,7 +3,7 @@ import plainMjs from 'onnxruntime-web/ort-wasm-simd-threaded.mjs?url';
 import plainWasm from 'onnxruntime-web/ort-wasm-simd-threaded.wasm?url';
 import webgpuMjs from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
 import webgpuWasm from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import type { DeviceInfo } from './protocol.ts';
 
 /**

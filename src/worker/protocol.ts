@@ -17,9 +17,9 @@ import {
   type TranscribeRequest,
   type TranscribeResult,
   type TranscriptEvent,
-} from '../engine/index.ts';
+} from '../engine-interface/index.ts';
 import type { LocalTarget } from '../engines/local-engine.ts';
-import type { AdapterLimits, CandidateFailure, RoutingConfig } from '../engines/model-profile.ts';
+import type { AdapterLimits, CandidateFailure, RoutingConfig } from '../models/model-profile.ts';
 
 /**
  * The version of everything in this file that crosses between page, service worker and engine worker: the port offer,

@@ -5,7 +5,7 @@ import {
   type EngineErrorKind,
   type ModelTask,
   type TranscriptEvent,
-} from '../engine/index.ts';
+} from '../engine-interface/index.ts';
 import type { LocalEngine } from '../engines/local-engine.ts';
 import {
   CALLER_ALIVE_MS,

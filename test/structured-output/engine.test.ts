@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { bundledProfile, createEngine, type ChatEvent, type Engine } from '../../src/index.ts';
-import { BoundedCache } from '../../src/engines/decoding/bounded-cache.ts';
-import { loadXGrammar } from '../../src/engines/decoding/xgrammar.ts';
+import { BoundedCache } from '../../src/grammar/bounded-cache.ts';
+import { loadXGrammar } from '../../src/grammar/xgrammar.ts';
 import { chatRequest } from '../support/chat-request.ts';
 import { grammarFor, referenceValidator } from '../support/grammar-walk.ts';
 import { BUNDLED_MODELS } from '../support/lantern.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { violation } from '../../src/engines/decoding/output-constraint.ts';
+import { violation } from '../../src/grammar/output-constraint.ts';
 import { grammarFor, randomWalks, referenceValidator } from '../support/grammar-walk.ts';
 import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../support/lantern.ts';
 import { SCHEMA_CORPUS } from '../support/schema-corpus.ts';

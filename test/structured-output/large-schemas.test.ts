@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/index.ts';
-import { checkConstraint } from '../../src/engines/decoding/constraint-check.ts';
-import { compileBudget, compileSchema, SchemaRefused } from '../../src/engines/decoding/schema-grammar.ts';
-import { MAX_STEPS } from '../../src/engines/decoding/step-budget.ts';
+import { checkConstraint } from '../../src/grammar/constraint-check.ts';
+import { compileBudget, compileSchema, SchemaRefused } from '../../src/grammar/schema-grammar.ts';
+import { MAX_STEPS } from '../../src/grammar/step-budget.ts';
 import { sdkRefusal } from '../support/api-error.ts';
 import { sdkClient, type SdkClient } from '../support/lantern.ts';
 import { budgetRefusal, REAL_WORLD_SCHEMAS } from '../support/real-world-schemas.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine, EngineError, type ChatResult } from '../../src/index.ts';
-import { MAX_STEPS } from '../../src/engines/decoding/step-budget.ts';
+import { MAX_STEPS } from '../../src/grammar/step-budget.ts';
 import { benchProfile, CHAT } from '../../bench/models.ts';
 import { chatRequest } from '../support/chat-request.ts';
 import { BUNDLED_MODELS } from '../support/lantern.ts';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadXGrammar } from '../../src/engines/decoding/xgrammar.ts';
+import { loadXGrammar } from '../../src/grammar/xgrammar.ts';
 import { referenceValidator } from '../support/grammar-walk.ts';
 import { sdkClient, type SdkClient } from '../support/lantern.ts';
 import { schemaCase } from '../support/refused-schema-arbitraries.ts';

@@ -1,6 +1,6 @@
 import { APIError } from 'openai';
 import { ApiError } from '../../src/api/errors.ts';
-import { EngineError } from '../../src/engine/index.ts';
+import { EngineError } from '../../src/engine-interface/index.ts';
 
 /** The ApiError that `fn` throws (a parser refusing a body, a limiter refusing a request); fails the test otherwise. */
 export function apiError(fn: () => unknown): ApiError {

@@ -1,4 +1,4 @@
-import type { ChatRequest } from '../../src/engine/index.ts';
+import type { ChatRequest } from '../../src/engine-interface/index.ts';
 
 /** An engine chat request with the API's defaults (greedy here), for tests and benchmarks that call engines directly. */
 export const chatRequest = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({

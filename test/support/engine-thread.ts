@@ -6,7 +6,7 @@
  */
 import * as Comlink from 'comlink';
 import { parentPort, workerData } from 'node:worker_threads';
-import { throwIfAborted } from '../../src/engine/index.ts';
+import { throwIfAborted } from '../../src/engine-interface/index.ts';
 import { yieldToEventLoop } from '../../src/engines/transformers/yield-to-event-loop.ts';
 import { registerEngineErrorTransfer } from '../../src/worker/protocol.ts';
 import { createWorkerApi, type HeartbeatOptions } from '../../src/worker/worker-api.ts';

@@ -13,7 +13,7 @@ import {
   type TranscribeOptions,
   type TranscribeRequest,
   type TranscribeResult,
-} from '../../src/engine/index.ts';
+} from '../../src/engine-interface/index.ts';
 import type { LocalChatOptions, LocalEngine, LocalTarget } from '../../src/engines/local-engine.ts';
 
 /** What a fake chat gets: the engine interface's options, or a local engine's (which add `onBackend`). */

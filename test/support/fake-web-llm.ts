@@ -16,7 +16,7 @@ import {
   loadXGrammar,
   type XGrammarCompiler,
   type XMatcher,
-} from '../../src/engines/decoding/xgrammar.ts';
+} from '../../src/grammar/xgrammar.ts';
 import { installMemoryCaches, MemoryCacheStorage } from './memory-caches.ts';
 
 /*

@@ -1,11 +1,11 @@
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { OutputConstraint } from '../../src/engine/index.ts';
-import { GrammarCompiler } from '../../src/engines/decoding/grammar-mask.ts';
-import { HERMES, type ToolCallSyntax } from '../../src/engines/tools/tool-call-syntax.ts';
-import { seededRandom } from '../../src/engines/decoding/seeded-random.ts';
-import { readVocabulary, type TokenizerLike } from '../../src/engines/decoding/token-bytes.ts';
+import type { OutputConstraint } from '../../src/engine-interface/index.ts';
+import { GrammarCompiler } from '../../src/grammar/grammar-mask.ts';
+import { HERMES, type ToolCallSyntax } from '../../src/tools/tool-call-syntax.ts';
+import { seededRandom } from '../../src/generation/seeded-random.ts';
+import { readVocabulary, type TokenizerLike } from '../../src/grammar/token-bytes.ts';
 
 /** ajv with ajv-formats: the reference validator every structured output of the tests is checked with. */
 export function referenceValidator() {

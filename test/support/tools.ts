@@ -1,4 +1,4 @@
-import type { JsonConstraint, ToolConstraint, ToolDefinition } from '../../src/engine/index.ts';
+import type { JsonConstraint, ToolConstraint, ToolDefinition } from '../../src/engine-interface/index.ts';
 
 /*
  * The tools the tests share, declared once: the functions tiny-chat was trained to call (scripts/fixtures/

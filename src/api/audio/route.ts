@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { TranscribeRequest } from '../../engine/index.ts';
+import type { TranscribeRequest } from '../../engine-interface/index.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
 import { eventStream } from '../sse.ts';
 import { readAudioRequest, type AudioParams } from './schema.ts';

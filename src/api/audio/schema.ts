@@ -1,5 +1,5 @@
 import { AudioDecodeError, audioRefusal, measureAudio } from '../../audio/index.ts';
-import type { AudioFile } from '../../engine/index.ts';
+import type { AudioFile } from '../../engine-interface/index.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Limits } from '../options.ts';
 

@@ -3,7 +3,7 @@
  * `Transcription`, `TranscriptionVerbose`, `TranscriptionSegment`, `TranscriptionWord` and stream events have them, and
  * the subtitle formats (SubRip, WebVTT) written from the same segments.
  */
-import type { TranscribeResult } from '../../engine/index.ts';
+import type { TranscribeResult } from '../../engine-interface/index.ts';
 import { languageName } from './languages.ts';
 
 /** `response_format: "json"`, as whisper-1 answers it: the text, and the audio's length as billed (whole seconds). */

@@ -1,4 +1,4 @@
-import type { WireObject } from '../../engine/index.ts';
+import type { WireObject } from '../../engine-interface/index.ts';
 
 /*
  * A reasoning model's thought goes out under both names that clients read: `reasoning_content` (vLLM, llama.cpp's

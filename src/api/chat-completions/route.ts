@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { ChatChoice, ChatEvent, GeneratedTokenLogprob, WireObject } from '../../engine/index.ts';
+import type { ChatChoice, ChatEvent, GeneratedTokenLogprob, WireObject } from '../../engine-interface/index.ts';
 import { newCompletionId, newToolCallId } from '../ids.ts';
 import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { REASONING_EFFORTS, thinksAt, type ChatRequest, type JsonConstraint } from '../../engine/index.ts';
+import { REASONING_EFFORTS, thinksAt, type ChatRequest, type JsonConstraint } from '../../engine-interface/index.ts';
 import { samplingFields, samplingOf } from '../common-fields.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Limits } from '../options.ts';

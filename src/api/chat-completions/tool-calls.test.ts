@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FakeEngine } from '../../../test/support/fake-engine.ts';
-import type { ChatEvent, ChatRequest, ChatResult } from '../../engine/index.ts';
+import type { ChatEvent, ChatRequest, ChatResult } from '../../engine-interface/index.ts';
 import { KeyRing } from '../../keys/index.ts';
 import { createHandler, type Handler } from '../create-handler.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../wire.ts';

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { ChatEvent, FinishReason, GeneratedTokenLogprob, TokenUsage } from '../../engine/index.ts';
+import type { ChatEvent, FinishReason, GeneratedTokenLogprob, TokenUsage } from '../../engine-interface/index.ts';
 import { newId } from '../ids.ts';
 import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { ChatRequest } from '../../engine/index.ts';
+import type { ChatRequest } from '../../engine-interface/index.ts';
 import { samplingFields, samplingOf } from '../common-fields.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Limits } from '../options.ts';

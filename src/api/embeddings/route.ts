@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { WireObject } from '../../engine/index.ts';
+import type { WireObject } from '../../engine-interface/index.ts';
 import { float32ToBase64 } from '../base64.ts';
 import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { modelNotFound, type ModelCard } from '../../engine/index.ts';
+import { modelNotFound, type ModelCard } from '../../engine-interface/index.ts';
 import type { Env, RouteDeps } from '../route-deps.ts';
 import type { Model, ModelList } from './wire.ts';
 

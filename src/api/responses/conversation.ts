@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../engine/index.ts';
+import type { ChatMessage } from '../../engine-interface/index.ts';
 import type { ResponseStore, StoredResponse } from '../../response-store/index.ts';
 import { invalidRequest } from '../errors.ts';
 import type { ConversationItem, ResponsesParams } from './schema.ts';

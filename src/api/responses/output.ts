@@ -1,4 +1,4 @@
-import type { FinishReason, GeneratedTokenLogprob } from '../../engine/index.ts';
+import type { FinishReason, GeneratedTokenLogprob } from '../../engine-interface/index.ts';
 import { newId } from '../ids.ts';
 import type {
   DeltaLogprob,

@@ -1,6 +1,12 @@
 import { imageLimitsOf } from '../image-parts.ts';
 import type { Context } from 'hono';
-import { EngineError, type ChatEvent, type ChatRequest, type ChatResult, type Serving } from '../../engine/index.ts';
+import {
+  EngineError,
+  type ChatEvent,
+  type ChatRequest,
+  type ChatResult,
+  type Serving,
+} from '../../engine-interface/index.ts';
 import { ApiError, type ErrorBody } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { parseJsonObject } from '../request-body.ts';

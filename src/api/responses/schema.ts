@@ -5,7 +5,7 @@ import {
   type ChatImage,
   type ChatRequest,
   type JsonConstraint,
-} from '../../engine/index.ts';
+} from '../../engine-interface/index.ts';
 import { samplingFields } from '../common-fields.ts';
 import { invalidRequest } from '../errors.ts';
 import { checkImageCount, checkImageUrl, imageDetail, textAndImages, type ImagePartLimits } from '../image-parts.ts';

@@ -11,8 +11,8 @@ import {
   type TranscribeRequest,
   type TranscribeResult,
   type WireObject,
-} from '../../engine/index.ts';
-import type { RemoteCandidate } from '../model-profile.ts';
+} from '../../engine-interface/index.ts';
+import type { RemoteCandidate } from '../../models/model-profile.ts';
 import { cutShort, fromStreamError, notAnAnswer } from './upstream-errors.ts';
 import { postUpstream, UpstreamTarget } from './upstream-request.ts';
 import {

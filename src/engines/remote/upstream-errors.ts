@@ -1,4 +1,4 @@
-import { EngineError } from '../../engine/index.ts';
+import { EngineError } from '../../engine-interface/index.ts';
 
 /**
  * How a remote server's failures become typed engine errors (the API's one error table then gives them a status):

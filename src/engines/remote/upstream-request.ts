@@ -1,12 +1,12 @@
 import { createParser } from 'eventsource-parser';
-import { EngineError } from '../../engine/index.ts';
+import { EngineError } from '../../engine-interface/index.ts';
 import {
   basicCredentials,
   candidateKey,
   candidateSecrets,
   type RemoteCandidate,
   type RemoteTimeouts,
-} from '../model-profile.ts';
+} from '../../models/model-profile.ts';
 import { cutShort, fromStatus, notAnAnswer, timedOut, unreachable, type ErrorContext } from './upstream-errors.ts';
 
 /**

@@ -7,8 +7,8 @@ import type {
   JsonConstraint,
   TokenLogprob,
   WireObject,
-} from '../../engine/index.ts';
-import { messageParts } from '../../engine/index.ts';
+} from '../../engine-interface/index.ts';
+import { messageParts } from '../../engine-interface/index.ts';
 
 /*
  * The typed engine request in the wire's words, and the wire's answers back in the engine's, for callers of a remote

@@ -15,19 +15,19 @@ import {
   type ChatRequest,
   type ChatResult,
   type GeneratedTokenLogprob,
-} from '../../engine/index.ts';
+} from '../../engine-interface/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { TaskQueue } from '../task-queue.ts';
-import { ChoicePipeline } from '../decoding/choice-pipeline.ts';
-import { GrammarCompiler } from '../decoding/grammar-mask.ts';
-import { tokenLogprob, type TokenText } from '../decoding/logprobs.ts';
-import { invalidOutput } from '../decoding/output-constraint.ts';
-import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from '../decoding/sampling.ts';
-import { seededRandom } from '../decoding/seeded-random.ts';
-import { readVocabulary, type TokenizerLike, type Vocabulary } from '../decoding/token-bytes.ts';
-import { toolFormatOf, type ToolFormat } from '../tools/tool-call-syntax.ts';
-import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
-import type { ImageAccess } from '../image-input.ts';
+import { ChoicePipeline } from '../../generation/choice-pipeline.ts';
+import { GrammarCompiler } from '../../grammar/grammar-mask.ts';
+import { tokenLogprob, type TokenText } from '../../generation/logprobs.ts';
+import { invalidOutput } from '../../grammar/output-constraint.ts';
+import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from '../../generation/sampling.ts';
+import { seededRandom } from '../../generation/seeded-random.ts';
+import { readVocabulary, type TokenizerLike, type Vocabulary } from '../../grammar/token-bytes.ts';
+import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
+import { toolPrompt, type ToolPrompt } from '../../tools/tool-prompt.ts';
+import type { ImageAccess } from '../../inputs/image-input.ts';
 import { imagePrompt, type ImagePrompt, type VisionParts } from './image-prompt.ts';
 import { loadPretrained, progressCallback, type TransformersLoadOptions } from './load-pretrained.ts';
 import { DecodeLoop, type BatchLimits, type DecodeJob, type DecodeStats } from './decode-loop.ts';

@@ -1,5 +1,5 @@
 import { DynamicCache, Tensor, type PreTrainedModel } from '@huggingface/transformers';
-import { EngineError } from '../../engine/index.ts';
+import { EngineError } from '../../engine-interface/index.ts';
 import type { TaskQueue } from '../task-queue.ts';
 import { disposeReplaced, KVBatch, pastOf } from './kv-batch.ts';
 import { cacheBytes, type PrefixReuse } from './prefix-reuse.ts';

@@ -5,7 +5,7 @@ import {
   type PreTrainedTokenizer,
   type Tensor,
 } from '@huggingface/transformers';
-import { EngineError, throwIfAborted, type EmbedResult } from '../../engine/index.ts';
+import { EngineError, throwIfAborted, type EmbedResult } from '../../engine-interface/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
 import { yieldToEventLoop } from './yield-to-event-loop.ts';

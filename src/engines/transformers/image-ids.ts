@@ -1,5 +1,5 @@
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { BoundedCache } from '../decoding/bounded-cache.ts';
+import { BoundedCache } from '../../grammar/bounded-cache.ts';
 
 /**
  * How many images' ids are remembered. An id only needs to outlive the cached prefixes holding it: an image whose

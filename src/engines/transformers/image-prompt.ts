@@ -1,12 +1,12 @@
 import { cat, RawImage, Tensor, type PreTrainedModel } from '@huggingface/transformers';
-import { EngineError, throwIfAborted, type ChatImage, type ImageLimits } from '../../engine/index.ts';
+import { EngineError, throwIfAborted, type ChatImage, type ImageLimits } from '../../engine-interface/index.ts';
 import {
   DEFAULT_IMAGE_LIMITS,
   readImages,
   type DecodeImage,
   type ImageAccess,
   type ImageBytes,
-} from '../image-input.ts';
+} from '../../inputs/image-input.ts';
 import { imageId } from './image-ids.ts';
 
 /** What a vision model's prompt is made of besides its tokens: how it turns images into its input. */

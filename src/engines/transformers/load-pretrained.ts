@@ -5,7 +5,7 @@ import {
   type PretrainedModelOptions,
   type ProgressInfo,
 } from '@huggingface/transformers';
-import type { LoadProgress } from '../../engine/index.ts';
+import type { LoadProgress } from '../../engine-interface/index.ts';
 import { yieldToEventLoop } from './yield-to-event-loop.ts';
 
 /** Where transformers.js runs a model: `cpu` in Node, `wasm` or `webgpu` in a browser. */

@@ -1,5 +1,5 @@
 import { DynamicCache, Tensor } from '@huggingface/transformers';
-import { PrefixCache, type PrefixEntry } from '../decoding/prefix-cache.ts';
+import { PrefixCache, type PrefixEntry } from '../../generation/prefix-cache.ts';
 
 /**
  * Default byte budget of each chat model's prefix cache. It holds about 3,000 tokens of SmolLM2-360M's keys and values

@@ -16,7 +16,7 @@ import {
   type TranscriptEvent,
   type TranscriptSegment,
   type TranscriptWord,
-} from '../../engine/index.ts';
+} from '../../engine-interface/index.ts';
 import type { TaskQueue } from '../task-queue.ts';
 import { loadPretrained, progressCallback, type TransformersLoadOptions } from './load-pretrained.ts';
 

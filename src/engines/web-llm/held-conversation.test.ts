@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../engine/index.ts';
+import type { ChatMessage } from '../../engine-interface/index.ts';
 import { HeldConversation, type WebLLMMessage } from './held-conversation.ts';
 
 /** A user turn with an image, as the client sends it and as `webLLMMessages` sends it to web-llm (a new array each time). */

@@ -1,4 +1,4 @@
-import type { ChatMessage, FunctionCall } from '../../engine/index.ts';
+import type { ChatMessage, FunctionCall } from '../../engine-interface/index.ts';
 
 /**
  * A message as web-llm is sent it: its role and text, or a user turn's text and image parts; a user turn's `name` is

@@ -10,7 +10,7 @@ import {
   webLLMError,
   type FakeCreateOptions,
 } from '../../../test/support/fake-web-llm.ts';
-import type { ChatEvent, ChatMessage, ChatRequest, LoadProgress } from '../../engine/index.ts';
+import type { ChatEvent, ChatMessage, ChatRequest, LoadProgress } from '../../engine-interface/index.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
 import { WEB_LLM_ERROR_NAMES } from './web-llm-errors.ts';
 import { toolConstraint } from '../../../test/support/tools.ts';

@@ -15,21 +15,21 @@ import {
   type ChatResult,
   type FinishReason,
   type LoadProgress,
-} from '../../engine/index.ts';
+} from '../../engine-interface/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { TaskQueue } from '../task-queue.ts';
-import { ChoicePipeline } from '../decoding/choice-pipeline.ts';
-import { constraintGrammar, type GrammarSpec } from '../decoding/output-constraint.ts';
-import type { WebLLMCandidate } from '../model-profile.ts';
-import { toolFormatOf } from '../tools/tool-call-syntax.ts';
-import { toolPrompt } from '../tools/tool-prompt.ts';
+import { ChoicePipeline } from '../../generation/choice-pipeline.ts';
+import { constraintGrammar, type GrammarSpec } from '../../grammar/output-constraint.ts';
+import type { WebLLMCandidate } from '../../models/model-profile.ts';
+import { toolFormatOf } from '../../tools/tool-call-syntax.ts';
+import { toolPrompt } from '../../tools/tool-prompt.ts';
 import { failedBeforePrefill, loadError, runError } from './web-llm-errors.ts';
 import { HeldConversation, type WebLLMMessage } from './held-conversation.ts';
 import { webLLMProgress } from './web-llm-progress.ts';
 import { readWebLLMTokenizer, type WebLLMTokenizer } from './web-llm-tokenizer.ts';
 import { LogprobRecorder, logitProcessorSlot, type LogitProcessorSlot } from './web-llm-logprobs.ts';
 import { endingWebLLMTakes, readAssistantRole, withoutPastThoughts } from './web-llm-turns.ts';
-import type { TokenText } from '../decoding/logprobs.ts';
+import type { TokenText } from '../../generation/logprobs.ts';
 
 /**
  * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:

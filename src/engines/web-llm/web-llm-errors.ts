@@ -1,4 +1,4 @@
-import { EngineError, type EngineErrorKind } from '../../engine/index.ts';
+import { EngineError, type EngineErrorKind } from '../../engine-interface/index.ts';
 
 /*
  * web-llm's errors as typed engine errors. Its classes are not exported and may come from another bundle, so they are

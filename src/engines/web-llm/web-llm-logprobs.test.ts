@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chatRequest } from '../../../test/support/chat-request.ts';
 import { loadedWebLLM as loaded } from '../../../test/support/fake-web-llm.ts';
-import type { ChatRequest } from '../../engine/index.ts';
+import type { ChatRequest } from '../../engine-interface/index.ts';
 import { logitProcessorSlot } from './web-llm-logprobs.ts';
 
 const request = (overrides: Partial<ChatRequest> = {}) =>

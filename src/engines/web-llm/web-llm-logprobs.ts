@@ -1,6 +1,6 @@
 import type { LogitProcessor } from '@mlc-ai/web-llm';
-import type { GeneratedTokenLogprob } from '../../engine/index.ts';
-import { tokenLogprob, type TokenText } from '../decoding/logprobs.ts';
+import type { GeneratedTokenLogprob } from '../../engine-interface/index.ts';
+import { tokenLogprob, type TokenText } from '../../generation/logprobs.ts';
 
 /** What web-llm's grammar mask writes over a masked token's logit (`apply_bitmask_inplace`: float32's lowest). */
 const MASKED = -3.4e38;
@@ -19,7 +19,7 @@ export interface LogprobRequest {
 }
 
 /**
- * Log probabilities by Lantern's rule (src/engines/decoding/logprobs.ts, the transformers.js engine's), read inside
+ * Log probabilities by Lantern's rule (src/generation/logprobs.ts, the transformers.js engine's), read inside
  * web-llm as a LogitProcessor: web-llm's own are computed at the sampling temperature (at temperature 0, 0 for the
  * token and -Infinity for the others), list tokens the grammar masked, spell a token by its text alone (U+FFFD for
  * part of a character), and drop the tokens of a chunk it holds back until a character is whole (lib/index.js

@@ -1,5 +1,5 @@
 import type { InitProgressReport } from '@mlc-ai/web-llm';
-import type { LoadProgress } from '../../engine/index.ts';
+import type { LoadProgress } from '../../engine-interface/index.ts';
 
 /**
  * The phases of a web-llm load, as its `initProgressCallback` reports them (its texts, lib/index.js 0.2.86), each a

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { fakeCreate } from '../../../test/support/fake-web-llm.ts';
 import { referenceValidator } from '../../../test/support/grammar-walk.ts';
 import { SCHEMA_CORPUS } from '../../../test/support/schema-corpus.ts';
-import { EngineError, type ChatEvent, type ChatRequest } from '../../engine/index.ts';
-import { constraintGrammar } from '../decoding/output-constraint.ts';
+import { EngineError, type ChatEvent, type ChatRequest } from '../../engine-interface/index.ts';
+import { constraintGrammar } from '../../grammar/output-constraint.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
 
 const candidate = { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f32_1-MLC' } as const;
@@ -106,7 +106,7 @@ describe('WebLLMChatModel structured output', () => {
 });
 
 /**
- * Log probabilities as Lantern reports them on every engine (src/engines/decoding/logprobs.ts): the distribution the
+ * Log probabilities as Lantern reports them on every engine (src/generation/logprobs.ts): the distribution the
  * token was drawn from, after penalties, logit_bias and the constraint (a masked token is never listed), at the
  * sampling temperature (at temperature 0, at 1), with each token's exact bytes; one entry per generated token.
  * web-llm's own are at the sampling temperature only (at 0: 0 for the token, -Infinity for the rest), list masked

@@ -1,4 +1,4 @@
-import { readVocabulary, type TokenizerLike, type Vocabulary } from '../decoding/token-bytes.ts';
+import { readVocabulary, type TokenizerLike, type Vocabulary } from '../../grammar/token-bytes.ts';
 import { WEB_LLM_MODEL_CACHE, webLLMFileUrl } from './web-llm-cache.ts';
 
 /**

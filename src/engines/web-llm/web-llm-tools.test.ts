@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fakeCreate } from '../../../test/support/fake-web-llm.ts';
 import { referenceValidator } from '../../../test/support/grammar-walk.ts';
 import { toolConstraint } from '../../../test/support/tools.ts';
-import { EngineError, type ChatEvent, type ChatRequest } from '../../engine/index.ts';
+import { EngineError, type ChatEvent, type ChatRequest } from '../../engine-interface/index.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
 
 /** Tool calling on web-llm: tools in the generic (Hermes) format in its messages, calls read from its stream. */

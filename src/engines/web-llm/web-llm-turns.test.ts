@@ -10,7 +10,7 @@ import {
 } from '../../../test/support/fake-web-llm.ts';
 import { MemoryCacheStorage } from '../../../test/support/memory-caches.ts';
 import { BUNDLED_MODELS } from '../../../test/support/lantern.ts';
-import type { ChatMessage, ChatRequest } from '../../engine/index.ts';
+import type { ChatMessage, ChatRequest } from '../../engine-interface/index.ts';
 import { endingWebLLMTakes, readAssistantRole, withoutPastThoughts } from './web-llm-turns.ts';
 
 const request = (messages: ChatMessage[], overrides: Partial<ChatRequest> = {}) =>

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../engine/index.ts';
+import type { ChatMessage } from '../../engine-interface/index.ts';
 import { WEB_LLM_CACHES, webLLMFileUrl } from './web-llm-cache.ts';
 import type { WebLLMMessage } from './held-conversation.ts';
 

@@ -4,7 +4,7 @@ import {
   type JsonSchema,
   type OutputConstraint,
   type ToolDefinition,
-} from '../../engine/index.ts';
+} from '../engine-interface/index.ts';
 import { BoundedCache } from './bounded-cache.ts';
 import { compileBudget, compileSchema, SchemaRefused } from './schema-grammar.ts';
 import { StepBudget, StepBudgetExceeded } from './step-budget.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import { candidateKey, type ModelCandidate, type ModelProfile } from './model-profile.ts';
 import { PublicView } from './public-view.ts';
 

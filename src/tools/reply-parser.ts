@@ -1,4 +1,4 @@
-import type { FunctionCall } from '../../engine/index.ts';
+import type { FunctionCall } from '../engine-interface/index.ts';
 import type { ToolCallSyntax } from './tool-call-syntax.ts';
 
 /** What the reply parser makes of the text a model generates: reply text, the start of a call, argument fragments. */

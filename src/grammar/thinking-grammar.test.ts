@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { grammarFor, randomWalks, referenceValidator } from '../../../test/support/grammar-walk.ts';
-import { BUNDLED_MODELS } from '../../../test/support/lantern.ts';
-import type { ToolConstraint } from '../../engine/index.ts';
+import { grammarFor, randomWalks, referenceValidator } from '../../test/support/grammar-walk.ts';
+import { BUNDLED_MODELS } from '../../test/support/lantern.ts';
+import type { ToolConstraint } from '../engine-interface/index.ts';
 import { ReplyParser } from '../tools/reply-parser.ts';
 import { HERMES } from '../tools/tool-call-syntax.ts';
 import { constraintGrammar } from './output-constraint.ts';
-import { ThoughtSplitter } from './thought-splitter.ts';
+import { ThoughtSplitter } from '../generation/thought-splitter.ts';
 
 /*
  * A reasoning model's constrained reply: the thought is free (inside `<think>…</think>`), the answer after it is what

@@ -171,7 +171,7 @@ export type ToolChoice = 'auto' | 'required' | { name: string };
 
 /**
  * What every choice must be, as data: built once from the request's own parameters by `src/api`, refused or compiled
- * once inside the engines (`src/engines/decoding/`), applied as a logits mask beside sampling and stop sequences, and
+ * once below the engines (`src/grammar/`), applied as a logits mask beside sampling and stop sequences, and
  * checked when each choice ends.
  */
 export type OutputConstraint = JsonConstraint | ToolConstraint;

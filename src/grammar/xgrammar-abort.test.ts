@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { grammarFor, randomWalks, referenceValidator } from '../../../test/support/grammar-walk.ts';
-import { chatRequest } from '../../../test/support/chat-request.ts';
-import { BUNDLED_MODELS } from '../../../test/support/lantern.ts';
-import { EngineError, type JsonConstraint, type OutputConstraint } from '../../engine/index.ts';
-import { bundledProfile, createEngine } from '../../index.ts';
+import { grammarFor, randomWalks, referenceValidator } from '../../test/support/grammar-walk.ts';
+import { chatRequest } from '../../test/support/chat-request.ts';
+import { BUNDLED_MODELS } from '../../test/support/lantern.ts';
+import { EngineError, type JsonConstraint, type OutputConstraint } from '../engine-interface/index.ts';
+import { bundledProfile, createEngine } from '../index.ts';
 import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import { GrammarCompiler } from './grammar-mask.ts';
 import type * as OutputConstraintModule from './output-constraint.ts';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../../../test/support/lantern.ts';
-import { toolConstraint } from '../../../test/support/tools.ts';
-import type { ChatMessage, ChatRequest, ToolDefinition } from '../../engine/index.ts';
+import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../../test/support/lantern.ts';
+import { toolConstraint } from '../../test/support/tools.ts';
+import type { ChatMessage, ChatRequest, ToolDefinition } from '../engine-interface/index.ts';
 import { HERMES, LLAMA3_JSON, toolFormatOf, type ToolFormat } from './tool-call-syntax.ts';
 import { toolPrompt } from './tool-prompt.ts';
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import sharp from 'sharp';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { lyingGif } from '../../test/support/lying-images.ts';
-import { EngineError, type ChatImage, type ImageLimits } from '../engine/index.ts';
+import { EngineError, type ChatImage, type ImageLimits } from '../engine-interface/index.ts';
 import { readImage } from './image-input.ts';
 import { nodeImageAccess, openPinned, type ResolvedAddress } from './node-image-access.ts';
 import { engineRefusal } from '../../test/support/api-error.ts';

@@ -1,4 +1,4 @@
-import type { GeneratedTokenLogprob } from '../../engine/index.ts';
+import type { GeneratedTokenLogprob } from '../engine-interface/index.ts';
 
 /** What `logprobs` reports a token as: its text (alone) and its exact bytes. */
 export interface TokenText {

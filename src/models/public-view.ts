@@ -1,4 +1,4 @@
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import {
   candidateKey,
   candidateSecrets,
@@ -8,7 +8,7 @@ import {
   type ModelCandidate,
   type ModelProfile,
 } from './model-profile.ts';
-import { scrub } from './remote/upstream-errors.ts';
+import { scrub } from '../engines/remote/upstream-errors.ts';
 
 /**
  * What a key holder may learn of a profile's candidates, and the one place where what they are told is cleaned.

@@ -1,4 +1,4 @@
-import { EngineError, type OutputConstraint } from '../../engine/index.ts';
+import { EngineError, type OutputConstraint } from '../engine-interface/index.ts';
 import { HERMES, type ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import { BoundedCache } from './bounded-cache.ts';
 import { jsonParam, toolParam } from './constraint-check.ts';

@@ -11,9 +11,9 @@ import {
   type ModelTask,
   type StoredState,
   thinksAt,
-} from '../engine/index.ts';
-import { browserStore, isDownloadedModel, storedModel } from './model-files.ts';
-import type { LocalEngine, LocalTarget } from './local-engine.ts';
+} from '../engine-interface/index.ts';
+import { browserStore, isDownloadedModel, storedModel } from '../engines/model-files.ts';
+import type { LocalEngine, LocalTarget } from '../engines/local-engine.ts';
 import {
   candidateChain,
   candidateKey,
@@ -28,8 +28,8 @@ import {
   type RoutingConfig,
 } from './model-profile.ts';
 import { publicView, type PublicView } from './public-view.ts';
-import { CircuitBreaker } from './remote/circuit-breaker.ts';
-import { RemoteModel } from './remote/remote-model.ts';
+import { CircuitBreaker } from '../engines/remote/circuit-breaker.ts';
+import { RemoteModel } from '../engines/remote/remote-model.ts';
 
 export interface ModelRouterOptions {
   /**

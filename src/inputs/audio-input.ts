@@ -1,5 +1,5 @@
 import { AudioDecodeError, audioRefusal, decodeWav, isWav, measureAudio, resample } from '../audio/index.ts';
-import { EngineError, type AudioFile } from '../engine/index.ts';
+import { EngineError, type AudioFile } from '../engine-interface/index.ts';
 
 /**
  * Decodes audio that is not WAV to mono samples at `sampleRate`: in a browser, the page's decoder (the engine worker

@@ -1,6 +1,6 @@
 import { AutoTokenizer } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
-import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../../../test/support/lantern.ts';
+import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../../test/support/lantern.ts';
 import { IncrementalDecoder } from './incremental-decoder.ts';
 
 const texts = [

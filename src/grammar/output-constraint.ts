@@ -6,7 +6,7 @@ import {
   type JsonSchema,
   type OutputConstraint,
   type ToolConstraint,
-} from '../../engine/index.ts';
+} from '../engine-interface/index.ts';
 import { HERMES, type ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import { BoundedCache } from './bounded-cache.ts';
 import { withLinearRegExp } from './regex-match.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { grammarFor, randomWalks, referenceValidator } from '../../../test/support/grammar-walk.ts';
-import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../../../test/support/lantern.ts';
-import { SCHEMA_CORPUS } from '../../../test/support/schema-corpus.ts';
-import { EngineError, type ToolConstraint, type ToolDefinition } from '../../engine/index.ts';
+import { grammarFor, randomWalks, referenceValidator } from '../../test/support/grammar-walk.ts';
+import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../../test/support/lantern.ts';
+import { SCHEMA_CORPUS } from '../../test/support/schema-corpus.ts';
+import { EngineError, type ToolConstraint, type ToolDefinition } from '../engine-interface/index.ts';
 import { ReplyParser } from '../tools/reply-parser.ts';
 import { HERMES, LLAMA3_JSON, type ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import { constraintGrammar, violation } from './output-constraint.ts';

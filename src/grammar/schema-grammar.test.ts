@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { grammarFor, randomWalks, referenceValidator } from '../../../test/support/grammar-walk.ts';
-import { BUNDLED_MODELS } from '../../../test/support/lantern.ts';
+import { grammarFor, randomWalks, referenceValidator } from '../../test/support/grammar-walk.ts';
+import { BUNDLED_MODELS } from '../../test/support/lantern.ts';
 import { violation } from './output-constraint.ts';
 import { compileBudget, compileSchema, SchemaRefused } from './schema-grammar.ts';
 import { MAX_STEPS, StepBudget } from './step-budget.ts';

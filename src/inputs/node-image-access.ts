@@ -10,7 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import type Sharp from 'sharp';
-import { EngineError, throwIfAborted, type ImageLimits } from '../engine/index.ts';
+import { EngineError, throwIfAborted, type ImageLimits } from '../engine-interface/index.ts';
 import { isAllowedHost, type DecodeImage, type FetchImage, type ImageAccess } from './image-input.ts';
 import { isPublicAddress } from './public-address.ts';
 

@@ -1,4 +1,4 @@
-import { byteSize, EngineError, throwIfAborted, type ChatImage, type ImageLimits } from '../engine/index.ts';
+import { byteSize, EngineError, throwIfAborted, type ChatImage, type ImageLimits } from '../engine-interface/index.ts';
 
 /** An image's bytes, checked: a format the decoders read, and its size from its headers, within the pixel limit. */
 export interface ImageBytes {

@@ -5,7 +5,7 @@ import {
   type FunctionCall,
   type MessagePart,
   type ToolDefinition,
-} from '../../engine/index.ts';
+} from '../engine-interface/index.ts';
 import type { ReplyParserOptions } from './reply-parser.ts';
 import { HERMES, type ToolCallSyntax, type ToolFormat } from './tool-call-syntax.ts';
 

@@ -1,6 +1,6 @@
 /**
  * How a model family writes a tool call in its reply, as data. The reply parser reads calls with it; the constraint
- * that keeps calls valid (src/engines/decoding) builds its grammar from the same description, so what is parsed and
+ * that keeps calls valid (src/grammar) builds its grammar from the same description, so what is parsed and
  * what is enforced cannot drift apart.
  */
 export interface ToolCallSyntax {

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { toolConstraint } from '../../../test/support/tools.ts';
-import { ChatResultBuilder, EngineError, type ChatEvent, type GeneratedTokenLogprob } from '../../engine/index.ts';
+import { toolConstraint } from '../../test/support/tools.ts';
+import {
+  ChatResultBuilder,
+  EngineError,
+  type ChatEvent,
+  type GeneratedTokenLogprob,
+} from '../engine-interface/index.ts';
 import { HERMES } from '../tools/tool-call-syntax.ts';
 import { ChoicePipeline, type ChoicePipelineOptions } from './choice-pipeline.ts';
 

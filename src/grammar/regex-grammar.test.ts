@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { grammarFor, randomWalks } from '../../../test/support/grammar-walk.ts';
-import { BUNDLED_MODELS } from '../../../test/support/lantern.ts';
+import { grammarFor, randomWalks } from '../../test/support/grammar-walk.ts';
+import { BUNDLED_MODELS } from '../../test/support/lantern.ts';
 import { charsGrammar } from './regex-grammar.ts';
 import { lengthsOf, parseRegex, PatternProblem } from './regex-parse.ts';
 

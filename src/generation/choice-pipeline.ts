@@ -4,11 +4,11 @@ import type {
   FunctionCall,
   GeneratedTokenLogprob,
   OutputConstraint,
-} from '../../engine/index.ts';
+} from '../engine-interface/index.ts';
 import { ReplyParser, type ReplyEvent } from '../tools/reply-parser.ts';
 import type { ToolPrompt } from '../tools/tool-prompt.ts';
 import { IncrementalDecoder } from './incremental-decoder.ts';
-import { invalidOutput, violation } from './output-constraint.ts';
+import { invalidOutput, violation } from '../grammar/output-constraint.ts';
 import { StopSequenceMatcher } from './stop-sequences.ts';
 import { ThoughtSplitter } from './thought-splitter.ts';
 

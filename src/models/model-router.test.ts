@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chatRequest } from '../../test/support/chat-request.ts';
 import { FakeEngine } from '../../test/support/fake-engine.ts';
-import { EngineError } from '../engine/index.ts';
+import { EngineError } from '../engine-interface/index.ts';
 import { createModelRouter } from './model-router.ts';
 import {
   CPU_ONLY,

@@ -1,5 +1,5 @@
-import type { ModelTask } from '../engine/index.ts';
-import type { TransformersDtype } from './transformers/load-pretrained.ts';
+import type { ModelTask } from '../engine-interface/index.ts';
+import type { TransformersDtype } from '../engines/transformers/load-pretrained.ts';
 
 /**
  * The public model IDs of the API: three chat models and one embedding model (spec §1), and one speech-to-text model
@@ -490,7 +490,7 @@ export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);
  * `transformers:onnx-community/…@q4/cpu`, `remote:llama3.2@http://127.0.0.1:11434/v1` (a URL's user, query and
  * fragment left out: they can hold secrets). It says where the candidate lives (a folder, a server), which is the
  * page owner's to know but not a key holder's: what goes over `/v1` names candidates by {@link PublicView}
- * (`src/engines/public-view.ts`) instead.
+ * (`src/models/public-view.ts`) instead.
  */
 export function candidateKey(candidate: ModelCandidate): string {
   if (candidate.engine === 'remote') return `remote:${candidate.model}@${redactURL(candidate.baseURL)}`;

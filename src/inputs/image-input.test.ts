@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineError, type ChatImage } from '../engine/index.ts';
+import { EngineError, type ChatImage } from '../engine-interface/index.ts';
 import { jpegWithSecondFrame, lyingApng, lyingGif, lyingWebp } from '../../test/support/lying-images.ts';
 import { fetchAsPage, imageHeader, readImage, readImages } from './image-input.ts';
 import { engineRefusal } from '../../test/support/api-error.ts';
