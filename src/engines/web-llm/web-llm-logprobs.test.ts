@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chatRequest } from '../../../test/support/chat-request.ts';
 import { loadedWebLLM as loaded } from '../../../test/support/fake-web-llm.ts';
 import type { ChatRequest } from '../../engine-interface/index.ts';
-import { logitProcessorSlot } from './web-llm-logprobs.ts';
+import { LogprobRecorder, logitProcessorSlot } from './web-llm-logprobs.ts';
 
 const request = (overrides: Partial<ChatRequest> = {}) =>
   chatRequest({ messages: [{ role: 'user', content: 'Hello there' }], temperature: 0.7, ...overrides });
@@ -43,5 +43,34 @@ describe('the log-probability recorder in web-llm', () => {
     expect(
       logitProcessorSlot({ loadedModelIdToPipeline: new Map([[fake.modelId, {}]]) }, fake.modelId),
     ).toBeUndefined();
+  });
+});
+
+describe('LogprobRecorder', () => {
+  const words = { text: (t: number) => `t${t}`, bytes: () => new Uint8Array() };
+  it("reports each token under the request's logit_bias and penalties (Lantern's sampler's), masked tokens left out", () => {
+    const recorder = new LogprobRecorder();
+    recorder.begin({
+      top: 3,
+      temperature: 0,
+      logitBias: { 2: 1 },
+      presencePenalty: 0.5,
+      frequencyPenalty: 0.25,
+      words,
+    });
+    const step = (token: number) => {
+      recorder.processLogits(Float32Array.of(0, 0, 0, -3.4e38));
+      recorder.processSampledToken(token);
+    };
+    step(0);
+    step(0);
+    const [first, second] = recorder.take();
+    // First: token 2 has its bias. Second: token 0, generated once, has lost 0.5 + 0.25.
+    const logZ1 = Math.log(2 + Math.E);
+    expect(first!.logprob).toBeCloseTo(-logZ1, 6);
+    expect(first!.topLogprobs.map((e) => e.token)).toEqual(['t2', 't0', 't1']);
+    const logZ2 = Math.log(Math.exp(-0.75) + 1 + Math.E);
+    expect(second!.logprob).toBeCloseTo(-0.75 - logZ2, 6);
+    expect(second!.topLogprobs.map((e) => e.token)).toEqual(['t2', 't1', 't0']);
   });
 });

@@ -1,6 +1,7 @@
 import type { LogitProcessor } from '@mlc-ai/web-llm';
 import type { GeneratedTokenLogprob } from '../../engine-interface/index.ts';
 import { tokenLogprob, type TokenText } from '../../generation/logprobs.ts';
+import { adjustLogits, logitBiasOf, type SamplingParams } from '../../generation/sampling.ts';
 
 /** What web-llm's grammar mask writes over a masked token's logit (`apply_bitmask_inplace`: float32's lowest). */
 const MASKED = -3.4e38;
@@ -29,9 +30,10 @@ export interface LogprobRequest {
  * grammar mask and before `logit_bias`, the penalties and the temperature (`sampleFromRawLogits`, 13561; the processor at 13686), then with
  * the token it sampled (`processSampledToken`, in `commitSamplerState`, before the token's chunk is made). The
  * recorder keeps that step's logits, adds `logit_bias` and the penalties as web-llm then does (mlc-llm's
- * `apply_penalty_inplace`: `logit -= presence + count × frequency` for each token generated so far; repetition is
- * sent neutral), and reports the token from them: the distribution at the sampling temperature (1 when greedy), masked
- * tokens left out. It leaves the logits as they are. One generation at a time: web-llm's lock runs them one by one.
+ * `apply_penalty_inplace`: `logit -= presence + count × frequency` for each token generated so far, the formula of
+ * Lantern's own sampler, whose `adjustLogits` applies them here; repetition is sent neutral), and reports the token
+ * from them: the distribution at the sampling temperature (1 when greedy), masked tokens left out. It leaves the
+ * logits as they are. One generation at a time: web-llm's lock runs them one by one.
  *
  * web-llm takes a processor only when it loads a model (`logitProcessorRegistry`), and then runs it at every step of
  * every generation: a copy of the logits to the CPU, a wait for the GPU, and two copies back (about 600 KB each way for
@@ -42,6 +44,8 @@ export interface LogprobRequest {
  */
 export class LogprobRecorder implements LogitProcessor {
   #request: LogprobRequest | undefined;
+  /** The request's `logit_bias` and penalties, as `adjustLogits` takes them. */
+  #adjust: SamplingParams | undefined;
   #logits: Float32Array | undefined;
   readonly #counts = new Map<number, number>();
   #pending: GeneratedTokenLogprob[] = [];
@@ -51,6 +55,13 @@ export class LogprobRecorder implements LogitProcessor {
   /** Records the generation about to start; `undefined` records nothing (no log probabilities asked for). */
   begin(request: LogprobRequest | undefined): void {
     this.#request = request;
+    this.#adjust = request && {
+      temperature: request.temperature,
+      topP: 1,
+      presencePenalty: request.presencePenalty ?? 0,
+      frequencyPenalty: request.frequencyPenalty ?? 0,
+      logitBias: request.logitBias && logitBiasOf(request.logitBias),
+    };
     this.#logits = undefined;
     this.#counts.clear();
     this.#pending = [];
@@ -83,11 +94,8 @@ export class LogprobRecorder implements LogitProcessor {
     this.#sampled += 1;
     const request = this.#request;
     const logits = this.#logits;
-    if (!request || !logits) return;
-    for (const [id, bias] of Object.entries(request.logitBias ?? {})) logits[+id] = logits[+id]! + bias;
-    const presence = request.presencePenalty ?? 0;
-    const frequency = request.frequencyPenalty ?? 0;
-    for (const [id, count] of this.#counts) logits[id] = logits[id]! - (presence + count * frequency);
+    if (!request || !this.#adjust || !logits) return;
+    adjustLogits(logits, this.#adjust, this.#counts);
     for (let i = 0; i < logits.length; i++) if (logits[i]! <= MASKED) logits[i] = -Infinity;
     this.#pending.push(tokenLogprob(logits, token, request.temperature, request.top, request.words));
     this.#counts.set(token, (this.#counts.get(token) ?? 0) + 1);

@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { EngineError } from '../engine-interface/index.ts';
+import { DecodeLoop, type DecodeBatch, type DecodeJob, type PrefillInput } from './decode-loop.ts';
+
+/**
+ * The decode loop's scheduling on a fake batch (no model): a row's logits favour the token after the last one it fed,
+ * so a row of prompt `[p]` generates `p + 1, p + 2, …`. What the loop does on a real model (the tokens of every row
+ * equal to those alone, prefix reuse, the padding check) is tested on the bundled models in test/decode-loop.test.ts.
+ */
+const VOCAB = 64;
+
+interface FakePrefill {
+  tokens: number[];
+}
+
+class FakeBatch implements DecodeBatch<FakePrefill> {
+  rows: number[][] = [];
+  forwardPasses = 0;
+  tokenBytes = 0;
+  mixesAsked = 0;
+  failStep = false;
+  readonly kept: number[][] = [];
+  readonly maxRows: number | undefined;
+  readonly #mixes: boolean;
+
+  constructor(options: { maxRows?: number; mixes?: boolean } = {}) {
+    this.maxRows = options.maxRows;
+    this.#mixes = options.mixes ?? true;
+  }
+
+  begin(prompt: readonly number[]) {
+    // The longest kept prefix, leaving at least the prompt's last token.
+    let cached = 0;
+    for (const kept of this.kept) {
+      let n = 0;
+      while (n < kept.length && n < prompt.length - 1 && kept[n] === prompt[n]) n++;
+      cached = Math.max(cached, n);
+    }
+    return Promise.resolve({ prefill: { tokens: prompt.slice(0, cached) }, cached });
+  }
+
+  fill(prefill: FakePrefill, _from: number, to: number, input: PrefillInput, last: boolean) {
+    this.forwardPasses += 1;
+    if ('embeds' in input) prefill.tokens.push(...(input.embeds as number[]));
+    else prefill.tokens.push(...input.tokens);
+    this.tokenBytes ||= 100;
+    expect(prefill.tokens.length).toBe(to);
+    return Promise.resolve(last ? logitsAfter(prefill.tokens.at(-1)!) : undefined);
+  }
+
+  join(prefill: FakePrefill, copies: number) {
+    if (this.maxRows !== undefined && this.rows.length + copies > this.maxRows) throw new Error('no room');
+    for (let c = 0; c < copies; c++) this.rows.push([...prefill.tokens]);
+    return Promise.resolve();
+  }
+
+  keep(_prefill: FakePrefill, tokens: readonly number[]) {
+    this.kept.push([...tokens]);
+  }
+
+  discard() {}
+
+  step(tokens: readonly (readonly number[])[]) {
+    this.forwardPasses += 1;
+    expect(tokens.length).toBe(this.rows.length);
+    if (this.failStep) return Promise.reject(new Error('the pass failed'));
+    tokens.forEach((fed, r) => this.rows[r]!.push(...fed));
+    return Promise.resolve((row: number) => logitsAfter(this.rows[row]!.at(-1)!));
+  }
+
+  remove(leaving: readonly { row: number; tokens: readonly number[] }[], kept: readonly number[]) {
+    for (const { row, tokens } of leaving) {
+      // A row holds every token it fed (the fake holds what a job embedded in place of its prompt's ids).
+      expect(this.rows[row]!.slice(-1)).toEqual(tokens.slice(-1));
+      expect(this.rows[row]!.length).toBe(tokens.length);
+      this.kept.push([...tokens]);
+    }
+    this.rows = kept.map((r) => this.rows[r]!);
+    return Promise.resolve();
+  }
+
+  compact() {
+    return Promise.resolve();
+  }
+
+  clear() {
+    this.rows = [];
+  }
+
+  mixesLengths() {
+    this.mixesAsked += 1;
+    return Promise.resolve(this.#mixes);
+  }
+}
+
+function logitsAfter(token: number): Float32Array {
+  const logits = new Float32Array(VOCAB);
+  logits[(token + 1) % VOCAB] = 1;
+  return logits;
+}
+
+/** A job generating `length` tokens per row by argmax; `fail` throws at that many tokens of row 0. */
+function job(prompt: number[], length: number, options: Partial<DecodeJob> & { fail?: number } = {}) {
+  const out: number[][] = [];
+  const rows = options.rows ?? 1;
+  for (let r = 0; r < rows; r++) out.push([]);
+  const decodeJob: DecodeJob = {
+    prompt,
+    rows,
+    maxNewTokens: length,
+    next(row, logits) {
+      if (row === 0 && out[0]!.length === options.fail) throw new EngineError('invalid_output', 'stuck');
+      const token = logits.indexOf(Math.max(...logits));
+      out[row]!.push(token);
+      return [token];
+    },
+    done: (row) => out[row]!.length >= length,
+    ...options,
+  };
+  return { decodeJob, out };
+}
+
+describe('DecodeLoop', () => {
+  it('batches concurrent jobs into shared passes, each getting the tokens it gets alone', async () => {
+    const batch = new FakeBatch();
+    const loop = new DecodeLoop(batch);
+    const a = job([1, 2, 3], 5);
+    const b = job([10, 11], 4, { rows: 2 });
+    await Promise.all([loop.run(a.decodeJob), loop.run(b.decodeJob)]);
+    expect(a.out).toEqual([[4, 5, 6, 7, 8]]);
+    expect(b.out).toEqual([
+      [12, 13, 14, 15],
+      [12, 13, 14, 15],
+    ]);
+    expect(loop.stats.rowSteps).toBe(5 + 4 * 2);
+    expect(loop.stats.forwardPasses).toBe(batch.forwardPasses);
+    expect(loop.stats.forwardPasses).toBeLessThan(loop.stats.rowSteps);
+    expect(batch.mixesAsked).toBe(1);
+    expect(batch.rows).toEqual([]);
+  });
+
+  it('reports the prompt tokens a job started from', async () => {
+    const batch = new FakeBatch();
+    const loop = new DecodeLoop(batch);
+    await loop.run(job([1, 2, 3], 3).decodeJob);
+    // The finished row held its prompt and the tokens it fed (not its last draw).
+    expect(batch.kept).toEqual([[1, 2, 3, 4, 5]]);
+    expect(await loop.run(job([1, 2, 3, 4, 5, 6], 1).decodeJob)).toEqual({ cachedPromptTokens: 5 });
+  });
+
+  it('on a one-row engine, runs jobs one after another and never asks about mixed lengths', async () => {
+    const batch = new FakeBatch({ maxRows: 1 });
+    const loop = new DecodeLoop(batch, { maxRows: 8 });
+    const jobs = [job([1], 3), job([20], 3), job([40], 3)];
+    await Promise.all(jobs.map((j) => loop.run(j.decodeJob)));
+    expect(jobs.map((j) => j.out)).toEqual([[[2, 3, 4]], [[21, 22, 23]], [[41, 42, 43]]]);
+    expect(batch.mixesAsked).toBe(0);
+    expect(loop.stats.forwardPasses).toBe(loop.stats.rowSteps);
+  });
+
+  it('fails only the job whose row failed', async () => {
+    const loop = new DecodeLoop(new FakeBatch());
+    const a = job([1], 6, { fail: 2 });
+    const b = job([30], 6);
+    const [ra, rb] = await Promise.allSettled([loop.run(a.decodeJob), loop.run(b.decodeJob)]);
+    expect(ra.status === 'rejected' && (ra.reason as EngineError).kind).toBe('invalid_output');
+    expect(rb.status).toBe('fulfilled');
+    expect(b.out).toEqual([[31, 32, 33, 34, 35, 36]]);
+  });
+
+  it('fails every row of a pass that failed, and goes on with the next job', async () => {
+    const batch = new FakeBatch();
+    const loop = new DecodeLoop(batch);
+    batch.failStep = true;
+    const [ra, rb] = await Promise.allSettled([loop.run(job([1], 4).decodeJob), loop.run(job([9], 4).decodeJob)]);
+    expect(ra.status).toBe('rejected');
+    expect(rb.status).toBe('rejected');
+    batch.failStep = false;
+    const c = job([5], 2);
+    await loop.run(c.decodeJob);
+    expect(c.out).toEqual([[6, 7]]);
+  });
+
+  it('answers a job aborted while it waits at once, and one aborted while running once its rows leave', async () => {
+    const loop = new DecodeLoop(new FakeBatch(), { maxRows: 1 });
+    const running = new AbortController();
+    const waiting = new AbortController();
+    const drawn: number[] = [];
+    const a = job([1], 50, {
+      signal: running.signal,
+      next(_row, logits) {
+        if (drawn.length === 3) running.abort();
+        const token = logits.indexOf(1);
+        drawn.push(token);
+        return [token];
+      },
+    });
+    const b = job([2], 3, { signal: waiting.signal });
+    const pa = loop.run(a.decodeJob);
+    const pb = loop.run(b.decodeJob);
+    waiting.abort();
+    const [ra, rb] = await Promise.allSettled([pa, pb]);
+    expect(rb).toMatchObject({ status: 'rejected', reason: { kind: 'aborted' } });
+    expect(b.out).toEqual([[]]);
+    expect(ra).toMatchObject({ status: 'rejected', reason: { kind: 'aborted' } });
+    expect(drawn).toEqual([2, 3, 4, 5]);
+  });
+
+  it('holds a job back while the key/value budget is spent', async () => {
+    const batch = new FakeBatch();
+    // 100 bytes a token: a row of 1 + 5 tokens costs 600.
+    const loop = new DecodeLoop(batch, { kvBytes: 1000 });
+    const first = job([1], 5);
+    const second = job([20], 5);
+    const running = loop.run(first.decodeJob);
+    await loop.run(second.decodeJob);
+    await running;
+    expect(batch.mixesAsked).toBe(0);
+    expect(loop.stats.forwardPasses).toBe(loop.stats.rowSteps);
+  });
+
+  it('passes what a job embeds to the batch', async () => {
+    const loop = new DecodeLoop(new FakeBatch());
+    const a = job([-1, -1, 7], 2, { embed: (from, to) => Promise.resolve([50, 51, 52].slice(from, to)) });
+    await loop.run(a.decodeJob);
+    expect(a.out).toEqual([[53, 54]]);
+  });
+});

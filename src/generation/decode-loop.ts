@@ -1,0 +1,398 @@
+import { EngineError } from '../engine-interface/index.ts';
+
+/**
+ * One request as the decode loop sees it: a prompt and the rows (choices) to generate from it. The request decides
+ * each row's tokens from its logits; the loop runs the model.
+ */
+export interface DecodeJob {
+  /** The prompt's ids; positions that are not tokens (an image's) are negative, and `embed` gives their input. */
+  readonly prompt: readonly number[];
+  /**
+   * The input of prompt positions `from` to `to`, for a prompt with positions that are not tokens (a vision model's
+   * images): its prefill feeds this instead of ids. The loop hands it to the engine's batch as it is (transformers.js:
+   * the input embeddings, a Tensor `[1, to - from, hidden]`). It runs its model work in the realm's queue itself.
+   */
+  embed?(from: number, to: number): Promise<unknown>;
+  readonly rows: number;
+  /**
+   * Whose cached prefixes it may start from, and under which its rows' caches are kept (ChatRequest.cacheScope): the
+   * rows of one batch may be of different keys.
+   */
+  readonly scope?: string | undefined;
+  /** The most tokens a row may generate: with the prompt, what its keys and values may come to. */
+  readonly maxNewTokens: number;
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * The tokens row `row` appends after a forward pass that ended with `logits` (its own row of them, free to be
+   * changed): the token drawn, then any its constraint forces (jump-forward), where `mayJump`. The loop feeds them at
+   * the next step unless the row is done.
+   */
+  next(row: number, logits: Float32Array, mayJump: boolean): number[];
+  /** Whether row `row` is over (ended, stopped, or at its limit). */
+  done(row: number): boolean;
+}
+
+/** How the loop batches. */
+export interface BatchLimits {
+  /** Rows decoded together at most (default 8). A request of `n` choices needs `n`. */
+  maxRows?: number | undefined;
+  /**
+   * Bytes of keys and values the batch may hold at most (default 512 MiB), counted for each row at the longest any row
+   * may grow to. A request that would pass it waits for rows to finish; one alone always runs.
+   */
+  kvBytes?: number | undefined;
+}
+
+export const DEFAULT_MAX_ROWS = 8;
+export const DEFAULT_KV_BYTES = 512 * 2 ** 20;
+
+/**
+ * A prompt's prefill is cut into pieces of this many tokens while other rows are decoding, with a step of theirs
+ * between pieces, so that a long prompt delays the tokens of those already running by one piece at a time.
+ */
+const PREFILL_PIECE = 256;
+
+/** What the loop has done, since the model loaded. */
+export interface DecodeStats {
+  /** Forward passes run (a prefill piece or a step of the batch). */
+  forwardPasses: number;
+  /** Row-steps: one per row per step (what decoding without batching would have spent in passes). */
+  rowSteps: number;
+  /** Tokens appended by jump-forward, each one a forward pass saved. */
+  forcedTokens: number;
+}
+
+/** What a piece of a prefill feeds: the prompt's ids, or what the job's `embed` made of those positions. */
+export type PrefillInput = { readonly tokens: readonly number[] } | { readonly embeds: unknown };
+
+/**
+ * The rows an engine decodes together, and their keys and values: what the decode loop drives. The loop decides who
+ * runs when (admission, the key/value budget, prefill in pieces, who leaves, failures, aborts); the batch runs the
+ * model. Rows are numbered `0 … rows - 1` in the order they joined, and renumbered that way whenever rows leave.
+ *
+ * `Prefill` is the engine's own handle on a prompt being prefilled for rows not yet in the batch (transformers.js: a
+ * one-row key/value cache): the loop holds it between pieces and hands it back, and it is the batch's to free through
+ * `join`, `keep` or `discard`.
+ *
+ * An engine that runs one row at a time and keeps its own key/value cache (llama.cpp) implements it with `maxRows` 1:
+ * the loop then never asks `mixesLengths`, and only ever has rows from one request running; a request of `n` choices
+ * still joins as `n` rows (`join` may refuse that by throwing, which fails that request alone).
+ */
+export interface DecodeBatch<Prefill> {
+  /** Rows it can hold at most, whatever BatchLimits say (default: no limit of its own). */
+  readonly maxRows?: number | undefined;
+  /** Forward passes it has run, for whatever purpose (its own checks included): what DecodeStats report. */
+  readonly forwardPasses: number;
+  /**
+   * Bytes of keys and values one token of one row holds: 0 until known (from the first prefill), and while it is 0
+   * the loop's key/value budget admits by rows alone.
+   */
+  readonly tokenBytes: number;
+  /**
+   * Starts a prefill of `prompt` for rows that will join: from the longest prefix of it cached for `scope`, leaving at
+   * least its last token to feed (its logits are the first draw's). `cached`: how many tokens it starts with.
+   */
+  begin(prompt: readonly number[], scope: string | undefined): Promise<{ prefill: Prefill; cached: number }>;
+  /**
+   * Feeds prompt positions `from` to `to` to a prefill that holds `from` of them (one forward pass of its own, not the
+   * batch's). When `last`, the prompt is all in: the logits of its last position (a new array).
+   */
+  fill(
+    prefill: Prefill,
+    from: number,
+    to: number,
+    input: PrefillInput,
+    last: boolean,
+  ): Promise<Float32Array | undefined>;
+  /** A prefill with all its prompt in joins as `copies` rows after those running; the batch owns it from then on. */
+  join(prefill: Prefill, copies: number): Promise<void>;
+  /** Keeps a prefill none of whose rows joined (all done at their first draw) for prefix reuse, holding `tokens`. */
+  keep(prefill: Prefill, tokens: readonly number[], scope: string | undefined): void;
+  /** Frees a prefill that neither joins nor is kept (a failed or aborted request's). */
+  discard(prefill: Prefill): void;
+  /**
+   * One forward pass of every row, row `i` feeding `tokens[i]` (at least one token each, fewer than another row's
+   * where it jumped forward less). Gives row `i`'s logits after the last token it fed, a new array each call.
+   */
+  step(tokens: readonly (readonly number[])[]): Promise<(row: number) => Float32Array>;
+  /**
+   * Rows leave: each of `leaving` has its keys and values kept for prefix reuse, as holding `tokens` (every token it
+   * fed), under `scope`; then the rows `kept`, in that order, are the batch's rows (none: it is empty).
+   */
+  remove(
+    leaving: readonly { row: number; tokens: readonly number[]; scope: string | undefined }[],
+    kept: readonly number[],
+  ): Promise<void>;
+  /** After a step from which no row left: a chance to pack away what its rows no longer use. */
+  compact(): Promise<void>;
+  /** Drops every row and frees what they hold (a failed pass: the batch starts over). */
+  clear(): void;
+  /**
+   * Whether rows of different lengths, in one step, give each the logits it would get alone: the loop then batches
+   * different requests together and lets rows jump forward by different numbers of tokens. Asked once, the first
+   * time the batch would hold rows of two requests; a failure counts as no.
+   */
+  mixesLengths(): Promise<boolean>;
+}
+
+interface Waiting<Prefill> {
+  job: DecodeJob;
+  resolve: (value: { cachedPromptTokens: number }) => void;
+  reject: (error: unknown) => void;
+  /** Set once its prefill has started: from then on the loop, not its abort listener, takes it out of the queue. */
+  started?: boolean;
+  /** Its prefill: the engine's handle, how many prompt tokens came from the prefix cache and how many it holds. */
+  filling?: { prefill: Prefill; cached: number; filled: number };
+}
+
+interface Row<Prefill> {
+  waiting: Waiting<Prefill>;
+  index: number;
+  /** The tokens its columns hold: the prompt, then what it generated and fed. */
+  held: number[];
+  /** The tokens it feeds at the next step. */
+  pending: number[];
+}
+
+/**
+ * Lantern's own decode loop over an engine's batch of rows (DecodeBatch): the model's forward pass with its key/value
+ * cache, driven step by step, with continuous batching. Requests for the model join the running batch between steps:
+ * each one's prompt is prefilled once (from the longest cached prefix, in pieces while others decode), its `n` rows
+ * join with copies of that cache, and every step feeds each row's next token(s) to one forward pass of the whole
+ * batch. A finished row leaves at once (its cache kept for prefix reuse), and a waiting request joins as soon as rows
+ * and the key/value budget allow, first come first served. Every pass runs through the realm's task queue (the batch's
+ * business), so embeddings and other models interleave between steps.
+ *
+ * Rows of different lengths in one batch need an engine that gives each row the logits it would get alone
+ * (`mixesLengths`; on transformers.js, a model whose attention honours its attention mask). The first time the batch
+ * would hold the rows of more than one request the loop asks this once. An engine that cannot runs one request at a
+ * time (its `n` rows, kept equal in length, still batched).
+ */
+export class DecodeLoop<Prefill> {
+  readonly #batch: DecodeBatch<Prefill>;
+  readonly #maxRows: number;
+  readonly #kvBytes: number;
+  readonly #waiting: Waiting<Prefill>[] = [];
+  #rows: Row<Prefill>[] = [];
+  #running = false;
+  /** Whether rows of different lengths may share a step: unknown until first needed. */
+  #padding: Promise<boolean> | undefined;
+  /** The answer of `#padding`, once known. */
+  #pads = false;
+  readonly stats: DecodeStats;
+
+  constructor(batch: DecodeBatch<Prefill>, limits: BatchLimits = {}) {
+    this.#batch = batch;
+    this.#maxRows = Math.max(1, Math.min(limits.maxRows ?? DEFAULT_MAX_ROWS, batch.maxRows ?? Infinity));
+    this.#kvBytes = limits.kvBytes ?? DEFAULT_KV_BYTES;
+    this.stats = {
+      get forwardPasses() {
+        return batch.forwardPasses;
+      },
+      rowSteps: 0,
+      forcedTokens: 0,
+    };
+  }
+
+  /** Runs a job to its end; resolves with how many of its prompt tokens came from the prefix cache. */
+  run(job: DecodeJob): Promise<{ cachedPromptTokens: number }> {
+    return new Promise((resolve, reject) => {
+      const waiting: Waiting<Prefill> = { job, resolve, reject };
+      const { signal } = job;
+      if (signal?.aborted) return reject(aborted());
+      // A job still waiting to join is answered at once when its caller goes.
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const at = this.#waiting.indexOf(waiting);
+          if (at >= 0 && !waiting.started) {
+            this.#waiting.splice(at, 1);
+            reject(aborted());
+          }
+        },
+        { once: true },
+      );
+      this.#waiting.push(waiting);
+      if (!this.#running) void this.#drive();
+    });
+  }
+
+  async #drive(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#waiting.length > 0 || this.#rows.length > 0) {
+        // Rows whose caller went leave first, so that a request sent again at once finds their caches.
+        if (this.#rows.some((r) => r.waiting.job.signal?.aborted)) {
+          for (const row of this.#rows) if (row.waiting.job.signal?.aborted) row.pending = [];
+          await this.#leave(new Map());
+        }
+        await this.#admit();
+        if (this.#rows.length > 0) await this.#step();
+      }
+    } catch (error) {
+      // A failure outside any one request's pass (a relayout that ran out of memory): nothing running can go on.
+      const jobs = new Set([...this.#rows.map((r) => r.waiting), ...this.#waiting.splice(0)]);
+      this.#rows = [];
+      this.#batch.clear();
+      for (const waiting of jobs) waiting.reject(EngineError.from(error));
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** Prefills the first waiting job (one piece of it while rows are decoding) and lets it join once filled. */
+  async #admit(): Promise<void> {
+    const head = this.#waiting[0];
+    if (!head) return;
+    const dequeue = () => this.#waiting.splice(this.#waiting.indexOf(head), 1);
+    if (head.job.signal?.aborted) {
+      dequeue();
+      if (head.filling) this.#batch.discard(head.filling.prefill);
+      return head.reject(aborted());
+    }
+    if (!head.started) {
+      if (!(await this.#fits(head.job))) return;
+      // Its caller may have gone while the padding check ran: its listener has answered it and taken it out.
+      if (this.#waiting[0] !== head) return;
+      head.started = true;
+    }
+    try {
+      const logits = await this.#prefill(head);
+      if (!logits) return; // more pieces to go
+      dequeue();
+      await this.#join(head, logits);
+    } catch (error) {
+      if (this.#waiting.includes(head)) dequeue();
+      if (head.filling) this.#batch.discard(head.filling.prefill);
+      head.reject(EngineError.from(error));
+    }
+  }
+
+  /** Whether a job may join the rows running now: room in rows and bytes, and an engine that mixes lengths when needed. */
+  async #fits(job: DecodeJob): Promise<boolean> {
+    const running = this.#rows.length;
+    if (running === 0) return true;
+    if (running + job.rows > this.#maxRows) return false;
+    const tokenBytes = this.#batch.tokenBytes;
+    if (tokenBytes > 0) {
+      const longest = Math.max(
+        job.prompt.length + job.maxNewTokens,
+        ...this.#rows.map((r) => r.waiting.job.prompt.length + r.waiting.job.maxNewTokens),
+      );
+      if ((running + job.rows) * longest * tokenBytes > this.#kvBytes) return false;
+    }
+    return this.#mixesLengths();
+  }
+
+  /** Whether the engine may run rows of different lengths together (asked once, on first need). */
+  #mixesLengths(): Promise<boolean> {
+    this.#padding ??= this.#batch
+      .mixesLengths()
+      .catch(() => false)
+      .then((pads) => (this.#pads = pads));
+    return this.#padding;
+  }
+
+  /**
+   * Runs the next piece of a job's prefill; returns the logits of the prompt's last token once it is all in. The
+   * first piece starts from the longest cached prefix.
+   */
+  async #prefill(waiting: Waiting<Prefill>): Promise<Float32Array | undefined> {
+    const prompt = waiting.job.prompt;
+    if (!waiting.filling) {
+      const { prefill, cached } = await this.#batch.begin(prompt, waiting.job.scope);
+      waiting.filling = { prefill, cached, filled: cached };
+    }
+    const filling = waiting.filling;
+    const from = filling.filled;
+    // Alone, the whole prompt in one pass, as transformers.js' generate() does; beside running rows, a piece of it.
+    const to = this.#rows.length > 0 ? Math.min(prompt.length, from + PREFILL_PIECE) : prompt.length;
+    // A job that embeds its prompt itself (images) takes its own turns of the queue to do it.
+    const { embed } = waiting.job;
+    const input: PrefillInput = embed ? { embeds: await embed(from, to) } : { tokens: prompt.slice(from, to) };
+    const logits = await this.#batch.fill(filling.prefill, from, to, input, to === prompt.length);
+    filling.filled = to;
+    return logits;
+  }
+
+  /** A prefilled job's rows draw their first tokens and join the batch (those already done leave at once). */
+  async #join(waiting: Waiting<Prefill>, logits: Float32Array): Promise<void> {
+    const { job } = waiting;
+    const { prefill, cached } = waiting.filling!;
+    const rows: Row<Prefill>[] = [];
+    // Rows jump forward by different numbers of tokens: beside other rows, only on an engine that mixes lengths.
+    const mayJump = this.#pads || (this.#rows.length === 0 && job.rows === 1);
+    for (let index = 0; index < job.rows; index++) {
+      const pending = job.next(index, Float32Array.from(logits), mayJump);
+      this.stats.forcedTokens += pending.length - 1;
+      if (!job.done(index)) rows.push({ waiting, index, held: [...job.prompt], pending });
+    }
+    this.stats.rowSteps += job.rows;
+    if (rows.length === 0) {
+      this.#batch.keep(prefill, job.prompt, job.scope);
+      return waiting.resolve({ cachedPromptTokens: cached });
+    }
+    await this.#batch.join(prefill, rows.length);
+    this.#rows.push(...rows);
+  }
+
+  /** One forward pass of every row; each row draws its next tokens; finished rows leave. */
+  async #step(): Promise<void> {
+    const rows = this.#rows;
+    let logits: (row: number) => Float32Array;
+    try {
+      logits = await this.#batch.step(rows.map((r) => r.pending));
+    } catch (error) {
+      // The pass itself failed: every row in it fails with it, and the batch starts over.
+      this.#rows = [];
+      this.#batch.clear();
+      for (const waiting of new Set(rows.map((r) => r.waiting))) waiting.reject(EngineError.from(error));
+      return;
+    }
+    this.stats.rowSteps += rows.length;
+    // Rows jump forward by different numbers of tokens: beside other rows, only on an engine that mixes lengths.
+    const mayJump = rows.length === 1 || this.#pads;
+    const failures = new Map<Waiting<Prefill>, unknown>();
+    for (const [b, row] of rows.entries()) {
+      row.held.push(...row.pending);
+      row.pending = [];
+      const { job } = row.waiting;
+      if (failures.has(row.waiting)) continue;
+      try {
+        const next = job.next(row.index, logits(b), mayJump);
+        this.stats.forcedTokens += next.length - 1;
+        if (!job.done(row.index)) row.pending = next;
+      } catch (error) {
+        failures.set(row.waiting, error);
+      }
+    }
+    // A job that failed loses all its rows, those that drew before the failure too.
+    for (const row of rows) if (failures.has(row.waiting)) row.pending = [];
+    await this.#leave(failures);
+  }
+
+  /**
+   * Rows with nothing to feed leave the batch; their caches go to prefix reuse. A job none of whose rows remain is
+   * settled: failed, aborted, or done.
+   */
+  async #leave(failures: ReadonlyMap<Waiting<Prefill>, unknown>): Promise<void> {
+    const rows = this.#rows;
+    const leaving = rows.filter((r) => r.pending.length === 0);
+    if (leaving.length === 0) return this.#batch.compact();
+    // A row holds every token it fed; the last one it drew was never fed.
+    await this.#batch.remove(
+      leaving.map((row) => ({ row: rows.indexOf(row), tokens: row.held, scope: row.waiting.job.scope })),
+      rows.flatMap((r, i) => (r.pending.length > 0 ? [i] : [])),
+    );
+    this.#rows = rows.filter((r) => r.pending.length > 0);
+    const settled = new Set(leaving.map((r) => r.waiting));
+    for (const waiting of settled) {
+      if (this.#rows.some((r) => r.waiting === waiting)) continue;
+      if (failures.has(waiting)) waiting.reject(failures.get(waiting));
+      else if (waiting.job.signal?.aborted) waiting.reject(aborted());
+      else waiting.resolve({ cachedPromptTokens: waiting.filling!.cached });
+    }
+  }
+}
+
+const aborted = () => new EngineError('aborted', 'The request was cancelled by the client.');

@@ -1,0 +1,283 @@
+import {
+  ChatResultBuilder,
+  EngineError,
+  throwIfAborted,
+  type ChatEvent,
+  type ChatRequest,
+  type ChatResult,
+  type GeneratedTokenLogprob,
+} from '../engine-interface/index.ts';
+import { invalidOutput } from '../grammar/output-constraint.ts';
+import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
+import type { ToolPrompt } from '../tools/tool-prompt.ts';
+import { ChoicePipeline } from './choice-pipeline.ts';
+import type { GenerationTokenizer } from './generation-tokenizer.ts';
+import { tokenLogprob, type TokenText } from './logprobs.ts';
+import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from './sampling.ts';
+import { seededRandom } from './seeded-random.ts';
+
+/** A template with a thinking mode: Qwen3's switch, or the `<think>` tag that DeepSeek-R1's and others write. */
+const THINKING_TEMPLATE = /enable_thinking|<think>/;
+
+/** Whether a model with this chat template has a thinking mode: it switches it (`enable_thinking`) or writes `<think>`. */
+export function templateThinks(template: string | undefined): boolean {
+  return template !== undefined && THINKING_TEMPLATE.test(template);
+}
+
+/** Whether a request to a model (with a thinking mode or not) has it think. */
+export function requestThinks(modelThinks: boolean, request: ChatRequest): boolean {
+  // A raw prompt has no template to think in.
+  return modelThinks && request.thinking === true && request.prompt === undefined;
+}
+
+/**
+ * The most tokens each choice may generate, for a prompt of `promptTokens` in a context window of `contextLength`;
+ * refuses an empty prompt, and one whose reply (the tokens asked for, or one) would not fit (`context_length_exceeded`,
+ * worded as the OpenAI API words it).
+ */
+export function maxNewTokensFor(request: ChatRequest, promptTokens: number, contextLength: number): number {
+  // A prompt that is no token at all (blank text on a tokenizer that adds no BOS) gives the model nothing to continue.
+  if (promptTokens === 0) throw new EngineError('invalid_request', 'The prompt is empty.', { param: 'prompt' });
+  const room = contextLength - promptTokens;
+  if (room < 1 || (request.maxTokens ?? 1) > room) {
+    const asked = request.maxTokens ?? 1;
+    const what = request.prompt !== undefined ? 'prompt' : 'messages';
+    throw new EngineError(
+      'context_length_exceeded',
+      `This model's maximum context length is ${contextLength} tokens. However, you requested ` +
+        `${promptTokens + asked} tokens (${promptTokens} in the ${what}, ${asked} in the completion). ` +
+        `Please reduce the length of the ${what} or completion.`,
+      { param: what },
+    );
+  }
+  return request.maxTokens ?? Math.min(room, request.defaultMaxTokens ?? room);
+}
+
+/** How one request is generated, beyond the request itself. */
+export interface GenerationOptions {
+  /** The prompt's length in tokens (positions that are not tokens, an image's, included). */
+  promptTokens: number;
+  /** The context window: prompt and completion together, in tokens. */
+  contextLength: number;
+  /** Whether the model thinks first (see {@link requestThinks}): its thought is reported apart and counted. */
+  thinking: boolean;
+  /** How to read calls in the reply (see `toolPrompt`); absent when it may hold none. */
+  calls?: ToolPrompt['calls'];
+  /** The model's syntax of calls, which a tool constraint's grammar writes. */
+  syntax: ToolCallSyntax;
+  /** Append the tokens a constraint forces in one pass (jump-forward). */
+  jumpForward: boolean;
+  signal?: AbortSignal | undefined;
+  /** Receives each event as it happens (after the result has it). */
+  onEvent?: ((event: ChatEvent) => void) | undefined;
+}
+
+/** What the engine's decode loop calls for one request: a row per choice. */
+export interface GenerationSteps {
+  readonly rows: number;
+  /** The most tokens a row may generate. */
+  readonly maxNewTokens: number;
+  /**
+   * The tokens row `row` appends after a forward pass that ended with `logits` (its own row of them, changed here):
+   * the token drawn, then any its constraint forces (jump-forward), where `mayJump`. The loop feeds them at the next
+   * step unless the row is done.
+   */
+  next(row: number, logits: Float32Array, mayJump: boolean): number[];
+  /** Whether row `row` is over (ended, stopped, or at its limit). */
+  done(row: number): boolean;
+}
+
+/**
+ * Generates `request`'s choices, for any engine whose logits Lantern sees: the engine encodes the prompt and runs the
+ * forward passes (`run`, its decode loop, calls the steps until every row is done, and resolves with how many prompt
+ * tokens came from a cache); this checks the prompt fits, compiles the constraint's grammars, decides each row's
+ * tokens and returns the result with its usage.
+ *
+ * Each choice is a row: its logits get the request's penalties and `logit_bias`, then its grammar mask (after the
+ * penalties, so that none can lift a masked token), then the draw (greedy is the argmax; otherwise a seeded draw under
+ * temperature and top_p); each token goes through the choice's pipeline (stop sequences, calls, logprobs, the end
+ * checked against the constraint). Where a constraint allows exactly one continuation, its tokens are appended at once
+ * and fed in one pass (jump-forward, see {@link forcedTokens}).
+ */
+export async function generateTokens(
+  tokenizer: GenerationTokenizer,
+  request: ChatRequest,
+  options: GenerationOptions,
+  run: (steps: GenerationSteps) => Promise<{ cachedPromptTokens: number }>,
+): Promise<ChatResult> {
+  const { promptTokens, thinking, signal } = options;
+  const maxNewTokens = maxNewTokensFor(request, promptTokens, options.contextLength);
+  const { constraint } = request;
+  const grammars = constraint
+    ? await (await tokenizer.grammars()).matchers(constraint, request.n, options.syntax, thinking)
+    : undefined;
+  const logprobs = request.logprobs === undefined ? undefined : { top: request.logprobs, words: tokenizer.tokenText() };
+  const results = new ChatResultBuilder({ choices: request.n, logprobs: logprobs !== undefined });
+  const onEvent = (event: ChatEvent) => {
+    results.add(event);
+    options.onEvent?.(event);
+  };
+  const decode = (ids: number[]) => tokenizer.decode(ids);
+  const choices = Array.from({ length: request.n }, (_, index) => ({
+    pipeline: new ChoicePipeline(index, {
+      onEvent,
+      stop: request.stop,
+      calls: options.calls,
+      constraint,
+      logprobs: logprobs !== undefined,
+      decode,
+      endTokens: tokenizer.eos,
+      maxTokens: maxNewTokens,
+      reasoning: thinking,
+    }),
+    counts: new Map<number, number>(),
+    grammar: grammars?.[index],
+    /** The tokens generated so far (jump-forward retokenizes the last of them). */
+    tokens: [] as number[],
+  }));
+  const accept = (index: number, token: number, logprob: GeneratedTokenLogprob | undefined) => {
+    const choice = choices[index]!;
+    if (choice.grammar && !choice.grammar.accept(token)) {
+      throw invalidOutput(index, `the grammar engine rejected token ${token} that its own mask allowed`);
+    }
+    choice.counts.set(token, (choice.counts.get(token) ?? 0) + 1);
+    choice.tokens.push(token);
+    choice.pipeline.pushToken(token, logprob);
+  };
+
+  const sampling: SamplingParams = {
+    temperature: request.temperature,
+    topP: request.topP,
+    presencePenalty: request.presencePenalty,
+    frequencyPenalty: request.frequencyPenalty,
+    logitBias: request.logitBias && logitBiasOf(request.logitBias),
+  };
+  const greedy = sampling.temperature === 0;
+  const random = seededRandom(request.seed);
+  let scratch: Float32Array | undefined;
+  const steps: GenerationSteps = {
+    rows: request.n,
+    maxNewTokens,
+    next: (row, logits, mayJump) => {
+      const choice = choices[row]!;
+      adjustLogits(logits, sampling, choice.counts);
+      if (choice.grammar && !choice.grammar.apply(logits)) {
+        throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
+      }
+      scratch ??= new Float32Array(logits.length);
+      const token = greedy ? argmax(logits) : sampleToken(logits, sampling, random, scratch);
+      accept(row, token, logprobs && tokenLogprob(logits, token, sampling.temperature, logprobs.top, logprobs.words));
+      const tokens = [token];
+      if (!mayJump || !options.jumpForward || !choice.grammar) return tokens;
+      for (const forced of forcedTokens(tokenizer, choice.grammar, choice.tokens)) {
+        if (choice.pipeline.finishReason) break;
+        accept(row, forced, logprobs && forcedLogprob(forced, logprobs.top, logprobs.words));
+        tokens.push(forced);
+      }
+      return tokens;
+    },
+    done: (row) => choices[row]!.pipeline.finishReason !== null,
+  };
+  let cachedPromptTokens: number;
+  try {
+    ({ cachedPromptTokens } = await run(steps));
+  } catch (error) {
+    throw EngineError.from(error);
+  } finally {
+    grammars?.forEach((g) => g.dispose());
+  }
+  throwIfAborted(signal);
+  choices.forEach((choice) => choice.pipeline.end('length'));
+
+  return results.result({
+    promptTokens,
+    completionTokens: choices.reduce((sum, c) => sum + c.pipeline.tokens, 0),
+    ...(thinking && { reasoningTokens: choices.reduce((sum, c) => sum + c.pipeline.reasoningTokens, 0) }),
+    ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
+  });
+}
+
+/**
+ * Jump-forward: the tokens of the text a choice's grammar forces next (XGrammar's jump-forward string), tokenized as
+ * the tokenizer itself would write them in context, which is how the model saw such text in training. Both ends are
+ * retokenized. The left, as SGLang does: the last few generated tokens' text and the forced text are tokenized
+ * together, and the forced tokens start where that tokenization reaches the end of the generated text; when a token
+ * spans that point (the model split the text where the tokenizer would not), nothing is forced this step, the model
+ * takes one more token and the next step tries again. The right: what follows the forced text can merge with its
+ * last tokens (`": {` then `"` is `":` then ` {"`), so only the tokens that stay the same whatever character comes
+ * next (each of {@link NEXT_CHARACTERS}) are forced; the rest is left to the model. Nothing is forced past a special
+ * token.
+ */
+export function forcedTokens(
+  tokenizer: Pick<GenerationTokenizer, 'encode' | 'vocabulary'>,
+  grammar: { forcedText(): string },
+  generated: readonly number[],
+): number[] {
+  const text = grammar.forcedText();
+  if (!text) return [];
+  const vocabulary = tokenizer.vocabulary();
+  const tail: number[] = [];
+  for (let i = generated.length - 1; i >= 0 && tail.length < JUMP_TAIL_TOKENS; i--) {
+    if (vocabulary.special.has(generated[i]!)) break;
+    tail.unshift(generated[i]!);
+  }
+  const tailBytes = tail.map((t) => vocabulary.bytes[t] ?? NO_BYTES);
+  const tailLength = tailBytes.reduce((sum, bytes) => sum + bytes.length, 0);
+  let whole: string;
+  try {
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    whole = tailBytes.map((bytes) => decoder.decode(bytes, { stream: true })).join('') + decoder.decode() + text;
+  } catch {
+    return []; // the tail ends inside a character
+  }
+  // A SentencePiece tokenizer puts its own space before the text: the text's first space is that one.
+  if (vocabulary.prependSpace) {
+    if (!whole.startsWith(' ')) return [];
+    whole = whole.slice(1);
+  }
+  const ids = tokenizer.encode(whole);
+  // The tokenization must spell the text byte for byte, with a token boundary where the tail ends: forcing starts
+  // at the token after it.
+  const target = new TextEncoder().encode(vocabulary.prependSpace ? ` ${whole}` : whole);
+  let at = 0;
+  let first = -1;
+  for (const [i, id] of ids.entries()) {
+    if (first < 0 && at === tailLength) first = i;
+    const bytes = vocabulary.bytes[id] ?? NO_BYTES;
+    if (bytes.some((byte, j) => byte !== target[at + j])) return [];
+    at += bytes.length;
+  }
+  if (at !== target.length || first < 0) return [];
+  let stable = ids.length;
+  for (const next of NEXT_CHARACTERS) {
+    const extended = tokenizer.encode(whole + next);
+    let same = first;
+    while (same < stable && extended[same] === ids[same]) same++;
+    stable = same;
+    if (stable === first) return [];
+  }
+  const forced = ids.slice(first, stable);
+  const special = forced.findIndex((t) => vocabulary.special.has(t));
+  return special >= 0 ? forced.slice(0, special) : forced;
+}
+
+/** Generated tokens whose text is retokenized with the forced text (see {@link forcedTokens}). */
+const JUMP_TAIL_TOKENS = 3;
+
+/**
+ * Characters of every class a tokenizer's pre-tokenizer tells apart (letters, digits, spaces, line breaks, quotes,
+ * brackets, punctuation): a forced token that no character of these changes is one that what follows cannot merge
+ * into.
+ */
+const NEXT_CHARACTERS = ['a', 'Z', 'é', '0', ' ', '\n', '\t', '"', "'", '{', '}', '[', ']', ',', ':', '.', '-', '_'];
+
+const NO_BYTES = new Uint8Array();
+
+/**
+ * A forced token's log probability: under the constraint it was the only token allowed, so its probability is 1 and
+ * it is its own only alternative (OpenAI's API reports what was sampled from; nothing else could be).
+ */
+export function forcedLogprob(token: number, top: number, words: TokenText): GeneratedTokenLogprob {
+  const entry = { token: words.text(token), logprob: 0, bytes: [...words.bytes(token)] };
+  return { ...entry, topLogprobs: top > 0 ? [entry] : [] };
+}
