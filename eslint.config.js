@@ -73,7 +73,9 @@ const boundaries = [
       '**/sw/**',
       '**/engines/**',
       // Downloads (lantern.storage): the store, and prefetching, which reads an engine's file metadata (transformers.js'
-      // registry, web-llm's prebuilt list) on demand but never loads a model.
+      // registry, web-llm's prebuilt list) on demand but never loads a model. The engine registry: the engines'
+      // descriptors, light by rule (the service worker bundles them too), for what the page says of a candidate
+      // (`candidateLabel`).
       '!**/engines/model-files.ts',
       '!**/engines/model-downloads.ts',
       '!**/engines/engine-registry.ts',

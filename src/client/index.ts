@@ -12,6 +12,7 @@ export type { LoadProgress } from '../engine-interface/index.ts';
 export {
   bundledProfile,
   candidateKey,
+  isRemote,
   OPENAI_ALIASES,
   PUBLIC_MODELS,
   validateProfile,
@@ -27,6 +28,7 @@ export {
   withHub,
 } from '../models/model-profile.ts';
 export { DEFAULT_PROFILE } from '../models/model-registry.ts';
+export { candidateLabel } from '../engines/engine-registry.ts';
 export type { IssuedKey, KeyInfo, KeyStore } from '../keys/index.ts';
 export type { OfflineStatus } from './offline-readiness.ts';
 export { ModelStorage, describeStored, type StoredModelEntry, type StorageReport } from './model-storage.ts';

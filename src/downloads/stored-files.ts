@@ -38,7 +38,7 @@ export interface FileRecord {
   url: string;
   /**
    * Where its bytes were fetched from. Records stored before sources were recorded have none until the upgrade of the
-   * store (src/engines/model-store-upgrade.ts) gives them the one their model's manifest names.
+   * store (`upgradeStore` in src/engines/model-files.ts) gives them the one their model's manifest names.
    */
   source?: string;
   /** Where the complete file is kept: `DOWNLOADS_CACHE` (as its parts) or the name of an engine's own cache. */

@@ -1,5 +1,6 @@
 import {
   EngineError,
+  failureMeaning,
   type ChatEvent,
   type ChatRequest,
   type ChatResult,
@@ -24,6 +25,7 @@ import {
   type SpeechModel,
 } from './model-loaders.ts';
 import { candidateKey, withoutFailures, type CandidateFailure, type LocalCandidate } from '../models/model-profile.ts';
+import { engineOf } from './engine-registry.ts';
 import { refuseUnfittableInput, refuseUnfittablePrompt } from './prompt-budget.ts';
 import { TaskQueue } from './task-queue.ts';
 
@@ -74,8 +76,8 @@ export interface LocalEngineOptions {
   failed?: readonly CandidateFailure[] | undefined;
   /**
    * Set where one failed load breaks every later load in the same realm (transformers.js in a browser creates every
-   * session on one promise chain, which stays rejected): after the first failure the engine loads nothing more in
-   * it, and calls `replaceRealm` once. When later candidates remain, it names the failed one, to be skipped in the
+   * session on one promise chain, which stays rejected): after the first failure of a candidate whose engine says so
+   * (its descriptor's `failureBreaksRealm`) the engine loads nothing more in it, and calls `replaceRealm` once. When later candidates remain, it names the failed one, to be skipped in the
    * fresh realm, and the calls that needed the model are left unanswered, for their caller to send again there. When
    * the failed candidate was the last of its chain, those calls are answered with the error first.
    */
@@ -96,9 +98,6 @@ export interface LocalEngineOptions {
 
 type LoadedModel = ChatModel | EmbeddingModel | SpeechModel;
 
-/** Failures that pass a candidate over without touching its engine: the next one may load in the same realm. */
-const PASSED_OVER: ReadonlySet<EngineErrorKind> = new Set(['insufficient_storage', 'download_failed']);
-
 /**
  * The error of a chain none of whose candidates loaded. When every one was refused for storage, it says how much the
  * smallest needed and how much is free (503 `insufficient_storage`); when every one was passed over for a download,
@@ -118,7 +117,9 @@ function chainFailure(id: string, failures: EngineError[], tried: string[]): Eng
     return new EngineError('insufficient_storage', message, { cause: failures });
   }
   const kind: EngineErrorKind =
-    failures.length > 0 && failures.every((f) => PASSED_OVER.has(f.kind)) ? 'download_failed' : 'load_failed';
+    failures.length > 0 && failures.every((f) => failureMeaning(f.kind) === 'passed-over')
+      ? 'download_failed'
+      : 'load_failed';
   return new EngineError(kind, `Model \`${id}\` could not be loaded on this device. ${list}`, { cause: failures });
 }
 
@@ -165,6 +166,8 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     const chain = withoutFailures(target.candidates, options.failed);
     const failures: EngineError[] = [];
     const tried = chain.failed.map((f) => `${f.candidate}: ${f.reason}`);
+    /** Whether a candidate of this chain broke the realm. */
+    let broke = false;
     for (const [index, candidate] of chain.candidates.entries()) {
       const key = candidateKey(candidate);
       try {
@@ -180,13 +183,14 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
         tried.push(`${key}: ${failure.message}`);
         // Passed over before its engine loaded anything (no room for its download, or no network for it): the realm
         // is intact, the next candidate loads here, and this one is tried again next time.
-        if (PASSED_OVER.has(failure.kind)) {
+        if (failureMeaning(failure.kind) === 'passed-over') {
           onProgress?.({ status: 'skipped', model: id, candidate: key, reason: failure.message });
           continue;
         }
         onProgress?.({ status: 'failed', model: id, candidate: key, reason: failure.message });
-        if (replaceRealm) {
-          realmBroken = true;
+        // Its engine's descriptor says whether a failed load leaves the realm unable to load anything more.
+        if (replaceRealm && engineOf(candidate).failureBreaksRealm) {
+          realmBroken = broke = true;
           if (index < chain.candidates.length - 1) {
             const reason = `${key} failed to load (${failure.message}); \`${id}\` tries its next candidate in a fresh realm.`;
             replaceRealm(reason, { candidate: key, reason: failure.message });
@@ -196,9 +200,8 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
       }
     }
     const error = chainFailure(id, failures, tried);
-    // Once this answer is on its way: the realm is replaced at once, unless no candidate touched it.
-    if (replaceRealm && failures.some((f) => !PASSED_OVER.has(f.kind)))
-      setTimeout(() => replaceRealm(error.message), 0);
+    // Once this answer is on its way: the realm is replaced at once, unless no candidate broke it.
+    if (replaceRealm && broke) setTimeout(() => replaceRealm(error.message), 0);
     throw error;
   };
 

@@ -1,7 +1,28 @@
 import { StoredFiles, type DownloadTarget } from '../downloads/index.ts';
 import type { StoredState } from '../engine-interface/index.ts';
-import { candidateKey, isHubModel, type LocalCandidate } from '../models/model-profile.ts';
+import { candidateKey, type LocalCandidate } from '../models/model-profile.ts';
+import { engineOf } from './engine-registry.ts';
 import { WEB_LLM_CACHES } from './web-llm/web-llm-cache.ts';
+
+/** What fetching a model's list of files may be given: another fetch (tests), the caller's abort. */
+export interface FetchOptions {
+  fetch?: typeof fetch;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * How an engine that downloads lists a candidate's files (`src/engines/<name>/<name>-files.ts`, registered in
+ * `ENGINE_FILES` of `model-manifests.ts`).
+ */
+export interface EngineFiles<C> {
+  /**
+   * Every file the engine reads, the first time: the small files that name the rest are downloaded into the store
+   * first, and sizes and SHA-256s come from the hub's file listing where it has one.
+   */
+  list(candidate: C, store: StoredFiles, options: FetchOptions): Promise<DownloadTarget[]>;
+  /** A stored manifest as the candidate pins its files now (web-llm's model library), where it pins any. */
+  pinned?(manifest: ModelManifest, candidate: C): ModelManifest;
+}
 
 /** The Hugging Face hub: where hub IDs and web-llm's models are fetched from unless a candidate names a mirror. */
 export const HUGGING_FACE = 'https://huggingface.co/';
@@ -19,10 +40,11 @@ export interface ModelManifest {
 
 /**
  * Whether Lantern downloads the candidate's files (a hub ID, an absolute URL, a web-llm model), rather than the app
- * serving them itself (a path of its own origin, like the bundled models, which its service worker precaches).
+ * serving them itself (a path of its own origin, like the bundled models, which its service worker precaches). Its
+ * engine's descriptor decides (`downloads`).
  */
 export function isDownloadedModel(candidate: LocalCandidate): boolean {
-  return candidate.engine === 'web-llm' || isHubModel(candidate.model) || /^https?:\/\//i.test(candidate.model);
+  return engineOf(candidate).downloads(candidate);
 }
 
 /** A hub host as a base URL, ending in `/`. */
@@ -39,11 +61,11 @@ export const fromHub = (url: string, hub: string | undefined) =>
  * their files two records each: what a mirror sent is never taken for the hub's (issue 41).
  */
 export function downloadKey(candidate: LocalCandidate): string {
-  const mirrored = candidate.engine === 'web-llm' || isHubModel(candidate.model);
-  const hub = mirrored && candidate.hub !== undefined ? hubBase(candidate.hub) : undefined;
+  const engine = engineOf(candidate);
+  const hub = engine.usesHub(candidate) && candidate.hub !== undefined ? hubBase(candidate.hub) : undefined;
   return keyFrom(candidateKey(candidate), {
     hub: hub === HUGGING_FACE ? undefined : hub,
-    modelLib: candidate.engine === 'web-llm' ? candidate.modelLib : undefined,
+    modelLib: engine.codeSource(candidate),
   });
 }
 
@@ -207,4 +229,39 @@ function sourcesOf(manifest: ModelManifest): { hub?: string; modelLib?: string }
     }
   }
   return from;
+}
+
+/** What the hub's file listing says of each file of a repository: its size and, for LFS files, its SHA-256. */
+type Listing = Map<string, { size: number; sha256?: string }>;
+
+/**
+ * The hub's listing of a repository (`/api/models/{repo}/tree/main?recursive=true`), or undefined when the host has
+ * none (a plain mirror, a CDN) or cannot be reached: sizes then come from the servers' Content-Length.
+ */
+export async function hubListing(hub: string, repo: string, options: FetchOptions): Promise<Listing | undefined> {
+  const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
+  try {
+    const response = await fetchFn(`${hub}api/models/${repo}/tree/main?recursive=true`, {
+      ...(options.signal && { signal: options.signal }),
+    });
+    if (!response.ok) return undefined;
+    const entries = (await response.json()) as {
+      type: string;
+      path: string;
+      size: number;
+      lfs?: { oid: string; size: number };
+    }[];
+    if (!Array.isArray(entries)) return undefined;
+    return new Map(
+      entries
+        .filter((entry) => entry.type === 'file')
+        .map((entry) => [
+          entry.path,
+          { size: entry.lfs?.size ?? entry.size, ...(entry.lfs && { sha256: entry.lfs.oid }) },
+        ]),
+    );
+  } catch (error) {
+    if (options.signal?.aborted) throw error;
+    return undefined;
+  }
 }

@@ -10,11 +10,11 @@ import type {
 } from '../engine-interface/index.ts';
 import type { ImageAccess } from '../inputs/image-input.ts';
 import { prepareCandidate } from './model-downloads.ts';
-import { type LocalCandidate, type TransformersCandidate, type WebLLMCandidate } from '../models/model-profile.ts';
+import type { LocalCandidate } from '../models/model-profile.ts';
 import type { TaskQueue } from './task-queue.ts';
-import { TransformersChatModel } from './transformers/chat-model.ts';
-import { TransformersEmbeddingModel } from './transformers/embedding-model.ts';
-import { TransformersSpeechModel } from './transformers/speech-model.ts';
+import { ENGINES, engineOf, type CandidateOf, type LocalEngineName } from './engine-registry.ts';
+import { TRANSFORMERS_LOADERS } from './transformers/transformers-loaders.ts';
+import { WEB_LLM_LOADERS } from './web-llm/web-llm-loaders.ts';
 
 /** What a loaded model's run takes: the caller's abort, and (chat) a listener for each event as it happens. */
 export interface RunOptions {
@@ -72,64 +72,64 @@ export interface ModelLoaders {
   transcription(candidate: LocalCandidate, context: LoadContext): Promise<SpeechModel>;
 }
 
+/** How one engine loads its candidates, for the tasks its descriptor lists (`src/engines/<name>/<name>-loaders.ts`). */
+export type EngineLoaders<C> = {
+  [T in keyof ModelLoaders]?: (candidate: C, context: LoadContext) => ReturnType<ModelLoaders[T]>;
+};
+
 /**
- * The real loaders: transformers.js for `transformers` candidates, web-llm (imported on first use) for `web-llm`
- * ones. In a browser, a downloaded model's files are first made ready in Lantern's store (`prepareCandidate`: the
- * quota checked, transfers resumed and verified), so the engine reads them from there.
+ * Each local engine's loaders, one line per engine: what imports the engine's library and its model classes (web-llm
+ * on first use). Only the engine worker and Node load them; the descriptors (`engine-registry.ts`) say the rest.
+ */
+const ENGINE_LOADERS: { readonly [N in LocalEngineName]: EngineLoaders<CandidateOf<N>> } = {
+  transformers: TRANSFORMERS_LOADERS,
+  'web-llm': WEB_LLM_LOADERS,
+};
+
+/** How each task is named where a candidate's engine does not serve it (`web-llm candidates are for chat: …`). */
+const TASK_WORDS: Readonly<Record<keyof ModelLoaders, string>> = {
+  chat: 'chat runs',
+  embeddings: 'embeddings run',
+  transcription: 'speech to text runs',
+};
+
+/** The candidate's loader for a task, or why its engine cannot serve it (before anything is downloaded). */
+function loaderFor<T extends keyof ModelLoaders>(
+  task: T,
+  candidate: LocalCandidate,
+): NonNullable<EngineLoaders<LocalCandidate>[T]> {
+  const engine = engineOf(candidate);
+  const load = (ENGINE_LOADERS[candidate.engine] as EngineLoaders<LocalCandidate>)[task];
+  if (!engine.tasks.includes(task) || !load) {
+    const others = Object.values(ENGINES).filter((e) => e.local && e.tasks.includes(task));
+    throw new Error(
+      `${engine.name} candidates are for ${engine.tasks.join(' and ')}: ${TASK_WORDS[task]} on ` +
+        `${others.map((e) => e.title).join(' or ')}.`,
+    );
+  }
+  return load;
+}
+
+/**
+ * The real loaders: each candidate's engine's (`ENGINE_LOADERS`: transformers.js; web-llm, imported on first use). In
+ * a browser, a downloaded model's files are first made ready in Lantern's store (`prepareCandidate`: the quota
+ * checked, transfers resumed and verified), so the engine reads them from there. A task the candidate's engine does not
+ * serve is refused before anything is downloaded.
  */
 export const DEFAULT_LOADERS: ModelLoaders = {
   async chat(candidate, context) {
+    const load = loaderFor('chat', candidate);
     await prepareCandidate(candidate, context);
-    if (candidate.engine === 'web-llm') return loadWebLLM(candidate, context);
-    return TransformersChatModel.load(candidate.model, {
-      ...transformersOptions(candidate, context),
-      prefixCacheBytes: candidate.prefixCacheBytes,
-      contextWindow: candidate.contextWindow,
-      batch: candidate.batch,
-      queue: context.queue,
-      images: candidate.images,
-    });
+    return load(candidate, context);
   },
   async embeddings(candidate, context) {
-    if (candidate.engine === 'web-llm') {
-      throw new Error('web-llm candidates are for chat: embeddings run on transformers.js.');
-    }
+    const load = loaderFor('embeddings', candidate);
     await prepareCandidate(candidate, context);
-    return TransformersEmbeddingModel.load(candidate.model, {
-      ...transformersOptions(candidate, context),
-      maxInputTokens: candidate.maxInputTokens,
-    });
+    return load(candidate, context);
   },
-
   async transcription(candidate, context) {
-    if (candidate.engine === 'web-llm') {
-      throw new Error('web-llm candidates are for chat: speech to text runs on transformers.js.');
-    }
+    const load = loaderFor('transcription', candidate);
     await prepareCandidate(candidate, context);
-    return TransformersSpeechModel.load(candidate.model, {
-      ...transformersOptions(candidate, context),
-      queue: context.queue,
-    });
+    return load(candidate, context);
   },
 };
-
-async function loadWebLLM(candidate: WebLLMCandidate, context: LoadContext): Promise<ChatModel> {
-  const { WebLLMChatModel } = await import('./web-llm/web-llm-chat-model.ts');
-  const model = await WebLLMChatModel.load(candidate, context);
-  // web-llm decodes one request at a time (its own lock): each runs whole in the realm's queue.
-  return {
-    generate: (request, options) => context.queue.run(() => model.generate(request, options), options?.signal),
-  };
-}
-
-function transformersOptions(candidate: TransformersCandidate, context: LoadContext) {
-  return {
-    id: context.id,
-    onProgress: context.onProgress,
-    // transformers.js calls the CPU `wasm` in browsers and `cpu` in Node.
-    device: candidate.device === 'webgpu' ? ('webgpu' as const) : isNode() ? ('cpu' as const) : ('wasm' as const),
-    ...(candidate.dtype && { dtype: candidate.dtype }),
-  };
-}
-
-const isNode = () => typeof process !== 'undefined' && process.versions?.node !== undefined;

@@ -1,5 +1,15 @@
 import type { ModelTask } from '../engine-interface/index.ts';
-import type { TransformersDtype } from '../engines/transformers/load-pretrained.ts';
+import type { AdapterLimits } from '../engines/engine-descriptor.ts';
+import { engineOf, type LocalCandidate, type ModelCandidate } from '../engines/engine-registry.ts';
+import type { RemoteCandidate } from '../engines/remote/remote-engine.ts';
+
+// Each engine's candidate type and device rules live in its folder (`src/engines/<name>/<name>-engine.ts`), registered
+// in `src/engines/engine-registry.ts`; they are exported from here too, where profiles are written.
+export { isHubModel, type AdapterLimits, type GPUNeeds, type ReadsImages } from '../engines/engine-descriptor.ts';
+export type { LocalCandidate, ModelCandidate } from '../engines/engine-registry.ts';
+export { ONNX_FILES, type TransformersCandidate } from '../engines/transformers/transformers-engine.ts';
+export { WEB_LLM_LIMITS, type WebLLMCandidate } from '../engines/web-llm/web-llm-engine.ts';
+export { redactURL, type RemoteCandidate, type RemoteTimeouts } from '../engines/remote/remote-engine.ts';
 
 /**
  * The public model IDs of the API: three chat models and one embedding model (spec §1), and one speech-to-text model
@@ -39,144 +49,6 @@ export const OPENAI_ALIASES = Object.freeze({
   'teal-finch-4': Object.freeze(['whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe']),
 }) satisfies Readonly<Record<PublicModelId, readonly string[]>>;
 
-/** Chat candidates: what they read besides text. */
-export interface ReadsImages {
-  /**
-   * It reads images with the text (a vision-language model: transformers.js' image-text-to-text layout, web-llm's
-   * Phi-3.5-vision, a server's vision model). A request with images goes to the candidates of its chain that do; an
-   * ID none of whose candidates does refuses it (400 naming the image).
-   */
-  images?: boolean;
-}
-
-/** What a candidate that runs on WebGPU may also say about the adapter it needs. */
-export interface GPUNeeds {
-  /**
-   * Adapter limits the candidate needs at least (WebGPU's limit names), beyond what its engine always needs: a
-   * device whose adapter reports less skips it before any download. Typically the largest weight, which must fit in
-   * one buffer and one storage binding.
-   */
-  requiredLimits?: Partial<AdapterLimits>;
-  /**
-   * Keep this candidate in its place on a fallback (software) adapter too. Without it, GPU candidates go after the CPU
-   * ones there: a software adapter runs WebGPU on the CPU, far slower than WebAssembly for a real model.
-   */
-  evenOnFallbackAdapter?: boolean;
-}
-
-/** A model run by transformers.js, on WebGPU or on the CPU (WebAssembly in browsers, native in Node). */
-export interface TransformersCandidate extends GPUNeeds, ReadsImages {
-  engine: 'transformers';
-  /**
-   * A Hugging Face hub ID, a folder path (Node; in a browser, a path of the app's own origin) or an absolute URL of a
-   * folder in the transformers.js layout (the app's CDN). Hub IDs and URLs are downloaded by Lantern (resumed, checked,
-   * stored for offline use); paths are the app's to serve and cache (the bundled models are precached).
-   */
-  model: string;
-  /** A mirror of the Hugging Face hub to fetch a hub ID from (`https://hf-mirror.example/`); see `withHub`. */
-  hub?: string;
-  dtype?: TransformersDtype;
-  device: 'webgpu' | 'cpu';
-  /** What a first use downloads, in bytes (an estimate, for the storage check and docs/models.md). */
-  downloadBytes?: number;
-  /**
-   * Chat models: bytes of keys and values kept between requests so that a prompt sharing a prefix with an earlier one
-   * (the next turn, a shared system prompt) prefills only its new tokens. Default 256 MiB; 0 turns prefix reuse off.
-   */
-  prefixCacheBytes?: number;
-  /**
-   * Chat models: how requests share the model's forward passes (continuous batching). `maxRows`: rows (a request's
-   * `n` choices each count) decoded together, default 8; `kvBytes`: keys and values the batch may hold, each row counted
-   * at the longest any row may grow to, default 512 MiB. Requests beyond either wait for rows to finish.
-   */
-  batch?: { maxRows?: number; kvBytes?: number };
-  /**
-   * Embedding models: the longest input, in tokens, that the model was trained on, where that is shorter than its
-   * position embeddings allow (sentence-transformers' `max_seq_length`). Longer inputs are refused, never truncated.
-   */
-  maxInputTokens?: number;
-  /**
-   * Chat models: the longest context, prompt plus reply, in tokens, that this candidate accepts. It caps the model
-   * configuration's `max_position_embeddings` (Qwen3's 40,960 would take keys and values no browser holds); a prompt
-   * and `max_tokens` over it are refused (400 `context_length_exceeded`). Default: the model's own. Candidates of one
-   * model, dtype and device (one `candidateKey`) share one loaded copy, with the window of the first that loaded: give
-   * them the same.
-   */
-  contextWindow?: number;
-}
-
-/** A model run by web-llm (WebGPU only), named by its web-llm model ID. */
-export interface WebLLMCandidate extends GPUNeeds, ReadsImages {
-  engine: 'web-llm';
-  /** A model ID of web-llm's prebuilt list, e.g. `Qwen3-0.6B-q4f16_1-MLC`. */
-  model: string;
-  /** A mirror of the Hugging Face hub to fetch the model's repository from; see `withHub`. */
-  hub?: string;
-  /** Where to fetch the model library (its `.wasm`) from, when not from web-llm's GitHub (the app's own copy). */
-  modelLib?: string;
-  /**
-   * The model library's Subresource Integrity hash (`sha256-<base64>`, as `openssl dgst -sha256 -binary lib.wasm |
-   * base64` prints it): the library runs as code, and is refused unless its bytes hash to this, when downloaded and
-   * each time it is reused. Without it, the library is checked against the hash taken when it was first downloaded.
-   */
-  modelLibIntegrity?: string;
-  downloadBytes?: number;
-  /**
-   * The longest context, prompt plus reply, in tokens, that this candidate accepts. web-llm is given it as
-   * `context_window_size` (its prebuilt models default to 4,096) and allocates the keys and values of that many tokens
-   * when it loads the model, so it costs GPU memory whether used or not (see `gpuMemoryBytes`).
-   */
-  contextWindow?: number;
-  /**
-   * The GPU memory the model takes once loaded, in bytes, at its `contextWindow`: web-llm's own `vram_required_MB`
-   * (given for its 4,096-token default) plus the keys and values of the tokens past it. WebGPU does not say how much
-   * memory an adapter has, so nothing is skipped for it: it is what docs/models.md quotes.
-   */
-  gpuMemoryBytes?: number;
-}
-
-/**
- * A model served by an OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, the app's own backend): Lantern
- * forwards the request and streams the answer back, under the public ID. See `src/engines/remote/`.
- */
-export interface RemoteCandidate extends ReadsImages {
-  engine: 'remote';
-  /**
-   * The server's base URL, up to and including its `/v1` (`http://127.0.0.1:11434/v1`). In a browser, best a path of
-   * the app's own backend (`/api/llm/v1`), which adds the server's key there: anything in a profile reaches the page.
-   * A server on another origin must allow this one (CORS).
-   */
-  baseURL: string;
-  /** The model's name on that server (never shown to clients: answers carry the public ID). */
-  model: string;
-  /** Sent as `Authorization: Bearer …`; never logged or echoed. For Node: in a browser every visitor can read it. */
-  apiKey?: string;
-  /** More request headers; their values are treated as secrets too. */
-  headers?: Readonly<Record<string, string>>;
-  /** Overrides of the timeouts, in milliseconds (see `REMOTE_DEFAULTS` in `src/engines/remote/`). */
-  timeouts?: Readonly<Partial<RemoteTimeouts>>;
-  /** How long a server that failed is left alone before it is tried again, in milliseconds. */
-  coolDownMs?: number;
-}
-
-/** How long Lantern waits on a remote server, in milliseconds. */
-export interface RemoteTimeouts {
-  /**
-   * Until a streamed answer's response headers: the server accepted the request (some send them only with the first
-   * token, after loading a cold model).
-   */
-  connect: number;
-  /** Until the first event of a streamed answer, or the whole answer of a JSON one (servers send it when done). */
-  firstByte: number;
-  /** Longest silence between two events of a stream. */
-  idle: number;
-}
-
-/** A candidate that runs on this device. */
-export type LocalCandidate = TransformersCandidate | WebLLMCandidate;
-
-export type ModelCandidate = LocalCandidate | RemoteCandidate;
-
 /**
  * Where a profile's IDs are served when a chain has both kinds: `local-first` (the default) tries the local
  * candidates this device can run, then the remote ones; `remote-first` the remote ones, then the local ones;
@@ -214,18 +86,6 @@ export interface ModelEntry {
 /** Public model IDs and what each runs. */
 export type ModelProfile = Readonly<Record<string, ModelEntry>>;
 
-/**
- * The WebGPU adapter limits that decide whether a model fits: a weight must fit in one buffer (`maxBufferSize`) and
- * be bound as one storage buffer (`maxStorageBufferBindingSize`); web-llm's kernels need ten storage buffers per
- * shader stage and 32 KiB of workgroup memory.
- */
-export interface AdapterLimits {
-  maxBufferSize: number;
-  maxStorageBufferBindingSize: number;
-  maxStorageBuffersPerShaderStage: number;
-  maxComputeWorkgroupStorageSize: number;
-}
-
 /** What the device offers, as far as choosing a model goes. */
 export interface DeviceCapabilities {
   /** A WebGPU adapter exists (and the app did not ask for WebAssembly). */
@@ -256,33 +116,16 @@ const CPU_MEMORY_SHARE = 0.5;
 /** Node, or a browser without WebGPU: only CPU candidates. */
 export const CPU_ONLY: DeviceCapabilities = Object.freeze({ webgpu: false, shaderF16: false });
 
-/**
- * What web-llm itself asks of an adapter before it loads any model (`detectGPUDevice` in web-llm 0.2.x): 256 MiB
- * buffers, 128 MiB storage bindings (its smallest fallbacks), 32 KiB of workgroup storage, ten storage buffers per
- * shader stage. An adapter with less fails every web-llm model, so they are skipped before downloading one.
- */
-export const WEB_LLM_LIMITS: Readonly<AdapterLimits> = Object.freeze({
-  maxBufferSize: 256 * 2 ** 20,
-  maxStorageBufferBindingSize: 128 * 2 ** 20,
-  maxStorageBuffersPerShaderStage: 10,
-  maxComputeWorkgroupStorageSize: 32 * 2 ** 10,
-});
-
 /** Whether a candidate runs on the GPU (WebGPU). */
-export const runsOnGPU = (candidate: ModelCandidate): boolean =>
-  candidate.engine === 'web-llm' || (candidate.engine === 'transformers' && candidate.device === 'webgpu');
+export const runsOnGPU = (candidate: ModelCandidate): boolean => engineOf(candidate).runsOnGPU(candidate);
 
 /** Whether a candidate computes in half precision on the GPU, which needs the adapter's `shader-f16` feature. */
-export function needsShaderF16(candidate: ModelCandidate): boolean {
-  if (candidate.engine === 'remote') return false;
-  if (candidate.engine === 'web-llm') return /-q\df16/.test(candidate.model);
-  return candidate.device === 'webgpu' && (candidate.dtype === 'fp16' || candidate.dtype === 'q4f16');
-}
+export const needsShaderF16 = (candidate: ModelCandidate): boolean => engineOf(candidate).needsShaderF16(candidate);
 
 /** The adapter limits a GPU candidate needs: its engine's own, raised by the candidate's `requiredLimits`. */
 export function requiredLimits(candidate: ModelCandidate): Partial<AdapterLimits> {
-  const needs: Partial<AdapterLimits> = { ...(candidate.engine === 'web-llm' ? WEB_LLM_LIMITS : {}) };
-  const own = candidate.engine === 'remote' ? undefined : candidate.requiredLimits;
+  const needs: Partial<AdapterLimits> = { ...engineOf(candidate).limits };
+  const own = 'requiredLimits' in candidate ? candidate.requiredLimits : undefined;
   for (const [name, value] of Object.entries(own ?? {}) as [keyof AdapterLimits, number][]) {
     needs[name] = Math.max(needs[name] ?? 0, value);
   }
@@ -291,7 +134,7 @@ export function requiredLimits(candidate: ModelCandidate): Partial<AdapterLimits
 
 /** Why this device cannot run the candidate, or undefined when it can. */
 export function whyNotRunnable(candidate: ModelCandidate, device: DeviceCapabilities): string | undefined {
-  if (candidate.engine === 'remote') return undefined;
+  if (isRemote(candidate)) return undefined;
   if (!runsOnGPU(candidate)) return whyNotInMemory(candidate.downloadBytes, device);
   if (!device.webgpu) return 'needs WebGPU';
   if (needsShaderF16(candidate) && !device.shaderF16) return "needs the adapter's shader-f16 feature";
@@ -323,7 +166,8 @@ export function canRun(candidate: ModelCandidate, device: DeviceCapabilities): b
   return whyNotRunnable(candidate, device) === undefined;
 }
 
-export const isRemote = (candidate: ModelCandidate): candidate is RemoteCandidate => candidate.engine === 'remote';
+/** Whether a candidate is served by a server rather than run on this device (its engine is not local). */
+export const isRemote = (candidate: ModelCandidate): candidate is RemoteCandidate => !engineOf(candidate).local;
 
 /**
  * The entry's local candidates that this device can run, in the order they are tried: the local fallback chain. On a
@@ -454,15 +298,6 @@ export function candidateChain(
   return policy === 'remote-first' ? [...remote, ...local] : [...local, ...remote];
 }
 
-/** The weights file of each transformers.js dtype, in a model folder's `onnx/`. */
-export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.freeze({
-  fp32: 'model.onnx',
-  fp16: 'model_fp16.onnx',
-  q8: 'model_quantized.onnx',
-  q4: 'model_q4.onnx',
-  q4f16: 'model_q4f16.onnx',
-});
-
 /**
  * The profile with every hub download (hub IDs, web-llm models) fetched from `hub`, a mirror of the Hugging Face hub
  * (its host, with the hub's paths: `https://hf-mirror.example/`), for apps that serve models from their own CDN or
@@ -472,18 +307,14 @@ export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.fr
  */
 export function withHub(profile: ModelProfile, hub: string): ModelProfile {
   const mirrored = (candidate: ModelCandidate): ModelCandidate =>
-    candidate.engine === 'web-llm' || (candidate.engine === 'transformers' && isHubModel(candidate.model))
-      ? { ...candidate, hub }
-      : candidate;
+    // Only engines whose candidates have a `hub` say that a mirror applies.
+    engineOf(candidate).usesHub(candidate) ? ({ ...candidate, hub } as ModelCandidate) : candidate;
   return Object.freeze(
     Object.fromEntries(
       Object.entries(profile).map(([id, entry]) => [id, { ...entry, candidates: entry.candidates.map(mirrored) }]),
     ),
   );
 }
-
-/** Whether a model is named by its Hugging Face hub ID (`org/name`) rather than by a path or URL the app serves. */
-export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);
 
 /**
  * Names a candidate inside Lantern and to the page that configured it: `web-llm:SmolLM2-…-MLC`,
@@ -493,20 +324,7 @@ export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);
  * (`src/models/public-view.ts`) instead.
  */
 export function candidateKey(candidate: ModelCandidate): string {
-  if (candidate.engine === 'remote') return `remote:${candidate.model}@${redactURL(candidate.baseURL)}`;
-  return candidate.engine === 'web-llm'
-    ? `web-llm:${candidate.model}`
-    : `transformers:${candidate.model}@${candidate.dtype ?? 'default'}/${candidate.device}`;
-}
-
-/** A URL without its user, password, query and fragment (they can hold secrets), or a path without its query. */
-export function redactURL(url: string): string {
-  try {
-    const { origin, pathname } = new URL(url);
-    return origin + pathname.replace(/\/+$/, '');
-  } catch {
-    return url.replace(/[?#].*$/, '').replace(/\/+$/, ''); // a path of the app's own origin
-  }
+  return `${candidate.engine}:${engineOf(candidate).key(candidate)}`;
 }
 
 /**

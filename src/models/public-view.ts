@@ -1,13 +1,7 @@
 import { EngineError } from '../engine-interface/index.ts';
-import {
-  candidateKey,
-  candidateSecrets,
-  isHubModel,
-  isRemote,
-  redactURL,
-  type ModelCandidate,
-  type ModelProfile,
-} from './model-profile.ts';
+import { candidateKey, candidateSecrets, isRemote, redactURL, type ModelProfile } from './model-profile.ts';
+import { lastPart } from '../engines/engine-descriptor.ts';
+import { engineOf, engineOfKey } from '../engines/engine-registry.ts';
 import { scrub } from '../engines/remote/upstream-errors.ts';
 
 /**
@@ -44,8 +38,11 @@ export class PublicView {
       for (const candidate of entry.candidates) {
         const key = candidateKey(candidate);
         let name = this.#names.get(key);
-        if (name === undefined)
-          this.#names.set(key, (name = isRemote(candidate) ? `remote:${++servers}` : localName(candidate)));
+        if (name === undefined) {
+          // By its engine's descriptor; a server's (no public name) by its number instead.
+          const own = engineOf(candidate).publicName(candidate);
+          this.#names.set(key, (name = `${candidate.engine}:${own ?? ++servers}`));
+        }
         this.#locations.push([key, name]);
         if (isRemote(candidate)) {
           for (const location of urlForms(candidate.baseURL)) this.#locations.push([location, name]);
@@ -53,9 +50,9 @@ export class PublicView {
           const quoted = new RegExp(`(['"\`])${candidate.model.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\1`, 'g');
           this.#serverModels.push([quoted, `$1${name}$1`]);
           this.#secrets.push(...candidateSecrets(candidate));
-        } else if (candidate.engine === 'transformers' && !isHubModel(candidate.model)) {
-          const path = candidate.model.replace(/[/\\]+$/, '');
-          this.#locations.push([path, lastPart(path)]);
+        } else {
+          // A folder or URL the app keeps the model at, by its last part (`engineOf(…).locations`).
+          for (const path of engineOf(candidate).locations(candidate)) this.#locations.push([path, lastPart(path)]);
         }
       }
     }
@@ -73,7 +70,10 @@ export class PublicView {
    * is cleaned as text, and a server's is only `remote`: its URL is nobody's business either way.
    */
   name(key: string): string {
-    return this.#names.get(key) ?? (key.startsWith('remote:') ? 'remote' : this.text(key, { paths: true }));
+    const known = this.#names.get(key);
+    if (known !== undefined) return known;
+    const engine = engineOfKey(key);
+    return engine && !engine.local ? engine.name : this.text(key, { paths: true });
   }
 
   /**
@@ -141,22 +141,6 @@ export function publicView(profile: ModelProfile): PublicView {
   let view = views.get(profile);
   if (!view) views.set(profile, (view = new PublicView(profile)));
   return view;
-}
-
-/** A local candidate's public name: its model by what it is (a hub or web-llm ID), not where it lives. */
-function localName(candidate: Exclude<ModelCandidate, { engine: 'remote' }>): string {
-  if (candidate.engine === 'web-llm') return `web-llm:${candidate.model}`;
-  const model = isHubModel(candidate.model) ? candidate.model : lastPart(candidate.model);
-  return `transformers:${model}@${candidate.dtype ?? 'default'}/${candidate.device}`;
-}
-
-/** The last part of a path or URL, without its query: a folder's name, not where the folder is. */
-function lastPart(path: string): string {
-  const parts = path
-    .replace(/[?#].*$/, '')
-    .split(/[/\\]+/)
-    .filter(Boolean);
-  return parts.at(-1) ?? path;
 }
 
 /** Every way a message may spell a server's URL: as configured, without its secrets, resolved, its origin and host. */

@@ -8,7 +8,7 @@ import type {
   StoredModel,
   StoredModelEntry,
 } from '../client/index.ts';
-import { candidateKey, describeStored } from '../client/index.ts';
+import { candidateKey, candidateLabel, describeStored, isRemote } from '../client/index.ts';
 import { allowOnce, forgetServer, parseServer, rememberedServers, rememberServer, shownURL } from './server-consent.ts';
 import { panelStyles } from './styles.ts';
 
@@ -484,9 +484,9 @@ export class ModelsPanel extends LitElement {
                     : row.servedBy === null && i === 0
                       ? html`<span class="tag">first in line</span>`
                       : nothing;
-                if (c.engine === 'remote') return this.#remoteItem(c, serving);
+                if (isRemote(c)) return this.#remoteItem(c, serving);
                 return html`<li class=${key === loaded ? 'loaded' : ''}>
-                  ${c.engine === 'web-llm' ? 'web-llm' : `transformers.js · ${c.device} · ${c.dtype ?? 'default'}`}
+                  ${candidateLabel(c)}
                   <code>${c.model}</code> ${size(c.downloadBytes)}
                   ${key === loaded ? html`<span class="tag">loaded</span>` : nothing} ${serving}
                   ${this.#storedItem(row, key, key === loaded)}

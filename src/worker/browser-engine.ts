@@ -1,6 +1,7 @@
 import { env } from '@huggingface/transformers';
 import { StoredFiles } from '../downloads/index.ts';
 import type { LoadProgress } from '../engine-interface/index.ts';
+import { engineOf, engineOfKey } from '../engines/engine-registry.ts';
 import { createLocalEngine, type LocalEngine, type LocalTarget } from '../engines/local-engine.ts';
 import { fetchAsPage } from '../inputs/image-input.ts';
 import type { CandidateFailure } from '../models/model-profile.ts';
@@ -115,17 +116,18 @@ function runtimeLoader(load: () => Promise<OnnxRuntime>): {
 
 /**
  * `engine`, whose calls start once onnxruntime-web's binary is ready (at once, but on a first visit whose first call
- * comes before its download ends), and which lets go of the binary once a transformers.js model has loaded: the
- * session that it served says onnxruntime-web's WebAssembly is instantiated.
+ * comes before its download ends), and which lets go of the binary once a model of an engine that needs it
+ * (transformers.js) has loaded: the session that it served says onnxruntime-web's WebAssembly is instantiated.
  */
 function afterRuntime(engine: LocalEngine, ready: () => Promise<OnnxRuntime>): LocalEngine {
   let runtime: OnnxRuntime | undefined;
-  // web-llm's candidates run without onnxruntime-web: they need not wait for it, nor fail where it cannot download.
+  // Candidates of engines that run without onnxruntime-web (web-llm) need not wait for it, nor fail where it cannot
+  // download: their descriptors say (`needsOnnxRuntime`).
   const needed = async (target: LocalTarget) => {
-    if (target.candidates.some((c) => c.engine === 'transformers')) runtime = await ready();
+    if (target.candidates.some((c) => engineOf(c).needsOnnxRuntime)) runtime = await ready();
   };
   const released = (onBackend?: (backend: string) => void) => (backend: string) => {
-    if (backend.startsWith('transformers:')) runtime?.release();
+    if (engineOfKey(backend)?.needsOnnxRuntime) runtime?.release();
     onBackend?.(backend);
   };
   return {

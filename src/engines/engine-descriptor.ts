@@ -1,0 +1,112 @@
+import type { ModelTask } from '../engine-interface/index.ts';
+
+/*
+ * What Lantern knows of an engine without loading it: one descriptor per engine (`src/engines/<name>/<name>-engine.ts`),
+ * registered in `engine-registry.ts`. Descriptors are light: they import no engine library and no model class, since
+ * the service worker (one classic script, no dynamic import) and the page bundle them. What runs a model is the
+ * engine's loaders (`ENGINE_LOADERS` in `model-loaders.ts`) and, for an engine that downloads, its file list
+ * (`ENGINE_FILES` in `model-manifests.ts`).
+ */
+
+/** Chat candidates: what they read besides text. */
+export interface ReadsImages {
+  /**
+   * It reads images with the text (a vision-language model: transformers.js' image-text-to-text layout, web-llm's
+   * Phi-3.5-vision, a server's vision model). A request with images goes to the candidates of its chain that do; an
+   * ID none of whose candidates does refuses it (400 naming the image).
+   */
+  images?: boolean;
+}
+
+/** What a candidate that runs on WebGPU may also say about the adapter it needs. */
+export interface GPUNeeds {
+  /**
+   * Adapter limits the candidate needs at least (WebGPU's limit names), beyond what its engine always needs: a
+   * device whose adapter reports less skips it before any download. Typically the largest weight, which must fit in
+   * one buffer and one storage binding.
+   */
+  requiredLimits?: Partial<AdapterLimits>;
+  /**
+   * Keep this candidate in its place on a fallback (software) adapter too. Without it, GPU candidates go after the CPU
+   * ones there: a software adapter runs WebGPU on the CPU, far slower than WebAssembly for a real model.
+   */
+  evenOnFallbackAdapter?: boolean;
+}
+
+/**
+ * The WebGPU adapter limits that decide whether a model fits: a weight must fit in one buffer (`maxBufferSize`) and
+ * be bound as one storage buffer (`maxStorageBufferBindingSize`); web-llm's kernels need ten storage buffers per
+ * shader stage and 32 KiB of workgroup memory.
+ */
+export interface AdapterLimits {
+  maxBufferSize: number;
+  maxStorageBufferBindingSize: number;
+  maxStorageBuffersPerShaderStage: number;
+  maxComputeWorkgroupStorageSize: number;
+}
+
+/** What every candidate of every engine has: the engine that runs it, and the model's name there. */
+export interface CandidateBase {
+  engine: string;
+  model: string;
+}
+
+/**
+ * An engine, as routing, downloads, the worker and the page see it. `C` is its candidate type; `Local` says whether
+ * it runs on this device (true) or forwards requests to a server (false).
+ */
+export interface EngineDescriptor<C extends CandidateBase, Local extends boolean = boolean> {
+  /** The candidates' `engine`, and the first part of their `candidateKey` (`<name>:…`). */
+  readonly name: C['engine'];
+  /** What people call it (error messages, the playground): `transformers.js`, `web-llm`. */
+  readonly title: string;
+  /** It runs on this device (loaded in the engine worker, or in Node), rather than on a server. */
+  readonly local: Local;
+  /** The tasks it serves: a loader for any other refuses the candidate (see `ENGINE_LOADERS`). */
+  readonly tasks: readonly ModelTask[];
+  /** Whether a candidate runs on the GPU (WebGPU). */
+  runsOnGPU(candidate: C): boolean;
+  /** Whether a candidate computes in half precision on the GPU, which needs the adapter's `shader-f16` feature. */
+  needsShaderF16(candidate: C): boolean;
+  /** The adapter limits the engine itself needs of any adapter, before a candidate's own `requiredLimits`. */
+  readonly limits: Readonly<Partial<AdapterLimits>>;
+  /** What follows `<name>:` in the candidate's `candidateKey`: the model, and what tells its variants apart. */
+  key(candidate: C): string;
+  /**
+   * What follows `<name>:` in the candidate's public name (`src/models/public-view.ts`): the model by what it is, not
+   * where it lives. Undefined for an engine whose candidates are numbered by the view instead (a server's).
+   */
+  publicName(candidate: C): string | undefined;
+  /** Text in messages that says where the candidate's model lives and that key holders must not read, if any. */
+  locations(candidate: C): string[];
+  /** How the playground lists a candidate (before its model): `transformers.js · cpu · fp32`, `web-llm`. */
+  label(candidate: C): string;
+  /** Whether a mirror of the Hugging Face hub applies to the candidate (`withHub`, and the candidate's `hub`). */
+  usesHub(candidate: C): boolean;
+  /** Whether Lantern downloads the candidate's files, rather than the app serving them (`isDownloadedModel`). */
+  downloads(candidate: C): boolean;
+  /**
+   * Where the engine's code for the candidate (web-llm's model library) comes from, when the candidate says: part of
+   * its `downloadKey`, so that two sources are stored apart.
+   */
+  codeSource(candidate: C): string | undefined;
+  /**
+   * Whether one failed load breaks every later load in the realm it ran in (transformers.js in a browser creates every
+   * session on one promise chain, which stays rejected): the browser's engine then replaces its worker.
+   */
+  readonly failureBreaksRealm: boolean;
+  /** Whether its candidates need onnxruntime-web's binary in a browser (the worker waits for it before loading them). */
+  readonly needsOnnxRuntime: boolean;
+}
+
+/** Whether a model is named by its Hugging Face hub ID (`org/name`) rather than by a path or URL the app serves. */
+export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);
+
+/** The last part of a path or URL, without its query: a folder's name, not where the folder is. */
+export function lastPart(path: string): string {
+  const parts = path
+    .replace(/[?#].*$/, '')
+    .split(/[/\\]+/)
+    .filter(Boolean);
+  return parts.at(-1) ?? path;
+}

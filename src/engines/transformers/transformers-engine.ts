@@ -1,0 +1,87 @@
+import { isHubModel, lastPart, type EngineDescriptor, type GPUNeeds, type ReadsImages } from '../engine-descriptor.ts';
+import type { TransformersDtype } from './load-pretrained.ts';
+
+/*
+ * transformers.js as routing, downloads, the worker and the page see it: its candidates and its descriptor. Light (the
+ * service worker bundles it): the library itself is loaded by `transformers-loaders.ts`.
+ */
+
+/** A model run by transformers.js, on WebGPU or on the CPU (WebAssembly in browsers, native in Node). */
+export interface TransformersCandidate extends GPUNeeds, ReadsImages {
+  engine: 'transformers';
+  /**
+   * A Hugging Face hub ID, a folder path (Node; in a browser, a path of the app's own origin) or an absolute URL of a
+   * folder in the transformers.js layout (the app's CDN). Hub IDs and URLs are downloaded by Lantern (resumed, checked,
+   * stored for offline use); paths are the app's to serve and cache (the bundled models are precached).
+   */
+  model: string;
+  /** A mirror of the Hugging Face hub to fetch a hub ID from (`https://hf-mirror.example/`); see `withHub`. */
+  hub?: string;
+  dtype?: TransformersDtype;
+  device: 'webgpu' | 'cpu';
+  /** What a first use downloads, in bytes (an estimate, for the storage check and docs/models.md). */
+  downloadBytes?: number;
+  /**
+   * Chat models: bytes of keys and values kept between requests so that a prompt sharing a prefix with an earlier one
+   * (the next turn, a shared system prompt) prefills only its new tokens. Default 256 MiB; 0 turns prefix reuse off.
+   */
+  prefixCacheBytes?: number;
+  /**
+   * Chat models: how requests share the model's forward passes (continuous batching). `maxRows`: rows (a request's
+   * `n` choices each count) decoded together, default 8; `kvBytes`: keys and values the batch may hold, each row counted
+   * at the longest any row may grow to, default 512 MiB. Requests beyond either wait for rows to finish.
+   */
+  batch?: { maxRows?: number; kvBytes?: number };
+  /**
+   * Embedding models: the longest input, in tokens, that the model was trained on, where that is shorter than its
+   * position embeddings allow (sentence-transformers' `max_seq_length`). Longer inputs are refused, never truncated.
+   */
+  maxInputTokens?: number;
+  /**
+   * Chat models: the longest context, prompt plus reply, in tokens, that this candidate accepts. It caps the model
+   * configuration's `max_position_embeddings` (Qwen3's 40,960 would take keys and values no browser holds); a prompt
+   * and `max_tokens` over it are refused (400 `context_length_exceeded`). Default: the model's own. Candidates of one
+   * model, dtype and device (one `candidateKey`) share one loaded copy, with the window of the first that loaded: give
+   * them the same.
+   */
+  contextWindow?: number;
+}
+
+/** The weights file of each transformers.js dtype, in a model folder's `onnx/`. */
+export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.freeze({
+  fp32: 'model.onnx',
+  fp16: 'model_fp16.onnx',
+  q8: 'model_quantized.onnx',
+  q4: 'model_q4.onnx',
+  q4f16: 'model_q4f16.onnx',
+});
+
+/** The variant part of a key or public name: `@<dtype>/<device>`. */
+const variant = (candidate: TransformersCandidate) => `@${candidate.dtype ?? 'default'}/${candidate.device}`;
+
+export const TRANSFORMERS_ENGINE: EngineDescriptor<TransformersCandidate, true> = Object.freeze({
+  name: 'transformers',
+  title: 'transformers.js',
+  local: true,
+  tasks: Object.freeze(['chat', 'embeddings', 'transcription'] as const),
+  runsOnGPU: (candidate: TransformersCandidate) => candidate.device === 'webgpu',
+  needsShaderF16: (candidate: TransformersCandidate) =>
+    candidate.device === 'webgpu' && (candidate.dtype === 'fp16' || candidate.dtype === 'q4f16'),
+  limits: Object.freeze({}),
+  key: (candidate: TransformersCandidate) => `${candidate.model}${variant(candidate)}`,
+  // A folder or URL by its last part: where the app keeps its models is not a key holder's business.
+  publicName: (candidate: TransformersCandidate) =>
+    `${isHubModel(candidate.model) ? candidate.model : lastPart(candidate.model)}${variant(candidate)}`,
+  locations: (candidate: TransformersCandidate) =>
+    isHubModel(candidate.model) ? [] : [candidate.model.replace(/[/\\]+$/, '')],
+  label: (candidate: TransformersCandidate) =>
+    `transformers.js · ${candidate.device} · ${candidate.dtype ?? 'default'}`,
+  usesHub: (candidate: TransformersCandidate) => isHubModel(candidate.model),
+  // A hub ID or an absolute URL (the app's CDN); a path of the app's own origin is the app's to serve and cache.
+  downloads: (candidate: TransformersCandidate) => isHubModel(candidate.model) || /^https?:\/\//i.test(candidate.model),
+  codeSource: () => undefined,
+  // In a browser, every session is created on one promise chain, which one failure leaves rejected
+  // (transformers.js#1635, #1767).
+  failureBreaksRealm: true,
+  needsOnnxRuntime: true,
+});

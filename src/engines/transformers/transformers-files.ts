@@ -1,0 +1,58 @@
+import { downloadFile, type DownloadTarget, type StoredFiles } from '../../downloads/index.ts';
+import { isHubModel } from '../engine-descriptor.ts';
+import { fromHub, hubBase, hubListing, HUGGING_FACE, type EngineFiles, type FetchOptions } from '../model-files.ts';
+import type { TransformersCandidate } from './transformers-engine.ts';
+
+/*
+ * The files a transformers.js candidate reads, as Lantern downloads them (`ENGINE_FILES` in `model-manifests.ts`).
+ * transformers.js' registry of model files is imported on demand: the page bundles this file.
+ */
+
+export const TRANSFORMERS_FILES: EngineFiles<TransformersCandidate> = { list: transformersFiles };
+
+/** Where a transformers.js model's files are asked for (`url`) and fetched from (`source`): a folder, ending in `/`. */
+function transformersFolder(candidate: TransformersCandidate): { url: string; source: string; repo?: string } {
+  if (!isHubModel(candidate.model)) {
+    const folder = candidate.model.replace(/\/*$/, '/');
+    return { url: folder, source: folder };
+  }
+  // transformers.js keys a hub file by its URL on the hub (`env.remoteHost`), whichever mirror it came from.
+  const url = `${HUGGING_FACE}${candidate.model}/resolve/main/`;
+  return { url, source: fromHub(url, candidate.hub), repo: candidate.model };
+}
+
+async function transformersFiles(
+  candidate: TransformersCandidate,
+  store: StoredFiles,
+  options: FetchOptions,
+): Promise<DownloadTarget[]> {
+  const folder = transformersFolder(candidate);
+  const listing = folder.repo ? await hubListing(hubBase(candidate.hub), folder.repo, options) : undefined;
+  const target = (name: string, optional = false): DownloadTarget => ({
+    url: folder.url + name,
+    source: folder.source + name,
+    ...listing?.get(name),
+    ...(optional && { optional }),
+  });
+  // The weights' files depend on the configuration: transformers.js' own registry says which it will read.
+  const config = target('config.json');
+  await downloadFile(store, config, options);
+  const configuration: unknown = await (await store.response(config))!.json();
+  const { ModelRegistry } = await import('@huggingface/transformers');
+  const names = await ModelRegistry.get_model_files(folder.repo ?? candidate.model, {
+    config: configuration as never,
+    ...(candidate.dtype && { dtype: candidate.dtype }),
+    device: candidate.device === 'webgpu' ? 'webgpu' : 'wasm',
+  });
+  const optional = new Set(['generation_config.json']);
+  // A speech model's processor turns audio into the encoder's input, a vision model's images into pixels: its
+  // configuration is read at load too.
+  const processor =
+    (configuration as { model_type?: string }).model_type === 'whisper' || candidate.images
+      ? ['preprocessor_config.json']
+      : [];
+  const all = [...new Set([...names, 'tokenizer.json', 'tokenizer_config.json', ...processor])];
+  return all
+    .filter((name) => !listing || listing.has(name) || !optional.has(name))
+    .map((name) => target(name, optional.has(name) && !listing));
+}

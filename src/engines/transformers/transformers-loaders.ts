@@ -1,0 +1,40 @@
+import type { EngineLoaders, LoadContext } from '../model-loaders.ts';
+import { TransformersChatModel } from './chat-model.ts';
+import { TransformersEmbeddingModel } from './embedding-model.ts';
+import { TransformersSpeechModel } from './speech-model.ts';
+import type { TransformersCandidate } from './transformers-engine.ts';
+
+/** transformers.js' loaders (`ENGINE_LOADERS` in `model-loaders.ts`): its files are ready when they are called. */
+export const TRANSFORMERS_LOADERS: EngineLoaders<TransformersCandidate> = {
+  chat: (candidate, context) =>
+    TransformersChatModel.load(candidate.model, {
+      ...transformersOptions(candidate, context),
+      prefixCacheBytes: candidate.prefixCacheBytes,
+      contextWindow: candidate.contextWindow,
+      batch: candidate.batch,
+      queue: context.queue,
+      images: candidate.images,
+    }),
+  embeddings: (candidate, context) =>
+    TransformersEmbeddingModel.load(candidate.model, {
+      ...transformersOptions(candidate, context),
+      maxInputTokens: candidate.maxInputTokens,
+    }),
+  transcription: (candidate, context) =>
+    TransformersSpeechModel.load(candidate.model, {
+      ...transformersOptions(candidate, context),
+      queue: context.queue,
+    }),
+};
+
+function transformersOptions(candidate: TransformersCandidate, context: LoadContext) {
+  return {
+    id: context.id,
+    onProgress: context.onProgress,
+    // transformers.js calls the CPU `wasm` in browsers and `cpu` in Node.
+    device: candidate.device === 'webgpu' ? ('webgpu' as const) : isNode() ? ('cpu' as const) : ('wasm' as const),
+    ...(candidate.dtype && { dtype: candidate.dtype }),
+  };
+}
+
+const isNode = () => typeof process !== 'undefined' && process.versions?.node !== undefined;
