@@ -6,3 +6,4 @@ export { messageParts, type MessagePart } from './message-parts.ts';
 export { watchOutput, type OutputListeners } from './watch-output.ts';
 export { REASONING_EFFORTS, thinksAt } from './reasoning-effort.ts';
 export { EngineError, modelNotFound, throwIfAborted, type EngineErrorKind, type EngineErrorOptions } from './errors.ts';
+export { breaksRealm, failureMeaning, movesOnLocally, type FailureMeaning } from './failures.ts';

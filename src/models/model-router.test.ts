@@ -119,6 +119,26 @@ describe('the model router', () => {
     expect(error.message).toMatch(/could not be loaded.*could not be reached/);
   });
 
+  it('a local candidate that loads and fails before any output hands over to the next local one, not the server', async () => {
+    const second: LocalCandidate = { engine: 'transformers', model: '/second', dtype: 'fp32', device: 'cpu' };
+    const { chat, local, backends } = setUp('local-first', () => [cpu, second, dead()]);
+    const targets: string[][] = [];
+    const answer = local.onChat;
+    const chatOf = local.chat.bind(local);
+    local.chat = (target, request, options = {}) => {
+      const candidates = typeof target === 'string' ? [] : target.candidates.map((c) => c.model);
+      targets.push(candidates);
+      // As the local engine does: the first candidate of the target loads and says so, then its run breaks.
+      options.onBackend?.(`transformers:${candidates[0]}@fp32/cpu`);
+      local.onChat =
+        candidates[0] === '/chat' ? () => Promise.reject(new EngineError('internal', 'run broke')) : answer;
+      return chatOf(target, request, options);
+    };
+    await expect(chat()).resolves.toMatchObject({ choices: [{ text: 'hi there' }] });
+    expect(targets).toEqual([['/chat', '/second'], ['/second']]);
+    expect(backends).toEqual(['transformers:chat@fp32/cpu', 'transformers:second@fp32/cpu']);
+  });
+
   it("a client's error, or a failure once output began, ends the request where it is", async () => {
     const { chat, local } = setUp('local-first');
     local.onChat = async () => {

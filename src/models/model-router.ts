@@ -1,12 +1,13 @@
 import {
   EngineError,
+  failureMeaning,
   modelNotFound,
+  movesOnLocally,
   watchOutput,
   type CallOptions,
   type ChatMessage,
   type Engine,
   type OutputListeners,
-  type EngineErrorKind,
   type ModelCard,
   type ModelTask,
   type StoredState,
@@ -79,19 +80,6 @@ async function storedStates(chain: ModelCandidate[], view: PublicView): Promise<
   return { stored: Object.fromEntries(states) as Record<string, StoredState> };
 }
 
-/** Failures of a local link after which a remote one may still answer: the device could not serve it. */
-const LOCAL_FALLS_OVER: ReadonlySet<EngineErrorKind> = new Set([
-  'load_failed',
-  'insufficient_storage',
-  'download_failed',
-  'unavailable',
-  'device_lost',
-  'internal',
-]);
-
-/** Failures of a remote link that count against its server and hand the request to the next link. */
-const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', 'upstream_unavailable']);
-
 /**
  * The one routing layer: each call's public ID (or an alias of one: `gpt-4o-mini`) is looked up once in the profile (a
  * 404 listing the task's models when it is not there, or is a model of another task), and its fallback chain walked
@@ -101,7 +89,8 @@ const SERVER_FAILED: ReadonlySet<EngineErrorKind> = new Set(['upstream_error', '
  * and a schema's compile is work of the request's own; the local engine compiles it, before any model loads.
  *
  * A request goes to the first link that can take it. It moves on to the next link when its link could not serve it
- * before producing any output: a local model that cannot load (or whose engine went away), a server that cannot be
+ * before producing any output: a local model that cannot load (or whose engine went away; one that loaded and then
+ * failed hands over to the local candidates after it first), a server that cannot be
  * reached, does not answer in time or fails (5xx, refused credentials, an unknown model). A server that failed is
  * skipped for a cool-down (a circuit breaker per candidate), so a dead server costs one attempt, not one per request.
  * A client error (400), a rate limit (429) or an abort ends the request where it is, as does any failure after output
@@ -181,7 +170,9 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
   ) {
     const { card, view } = route;
     const failures: EngineError[] = [];
-    for (const link of route.links) {
+    const links = [...route.links];
+    for (let at = 0; at < links.length; at++) {
+      const link = links[at]!;
       let breaker: CircuitBreaker | undefined;
       if ('remote' in link) {
         breaker = breakerFor(link.remote);
@@ -205,15 +196,25 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
         // What leaves here reaches a key holder. A local model's own failure (not a request's fault, whose message may
         // hold a schema's JSON pointers) comes from the file system: its absolute paths are cut too.
         const raw = EngineError.from(thrown);
-        const error = view.error(raw, { paths: !breaker && LOCAL_FALLS_OVER.has(raw.kind) });
+        const error = view.error(raw, { paths: !breaker && movesOnLocally(raw.kind) });
         if (breaker) {
-          if (SERVER_FAILED.has(error.kind)) breaker.failed();
+          if (failureMeaning(error.kind) === 'server') breaker.failed();
           else if (error.kind === 'aborted') breaker.released();
           else breaker.succeeded(); // it answered: it is alive, whatever it said
         }
-        const fallsOver = breaker ? SERVER_FAILED.has(error.kind) : LOCAL_FALLS_OVER.has(error.kind);
+        const fallsOver = breaker ? failureMeaning(error.kind) === 'server' : movesOnLocally(error.kind);
         if (watched.started() || !fallsOver) throw error;
         failures.push(error);
+        // A local candidate that loaded and then failed before any output (its run broke, its GPU was lost) hands the
+        // request to the local candidates after it, before any server: the local engine walked the chain only as far
+        // as the first that loaded.
+        if ('local' in link) {
+          const candidates = link.local.candidates;
+          const failed = candidates.findIndex((c) => candidateKey(c) === backend);
+          if (failed >= 0 && failed < candidates.length - 1) {
+            links.splice(at + 1, 0, { local: { ...link.local, candidates: candidates.slice(failed + 1) } });
+          }
+        }
       }
     }
     throw exhausted(card.id, failures);

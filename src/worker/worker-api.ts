@@ -1,11 +1,12 @@
 import * as Comlink from 'comlink';
 import {
+  breaksRealm,
   EngineError,
   type ChatEvent,
-  type EngineErrorKind,
   type ModelTask,
   type TranscriptEvent,
 } from '../engine-interface/index.ts';
+import { engineOfKey } from '../engines/engine-registry.ts';
 import type { LocalEngine } from '../engines/local-engine.ts';
 import {
   CALLER_ALIVE_MS,
@@ -15,12 +16,6 @@ import {
   type EngineWorkerApi,
   type RunReport,
 } from './protocol.ts';
-
-/**
- * Errors after which an engine worker's transformers.js cannot be trusted: one failed load or run leaves its shared
- * promise chain rejected, failing every later call (transformers.js#1635, #1767). The host replaces the worker.
- */
-const POISONING: ReadonlySet<EngineErrorKind> = new Set(['internal', 'load_failed', 'device_lost']);
 
 export interface WorkerApiHooks {
   /** Every finished run. */
@@ -99,6 +94,8 @@ export function createWorkerApi(
       port.postMessage({ type: 'event', event } satisfies CallMessage);
     };
     calls += 1;
+    /** The candidate that took the call (its `candidateKey`), once one has. */
+    let backend: string | undefined;
     const finish = (outcome: RunReport['outcome'], tokens = { promptTokens: 0, completionTokens: 0 }) =>
       hooks.report({
         model,
@@ -111,15 +108,24 @@ export function createWorkerApi(
         ...(tokenTimes && { tokenTimes }),
       });
     try {
-      const onBackend = (backend: string) => port.postMessage({ type: 'backend', backend } satisfies CallMessage);
+      const onBackend = (key: string) => {
+        backend = key;
+        port.postMessage({ type: 'backend', backend: key } satisfies CallMessage);
+      };
       const result = await run(abort.signal, send, onBackend);
       finish('completed', usage(result));
       return result;
     } catch (thrown) {
       const error = (await hooks.explain?.(thrown)) ?? EngineError.from(thrown);
       finish(error.kind);
-      // Ask for a replacement only once this call's answer is on its way: the host terminates the worker at once.
-      if (POISONING.has(error.kind)) setTimeout(() => hooks.fatal(error.message), 0);
+      // A failure that breaks its realm, on an engine whose failures do (transformers.js: one failed load or run leaves
+      // its shared promise chain rejected, failing every later call; transformers.js#1635, #1767), or before any
+      // candidate took the call: the worker cannot be trusted. Ask for a replacement only once this call's answer is on
+      // its way: the host terminates the worker at once.
+      const engine = backend === undefined ? undefined : engineOfKey(backend);
+      if (breaksRealm(error.kind) && engine?.failureBreaksRealm !== false) {
+        setTimeout(() => hooks.fatal(error.message), 0);
+      }
       throw error;
     } finally {
       clearInterval(watch);
