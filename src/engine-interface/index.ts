@@ -7,3 +7,4 @@ export { watchOutput, type OutputListeners } from './watch-output.ts';
 export { REASONING_EFFORTS, thinksAt } from './reasoning-effort.ts';
 export { EngineError, modelNotFound, throwIfAborted, type EngineErrorKind, type EngineErrorOptions } from './errors.ts';
 export { breaksRealm, failureMeaning, movesOnLocally, type FailureMeaning } from './failures.ts';
+export { isWireObject } from './wire-object.ts';

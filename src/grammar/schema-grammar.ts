@@ -15,7 +15,7 @@ import { integerRange, decimalRange } from './digit-ranges.ts';
 import { boundedGrammar, literal, regexGrammar } from './regex-grammar.ts';
 import { lengthsOf, parseRegex, PatternProblem } from './regex-parse.ts';
 import { SchemaIds } from './schema-ids.ts';
-import { ANNOTATIONS, Expansion, isObject, Refusal, typeFits, typesOf, type Schema } from './schema-merge.ts';
+import { ANNOTATIONS, Expansion, isSchemaObject, Refusal, typeFits, typesOf, type Schema } from './schema-merge.ts';
 import { StepBudget, StepBudgetExceeded } from './step-budget.ts';
 import { NUMBER_FORMATS, STRING_FORMATS } from './string-formats.ts';
 
@@ -148,7 +148,7 @@ class Compiler {
   value(schema: unknown, at: string, depth: number): string | undefined {
     // Each place costs a few steps of its own (its lookups, its closures), besides what it writes.
     this.#budget.spend(4);
-    if (schema === true || (isObject(schema) && Object.keys(schema).every((k) => ANNOTATIONS.has(k)))) {
+    if (schema === true || (isSchemaObject(schema) && Object.keys(schema).every((k) => ANNOTATIONS.has(k)))) {
       return this.#any();
     }
     const key = this.#expansion.ids.of(schema);
@@ -259,7 +259,7 @@ class Compiler {
       this.#budget.spend(1);
       return Array.isArray(v)
         ? `[${v.map(write).join(item)}]`
-        : isObject(v)
+        : isSchemaObject(v)
           ? `{${Object.entries(v)
               .map(([k, x]) => `${JSON.stringify(k)}${key}${write(x)}`)
               .join(item)}}`
@@ -544,12 +544,12 @@ class Compiler {
    * listed — a grammar can say that. `undefined` where it cannot.
    */
   #uniqueItems(restSchema: unknown, prefixCount: number, min: number, max: number, at: string) {
-    if (prefixCount > 0 || !isObject(restSchema)) return undefined;
+    if (prefixCount > 0 || !isSchemaObject(restSchema)) return undefined;
     const item =
-      isObject(restSchema) && typeof restSchema.$ref === 'string'
+      isSchemaObject(restSchema) && typeof restSchema.$ref === 'string'
         ? this.#expansion.resolve(restSchema.$ref)
         : restSchema;
-    if (!isObject(item)) return undefined;
+    if (!isSchemaObject(item)) return undefined;
     const values = Array.isArray(item.enum)
       ? item.enum.filter(this.#fits(item, `${at}/items`))
       : item.const !== undefined
@@ -583,16 +583,16 @@ class Compiler {
   }
 
   #object(s: Schema, at: string, depth: number): string | undefined {
-    const properties = isObject(s.properties) ? s.properties : {};
+    const properties = isSchemaObject(s.properties) ? s.properties : {};
     const required = new Set(Array.isArray(s.required) ? s.required.filter((n) => typeof n === 'string') : []);
-    const patterns = isObject(s.patternProperties) ? s.patternProperties : {};
+    const patterns = isSchemaObject(s.patternProperties) ? s.patternProperties : {};
     // Properties beyond those declared are only generated where needed; `unevaluatedProperties` governs them too.
     const additional =
       s.additionalProperties === false || s.unevaluatedProperties === false
         ? false
         : (s.additionalProperties ?? s.unevaluatedProperties ?? true);
     const names = s.propertyNames;
-    const nameFits = this.#fits(isObject(names) ? { type: 'string', ...names } : {}, `${at}/propertyNames`);
+    const nameFits = this.#fits(isSchemaObject(names) ? { type: 'string', ...names } : {}, `${at}/propertyNames`);
     const nameAllowed = (name: string) => names === undefined || names === true || nameFits(name);
     if (names === false && (required.size > 0 || (typeof s.minProperties === 'number' && s.minProperties > 0))) {
       return undefined;
@@ -763,7 +763,7 @@ class Compiler {
       }
     } else if (additional !== false) {
       const value = this.value(additional, `${at}/additionalProperties`, depth + 1);
-      const keySchema = isObject(names)
+      const keySchema = isSchemaObject(names)
         ? { type: 'string', ...names }
         : names === false
           ? undefined

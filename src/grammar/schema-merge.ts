@@ -52,7 +52,7 @@ const COMBINATORS = new Set([
   'definitions',
 ]);
 
-export const isObject = (value: unknown): value is Schema =>
+export const isSchemaObject = (value: unknown): value is Schema =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 const TYPES = ['null', 'boolean', 'object', 'array', 'string', 'number', 'integer'];
@@ -120,7 +120,7 @@ function satisfiable(s: Schema): boolean {
       if (types?.size === 1 && (types.has(bounded) || (bounded === 'number' && types.has('integer')))) return false;
     }
   }
-  if (Array.isArray(s.required) && isObject(s.properties)) {
+  if (Array.isArray(s.required) && isSchemaObject(s.properties)) {
     const props = s.properties;
     if (s.required.some((name) => typeof name === 'string' && props[name] === false)) return false;
   }
@@ -128,7 +128,7 @@ function satisfiable(s: Schema): boolean {
 }
 
 const keyCount = (value: unknown) =>
-  isObject(value) ? Object.keys(value).length : Array.isArray(value) ? value.length : 0;
+  isSchemaObject(value) ? Object.keys(value).length : Array.isArray(value) ? value.length : 0;
 
 /**
  * The combinators of one schema (`root`) taken apart, place by place, for one compile: each expansion is remembered by
@@ -189,11 +189,11 @@ export class Expansion {
     const hash = ref.indexOf('#');
     if (hash > 0) {
       const base = ref.slice(0, hash);
-      const id = isObject(root) && typeof root.$id === 'string' ? root.$id : '';
+      const id = isSchemaObject(root) && typeof root.$id === 'string' ? root.$id : '';
       if (!id || !(id === base || id.endsWith('/' + base) || id.split('#')[0] === base)) return undefined;
       fragment = ref.slice(hash);
     } else if (hash < 0) {
-      const id = isObject(root) && typeof root.$id === 'string' ? root.$id : '';
+      const id = isSchemaObject(root) && typeof root.$id === 'string' ? root.$id : '';
       return id && (id === ref || id.endsWith('/' + ref)) ? root : undefined;
     }
     if (fragment === '#' || fragment === '#/') return root;
@@ -207,7 +207,7 @@ export class Expansion {
         return undefined;
       }
       if (Array.isArray(node) && /^\d+$/.test(key)) node = node[Number(key)];
-      else if (isObject(node) && Object.hasOwn(node, key)) node = node[key];
+      else if (isSchemaObject(node) && Object.hasOwn(node, key)) node = node[key];
       else return undefined;
     }
     return node;
@@ -222,7 +222,7 @@ export class Expansion {
         const node = stack.pop();
         this.budget.spend(1);
         if (Array.isArray(node)) stack.push(...node);
-        else if (isObject(node)) {
+        else if (isSchemaObject(node)) {
           for (const name of [node.$anchor, typeof node.$id === 'string' ? node.$id.slice(1) : undefined]) {
             if (typeof name !== 'string' || anchors.has(name)) continue;
             if (name === node.$anchor || node.$id === `#${name}`) anchors.set(name, node);
@@ -304,9 +304,9 @@ export class Expansion {
     ] as const) {
       // (`unevaluatedProperties` in one part sees only that part's properties: the same rule, conservatively.)
       const closed = other.additionalProperties ?? other.unevaluatedProperties;
-      if (closed === undefined || !isObject(side.properties)) continue;
-      const declared = isObject(other.properties) ? other.properties : {};
-      const patterns = isObject(other.patternProperties) ? Object.keys(other.patternProperties) : [];
+      if (closed === undefined || !isSchemaObject(side.properties)) continue;
+      const declared = isSchemaObject(other.properties) ? other.properties : {};
+      const patterns = isSchemaObject(other.patternProperties) ? Object.keys(other.patternProperties) : [];
       // A copy: `out.properties` may still be one side's own object.
       const props: Schema = { ...(out.properties as Schema) };
       this.budget.spend(keyCount(props));
@@ -343,7 +343,7 @@ export class Expansion {
     if (schema === true) return [{}];
     if (schema === false) return [];
     // Not a schema (a string where a schema belongs, say): validators read it as one that allows anything.
-    if (!isObject(schema)) return [{}];
+    if (!isSchemaObject(schema)) return [{}];
     const id = this.ids.of(schema);
     const known = this.#memo.get(id);
     if (known) return known;
@@ -466,7 +466,7 @@ export class Expansion {
           .filter((s) => typesOf(s)?.size !== 0),
       );
     }
-    const objectLike = (s: Schema) => typesOf(s)?.has('object') === true || isObject(s.properties);
+    const objectLike = (s: Schema) => typesOf(s)?.has('object') === true || isSchemaObject(s.properties);
     const objects = alternatives.filter((alts) => alts.some(objectLike)).length;
     return alternatives.flatMap((alts, i) =>
       alts.flatMap((s) => {
@@ -495,7 +495,7 @@ export class Expansion {
     this.budget.spend(1);
     if (not === false) return [s];
     if (not === true) return [];
-    if (!isObject(not)) return undefined;
+    if (!isSchemaObject(not)) return undefined;
     if (typeof not.$ref === 'string') {
       const target = this.resolve(not.$ref);
       const { $ref: _ref, ...rest } = not;
@@ -602,7 +602,7 @@ export class Expansion {
     const schemas = new Map<string, unknown>();
     for (const key of ['dependencies', 'dependentRequired', 'dependentSchemas']) {
       const map = schema[key];
-      if (!isObject(map)) continue;
+      if (!isSchemaObject(map)) continue;
       this.budget.spend(keyCount(map));
       for (const [name, value] of Object.entries(map)) {
         if (Array.isArray(value)) required.set(name, [...(required.get(name) ?? []), ...(value as string[])]);

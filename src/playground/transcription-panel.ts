@@ -2,12 +2,12 @@ import { css, html, LitElement, nothing } from 'lit';
 import type OpenAI from 'openai';
 import { panelStyles } from './styles.ts';
 
-type ResponseFormat = 'json' | 'text' | 'srt' | 'vtt' | 'verbose_json';
+type TranscriptFormat = 'json' | 'text' | 'srt' | 'vtt' | 'verbose_json';
 
 /** What came back: text as it streams, or the whole body in the format asked for. */
 type Result =
   | { kind: 'stream'; text: string; done: boolean }
-  | { kind: 'text'; text: string; format: ResponseFormat }
+  | { kind: 'text'; text: string; format: TranscriptFormat }
   | { kind: 'verbose'; body: OpenAI.Audio.TranscriptionVerbose };
 
 /**
@@ -117,7 +117,7 @@ export class TranscriptionPanel extends LitElement {
   declare elapsedMs: number;
   declare dragging: boolean;
   declare translate: boolean;
-  declare format: ResponseFormat;
+  declare format: TranscriptFormat;
   declare result: Result | undefined;
   declare error: string;
   declare status: string;
@@ -210,7 +210,7 @@ export class TranscriptionPanel extends LitElement {
             <label for="format">Format</label>
             <select
               id="format"
-              @change=${(e: Event) => (this.format = (e.target as HTMLSelectElement).value as ResponseFormat)}
+              @change=${(e: Event) => (this.format = (e.target as HTMLSelectElement).value as TranscriptFormat)}
             >
               ${(['json', 'text', 'srt', 'vtt', 'verbose_json'] as const).map((f) => html`<option value=${f}>${f}</option>`)}
             </select>

@@ -5,14 +5,14 @@ import type { Limits } from '../options.ts';
 
 /** The formats of a transcript's answer (`diarized_json` needs speakers, which no model here tells apart). */
 export const RESPONSE_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
-export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];
+export type TranscriptFormat = (typeof RESPONSE_FORMATS)[number];
 
 export interface AudioParams {
   model: string;
   file: AudioFile;
   language?: string;
   prompt?: string;
-  responseFormat: ResponseFormat;
+  responseFormat: TranscriptFormat;
   temperature: number;
   /** `segment` when none was asked for. */
   granularities: ReadonlySet<'segment' | 'word'>;
@@ -116,7 +116,7 @@ export async function readAudioRequest(
       'response_format',
     );
   }
-  const responseFormat = format as ResponseFormat;
+  const responseFormat = format as TranscriptFormat;
 
   const temperatureText = text('temperature');
   const temperature = temperatureText === undefined || temperatureText === '' ? 0 : Number(temperatureText);

@@ -1,4 +1,4 @@
-import type { WireObject } from '../../engine-interface/index.ts';
+import { isWireObject, type WireObject } from '../../engine-interface/index.ts';
 
 /*
  * A reasoning model's thought goes out under both names that clients read: `reasoning_content` (vLLM, llama.cpp's
@@ -7,12 +7,9 @@ import type { WireObject } from '../../engine-interface/index.ts';
  * `getResponse`, `delta.reasoning` in `convertChatCompletionsStreamToResponses`, @openai/agents-openai).
  */
 
-const isObject = (value: unknown): value is WireObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** The part of a choice that holds its text: a completion's `message`, or a chunk's `delta`. */
 const partOf = (choice: WireObject) =>
-  isObject(choice.message) ? 'message' : isObject(choice.delta) ? 'delta' : undefined;
+  isWireObject(choice.message) ? 'message' : isWireObject(choice.delta) ? 'delta' : undefined;
 
 /** The thought a message or delta holds under one name only (the other absent or null); undefined otherwise. */
 function loneThought(part: WireObject): string | undefined {
@@ -31,7 +28,7 @@ export function withBothReasoningNames(answer: WireObject): WireObject {
   const { choices } = answer;
   if (!Array.isArray(choices)) return answer;
   const needs = (choice: unknown) => {
-    const key = isObject(choice) ? partOf(choice) : undefined;
+    const key = isWireObject(choice) ? partOf(choice) : undefined;
     return key !== undefined && loneThought((choice as WireObject)[key] as WireObject) !== undefined;
   };
   if (!choices.some(needs)) return answer;

@@ -12,7 +12,7 @@ import { checkImageCount, checkImageUrl, imageDetail, textAndImages, type ImageP
 import type { Limits } from '../options.ts';
 import { optional, parse } from '../request-validation.ts';
 import { toConstraint, type ToolParamNamer } from '../tool-schemas.ts';
-import type { FunctionTool, ReasoningSummary, ResponseFormat, ResponsesToolChoice } from './wire.ts';
+import type { FunctionTool, ReasoningSummary, ResponseFormatTextConfig, ResponsesToolChoice } from './wire.ts';
 
 /*
  * The Responses API's request body (`POST /v1/responses`) and its conversion to what the route needs: the input items,
@@ -213,7 +213,7 @@ export interface ResponsesParams {
     reasoning: { effort: string | null; summary: ReasoningSummary | null };
     temperature: number;
     top_p: number;
-    text: { format: ResponseFormat; verbosity: 'low' | 'medium' | 'high' };
+    text: { format: ResponseFormatTextConfig; verbosity: 'low' | 'medium' | 'high' };
     tool_choice: ResponsesToolChoice;
     tools: FunctionTool[];
     top_logprobs: number;
@@ -258,7 +258,7 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
     if (effort != null) request.thinking = thinksAt(effort);
     const summary = p.reasoning?.summary ?? p.reasoning?.generate_summary ?? null;
     const f = p.text?.format;
-    const textFormat: ResponseFormat =
+    const textFormat: ResponseFormatTextConfig =
       f?.type === 'json_schema'
         ? {
             type: 'json_schema',

@@ -69,7 +69,7 @@ export interface FunctionTool {
 export type ResponsesToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
 
 /** `text.format`: free text, any JSON object, or JSON valid against a schema. */
-export type ResponseFormat =
+export type ResponseFormatTextConfig =
   | { type: 'text' }
   | { type: 'json_object' }
   | {
@@ -120,7 +120,7 @@ export interface Response {
   /** Whether it is kept for retrieval: the request's `store`, or false when keeping it failed (see docs/responses.md). */
   store: boolean;
   temperature: number;
-  text: { format: ResponseFormat; verbosity: 'low' | 'medium' | 'high' };
+  text: { format: ResponseFormatTextConfig; verbosity: 'low' | 'medium' | 'high' };
   tool_choice: ResponsesToolChoice;
   tools: FunctionTool[];
   top_logprobs: number;

@@ -1,6 +1,6 @@
 import { Tensor } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
-import { LogprobRecorder, TranscriptRules } from './speech-model.ts';
+import { WhisperScoreRecorder, TranscriptRules } from './speech-model.ts';
 
 /**
  * The decoding rules Lantern adds to transformers.js' Whisper generate(), on hand-made scores: Whisper's layout of a
@@ -43,20 +43,20 @@ describe('TranscriptRules', () => {
   });
 });
 
-describe('LogprobRecorder', () => {
+describe('WhisperScoreRecorder', () => {
   const logSoftmax = (values: number[], token: number) =>
     values[token]! - Math.log(values.reduce((sum, v) => sum + Math.exp(v), 0));
 
   it("reads the model's own distribution when transformers.js has divided the scores by the sampling temperature", () => {
     const model = [2, 1, 0.5, -1];
-    const recorder = new LogprobRecorder(3, 0.5);
+    const recorder = new WhisperScoreRecorder(3, 0.5);
     recorder._call(ids([0]), scoresOf(model.map((v) => v / 0.5)));
     expect(recorder.logprobOf(0)).toBeCloseTo(logSoftmax(model, 0), 5);
     expect(recorder.noSpeechProb).toBeCloseTo(Math.exp(logSoftmax(model, 3)), 5);
   });
 
   it('reads the scores as later processors leave them (a suppressed token drops out of the sum)', () => {
-    const recorder = new LogprobRecorder(undefined, 0);
+    const recorder = new WhisperScoreRecorder(undefined, 0);
     const logits = scoresOf([1, 1, 1, 1]);
     recorder._call(ids([0]), logits);
     row(logits).fill(-Infinity, 2); // what the rules do after the recorder
@@ -64,7 +64,7 @@ describe('LogprobRecorder', () => {
   });
 
   it('takes the no-speech probability at the first step only, before any rule suppresses the token', () => {
-    const recorder = new LogprobRecorder(1, 0);
+    const recorder = new WhisperScoreRecorder(1, 0);
     recorder._call(ids([0]), scoresOf([0, 0]));
     recorder._call(ids([0, 0]), scoresOf([0, -Infinity]));
     expect(recorder.noSpeechProb).toBeCloseTo(0.5, 5);

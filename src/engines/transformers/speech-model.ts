@@ -239,7 +239,10 @@ export class TransformersSpeechModel {
     const init = earlier.length > 0 ? [prevToken, ...earlier, ...start] : start;
 
     const noSpeechToken = this.#tokenizer.convert_tokens_to_ids('<|nospeech|>');
-    const recorder = new LogprobRecorder(typeof noSpeechToken === 'number' ? noSpeechToken : undefined, temperature);
+    const recorder = new WhisperScoreRecorder(
+      typeof noSpeechToken === 'number' ? noSpeechToken : undefined,
+      temperature,
+    );
     // The recorder first, so that it reads `<|nospeech|>` before the rules suppress it (the model's own suppress_tokens
     // are applied by the rules, not by transformers.js, whose processors would run before the recorder).
     const logits_processor = new LogitsProcessorList();
@@ -449,7 +452,7 @@ export class TransformersSpeechModel {
  * own distribution, as OpenAI's Whisper measures them: transformers.js divides the scores by the sampling temperature
  * before they reach here, and the recorder multiplies that back.
  */
-export class LogprobRecorder extends LogitsProcessor {
+export class WhisperScoreRecorder extends LogitsProcessor {
   readonly #noSpeechToken: number | undefined;
   readonly #temperature: number;
   noSpeechProb = 0;
