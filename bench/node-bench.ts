@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { createEngine, createHandler, KeyRing, type Engine } from '../src/index.ts';
+import { createEngine, createHandler, KeyRing } from '../src/index.ts';
 import { HAS_STORIES_260K, openaiClient, STORIES_260K } from '../test/support/lantern.ts';
+import { overrideTask } from '../test/support/task-override.ts';
 import { benchProfile, EMBED } from './models.ts';
 import { endlessEngineRequest, endlessStream } from './requests.ts';
 import type { ChatSamples, ConcurrencySamples, EmbeddingSamples } from './measures.ts';
@@ -21,19 +22,15 @@ export async function nodeBench(profile = PROFILE) {
   const engine = createEngine({ profile });
   // The engine under the handler, with each token's generation time noted on the way out.
   let generated: number[] = [];
-  const traced: Engine = {
-    models: () => engine.models(),
-    embed: (id, request, options) => engine.embed(id, request, options),
-    transcribe: (id, request, options) => engine.transcribe(id, request, options),
-    chat: (id, request, options = {}) =>
-      engine.chat(id, request, {
-        ...options,
-        onEvent: (event) => {
-          if (event.type === 'delta') generated.push(now());
-          options.onEvent?.(event);
-        },
-      }),
-  };
+  const traced = overrideTask(engine, 'chat', (id, request, options = {}) =>
+    engine.chat(id, request, {
+      ...options,
+      onEvent: (event) => {
+        if (event.type === 'delta') generated.push(now());
+        options.onEvent?.(event);
+      },
+    }),
+  );
   const keys = new KeyRing();
   const handler = createHandler({
     engine: traced,

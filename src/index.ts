@@ -19,6 +19,7 @@ export {
   type EmbedResult,
   type Engine,
   type EngineErrorKind,
+  type EngineRuns,
   type JsonConstraint,
   type JsonSchema,
   type LoadProgress,
@@ -26,11 +27,17 @@ export {
   type ModelTask,
   type OutputConstraint,
   type Serving,
+  type TaskEvent,
+  type TaskOptions,
+  type TaskRequest,
+  type TaskResult,
+  type TaskTypes,
   type ToolCall,
   type ToolConstraint,
   type ToolChoice,
   type ToolDefinition,
   type WireObject,
+  withTaskMethods,
 } from './engine-interface/index.ts';
 export * from './engines/index.ts';
 export * from './keys/index.ts';

@@ -17,6 +17,7 @@ registerEngineErrorTransfer();
 const request = chatRequest();
 const chatTarget: LocalTarget = { id: 'chat-model', task: 'chat', candidates: [] };
 const embedTarget: LocalTarget = { id: 'embed-model', task: 'embeddings', candidates: [] };
+const speechTarget: LocalTarget = { id: 'speech-model', task: 'transcription', candidates: [] };
 
 const ports: MessagePort[] = [];
 afterEach(() => {
@@ -74,7 +75,7 @@ describe('EngineWorkerClient over Comlink', () => {
     engine.connect(worker(fake), 'host#1', routing);
     expect(await engine.routing()).toEqual(routing);
     const heard: string[] = [];
-    await engine.chat(chatTarget, request, {
+    await engine.run('chat', chatTarget, request, {
       onBackend: (b) => heard.push(`backend ${b}`),
       onEvent: (e) => heard.push(e.type),
     });
@@ -91,7 +92,7 @@ describe('EngineWorkerClient over Comlink', () => {
     engine.connect(worker(fake, reports), 'host#1');
 
     const events: ChatEvent[] = [];
-    const result = await engine.chat(chatTarget, { ...request, n: 2 }, { onEvent: (e) => events.push(e) });
+    const result = await engine.run('chat', chatTarget, { ...request, n: 2 }, { onEvent: (e) => events.push(e) });
     // Every event has arrived by the time the result does, though they travel on different ports.
     expect(events).toHaveLength(6);
     expect(events.filter((e) => e.type === 'finish')).toHaveLength(2);
@@ -100,7 +101,7 @@ describe('EngineWorkerClient over Comlink', () => {
       { text: 'hi there', finishReason: 'stop' },
       { text: 'hi there', finishReason: 'stop' },
     ]);
-    const embedded = await engine.embed(embedTarget, { input: ['a', 'bb'] });
+    const embedded = await engine.run('embeddings', embedTarget, { input: ['a', 'bb'] });
     expect(embedded.embeddings.map((v) => Array.from(v))).toEqual([
       [0, 1, Math.fround(0.1)],
       [1, 2, Math.fround(0.1)],
@@ -109,6 +110,71 @@ describe('EngineWorkerClient over Comlink', () => {
       ['chat', 'completed', 6],
       ['embeddings', 'completed', 0],
     ]);
+  });
+
+  it("relays a transcription: its audio crosses from a copy (the caller's bytes stay), its events, its result", async () => {
+    const fake = new FakeEngine();
+    const reports: RunReport[] = [];
+    const { engine } = remote();
+    engine.connect(worker(fake, reports), 'host#1');
+    const audio = { bytes: new Uint8Array([1, 2, 3, 4]), name: 'a.wav', type: 'audio/wav' };
+    const heard: string[] = [];
+    const result = await engine.run(
+      'transcription',
+      speechTarget,
+      { audio, task: 'transcribe', temperature: 0, words: false },
+      { onEvent: (e) => heard.push(e.type === 'delta' ? e.text : e.type) },
+    );
+    expect(Array.from(audio.bytes)).toEqual([1, 2, 3, 4]);
+    expect(Array.from(fake.transcriptions[0]!.request.audio.bytes)).toEqual([1, 2, 3, 4]);
+    expect(heard).toEqual(['Hello there.', ' General Kenobi.']);
+    expect(result).toMatchObject({ text: 'Hello there. General Kenobi.', duration: 3.5 });
+    expect(result.segments).toHaveLength(2);
+    expect(reports.map((r) => [r.task, r.outcome, r.promptTokens, r.completionTokens, r.events])).toEqual([
+      ['transcription', 'completed', 0, 4, 2],
+    ]);
+  });
+
+  it('sends a transcription that lost its engine to the next one while it has written no text, and not after', async () => {
+    const speech = { task: 'transcribe', temperature: 0, words: false } as const;
+    const audio = () => ({ bytes: new Uint8Array([1, 2]), name: '', type: '' });
+    const stuck = (text: boolean) => {
+      const fake = new FakeEngine();
+      fake.onTranscribe = async (_request, { onEvent }) => {
+        onEvent?.({ type: 'progress', seconds: 1, duration: 3.5 });
+        if (text) onEvent?.({ type: 'delta', text: 'Hello' });
+        return new Promise(() => {});
+      };
+      return fake;
+    };
+    const { engine } = remote();
+    engine.connect(worker(stuck(false)), 'host#1');
+    const seen: string[] = [];
+    const progressed = engine.run(
+      'transcription',
+      speechTarget,
+      { ...speech, audio: audio() },
+      {
+        onEvent: (e) => seen.push(e.type),
+      },
+    );
+    await expect.poll(() => seen.length).toBe(1);
+    engine.connect(worker(new FakeEngine()), 'host#2');
+    expect((await progressed).text).toBe('Hello there. General Kenobi.');
+
+    engine.connect(worker(stuck(true)), 'host#3');
+    seen.length = 0;
+    const written = engine.run(
+      'transcription',
+      speechTarget,
+      { ...speech, audio: audio() },
+      {
+        onEvent: (e) => seen.push(e.type),
+      },
+    );
+    await expect.poll(() => seen.length).toBe(2);
+    engine.connect(worker(new FakeEngine()), 'host#4');
+    await expect(written).rejects.toMatchObject({ kind: 'unavailable' });
   });
 
   it("carries a request's cache scope to the worker's engine (prefix reuse is per key there)", async () => {
@@ -121,8 +187,8 @@ describe('EngineWorkerClient over Comlink', () => {
     };
     const { engine } = remote();
     engine.connect(worker(fake), 'host#1');
-    await engine.chat(chatTarget, { ...request, cacheScope: 'key_a' });
-    await engine.chat(chatTarget, request);
+    await engine.run('chat', chatTarget, { ...request, cacheScope: 'key_a' });
+    await engine.run('chat', chatTarget, request);
     expect(scopes).toEqual(['key_a', undefined]);
   });
 
@@ -134,14 +200,14 @@ describe('EngineWorkerClient over Comlink', () => {
     fake.onChat = async () => {
       throw new EngineError('context_length_exceeded', 'too long', { param: 'messages' });
     };
-    const refused = await engine.chat(chatTarget, request).catch((e: unknown) => e);
+    const refused = await engine.run('chat', chatTarget, request).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(EngineError);
     expect(refused).toMatchObject({ kind: 'context_length_exceeded', param: 'messages', message: 'too long' });
 
     fake.onChat = async () => {
       throw new TypeError('wasm trap');
     };
-    expect(await engine.chat(chatTarget, request).catch((e: unknown) => e)).toMatchObject({
+    expect(await engine.run('chat', chatTarget, request).catch((e: unknown) => e)).toMatchObject({
       kind: 'internal',
       message: 'wasm trap',
     });
@@ -163,7 +229,7 @@ describe('EngineWorkerClient over Comlink', () => {
       throw new EngineError('aborted', 'cancelled');
     };
     const abort = new AbortController();
-    const pending = engine.chat(chatTarget, request, { signal: abort.signal, onEvent: () => abort.abort() });
+    const pending = engine.run('chat', chatTarget, request, { signal: abort.signal, onEvent: () => abort.abort() });
     await expect(pending).rejects.toMatchObject({ kind: 'aborted' });
     await workerStopped;
     await expect.poll(() => reports.map((r) => r.outcome)).toEqual(['aborted']);
@@ -171,11 +237,11 @@ describe('EngineWorkerClient over Comlink', () => {
 
   it('waits for a port, asking for one, and says so when none comes', async () => {
     const { engine, requests } = remote(50);
-    const error = await engine.chat(chatTarget, request).catch((e: unknown) => e);
+    const error = await engine.run('chat', chatTarget, request).catch((e: unknown) => e);
     expect(requests()).toBe(1);
     expect(error).toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/No page is hosting/) });
 
-    const pending = engine.embed(embedTarget, { input: ['a', 'bb'] });
+    const pending = engine.run('embeddings', embedTarget, { input: ['a', 'bb'] });
     engine.connect(worker(new FakeEngine()), 'host#1');
     expect((await pending).embeddings).toHaveLength(2);
   });
@@ -185,7 +251,7 @@ describe('EngineWorkerClient over Comlink', () => {
     stuck.onChat = () => new Promise(() => {}); // a worker that died mid-call
     const { engine } = remote();
     engine.connect(worker(stuck), 'host-a#1');
-    const pending = engine.chat(chatTarget, request);
+    const pending = engine.run('chat', chatTarget, request);
     await new Promise((resolve) => setTimeout(resolve, 10));
     engine.disconnect('host-a');
     engine.connect(worker(new FakeEngine()), 'host-b#1');
@@ -203,7 +269,7 @@ describe('EngineWorkerClient over Comlink', () => {
     // A short heartbeat on both sides, so that the worker finds its caller gone soon.
     const engine = new EngineWorkerClient({ requestPort: () => {}, aliveMs: 20 });
     engine.connect(worker(stuck, reports, [], { aliveMs: 20, silenceMs: 100 }), 'host-a#1');
-    const pending = engine.chat(chatTarget, request);
+    const pending = engine.run('chat', chatTarget, request);
     await expect.poll(() => stuck.chats.length).toBe(1);
     expect(intervals.running()).toBe(2); // the call's `alive`, and the worker's watch of its caller
     engine.disconnect('host-a');
@@ -224,7 +290,7 @@ describe('EngineWorkerClient over Comlink', () => {
     const { engine } = remote();
     engine.connect(worker(stuck), 'host#1');
     const seen: ChatEvent[] = [];
-    const pending = engine.chat(chatTarget, request, { onEvent: (e) => seen.push(e) });
+    const pending = engine.run('chat', chatTarget, request, { onEvent: (e) => seen.push(e) });
     await expect.poll(() => seen.length).toBe(1);
     engine.connect(worker(new FakeEngine()), 'host#2');
     await expect(pending).rejects.toMatchObject({ kind: 'unavailable' });
@@ -239,7 +305,7 @@ describe('EngineWorkerClient over Comlink', () => {
     };
     const { engine } = remote();
     engine.connect(worker(fake), 'host#1');
-    const pending = engine.chat(chatTarget, request);
+    const pending = engine.run('chat', chatTarget, request);
     await new Promise((resolve) => setTimeout(resolve, 10));
     engine.connect(worker(new FakeEngine()), 'host#1');
     release();

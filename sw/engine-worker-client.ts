@@ -3,28 +3,21 @@ import {
   ChatResultBuilder,
   EngineError,
   watchOutput,
-  type ChatRequest,
-  type ChatResult,
   type ChatEvent,
-  type EmbedRequest,
-  type EmbedResult,
-  type TranscribeRequest,
-  type TranscribeResult,
+  type ModelTask,
+  type TaskEvent,
+  type TaskRequest,
+  type TaskResult,
   type TranscriptEvent,
 } from '../src/engine-interface/index.ts';
-import type {
-  LocalCallOptions,
-  LocalChatOptions,
-  LocalEngine,
-  LocalTarget,
-  LocalTranscribeOptions,
-} from '../src/engines/local-engine.ts';
+import type { LocalEngine, LocalRunOptions, LocalTarget } from '../src/engines/local-engine.ts';
 import type { RoutingConfig } from '../src/models/model-profile.ts';
 import {
   CALLER_ALIVE_MS,
   registerEngineErrorTransfer,
   type CallMessage,
   type EngineWorkerApi,
+  type WorkerAnswers,
 } from '../src/worker/protocol.ts';
 
 /**
@@ -135,59 +128,26 @@ export class EngineWorkerClient implements LocalEngine {
   }
 
   /**
-   * A chat call: its events arrive on its own port, and its result is put together from them here; only the usage
-   * comes back when the call returns.
+   * A call of `task`: its events arrive on its own port, its request crosses as its task sends it, and its result is
+   * made of the worker's answer (and, for chat, of the events) by its task's rules (`PORT_TASKS`), which also say
+   * whether a call whose worker went away may be sent again to the next.
    */
-  async chat(target: LocalTarget, request: ChatRequest, options: LocalChatOptions = {}): Promise<ChatResult> {
-    const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
-    const watched = watchOutput({
-      ...options,
-      onEvent: (event: ChatEvent) => {
-        results.add(event);
-        options.onEvent?.(event);
-      },
-    });
-    const usage = await this.#send(
-      options.signal,
-      () => !watched.started(),
-      (connection, lost) =>
-        this.#withCallPort(watched.options, lost, (port) => connection.api.chat(target, request, port)),
-    );
-    return results.result(usage);
-  }
-
-  async embed(target: LocalTarget, request: EmbedRequest, options: LocalCallOptions = {}): Promise<EmbedResult> {
-    return this.#send(
-      options.signal,
-      () => true,
-      (connection, lost) => this.#withCallPort(options, lost, (port) => connection.api.embed(target, request, port)),
-    );
-  }
-
-  /**
-   * A transcription: the audio's bytes cross to the worker (transferred from a copy the caller does not keep); its
-   * deltas and progress arrive as events. Sent again to the next worker only while it has reported no text.
-   */
-  async transcribe(
+  async run<T extends ModelTask>(
+    task: T,
     target: LocalTarget,
-    request: TranscribeRequest,
-    options: LocalTranscribeOptions = {},
-  ): Promise<TranscribeResult> {
-    let text = false;
-    const onEvent = (event: TranscriptEvent) => {
-      if (event.type === 'delta') text = true;
-      options.onEvent?.(event);
-    };
-    return this.#send(
-      options.signal,
-      () => !text,
-      (connection, lost) =>
-        this.#withCallPort({ ...options, onEvent }, lost, (port) => {
-          const bytes = request.audio.bytes.slice();
-          const sent = { ...request, audio: { ...request.audio, bytes } };
-          return connection.api.transcribe(target, Comlink.transfer(sent, [bytes.buffer]), port);
-        }),
+    request: TaskRequest<T>,
+    options: LocalRunOptions<T> = {},
+  ): Promise<TaskResult<T>> {
+    const rules: PortTask<T> = PORT_TASKS[task];
+    const call = rules.watch(request, options);
+    const answer = await this.#send(options.signal, call.resendable, (connection, lost) =>
+      this.#withCallPort(call.options, lost, (port) => {
+        const sent = rules.crossing?.(request) ?? request;
+        // Comlink's types see a generic method at its constraint: the answer is this task's.
+        return connection.api.run(task, target, sent, port) as Promise<WorkerAnswers[T]>;
+      }),
     );
+    return call.result(answer);
   }
 
   #drop(): void {
@@ -229,16 +189,16 @@ export class EngineWorkerClient implements LocalEngine {
    * connection is `lost`, neither the result nor `end` will ever come: the call stops saying `alive` and closes its
    * port then, rather than keep a timer running for a worker that is gone.
    */
-  async #withCallPort<T>(
-    options: LocalCallOptions & { onEvent?: ((event: never) => void) | undefined },
+  async #withCallPort<T extends ModelTask, A>(
+    options: LocalRunOptions<T>,
     lost: AbortSignal,
-    invoke: (port: MessagePort) => Promise<T>,
-  ): Promise<T> {
+    invoke: (port: MessagePort) => Promise<A>,
+  ): Promise<A> {
     const { port1: mine, port2: theirs } = new MessageChannel();
     let ended!: () => void;
     const end = new Promise<void>((resolve) => (ended = resolve));
     mine.onmessage = (message: MessageEvent<CallMessage>) => {
-      if (message.data.type === 'event') options.onEvent?.(message.data.event as never);
+      if (message.data.type === 'event') options.onEvent?.(message.data.event as TaskEvent<T>);
       else if (message.data.type === 'backend') options.onBackend?.(message.data.backend);
       else if (message.data.type === 'end') ended();
     };
@@ -328,3 +288,65 @@ export class EngineWorkerClient implements LocalEngine {
     return waiting;
   }
 }
+
+/** A call as its task's rules watch it. */
+interface PortCall<T extends ModelTask> {
+  /** The caller's options, with the listener that watches the call's events. */
+  options: LocalRunOptions<T>;
+  /** Whether the call may still be sent again to the next worker: the caller would hear nothing twice. */
+  resendable(): boolean;
+  /** The call's result, from the worker's answer. */
+  result(answer: WorkerAnswers[T]): TaskResult<T>;
+}
+
+/** How the worker's client carries one task. */
+interface PortTask<T extends ModelTask> {
+  watch(request: TaskRequest<T>, options: LocalRunOptions<T>): PortCall<T>;
+  /** The request as it crosses to the worker, made again for each attempt. Absent: as it is (copied). */
+  crossing?(request: TaskRequest<T>): TaskRequest<T>;
+}
+
+/** Each task's rules for the call across the port. */
+const PORT_TASKS: { [T in ModelTask]: PortTask<T> } = {
+  // Sent again only before its first event; only the usage comes back, and the result is put together from the events.
+  chat: {
+    watch(request, options) {
+      const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
+      const watched = watchOutput({
+        ...options,
+        onEvent: (event: ChatEvent) => {
+          results.add(event);
+          options.onEvent?.(event);
+        },
+      });
+      return {
+        options: watched.options,
+        resendable: () => !watched.started(),
+        result: (usage) => results.result(usage),
+      };
+    },
+  },
+
+  // No events: sent again whenever its worker went away.
+  embeddings: {
+    watch: (_request, options) => ({ options, resendable: () => true, result: (answer) => answer }),
+  },
+
+  // Sent again to the next worker only while it has reported no text; the audio's bytes cross to the worker,
+  // transferred from a copy the caller does not keep.
+  transcription: {
+    watch(_request, options) {
+      let text = false;
+      const onEvent = (event: TranscriptEvent) => {
+        if (event.type === 'delta') text = true;
+        options.onEvent?.(event);
+      };
+      return { options: { ...options, onEvent }, resendable: () => !text, result: (answer) => answer };
+    },
+    crossing(request) {
+      const bytes = request.audio.bytes.slice();
+      const sent = { ...request, audio: { ...request.audio, bytes } };
+      return Comlink.transfer(sent, [bytes.buffer]);
+    },
+  },
+};

@@ -27,7 +27,7 @@ describe("the caller's heartbeat", () => {
     const engine = new EngineWorkerClient({ requestPort: () => {} });
     engine.connect(thread.port, 'thread#1');
     const events: ChatEvent[] = [];
-    const result = await engine.chat(chatTarget, request, { onEvent: (e) => events.push(e) });
+    const result = await engine.run('chat', chatTarget, request, { onEvent: (e) => events.push(e) });
     expect(result.choices).toEqual([{ text: ' 0 1 2 3', finishReason: 'length' }]);
     expect(events.map((e) => e.type)).toEqual(['delta', 'delta', 'delta', 'delta', 'finish']);
     await expect.poll(() => thread.reports.map((r) => r.outcome)).toEqual(['completed']);
@@ -41,7 +41,7 @@ describe("the caller's heartbeat", () => {
     const engine = new EngineWorkerClient({ requestPort: () => {}, aliveMs: heartbeat.aliveMs, portWaitMs: 10 });
     engine.connect(thread.port, 'thread#1');
     const seen: ChatEvent[] = [];
-    const pending = engine.chat(chatTarget, request, { onEvent: (e) => seen.push(e) }).catch((e: unknown) => e);
+    const pending = engine.run('chat', chatTarget, request, { onEvent: (e) => seen.push(e) }).catch((e: unknown) => e);
     await expect.poll(() => seen.length).toBeGreaterThan(0);
     // The caller goes away without a word to the worker, as a stopped service worker does.
     engine.disconnect('thread');

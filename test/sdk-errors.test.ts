@@ -1,7 +1,8 @@
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { bundledProfile, createEngine, EngineError, PUBLIC_MODELS, type Engine, type Handler } from '../src/index.ts';
+import { bundledProfile, createEngine, EngineError, PUBLIC_MODELS, type Handler } from '../src/index.ts';
 import { BUNDLED_MODELS, openaiClient, sdkClient, type SdkClient } from './support/lantern.ts';
+import { overrideTask } from './support/task-override.ts';
 
 /**
  * Every endpoint and every error class, as the official openai SDK sees them, on the bundled models: one engine for
@@ -185,15 +186,10 @@ describe('error classes', () => {
     // An engine error of kind `internal` is what a broken engine worker answers, just before the host replaces it: the
     // next try runs on a fresh worker. Here the first run fails that way and later ones reach the real engine.
     let failures = 0;
-    const breaksOnce: Engine = {
-      models: () => engine.models(),
-      embed: (id, request, options) => engine.embed(id, request, options),
-      transcribe: (id, request, options) => engine.transcribe(id, request, options),
-      chat: async (id, request, options) => {
-        if (failures++ === 0) throw new EngineError('internal', 'The WebGPU device was lost.');
-        return engine.chat(id, request, options);
-      },
-    };
+    const breaksOnce = overrideTask(engine, 'chat', async (id, request, options) => {
+      if (failures++ === 0) throw new EngineError('internal', 'The WebGPU device was lost.');
+      return engine.chat(id, request, options);
+    });
     const { client: sdk } = await sdkClient({ engine: breaksOnce, handler: { onServerError: () => {} } });
     const answer = await sdk.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, temperature: 0 });
     expect(answer.choices[0]!.message.content).toBe('Hello! How can I help you today?');

@@ -53,7 +53,7 @@ const direct = {
     if (request.messages.some((m) => m.images?.length)) {
       chat.candidates = chat.candidates.filter((c) => c.images);
     }
-    const result = await engine.chat(chat, request, {
+    const result = await engine.run('chat', chat, request, {
       onEvent: (event) => event.type === 'delta' && tokenTimes.push(now()),
     });
     return { started, tokenTimes, usage: result.usage };
@@ -61,14 +61,14 @@ const direct = {
   /** One embeddings call, in milliseconds. */
   async embed(model: string, input: string[]) {
     const started = performance.now();
-    await engine.embed(target(model, 'embeddings'), { input });
+    await engine.run('embeddings', target(model, 'embeddings'), { input });
     return performance.now() - started;
   },
   /** One transcription of a WAV file, as /v1 asks for it by default (bench/transcription.ts): ms, text, seconds. */
   async transcribe(model: string, bytes: Uint8Array, name: string) {
     const audio = { bytes, name, type: 'audio/wav' };
     const started = performance.now();
-    const result = await engine.transcribe(target(model, 'transcription'), {
+    const result = await engine.run('transcription', target(model, 'transcription'), {
       audio,
       task: 'transcribe',
       temperature: 0,

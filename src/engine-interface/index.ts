@@ -1,5 +1,7 @@
 /** The engine interface shared by `src/api` (its user) and `src/engines` (its implementations). */
 export type * from './types.ts';
+export type * from './tasks.ts';
+export { withTaskMethods } from './tasks.ts';
 export { ChatResultBuilder } from './chat-result.ts';
 export { byteSize } from './byte-size.ts';
 export { messageParts, type MessagePart } from './message-parts.ts';

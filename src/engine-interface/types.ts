@@ -1,8 +1,9 @@
 /**
  * The engine interface: what `src/api` asks of whatever runs the models, and what every engine in `src/engines`
  * provides. Plain data in and out (camelCase; the wire's snake_case stays in `src/api`), so it can cross a worker
- * boundary unchanged.
+ * boundary unchanged. Each task's types are tied together in `tasks.ts` (`TaskTypes`).
  */
+import type { ModelTask, TaskOptions, TaskRequest, TaskResult } from './tasks.ts';
 
 /**
  * A conversation turn as the engine sees it: text, and the tool calls of an assistant turn or the call a `tool` turn
@@ -293,12 +294,6 @@ export interface EmbedResult {
 
 export type EmbedOptions = CallOptions;
 
-/**
- * What a model does: chat (and the text routes built on it), embeddings, or speech to text
- * (`/v1/audio/transcriptions` and `/translations`).
- */
-export type ModelTask = 'chat' | 'embeddings' | 'transcription';
-
 /** An audio file as the client sent it: its bytes, its name and its media type (either may be empty). */
 export interface AudioFile {
   bytes: Uint8Array;
@@ -419,14 +414,31 @@ export interface ModelCard {
 export type StoredState = 'complete' | 'partial' | 'none';
 
 /**
- * Everything that runs models, behind one door. Implementations throw or reject with {@link EngineError} only.
+ * What every engine implements: its models, and one `run` that carries any task (`TaskTypes`). Implementations throw
+ * or reject with {@link EngineError} only.
+ */
+export interface EngineRuns {
+  /** The models this engine can serve on this device. */
+  models(): Promise<ModelCard[]>;
+  /** Runs `task` on the model `model` (a public ID or an alias of one). */
+  run<T extends ModelTask>(
+    task: T,
+    model: string,
+    request: TaskRequest<T>,
+    options?: TaskOptions<T>,
+  ): Promise<TaskResult<T>>;
+}
+
+/**
+ * Everything that runs models, behind one door: `run`, and a method per task that is that task's `run`
+ * (`withTaskMethods` gives an engine them).
  *
  * @example
  * const result = await engine.chat('crimson-falcon-4', request, { onEvent: (e) => console.log(e) });
+ * // the same call:
+ * await engine.run('chat', 'crimson-falcon-4', request, { onEvent: (e) => console.log(e) });
  */
-export interface Engine {
-  /** The models this engine can serve on this device. */
-  models(): Promise<ModelCard[]>;
+export interface Engine extends EngineRuns {
   chat(model: string, request: ChatRequest, options?: ChatOptions): Promise<ChatResult>;
   embed(model: string, request: EmbedRequest, options?: EmbedOptions): Promise<EmbedResult>;
   transcribe(model: string, request: TranscribeRequest, options?: TranscribeOptions): Promise<TranscribeResult>;

@@ -4,9 +4,9 @@ export { createModelRouter, type ModelRouterOptions } from '../models/model-rout
 export {
   createLocalEngine,
   type LocalCallOptions,
-  type LocalChatOptions,
   type LocalEngine,
   type LocalEngineOptions,
+  type LocalRunOptions,
   type LocalTarget,
 } from './local-engine.ts';
 export { REMOTE_TIMEOUTS } from './remote/upstream-request.ts';

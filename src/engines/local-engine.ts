@@ -1,29 +1,18 @@
 import {
   EngineError,
   failureMeaning,
-  type ChatEvent,
-  type ChatRequest,
-  type ChatResult,
-  type EmbedRequest,
-  type EmbedResult,
   type EngineErrorKind,
   type LoadProgress,
   type ModelTask,
-  type TranscribeRequest,
-  type TranscribeResult,
-  type TranscriptEvent,
+  type TaskEvent,
+  type TaskRequest,
+  type TaskResult,
 } from '../engine-interface/index.ts';
 import { decodeAudioFile, type DecodeAudio } from '../inputs/audio-input.ts';
 import type { ImageAccess } from '../inputs/image-input.ts';
 import { checkConstraint } from '../grammar/constraint-check.ts';
 import { formatBytes, type StorageShortfall } from '../downloads/index.ts';
-import {
-  DEFAULT_LOADERS,
-  type ChatModel,
-  type EmbeddingModel,
-  type ModelLoaders,
-  type SpeechModel,
-} from './model-loaders.ts';
+import { DEFAULT_LOADERS, type ModelLoaders, type TaskModel } from './model-loaders.ts';
 import { candidateKey, withoutFailures, type CandidateFailure, type LocalCandidate } from '../models/model-profile.ts';
 import { engineOf } from './engine-registry.ts';
 import { refuseUnfittableInput, refuseUnfittablePrompt } from './prompt-budget.ts';
@@ -45,26 +34,23 @@ export interface LocalCallOptions {
   onBackend?: ((backend: string) => void) | undefined;
 }
 
-export interface LocalChatOptions extends LocalCallOptions {
-  onEvent?: ((event: ChatEvent) => void) | undefined;
-}
-
-export interface LocalTranscribeOptions extends LocalCallOptions {
-  onEvent?: ((event: TranscriptEvent) => void) | undefined;
+/** What a local run of `task` takes: the call's options, and a listener for each event of the task as it happens. */
+export interface LocalRunOptions<T extends ModelTask> extends LocalCallOptions {
+  onEvent?: ((event: TaskEvent<T>) => void) | undefined;
 }
 
 /**
- * The models that run on this device, behind no routing: a call names its target, and the engine serves it from the
- * first of the target's candidates that loads. What the engine worker exposes to the service worker's router.
+ * The models that run on this device, behind no routing: a call names its task and its target, and the engine serves
+ * it from the first of the target's candidates that loads. What the engine worker exposes to the service worker's
+ * router.
  */
 export interface LocalEngine {
-  chat(target: LocalTarget, request: ChatRequest, options?: LocalChatOptions): Promise<ChatResult>;
-  embed(target: LocalTarget, request: EmbedRequest, options?: LocalCallOptions): Promise<EmbedResult>;
-  transcribe(
+  run<T extends ModelTask>(
+    task: T,
     target: LocalTarget,
-    request: TranscribeRequest,
-    options?: LocalTranscribeOptions,
-  ): Promise<TranscribeResult>;
+    request: TaskRequest<T>,
+    options?: LocalRunOptions<T>,
+  ): Promise<TaskResult<T>>;
 }
 
 export interface LocalEngineOptions {
@@ -96,7 +82,71 @@ export interface LocalEngineOptions {
   imageAccess?: ImageAccess | undefined;
 }
 
-type LoadedModel = ChatModel | EmbeddingModel | SpeechModel;
+type LoadedModel = TaskModel<ModelTask>;
+
+/** What of the engine's realm a run may use: its queue, and how it fetches images and decodes audio. */
+interface Realm {
+  queue: TaskQueue;
+  imageAccess: ImageAccess | undefined;
+  decodeAudio: DecodeAudio | undefined;
+}
+
+/** How the local engine serves one task, once its model is loaded. */
+interface Serve<T extends ModelTask> {
+  /** Refuses what no model would do, before any model loads (and before any waits for one). */
+  check?(request: TaskRequest<T>): void;
+  /** Runs the loaded model, told which candidate it is (`onBackend`) already. */
+  serve(
+    model: TaskModel<T>,
+    request: TaskRequest<T>,
+    options: LocalRunOptions<T>,
+    realm: Realm,
+  ): Promise<TaskResult<T>>;
+}
+
+/** Each task's serving: what it refuses before the model loads, and how its model runs. */
+const SERVE: { [T in ModelTask]: Serve<T> } = {
+  chat: {
+    // A constraint no grammar would enforce is refused before any model loads. Compiled here, in the engine's realm
+    // (the engine worker, Node's engine thread), not on the thread that answers every key: a compile is bounded
+    // (schema-grammar.ts' budget), but it is still the request's own work (issue 41).
+    check(request) {
+      if (request.constraint) checkConstraint(request.constraint);
+    },
+    serve(model, request, options, realm) {
+      // Before it waits in the queue, and before any tokenizing: a prompt that cannot fit costs nobody anything.
+      if (model.contextLength !== undefined) refuseUnfittablePrompt(request, model.contextLength);
+      // A chat model takes its turns in the realm's queue itself: a transformers.js model a pass at a time, batching.
+      return model.generate(request, { ...options, imageAccess: realm.imageAccess });
+    },
+  },
+
+  embeddings: {
+    serve(model, request, options, realm) {
+      if (model.maxInputTokens !== undefined) refuseUnfittableInput(request.input, model.maxInputTokens);
+      return realm.queue.run(() => model.embed(request.input, options), options.signal);
+    },
+  },
+
+  transcription: {
+    async serve(model, request, options, realm) {
+      const { audio, ...params } = request;
+      // What the model cannot do is refused before the audio is decoded; audio too long, before it waits in the queue.
+      model.check(params);
+      // Measured from its headers and frames before anything decodes it (issue 41); checked again once decoded.
+      const samples = await decodeAudioFile(audio, model.sampleRate, realm.decodeAudio, request.maxSeconds);
+      const seconds = samples.length / model.sampleRate;
+      if (request.maxSeconds !== undefined && seconds > request.maxSeconds) {
+        throw new EngineError(
+          'invalid_request',
+          `The audio is ${seconds.toFixed(1)} s long; the limit is ${request.maxSeconds} s. Split it and send the parts.`,
+          { param: 'file' },
+        );
+      }
+      return model.transcribe(samples, params, options);
+    },
+  },
+};
 
 /**
  * The error of a chain none of whose candidates loaded. When every one was refused for storage, it says how much the
@@ -154,7 +204,7 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     let loading = byCandidate.get(key);
     if (!loading) {
       const context = { id: target.id, onProgress, queue };
-      loading = loaders[target.task === 'embeddings' ? 'embeddings' : target.task](candidate, context);
+      loading = loaders[target.task](candidate, context);
       byCandidate.set(key, loading);
       loading.catch(() => byCandidate.delete(key));
     }
@@ -216,44 +266,14 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     return loading;
   };
 
+  const realm: Realm = { queue, imageAccess: options.imageAccess, decodeAudio: options.decodeAudio };
   return {
-    async chat(target, request, chatOptions = {}) {
-      // A constraint no grammar would enforce is refused before any model loads. Compiled here, in the engine's realm
-      // (the engine worker, Node's engine thread), not on the thread that answers every key: a compile is bounded
-      // (schema-grammar.ts' budget), but it is still the request's own work (issue 41).
-      if (request.constraint) checkConstraint(request.constraint);
-      const model = (await resolve(target)) as ChatModel;
-      chatOptions.onBackend?.(keys.get(model)!);
-      // Before it waits in the queue, and before any tokenizing: a prompt that cannot fit costs nobody anything.
-      if (model.contextLength !== undefined) refuseUnfittablePrompt(request, model.contextLength);
-      // A chat model takes its turns in the realm's queue itself: a transformers.js model a pass at a time, batching.
-      return model.generate(request, { ...chatOptions, imageAccess: options.imageAccess });
-    },
-
-    async embed(target, request, embedOptions = {}) {
-      const model = (await resolve(target)) as EmbeddingModel;
-      embedOptions.onBackend?.(keys.get(model)!);
-      if (model.maxInputTokens !== undefined) refuseUnfittableInput(request.input, model.maxInputTokens);
-      return queue.run(() => model.embed(request.input, embedOptions), embedOptions.signal);
-    },
-
-    async transcribe(target, request, transcribeOptions = {}) {
-      const model = (await resolve(target)) as SpeechModel;
-      transcribeOptions.onBackend?.(keys.get(model)!);
-      const { audio, ...params } = request;
-      // What the model cannot do is refused before the audio is decoded; audio too long, before it waits in the queue.
-      model.check(params);
-      // Measured from its headers and frames before anything decodes it (issue 41); checked again once decoded.
-      const samples = await decodeAudioFile(audio, model.sampleRate, options.decodeAudio, request.maxSeconds);
-      const seconds = samples.length / model.sampleRate;
-      if (request.maxSeconds !== undefined && seconds > request.maxSeconds) {
-        throw new EngineError(
-          'invalid_request',
-          `The audio is ${seconds.toFixed(1)} s long; the limit is ${request.maxSeconds} s. Split it and send the parts.`,
-          { param: 'file' },
-        );
-      }
-      return model.transcribe(samples, params, transcribeOptions);
+    async run(task, target, request, runOptions = {}) {
+      const serve = SERVE[task];
+      serve.check?.(request);
+      const model = (await resolve(target)) as TaskModel<typeof task>;
+      runOptions.onBackend?.(keys.get(model)!);
+      return serve.serve(model, request, runOptions, realm);
     },
   };
 }

@@ -4,6 +4,7 @@ import type {
   ChatResult,
   EmbedResult,
   LoadProgress,
+  ModelTask,
   TranscribeRequest,
   TranscribeResult,
   TranscriptEvent,
@@ -65,16 +66,24 @@ export interface LoadContext {
   onProgress?: ((progress: LoadProgress) => void) | undefined;
 }
 
-/** How candidates become loaded models; `createEngine` takes other loaders in tests. */
-export interface ModelLoaders {
-  chat(candidate: LocalCandidate, context: LoadContext): Promise<ChatModel>;
-  embeddings(candidate: LocalCandidate, context: LoadContext): Promise<EmbeddingModel>;
-  transcription(candidate: LocalCandidate, context: LoadContext): Promise<SpeechModel>;
+/** The loaded model that serves each task (what the local engine's `SERVE` runs it with). */
+export interface TaskModels {
+  chat: ChatModel;
+  embeddings: EmbeddingModel;
+  transcription: SpeechModel;
 }
+
+/** A loaded model of `task`. */
+export type TaskModel<T extends ModelTask> = TaskModels[T];
+
+/** How candidates become loaded models, per task; `createEngine` takes other loaders in tests. */
+export type ModelLoaders = {
+  [T in ModelTask]: (candidate: LocalCandidate, context: LoadContext) => Promise<TaskModel<T>>;
+};
 
 /** How one engine loads its candidates, for the tasks its descriptor lists (`src/engines/<name>/<name>-loaders.ts`). */
 export type EngineLoaders<C> = {
-  [T in keyof ModelLoaders]?: (candidate: C, context: LoadContext) => ReturnType<ModelLoaders[T]>;
+  [T in ModelTask]?: (candidate: C, context: LoadContext) => Promise<TaskModel<T>>;
 };
 
 /**
@@ -87,14 +96,14 @@ const ENGINE_LOADERS: { readonly [N in LocalEngineName]: EngineLoaders<Candidate
 };
 
 /** How each task is named where a candidate's engine does not serve it (`web-llm candidates are for chat: …`). */
-const TASK_WORDS: Readonly<Record<keyof ModelLoaders, string>> = {
+const TASK_WORDS: Readonly<Record<ModelTask, string>> = {
   chat: 'chat runs',
   embeddings: 'embeddings run',
   transcription: 'speech to text runs',
 };
 
 /** The candidate's loader for a task, or why its engine cannot serve it (before anything is downloaded). */
-function loaderFor<T extends keyof ModelLoaders>(
+function loaderFor<T extends ModelTask>(
   task: T,
   candidate: LocalCandidate,
 ): NonNullable<EngineLoaders<LocalCandidate>[T]> {
@@ -117,19 +126,18 @@ function loaderFor<T extends keyof ModelLoaders>(
  * serve is refused before anything is downloaded.
  */
 export const DEFAULT_LOADERS: ModelLoaders = {
-  async chat(candidate, context) {
-    const load = loaderFor('chat', candidate);
-    await prepareCandidate(candidate, context);
-    return load(candidate, context);
-  },
-  async embeddings(candidate, context) {
-    const load = loaderFor('embeddings', candidate);
-    await prepareCandidate(candidate, context);
-    return load(candidate, context);
-  },
-  async transcription(candidate, context) {
-    const load = loaderFor('transcription', candidate);
-    await prepareCandidate(candidate, context);
-    return load(candidate, context);
-  },
+  chat: defaultLoader('chat'),
+  embeddings: defaultLoader('embeddings'),
+  transcription: defaultLoader('transcription'),
 };
+
+/** A task's loader: the candidate's engine's, once its files are ready. */
+function defaultLoader<T extends ModelTask>(
+  task: T,
+): (candidate: LocalCandidate, context: LoadContext) => Promise<TaskModel<T>> {
+  return async (candidate, context) => {
+    const load = loaderFor(task, candidate);
+    await prepareCandidate(candidate, context);
+    return load(candidate, context);
+  };
+}

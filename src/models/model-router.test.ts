@@ -124,15 +124,15 @@ describe('the model router', () => {
     const { chat, local, backends } = setUp('local-first', () => [cpu, second, dead()]);
     const targets: string[][] = [];
     const answer = local.onChat;
-    const chatOf = local.chat.bind(local);
-    local.chat = (target, request, options = {}) => {
+    const runOf = local.run.bind(local);
+    local.run = (task, target, request, options = {}) => {
       const candidates = typeof target === 'string' ? [] : target.candidates.map((c) => c.model);
       targets.push(candidates);
       // As the local engine does: the first candidate of the target loads and says so, then its run breaks.
       options.onBackend?.(`transformers:${candidates[0]}@fp32/cpu`);
       local.onChat =
         candidates[0] === '/chat' ? () => Promise.reject(new EngineError('internal', 'run broke')) : answer;
-      return chatOf(target, request, options);
+      return runOf(task, target, request, options);
     };
     await expect(chat()).resolves.toMatchObject({ choices: [{ text: 'hi there' }] });
     expect(targets).toEqual([['/chat', '/second'], ['/second']]);

@@ -11,7 +11,9 @@ import {
   type ModelCard,
   type ModelTask,
   type StoredState,
+  type TaskRequest,
   thinksAt,
+  withTaskMethods,
 } from '../engine-interface/index.ts';
 import { browserStore, isDownloadedModel, storedModel } from '../engines/model-files.ts';
 import type { LocalEngine, LocalTarget } from '../engines/local-engine.ts';
@@ -220,7 +222,7 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     throw exhausted(card.id, failures);
   }
 
-  return {
+  return withTaskMethods({
     async models(): Promise<ModelCard[]> {
       const config = await routing();
       const cards: ModelCard[] = [];
@@ -250,31 +252,38 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
       return cards;
     },
 
-    async chat(id, request, chatOptions = {}) {
-      const route = readingImages(await lookup(id, 'chat', chatOptions.signal), request.messages);
+    async run(task, id, request, callerOptions = {}) {
+      const found = await lookup(id, task, callerOptions.signal);
+      const { route, localRequest } = ROUTES[task].prepare?.(found, request) ?? { route: found, localRequest: request };
+      return walk(route, callerOptions, (link, o) =>
+        'remote' in link ? serverFor(link.remote).run(task, request, o) : local.run(task, link.local, localRequest, o),
+      );
+    },
+  });
+}
+
+/** What the router does for one task beyond looking its model up and walking the chain. */
+interface TaskRoute<T extends ModelTask> {
+  /**
+   * The route as this request may take it (only the links that can serve it), and the request as the local
+   * candidates get it (with what the model's profile entry decides). Absent: both as they are.
+   */
+  prepare?(route: Route, request: TaskRequest<T>): { route: Route; localRequest: TaskRequest<T> };
+}
+
+/** Each task's routing, where it differs from the walk every task takes. */
+const ROUTES: { [T in ModelTask]: TaskRoute<T> } = {
+  chat: {
+    prepare(found, request) {
+      const route = readingImages(found, request.messages);
       // A request that does not say whether to think gets the model's default on this device (a server has its own).
       const localRequest = request.thinking === undefined ? { ...request, thinking: route.thinks } : request;
-      return walk(route, chatOptions, (link, o) => {
-        if ('remote' in link) return serverFor(link.remote).chat(request, o);
-        return local.chat(link.local, localRequest, o);
-      });
+      return { route, localRequest };
     },
-
-    async embed(id, request, embedOptions = {}) {
-      const route = await lookup(id, 'embeddings', embedOptions.signal);
-      return walk(route, embedOptions, (link, o) =>
-        'remote' in link ? serverFor(link.remote).embed(request, o) : local.embed(link.local, request, o),
-      );
-    },
-
-    async transcribe(id, request, transcribeOptions = {}) {
-      const route = await lookup(id, 'transcription', transcribeOptions.signal);
-      return walk(route, transcribeOptions, (link, o) =>
-        'remote' in link ? serverFor(link.remote).transcribe(request, o) : local.transcribe(link.local, request, o),
-      );
-    },
-  };
-}
+  },
+  embeddings: {},
+  transcription: {},
+};
 
 /**
  * A chat route for a conversation with images: only the links whose candidates read images (the others would answer

@@ -131,18 +131,9 @@ function afterRuntime(engine: LocalEngine, ready: () => Promise<OnnxRuntime>): L
     onBackend?.(backend);
   };
   return {
-    ...engine,
-    chat: async (target, request, options = {}) => {
+    run: async (task, target, request, options = {}) => {
       await needed(target);
-      return engine.chat(target, request, { ...options, onBackend: released(options.onBackend) });
-    },
-    embed: async (target, request, options = {}) => {
-      await needed(target);
-      return engine.embed(target, request, { ...options, onBackend: released(options.onBackend) });
-    },
-    transcribe: async (target, request, options = {}) => {
-      await needed(target);
-      return engine.transcribe(target, request, { ...options, onBackend: released(options.onBackend) });
+      return engine.run(task, target, request, { ...options, onBackend: released(options.onBackend) });
     },
   };
 }

@@ -6,17 +6,13 @@
 import * as Comlink from 'comlink';
 import {
   EngineError,
-  type ChatEvent,
-  type ChatRequest,
-  type EmbedRequest,
-  type EmbedResult,
   type EngineErrorKind,
   type LoadProgress,
   type ModelTask,
+  type TaskEvent,
+  type TaskRequest,
+  type TaskResult,
   type TokenUsage,
-  type TranscribeRequest,
-  type TranscribeResult,
-  type TranscriptEvent,
 } from '../engine-interface/index.ts';
 import type { LocalTarget } from '../engines/local-engine.ts';
 import type { AdapterLimits, CandidateFailure, RoutingConfig } from '../models/model-profile.ts';
@@ -30,7 +26,7 @@ import type { AdapterLimits, CandidateFailure, RoutingConfig } from '../models/m
  * (`LocalAPI`'s `mismatch` event). A page left open across an app update is the usual case: its service worker is new
  * (`skipWaiting`, `clients.claim`), its own code old, until it reloads.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** What runs the models in the worker: WebGPU when an adapter exists (or is asked for), otherwise WebAssembly. */
 export type DevicePreference = 'auto' | 'webgpu' | 'wasm';
@@ -80,7 +76,7 @@ export interface RunReport {
   /** Token counts of a completed run; 0 for a run that failed or was aborted. */
   promptTokens: number;
   completionTokens: number;
-  /** Chat events the run emitted, and how many of them came after its caller aborted (at most the token in flight). */
+  /** Events the run emitted, and how many of them came after its caller aborted (at most the token in flight). */
   events: number;
   eventsAfterAbort: number;
   milliseconds: number;
@@ -90,7 +86,7 @@ export interface RunReport {
 
 /** What the engine worker is doing. */
 export interface EngineStatus {
-  /** Chat and embeddings calls running or waiting in the worker. */
+  /** Calls (of any task) running or waiting in the worker. */
   calls: number;
 }
 
@@ -128,14 +124,23 @@ export interface EngineWorkerControl {
 export type DecodeAudioInPage = (bytes: Uint8Array, sampleRate: number, maxSeconds?: number) => Promise<Float32Array>;
 
 /**
- * The local engine on a connected port (see `LocalEngine`). Each chat or embed call carries its own MessagePort: the
- * worker pushes every chat event on it as it happens (one message a token, no reply awaited), then `end`; the caller
- * sends `abort` on it. A chat call answers with its usage only: the caller heard everything else in the events.
+ * What a call's answer carries back, per task: its result, but for chat, whose events carried the choices (the caller
+ * builds the result from them), only the usage.
+ */
+export type WorkerAnswers = { [T in ModelTask]: T extends 'chat' ? TokenUsage : TaskResult<T> };
+
+/**
+ * The local engine on a connected port (see `LocalEngine`): one `run` for every task. Each call carries its own
+ * MessagePort: the worker pushes every event of the run on it as it happens (one message a token, no reply awaited),
+ * then `end`; the caller sends `abort` on it. The call answers with `WorkerAnswers[T]`.
  */
 export interface EngineWorkerApi {
-  chat(target: LocalTarget, request: ChatRequest, port: MessagePort): Promise<TokenUsage>;
-  embed(target: LocalTarget, request: EmbedRequest, port: MessagePort): Promise<EmbedResult>;
-  transcribe(target: LocalTarget, request: TranscribeRequest, port: MessagePort): Promise<TranscribeResult>;
+  run<T extends ModelTask>(
+    task: T,
+    target: LocalTarget,
+    request: TaskRequest<T>,
+    port: MessagePort,
+  ): Promise<WorkerAnswers[T]>;
 }
 
 /**
@@ -144,7 +149,7 @@ export interface EngineWorkerApi {
  * the ports it held, so a call that stops hearing from its caller is aborted rather than generating for nobody.
  */
 export type CallMessage =
-  | { type: 'event'; event: ChatEvent | TranscriptEvent }
+  | { type: 'event'; event: TaskEvent<ModelTask> }
   /** Which candidate serves the call (`candidateKey`), before its first event. */
   | { type: 'backend'; backend: string }
   | { type: 'end' }

@@ -2,9 +2,9 @@ import * as Comlink from 'comlink';
 import {
   breaksRealm,
   EngineError,
-  type ChatEvent,
   type ModelTask,
-  type TranscriptEvent,
+  type TaskEvent,
+  type TaskResult,
 } from '../engine-interface/index.ts';
 import { engineOfKey } from '../engines/engine-registry.ts';
 import type { LocalEngine } from '../engines/local-engine.ts';
@@ -15,7 +15,31 @@ import {
   type EngineStatus,
   type EngineWorkerApi,
   type RunReport,
+  type WorkerAnswers,
 } from './protocol.ts';
+
+/** How the worker answers one task: the run report's token counts, and what crosses back (moved, not copied). */
+interface WorkerTask<T extends ModelTask> {
+  usage(result: TaskResult<T>): { promptTokens: number; completionTokens: number };
+  answer(result: TaskResult<T>): WorkerAnswers[T];
+}
+
+/** Each task's report and answer. */
+const WORKER_TASKS: { [T in ModelTask]: WorkerTask<T> } = {
+  // The events carried the choices: only the usage goes back.
+  chat: { usage: (r) => r.usage, answer: (r) => r.usage },
+  embeddings: {
+    usage: (r) => ({ promptTokens: r.usage.promptTokens, completionTokens: 0 }),
+    // Move the vectors' memory to the caller instead of copying it.
+    answer: (r) =>
+      Comlink.transfer(
+        r,
+        r.embeddings.map((v) => v.buffer as ArrayBuffer),
+      ),
+  },
+  // The transcript's text came in `delta` events too; the result carries the segments and words the formats need.
+  transcription: { usage: (r) => ({ promptTokens: 0, completionTokens: r.usage.outputTokens }), answer: (r) => r },
+};
 
 export interface WorkerApiHooks {
   /** Every finished run. */
@@ -40,7 +64,7 @@ export interface HeartbeatOptions {
 }
 
 /**
- * The API that an engine worker exposes on each connected port: the local engine's calls, each with its own port for
+ * The API that an engine worker exposes on each connected port: the local engine's `run`, each call with its own port for
  * pushed events and abort, a report of every run, and a call for help when the engine breaks. `status()` counts the
  * calls in flight, whichever port they came on.
  */
@@ -62,7 +86,7 @@ export function createWorkerApi(
     task: ModelTask,
     run: (
       signal: AbortSignal,
-      onEvent: (event: ChatEvent | TranscriptEvent) => void,
+      onEvent: (event: TaskEvent<ModelTask>) => void,
       onBackend: (backend: string) => void,
     ) => Promise<T>,
     usage: (result: T) => { promptTokens: number; completionTokens: number },
@@ -87,7 +111,7 @@ export function createWorkerApi(
     let events = 0;
     let eventsAfterAbort = 0;
     const tokenTimes: number[] | undefined = hooks.trace?.() ? [] : undefined;
-    const send = (event: ChatEvent | TranscriptEvent) => {
+    const send = (event: TaskEvent<ModelTask>) => {
       if (event.type === 'delta') tokenTimes?.push(performance.timeOrigin + performance.now());
       events += 1;
       if (abort.signal.aborted) eventsAfterAbort += 1;
@@ -138,41 +162,16 @@ export function createWorkerApi(
   return {
     status: () => ({ calls }),
 
-    // The events carried the choices: only the usage goes back.
-    chat: async (target, request, port) => {
+    run: async (task, target, request, port) => {
+      const { usage, answer } = WORKER_TASKS[task];
       const result = await withCallPort(
         port,
         target.id,
-        'chat',
-        (signal, onEvent, onBackend) => engine().chat(target, request, { signal, onEvent, onBackend }),
-        (r) => r.usage,
+        task,
+        (signal, onEvent, onBackend) => engine().run(task, target, request, { signal, onEvent, onBackend }),
+        usage,
       );
-      return result.usage;
+      return answer(result);
     },
-
-    embed: async (target, request, port) => {
-      const result = await withCallPort(
-        port,
-        target.id,
-        'embeddings',
-        (signal, _onEvent, onBackend) => engine().embed(target, request, { signal, onBackend }),
-        (r) => ({ promptTokens: r.usage.promptTokens, completionTokens: 0 }),
-      );
-      // Move the vectors' memory to the caller instead of copying it.
-      return Comlink.transfer(
-        result,
-        result.embeddings.map((v) => v.buffer as ArrayBuffer),
-      );
-    },
-
-    // The transcript's text came in `delta` events too; the result carries the segments and words the formats need.
-    transcribe: (target, request, port) =>
-      withCallPort(
-        port,
-        target.id,
-        'transcription',
-        (signal, onEvent, onBackend) => engine().transcribe(target, request, { signal, onEvent, onBackend }),
-        (r) => ({ promptTokens: 0, completionTokens: r.usage.outputTokens }),
-      ),
   };
 }

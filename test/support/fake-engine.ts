@@ -1,23 +1,33 @@
 import {
   modelNotFound,
+  withTaskMethods,
   type CallOptions,
-  type ChatOptions,
   type ChatRequest,
   type ChatResult,
-  type EmbedOptions,
   type EmbedRequest,
   type EmbedResult,
   type Engine,
   type ModelCard,
   type ModelTask,
+  type TaskOptions,
+  type TaskRequest,
+  type TaskResult,
   type TranscribeOptions,
   type TranscribeRequest,
   type TranscribeResult,
 } from '../../src/engine-interface/index.ts';
-import type { LocalChatOptions, LocalEngine, LocalTarget } from '../../src/engines/local-engine.ts';
+import type { LocalEngine, LocalRunOptions, LocalTarget } from '../../src/engines/local-engine.ts';
 
-/** What a fake chat gets: the engine interface's options, or a local engine's (which add `onBackend`). */
-type FakeChatOptions = ChatOptions & LocalChatOptions;
+/** What a fake call gets: the engine interface's options, or a local engine's (which add `onBackend`). */
+type FakeOptions<T extends ModelTask> = TaskOptions<T> & LocalRunOptions<T>;
+type FakeChatOptions = FakeOptions<'chat'>;
+
+/** How the fake runs one task: noted among its calls, then answered by the test's hook. */
+type FakeTask<T extends ModelTask> = (
+  model: string,
+  request: TaskRequest<T>,
+  options: FakeOptions<T>,
+) => Promise<TaskResult<T>>;
 
 /**
  * An engine for unit tests of the layers above engines: it speaks the engine interface (src/api's) and the local
@@ -81,31 +91,45 @@ export class FakeEngine implements Engine, LocalEngine {
     return this.cards;
   }
 
+  /** The engine interface's method per task, each `run` of its task. */
+  readonly chat: Engine['chat'];
+  readonly embed: Engine['embed'];
+  readonly transcribe: Engine['transcribe'];
+
+  constructor() {
+    ({ chat: this.chat, embed: this.embed, transcribe: this.transcribe } = withTaskMethods(this));
+  }
+
   /**
    * A public ID (the engine interface: found among `cards` for its task, or a 404 before any work, as every engine
    * does, and its card told to `onServe`), or a local target (a local engine's).
    */
-  async chat(model: string | LocalTarget, request: ChatRequest, options: FakeChatOptions = {}): Promise<ChatResult> {
-    this.#serve(model, 'chat', options);
-    this.chats.push({ model: idOf(model), request, signal: options.signal });
-    return this.onChat(request, options);
-  }
-
-  async embed(model: string | LocalTarget, request: EmbedRequest, options: EmbedOptions = {}): Promise<EmbedResult> {
-    this.#serve(model, 'embeddings', options);
-    this.embeds.push({ model: idOf(model), request });
-    return this.onEmbed(request);
-  }
-
-  async transcribe(
+  async run<T extends ModelTask>(
+    task: T,
     model: string | LocalTarget,
-    request: TranscribeRequest,
-    options: TranscribeOptions = {},
-  ): Promise<TranscribeResult> {
-    this.#serve(model, 'transcription', options);
-    this.transcriptions.push({ model: idOf(model), request });
-    return this.onTranscribe(request, options);
+    request: TaskRequest<T>,
+    options: FakeOptions<T> = {},
+  ): Promise<TaskResult<T>> {
+    this.#serve(model, task, options);
+    const run: FakeTask<T> = this.#tasks[task];
+    return run(idOf(model), request, options);
   }
+
+  /** Each task's calls and hook. */
+  readonly #tasks: { [T in ModelTask]: FakeTask<T> } = {
+    chat: (model, request, options) => {
+      this.chats.push({ model, request, signal: options.signal });
+      return this.onChat(request, options);
+    },
+    embeddings: (model, request) => {
+      this.embeds.push({ model, request });
+      return this.onEmbed(request);
+    },
+    transcription: (model, request, options) => {
+      this.transcriptions.push({ model, request });
+      return this.onTranscribe(request, options);
+    },
+  };
 
   #serve(model: string | LocalTarget, task: ModelTask, options: CallOptions): void {
     if (typeof model !== 'string') return;

@@ -13,6 +13,7 @@ import {
   type HandlerOptions,
   type ModelProfile,
 } from '../../src/index.ts';
+import { overrideTask } from './task-override.ts';
 
 /** The bundled fixture models (public/models). */
 export const BUNDLED_MODELS = fileURLToPath(new URL('../../public/models', import.meta.url));
@@ -125,29 +126,24 @@ export async function sdkClient(options: SdkClientOptions = {}): Promise<SdkClie
 
 /** `engine`, with each chat call pushed onto `calls` as it starts. */
 function recording(engine: Engine, calls: ChatCall[]): Engine {
-  return {
-    models: () => engine.models(),
-    embed: (model, request, options) => engine.embed(model, request, options),
-    transcribe: (model, request, options) => engine.transcribe(model, request, options),
-    chat: (model, request, options = {}) => {
-      const call: ChatCall = { model, request, events: 0, eventsAfterAbort: 0, outcome: Promise.resolve() };
-      calls.push(call);
-      const { onEvent, signal } = options;
-      // Given no `onEvent`, the engine is given none either: a remote candidate streams only for a caller that listens.
-      const counted = onEvent && {
-        ...options,
-        onEvent: (event: ChatEvent) => {
-          call.events += 1;
-          if (signal?.aborted) call.eventsAfterAbort += 1;
-          onEvent(event);
-        },
-      };
-      const result = engine.chat(model, request, counted || options);
-      call.outcome = result.then(
-        () => 'completed',
-        (error: unknown) => error,
-      );
-      return result;
-    },
-  };
+  return overrideTask(engine, 'chat', (model, request, options = {}) => {
+    const call: ChatCall = { model, request, events: 0, eventsAfterAbort: 0, outcome: Promise.resolve() };
+    calls.push(call);
+    const { onEvent, signal } = options;
+    // Given no `onEvent`, the engine is given none either: a remote candidate streams only for a caller that listens.
+    const counted = onEvent && {
+      ...options,
+      onEvent: (event: ChatEvent) => {
+        call.events += 1;
+        if (signal?.aborted) call.eventsAfterAbort += 1;
+        onEvent(event);
+      },
+    };
+    const result = engine.chat(model, request, counted || options);
+    call.outcome = result.then(
+      () => 'completed',
+      (error: unknown) => error,
+    );
+    return result;
+  });
 }

@@ -17,6 +17,7 @@ import {
   createEngine,
   createHandler,
   KeyRing,
+  withTaskMethods,
   type Engine,
   type ModelEntry,
   type ModelProfile,
@@ -101,12 +102,10 @@ async function serveLantern() {
     profile = { ...profile, [config.broken]: { task: 'chat', created: 0, candidates: cpu(corruptModel()) } };
 
   const engine = createEngine({ profile });
-  const reported: Engine = {
+  const reported: Engine = withTaskMethods({
     models: () => engine.models(),
-    chat: (model, request, options) => report(model, engine.chat(model, request, options)),
-    embed: (model, request, options) => report(model, engine.embed(model, request, options)),
-    transcribe: (model, request, options) => report(model, engine.transcribe(model, request, options)),
-  };
+    run: (task, model, request, options) => report(model, engine.run(task, model, request, options)),
+  });
   const keys = new KeyRing();
   const { key } = await keys.issue('upstream');
   const handler = createHandler({

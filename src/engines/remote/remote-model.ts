@@ -10,6 +10,10 @@ import {
   type TranscribeOptions,
   type TranscribeRequest,
   type TranscribeResult,
+  type ModelTask,
+  type TaskOptions,
+  type TaskRequest,
+  type TaskResult,
   type WireObject,
 } from '../../engine-interface/index.ts';
 import type { RemoteCandidate } from '../../models/model-profile.ts';
@@ -54,130 +58,161 @@ export class RemoteModel {
     return this.#target.context.backend;
   }
 
-  async chat(request: ChatRequest, options: RemoteCallOptions<ChatOptions> = {}): Promise<ChatResult> {
-    const { clientBody, signal } = options;
-    const stream = clientBody ? clientBody.stream === true : options.onEvent !== undefined;
-    const body = clientBody
-      ? { ...clientBody, model: this.#target.candidate.model }
-      : typedChatBody(this.#target.candidate.model, request, stream);
-    // A raw prompt (the legacy completions API) is the server's /completions: no chat template on either side.
-    const path = !clientBody && request.prompt !== undefined ? '/completions' : '/chat/completions';
-    const answer = await postUpstream(this.#target, path, body, { signal, stream });
-    options.onBackend?.(this.backend);
-    if (!stream) {
-      const completion = await answer.json();
-      if (!isObject(completion) || !Array.isArray(completion.choices)) {
-        throw notAnAnswer('an object without `choices`', this.#target.context);
-      }
-      return { ...resultOf(completion), ...(clientBody && { serverBody: completion }) };
-    }
+  /** Runs `task` on the server: the request sent as the task's endpoint takes it, the answer read back. */
+  run<T extends ModelTask>(
+    task: T,
+    request: TaskRequest<T>,
+    options: RemoteCallOptions<TaskOptions<T>>,
+  ): Promise<TaskResult<T>> {
+    return REMOTE_TASKS[task](this.#target, request, options);
+  }
+}
 
-    // The result is what the chunks said, read as typed events whether or not the caller takes them as chunks.
-    const results = new ChatResultBuilder();
-    let usage: ChatResult['usage'] = { promptTokens: 0, completionTokens: 0 };
-    let done = false;
-    await answer.events((data) => {
-      if (done) return;
-      if (data === '[DONE]') {
-        done = true;
-        return;
-      }
-      let chunk: unknown;
-      try {
-        chunk = JSON.parse(data);
-      } catch {
-        throw notAnAnswer('an event that is not JSON', this.#target.context);
-      }
-      if (!isObject(chunk)) throw notAnAnswer('an event that is not an object', this.#target.context);
-      if (chunk.error !== undefined) throw fromStreamError(chunk.error, this.#target.context);
-      if (isObject(chunk.usage)) usage = usageOf(chunk.usage);
-      for (const event of chunkEvents(chunk)) {
-        results.add(event);
-        if (!options.onServerChunk) options.onEvent?.(event);
-      }
-      options.onServerChunk?.(chunk);
-    });
-    // Servers end every stream with [DONE]; one that ended without it and with a choice unfinished was cut off.
-    if (!done && !results.finished) throw cutShort(this.#target.context);
-    return results.result(usage);
+/** How one task crosses to a server and back: its endpoint, its body (or the client's), its answer read. */
+type RemoteTask<T extends ModelTask> = (
+  target: UpstreamTarget,
+  request: TaskRequest<T>,
+  options: RemoteCallOptions<TaskOptions<T>>,
+) => Promise<TaskResult<T>>;
+
+/** Each task's translation to and from the server's API. */
+const REMOTE_TASKS: { [T in ModelTask]: RemoteTask<T> } = {
+  chat: remoteChat,
+  embeddings: remoteEmbed,
+  transcription: remoteTranscribe,
+};
+
+async function remoteChat(
+  target: UpstreamTarget,
+  request: ChatRequest,
+  options: RemoteCallOptions<ChatOptions>,
+): Promise<ChatResult> {
+  const { clientBody, signal } = options;
+  const stream = clientBody ? clientBody.stream === true : options.onEvent !== undefined;
+  const body = clientBody
+    ? { ...clientBody, model: target.candidate.model }
+    : typedChatBody(target.candidate.model, request, stream);
+  // A raw prompt (the legacy completions API) is the server's /completions: no chat template on either side.
+  const path = !clientBody && request.prompt !== undefined ? '/completions' : '/chat/completions';
+  const answer = await postUpstream(target, path, body, { signal, stream });
+  options.onBackend?.(target.context.backend);
+  if (!stream) {
+    const completion = await answer.json();
+    if (!isObject(completion) || !Array.isArray(completion.choices)) {
+      throw notAnAnswer('an object without `choices`', target.context);
+    }
+    return { ...resultOf(completion), ...(clientBody && { serverBody: completion }) };
   }
 
-  async embed(request: EmbedRequest, options: RemoteCallOptions<EmbedOptions> = {}): Promise<EmbedResult> {
-    const { clientBody, signal } = options;
-    const model = this.#target.candidate.model;
-    const body = clientBody ? { ...clientBody, model } : { model, input: request.input, encoding_format: 'float' };
-    const answer = await postUpstream(this.#target, '/embeddings', body, { signal, stream: false });
-    options.onBackend?.(this.backend);
-    const list = await answer.json();
-    if (!isObject(list) || !Array.isArray(list.data))
-      throw notAnAnswer('an object without `data`', this.#target.context);
-    const embeddings: Float32Array[] = [];
-    for (const [position, item] of list.data.entries()) {
-      const vector = isObject(item) ? toFloat32(item.embedding) : undefined;
-      if (!vector) throw notAnAnswer('an embedding that is neither numbers nor base64', this.#target.context);
-      embeddings[isObject(item) && typeof item.index === 'number' ? item.index : position] = vector;
+  // The result is what the chunks said, read as typed events whether or not the caller takes them as chunks.
+  const results = new ChatResultBuilder();
+  let usage: ChatResult['usage'] = { promptTokens: 0, completionTokens: 0 };
+  let done = false;
+  await answer.events((data) => {
+    if (done) return;
+    if (data === '[DONE]') {
+      done = true;
+      return;
     }
-    const usage = isObject(list.usage) ? list.usage : {};
-    return {
-      embeddings,
-      usage: { promptTokens: typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0 },
-      ...(clientBody && { serverBody: list }),
-    };
-  }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      throw notAnAnswer('an event that is not JSON', target.context);
+    }
+    if (!isObject(chunk)) throw notAnAnswer('an event that is not an object', target.context);
+    if (chunk.error !== undefined) throw fromStreamError(chunk.error, target.context);
+    if (isObject(chunk.usage)) usage = usageOf(chunk.usage);
+    for (const event of chunkEvents(chunk)) {
+      results.add(event);
+      if (!options.onServerChunk) options.onEvent?.(event);
+    }
+    options.onServerChunk?.(chunk);
+  });
+  // Servers end every stream with [DONE]; one that ended without it and with a choice unfinished was cut off.
+  if (!done && !results.finished) throw cutShort(target.context);
+  return results.result(usage);
+}
 
-  /**
-   * Speech to text on the server (`/audio/transcriptions` or `/translations`), asked for `verbose_json` so that its
-   * segments (and words) come back; the route writes the format the client asked for from them, as for a local model.
-   */
-  async transcribe(
-    request: TranscribeRequest,
-    options: RemoteCallOptions<TranscribeOptions> = {},
-  ): Promise<TranscribeResult> {
-    const form = new FormData();
-    const { audio } = request;
-    form.set('file', new Blob([audio.bytes as Uint8Array<ArrayBuffer>], { type: audio.type }), audio.name || 'audio');
-    form.set('model', this.#target.candidate.model);
-    form.set('response_format', 'verbose_json');
-    form.set('temperature', String(request.temperature));
-    if (request.language && request.task === 'transcribe') form.set('language', request.language);
-    if (request.prompt) form.set('prompt', request.prompt);
-    form.append('timestamp_granularities[]', 'segment');
-    if (request.words) form.append('timestamp_granularities[]', 'word');
-    const endpoint = request.task === 'translate' ? '/audio/translations' : '/audio/transcriptions';
-    const answer = await postUpstream(this.#target, endpoint, form, { signal: options.signal, stream: false });
-    options.onBackend?.(this.backend);
-    const body = await answer.json();
-    if (!isObject(body) || typeof body.text !== 'string') {
-      throw notAnAnswer('an object without `text`', this.#target.context);
-    }
-    const number = (n: unknown, otherwise = 0) => (typeof n === 'number' ? n : otherwise);
-    const segments = (Array.isArray(body.segments) ? body.segments : []).filter(isObject).map((s) => ({
-      start: number(s.start),
-      end: number(s.end),
-      text: typeof s.text === 'string' ? s.text : '',
-      tokens: Array.isArray(s.tokens) ? s.tokens.filter((t): t is number => typeof t === 'number') : [],
-      avgLogprob: number(s.avg_logprob),
-      compressionRatio: number(s.compression_ratio),
-      noSpeechProb: number(s.no_speech_prob),
-      temperature: number(s.temperature),
-      windowStart: number(s.seek) / 100,
-    }));
-    const words = (Array.isArray(body.words) ? body.words : []).filter(isObject).map((w) => ({
-      word: typeof w.word === 'string' ? w.word : '',
-      start: number(w.start),
-      end: number(w.end),
-    }));
-    const text = body.text.trim();
-    options.onEvent?.({ type: 'delta', text });
-    return {
-      text,
-      language: typeof body.language === 'string' ? body.language : (request.language ?? 'en'),
-      duration: number(body.duration, segments.at(-1)?.end ?? 0),
-      segments,
-      ...(request.words && { words }),
-      usage: { outputTokens: segments.reduce((n, s) => n + s.tokens.length, 0) },
-    };
+async function remoteEmbed(
+  target: UpstreamTarget,
+  request: EmbedRequest,
+  options: RemoteCallOptions<EmbedOptions>,
+): Promise<EmbedResult> {
+  const { clientBody, signal } = options;
+  const model = target.candidate.model;
+  const body = clientBody ? { ...clientBody, model } : { model, input: request.input, encoding_format: 'float' };
+  const answer = await postUpstream(target, '/embeddings', body, { signal, stream: false });
+  options.onBackend?.(target.context.backend);
+  const list = await answer.json();
+  if (!isObject(list) || !Array.isArray(list.data)) throw notAnAnswer('an object without `data`', target.context);
+  const embeddings: Float32Array[] = [];
+  for (const [position, item] of list.data.entries()) {
+    const vector = isObject(item) ? toFloat32(item.embedding) : undefined;
+    if (!vector) throw notAnAnswer('an embedding that is neither numbers nor base64', target.context);
+    embeddings[isObject(item) && typeof item.index === 'number' ? item.index : position] = vector;
   }
+  const usage = isObject(list.usage) ? list.usage : {};
+  return {
+    embeddings,
+    usage: { promptTokens: typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0 },
+    ...(clientBody && { serverBody: list }),
+  };
+}
+
+/**
+ * Speech to text on the server (`/audio/transcriptions` or `/translations`), asked for `verbose_json` so that its
+ * segments (and words) come back; the route writes the format the client asked for from them, as for a local model.
+ */
+async function remoteTranscribe(
+  target: UpstreamTarget,
+  request: TranscribeRequest,
+  options: RemoteCallOptions<TranscribeOptions>,
+): Promise<TranscribeResult> {
+  const form = new FormData();
+  const { audio } = request;
+  form.set('file', new Blob([audio.bytes as Uint8Array<ArrayBuffer>], { type: audio.type }), audio.name || 'audio');
+  form.set('model', target.candidate.model);
+  form.set('response_format', 'verbose_json');
+  form.set('temperature', String(request.temperature));
+  if (request.language && request.task === 'transcribe') form.set('language', request.language);
+  if (request.prompt) form.set('prompt', request.prompt);
+  form.append('timestamp_granularities[]', 'segment');
+  if (request.words) form.append('timestamp_granularities[]', 'word');
+  const endpoint = request.task === 'translate' ? '/audio/translations' : '/audio/transcriptions';
+  const answer = await postUpstream(target, endpoint, form, { signal: options.signal, stream: false });
+  options.onBackend?.(target.context.backend);
+  const body = await answer.json();
+  if (!isObject(body) || typeof body.text !== 'string') {
+    throw notAnAnswer('an object without `text`', target.context);
+  }
+  const number = (n: unknown, otherwise = 0) => (typeof n === 'number' ? n : otherwise);
+  const segments = (Array.isArray(body.segments) ? body.segments : []).filter(isObject).map((s) => ({
+    start: number(s.start),
+    end: number(s.end),
+    text: typeof s.text === 'string' ? s.text : '',
+    tokens: Array.isArray(s.tokens) ? s.tokens.filter((t): t is number => typeof t === 'number') : [],
+    avgLogprob: number(s.avg_logprob),
+    compressionRatio: number(s.compression_ratio),
+    noSpeechProb: number(s.no_speech_prob),
+    temperature: number(s.temperature),
+    windowStart: number(s.seek) / 100,
+  }));
+  const words = (Array.isArray(body.words) ? body.words : []).filter(isObject).map((w) => ({
+    word: typeof w.word === 'string' ? w.word : '',
+    start: number(w.start),
+    end: number(w.end),
+  }));
+  const text = body.text.trim();
+  options.onEvent?.({ type: 'delta', text });
+  return {
+    text,
+    language: typeof body.language === 'string' ? body.language : (request.language ?? 'en'),
+    duration: number(body.duration, segments.at(-1)?.end ?? 0),
+    segments,
+    ...(request.words && { words }),
+    usage: { outputTokens: segments.reduce((n, s) => n + s.tokens.length, 0) },
+  };
 }
 
 function usageOf(value: unknown): ChatResult['usage'] {
