@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../../test/support/lantern.ts';
+import { chatRequest } from '../../test/support/chat-request.ts';
 import { toolConstraint } from '../../test/support/tools.ts';
 import type { ChatMessage, ChatRequest, ToolDefinition } from '../engine-interface/index.ts';
 import { HERMES, LLAMA3_JSON, toolFormatOf, type ToolFormat } from './tool-call-syntax.ts';
@@ -41,17 +42,8 @@ const loop: ChatMessage[] = [
   { role: 'tool', content: '{"temperature": 18}', toolCallId: 'call_1' },
   { role: 'tool', content: '{"temperature": 5}', toolCallId: 'call_2' },
 ];
-const request = (extra: Partial<ChatRequest> = {}): ChatRequest => ({
-  messages: loop,
-  temperature: 0,
-  topP: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  stop: [],
-  n: 1,
-  constraint: toolConstraint([weather]),
-  ...extra,
-});
+const request = (extra: Partial<ChatRequest> = {}): ChatRequest =>
+  chatRequest({ messages: loop, constraint: toolConstraint([weather]), ...extra });
 
 /** The request with `tool_choice: "none"`: the API sends no tool constraint. */
 const none = () => request({ constraint: undefined });

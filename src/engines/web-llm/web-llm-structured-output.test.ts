@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fakeCreate } from '../../../test/support/fake-web-llm.ts';
+import { chatRequest } from '../../../test/support/chat-request.ts';
 import { referenceValidator } from '../../../test/support/grammar-walk.ts';
 import { SCHEMA_CORPUS } from '../../../test/support/schema-corpus.ts';
 import { EngineError, type ChatEvent, type ChatRequest } from '../../engine-interface/index.ts';
@@ -7,16 +8,8 @@ import { constraintGrammar } from '../../grammar/output-constraint.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
 
 const candidate = { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f32_1-MLC' } as const;
-const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
-  messages: [{ role: 'user', content: 'Answer in JSON.' }],
-  temperature: 0.7,
-  topP: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  stop: [],
-  n: 1,
-  ...overrides,
-});
+const request = (overrides: Partial<ChatRequest> = {}): ChatRequest =>
+  chatRequest({ messages: [{ role: 'user', content: 'Answer in JSON.' }], temperature: 0.7, ...overrides });
 
 async function loaded() {
   const create = fakeCreate();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fakeCreate } from '../../../test/support/fake-web-llm.ts';
+import { chatRequest } from '../../../test/support/chat-request.ts';
 import { referenceValidator } from '../../../test/support/grammar-walk.ts';
 import { toolConstraint } from '../../../test/support/tools.ts';
 import { EngineError, type ChatEvent, type ChatRequest } from '../../engine-interface/index.ts';
@@ -11,17 +12,12 @@ const weather = {
   name: 'get_weather',
   parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
-const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
-  messages: [{ role: 'user', content: 'Weather in Paris?' }],
-  temperature: 0,
-  topP: 1,
-  presencePenalty: 0,
-  frequencyPenalty: 0,
-  stop: [],
-  n: 1,
-  constraint: toolConstraint([weather]),
-  ...overrides,
-});
+const request = (overrides: Partial<ChatRequest> = {}): ChatRequest =>
+  chatRequest({
+    messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    constraint: toolConstraint([weather]),
+    ...overrides,
+  });
 const call = (city: string) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}"}}\n</tool_call>`;
 /** A reply as web-llm streams it: a few characters a chunk. */
 const tokens = (text: string) => text.match(/[\s\S]{1,3}/g)!;
