@@ -1,8 +1,7 @@
 /**
  * `npm run serve:node`'s engine: the local engine (models, tokenizers, grammar compiles) in a worker thread of its
  * own, served over a MessagePort by the same worker API that a browser's engine worker serves (src/worker/worker-api.ts).
- * Started by `startEngineThread()` in scripts/serve.ts with the port and the candidates that already failed as
- * `workerData`. What holds this thread (a long prompt tokenized, a large schema compiled, a forward pass) never holds
+ * Started by `startEngineThread()` in scripts/serve.ts with the port as `workerData`. What holds this thread (a long prompt tokenized, a large schema compiled, a forward pass) never holds
  * the server's event loop: other keys' requests, `/v1/models` and refusals are answered meanwhile.
  */
 import * as Comlink from 'comlink';
@@ -23,25 +22,23 @@ export type EngineThreadMessage =
 
 export interface EngineThreadData {
   port: MessagePort;
-  failed: CandidateFailure[];
 }
 
-const { port, failed } = workerData as EngineThreadData;
+const { port } = workerData as EngineThreadData;
 const tell = (message: EngineThreadMessage) => parentPort!.postMessage(message);
 
 registerEngineErrorTransfer();
 const engine = createLocalEngine({
   onProgress: (progress) => tell({ type: 'progress', progress }),
-  failed,
   // Image URLs only from the handler's allowed hosts, at public addresses; sharp told the pixel limit (issue 41).
   imageAccess: nodeImageAccess(),
-  // A load that broke this realm (a crashed WebAssembly): the server starts a fresh thread without that candidate.
-  replaceRealm: (reason, failure) => tell({ type: 'fatal', reason, ...(failure && { failed: failure }) }),
 });
 Comlink.expose(
   createWorkerApi(() => engine, {
     report: (report) => tell({ type: 'report', report }),
-    fatal: (reason) => tell({ type: 'fatal', reason }),
+    // A failure that broke this realm (a crashed WebAssembly): the server starts a fresh thread, and its routing names
+    // the candidate whose load broke it, for the walk to skip.
+    fatal: (reason, failed) => tell({ type: 'fatal', reason, ...(failed && { failed }) }),
   }),
   port,
 );

@@ -61,7 +61,7 @@ function startEngine(): Engine {
     if (current) return;
     const { port1, port2 } = new MessageChannel();
     const thread = typescriptWorker(new URL('./engine-thread.ts', import.meta.url), {
-      workerData: { port: port1, failed },
+      workerData: { port: port1 },
       transferList: [port1 as never],
     });
     current = thread;
@@ -87,7 +87,7 @@ function startEngine(): Engine {
     thread.on('exit', (code) => replace(`it exited (${code})`));
   };
   startThread();
-  return createModelRouter({ local: client, routing: () => routing });
+  return createModelRouter({ local: client, routing: () => ({ ...routing, failed }) });
 }
 
 const routing = {

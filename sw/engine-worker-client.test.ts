@@ -4,6 +4,8 @@ import { aborted, FakeEngine } from '../test/support/fake-engine.ts';
 import { EngineError, type ChatEvent } from '../src/engine-interface/index.ts';
 import { registerEngineErrorTransfer, type RunReport } from '../src/worker/protocol.ts';
 import type { LocalTarget } from '../src/engines/local-engine.ts';
+import { createModelRouter } from '../src/models/model-router.ts';
+import { CPU_ONLY, type CandidateFailure, type LocalCandidate } from '../src/models/model-profile.ts';
 import { EngineWorkerClient } from './engine-worker-client.ts';
 import { createWorkerApi, type HeartbeatOptions } from '../src/worker/worker-api.ts';
 import { chatRequest } from '../test/support/chat-request.ts';
@@ -15,9 +17,27 @@ import { chatRequest } from '../test/support/chat-request.ts';
 registerEngineErrorTransfer();
 
 const request = chatRequest();
-const chatTarget: LocalTarget = { id: 'chat-model', task: 'chat', candidates: [] };
-const embedTarget: LocalTarget = { id: 'embed-model', task: 'embeddings', candidates: [] };
-const speechTarget: LocalTarget = { id: 'speech-model', task: 'transcription', candidates: [] };
+const cpu: LocalCandidate = { engine: 'transformers', model: '/tiny', dtype: 'fp32', device: 'cpu' };
+const chatTarget: LocalTarget = { id: 'chat-model', task: 'chat', candidate: cpu };
+const embedTarget: LocalTarget = { id: 'embed-model', task: 'embeddings', candidate: cpu };
+const speechTarget: LocalTarget = { id: 'speech-model', task: 'transcription', candidate: cpu };
+
+/**
+ * The service worker's router over `client`: the walk that decides whether a call whose engine went away is sent
+ * again (the client only answers it `engine_lost`).
+ */
+const routed = (client: EngineWorkerClient) =>
+  createModelRouter({
+    local: client,
+    routing: () => ({
+      profile: {
+        'chat-model': { task: 'chat', created: 1, candidates: [cpu] },
+        'speech-model': { task: 'transcription', created: 1, candidates: [cpu] },
+      },
+      device: CPU_ONLY,
+      policy: 'local-first',
+    }),
+  });
 
 const ports: MessagePort[] = [];
 afterEach(() => {
@@ -31,11 +51,19 @@ function worker(
   reports: RunReport[] = [],
   fatal: string[] = [],
   heartbeat: HeartbeatOptions = {},
+  failed: CandidateFailure[] = [],
 ): MessagePort {
   const { port1, port2 } = new MessageChannel();
   ports.push(port1, port2);
+  const hooks = {
+    report: (r: RunReport) => reports.push(r),
+    fatal: (reason: string, failure?: CandidateFailure) => {
+      fatal.push(reason);
+      if (failure) failed.push(failure);
+    },
+  };
   Comlink.expose(
-    createWorkerApi(() => engine, { report: (r) => reports.push(r), fatal: (f) => fatal.push(f) }, heartbeat),
+    createWorkerApi(() => engine, hooks, heartbeat),
     port1,
   );
   return port2;
@@ -135,7 +163,7 @@ describe('EngineWorkerClient over Comlink', () => {
     ]);
   });
 
-  it('sends a transcription that lost its engine to the next one while it has written no text, and not after', async () => {
+  it('has the walk send a transcription that lost its engine to the next one while it has written no text, and not after', async () => {
     const speech = { task: 'transcribe', temperature: 0, words: false } as const;
     const audio = () => ({ bytes: new Uint8Array([1, 2]), name: '', type: '' });
     const stuck = (text: boolean) => {
@@ -148,11 +176,12 @@ describe('EngineWorkerClient over Comlink', () => {
       return fake;
     };
     const { engine } = remote();
+    const router = routed(engine);
     engine.connect(worker(stuck(false)), 'host#1');
     const seen: string[] = [];
-    const progressed = engine.run(
+    const progressed = router.run(
       'transcription',
-      speechTarget,
+      'speech-model',
       { ...speech, audio: audio() },
       {
         onEvent: (e) => seen.push(e.type),
@@ -164,9 +193,9 @@ describe('EngineWorkerClient over Comlink', () => {
 
     engine.connect(worker(stuck(true)), 'host#3');
     seen.length = 0;
-    const written = engine.run(
+    const written = router.run(
       'transcription',
-      speechTarget,
+      'speech-model',
       { ...speech, audio: audio() },
       {
         onEvent: (e) => seen.push(e.type),
@@ -174,7 +203,7 @@ describe('EngineWorkerClient over Comlink', () => {
     );
     await expect.poll(() => seen.length).toBe(2);
     engine.connect(worker(new FakeEngine()), 'host#4');
-    await expect(written).rejects.toMatchObject({ kind: 'unavailable' });
+    await expect(written).rejects.toMatchObject({ kind: 'engine_lost' });
   });
 
   it("carries a request's cache scope to the worker's engine (prefix reuse is per key there)", async () => {
@@ -246,16 +275,41 @@ describe('EngineWorkerClient over Comlink', () => {
     expect((await pending).embeddings).toHaveLength(2);
   });
 
-  it('sends a call that lost its engine before any output to the next one', async () => {
+  it('answers a call that lost its engine engine_lost, which the walk sends to the next one before any output', async () => {
     const stuck = new FakeEngine();
     stuck.onChat = () => new Promise(() => {}); // a worker that died mid-call
     const { engine } = remote();
     engine.connect(worker(stuck), 'host-a#1');
-    const pending = engine.run('chat', chatTarget, request);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    const alone = engine.run('chat', chatTarget, request);
+    const walked = routed(engine).chat('chat-model', request);
+    await expect.poll(() => stuck.chats.length).toBe(2);
     engine.disconnect('host-a');
+    await expect(alone).rejects.toMatchObject({ kind: 'engine_lost' });
     engine.connect(worker(new FakeEngine()), 'host-b#1');
-    expect((await pending).choices[0]!.text).toBe('hi there');
+    expect((await walked).choices[0]!.text).toBe('hi there');
+  });
+
+  it('after a failed load that broke its worker: answers it, names the candidate once the answer is away, and answers nothing more there', async () => {
+    const fake = new FakeEngine();
+    fake.onChat = async () => {
+      throw new EngineError('load_failed', 'protobuf parsing failed');
+    };
+    const fatal: string[] = [];
+    const failed: CandidateFailure[] = [];
+    const { engine } = remote();
+    engine.connect(worker(fake, [], fatal, {}, failed), 'host#1');
+    await expect(engine.run('chat', chatTarget, request)).rejects.toMatchObject({ kind: 'load_failed' });
+    await expect
+      .poll(() => fatal)
+      .toEqual(['transformers:/tiny@fp32/cpu could not be loaded (protobuf parsing failed)']);
+    expect(failed).toEqual([{ candidate: 'transformers:/tiny@fp32/cpu', reason: 'protobuf parsing failed' }]);
+    // The broken worker answers nothing more: the call waits for its connection to go, and is walked to the next.
+    const next = routed(engine).chat('chat-model', request);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fake.chats).toHaveLength(1);
+    engine.connect(worker(new FakeEngine()), 'host#2');
+    expect((await next).choices[0]!.text).toBe('hi there');
+    expect(fatal).toHaveLength(1);
   });
 
   it('leaves no timer running, on either side, after a call lost to a worker change', async () => {
@@ -269,7 +323,7 @@ describe('EngineWorkerClient over Comlink', () => {
     // A short heartbeat on both sides, so that the worker finds its caller gone soon.
     const engine = new EngineWorkerClient({ requestPort: () => {}, aliveMs: 20 });
     engine.connect(worker(stuck, reports, [], { aliveMs: 20, silenceMs: 100 }), 'host-a#1');
-    const pending = engine.run('chat', chatTarget, request);
+    const pending = routed(engine).chat('chat-model', request);
     await expect.poll(() => stuck.chats.length).toBe(1);
     expect(intervals.running()).toBe(2); // the call's `alive`, and the worker's watch of its caller
     engine.disconnect('host-a');
@@ -281,7 +335,7 @@ describe('EngineWorkerClient over Comlink', () => {
     expect(intervals.running()).toBe(0);
   });
 
-  it('fails a stream that lost its engine after output began, as unavailable', async () => {
+  it('fails a stream that lost its engine after output began, as engine_lost, which the walk does not send again', async () => {
     const stuck = new FakeEngine();
     stuck.onChat = async (_request, { onEvent }) => {
       onEvent?.({ type: 'delta', choice: 0, text: 'half' });
@@ -290,10 +344,10 @@ describe('EngineWorkerClient over Comlink', () => {
     const { engine } = remote();
     engine.connect(worker(stuck), 'host#1');
     const seen: ChatEvent[] = [];
-    const pending = engine.run('chat', chatTarget, request, { onEvent: (e) => seen.push(e) });
+    const pending = routed(engine).chat('chat-model', request, { onEvent: (e) => seen.push(e) });
     await expect.poll(() => seen.length).toBe(1);
     engine.connect(worker(new FakeEngine()), 'host#2');
-    await expect(pending).rejects.toMatchObject({ kind: 'unavailable' });
+    await expect(pending).rejects.toMatchObject({ kind: 'engine_lost' });
   });
 
   it('keeps its port when the same worker is offered twice', async () => {

@@ -2,13 +2,11 @@ import * as Comlink from 'comlink';
 import {
   ChatResultBuilder,
   EngineError,
-  watchOutput,
   type ChatEvent,
   type ModelTask,
   type TaskEvent,
   type TaskRequest,
   type TaskResult,
-  type TranscriptEvent,
 } from '../src/engine-interface/index.ts';
 import type { LocalEngine, LocalRunOptions, LocalTarget } from '../src/engines/local-engine.ts';
 import type { RoutingConfig } from '../src/models/model-profile.ts';
@@ -26,13 +24,6 @@ import {
  * loading happens later, per request), short enough that a page with no host tab learns it quickly.
  */
 export const PORT_WAIT_MS = 10_000;
-
-/**
- * How many times a call that lost its engine before producing any output is sent again, to the next one. A fallback
- * chain replaces the worker once per candidate that fails to load (four at most in the default registry), and a host
- * tab may close on top of that; a worker that keeps dying for one call stops being retried.
- */
-const MAX_RESENDS = 8;
 
 interface Connection {
   api: Comlink.Remote<EngineWorkerApi>;
@@ -62,10 +53,10 @@ export interface EngineWorkerClientOptions {
 /**
  * The service worker's client of the engine worker: the local engine, served at the other end of a MessagePort that
  * the host tab hands over, and what the service worker's router sends local links to. The port can be replaced at any
- * time (a new host tab, a restarted worker) or dropped (the host tab went away). A call that had produced nothing yet
- * is then sent again to the next worker; one that had already streamed output fails as `unavailable` at once, rather
- * than waiting for answers that will never come. A caller's abort is answered at once too, whether or not a worker is
- * still there to hear it.
+ * time (a new host tab, a restarted worker) or dropped (the host tab went away). A call still running on it then fails
+ * as `engine_lost` at once, rather than waiting for answers that will never come; whether it is sent again, to the next
+ * worker, is the router's walk to decide (it is, while nothing was output). A caller's abort is answered at once too,
+ * whether or not a worker is still there to hear it.
  */
 export class EngineWorkerClient implements LocalEngine {
   readonly #requestPort: () => void;
@@ -129,8 +120,7 @@ export class EngineWorkerClient implements LocalEngine {
 
   /**
    * A call of `task`: its events arrive on its own port, its request crosses as its task sends it, and its result is
-   * made of the worker's answer (and, for chat, of the events) by its task's rules (`PORT_TASKS`), which also say
-   * whether a call whose worker went away may be sent again to the next.
+   * made of the worker's answer (and, for chat, of the events) by its task's rules (`PORT_TASKS`).
    */
   async run<T extends ModelTask>(
     task: T,
@@ -140,7 +130,7 @@ export class EngineWorkerClient implements LocalEngine {
   ): Promise<TaskResult<T>> {
     const rules: PortTask<T> = PORT_TASKS[task];
     const call = rules.watch(request, options);
-    const answer = await this.#send(options.signal, call.resendable, (connection, lost) =>
+    const answer = await this.#send(options.signal, (connection, lost) =>
       this.#withCallPort(call.options, lost, (port) => {
         const sent = rules.crossing?.(request) ?? request;
         // Comlink's types see a generic method at its constraint: the answer is this task's.
@@ -159,28 +149,23 @@ export class EngineWorkerClient implements LocalEngine {
   }
 
   /**
-   * Sends a call to the engine, again to the next one if its engine goes away while `resendable()`. `call` gets a
-   * signal that fires when its connection is lost: nothing will come back on it, so it lets go of what it holds.
+   * Sends a call to the engine. `call` gets a signal that fires when its connection is lost: nothing will come back on
+   * it, so it lets go of what it holds, and the call fails as `engine_lost`.
    */
   async #send<T>(
     signal: AbortSignal | undefined,
-    resendable: () => boolean,
     call: (connection: Connection, lost: AbortSignal) => Promise<T>,
   ): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      const connection = await this.#connect(signal);
-      try {
-        return await this.#settleOnLoss(connection, signal, (lost) => call(connection, lost));
-      } catch (error) {
-        if (!(error instanceof ConnectionLost)) throw error;
-        if (!resendable() || attempt >= MAX_RESENDS) {
-          throw new EngineError(
-            'unavailable',
-            'The engine went away while this request was running (the tab hosting the models closed, or its ' +
-              'engine worker was restarted). Retry the request.',
-          );
-        }
-      }
+    const connection = await this.#connect(signal);
+    try {
+      return await this.#settleOnLoss(connection, signal, (lost) => call(connection, lost));
+    } catch (error) {
+      if (!(error instanceof ConnectionLost)) throw error;
+      throw new EngineError(
+        'engine_lost',
+        'The engine went away while this request was running (the tab hosting the models closed, or its engine ' +
+          'worker was restarted). Retry the request.',
+      );
     }
   }
 
@@ -293,8 +278,6 @@ export class EngineWorkerClient implements LocalEngine {
 interface PortCall<T extends ModelTask> {
   /** The caller's options, with the listener that watches the call's events. */
   options: LocalRunOptions<T>;
-  /** Whether the call may still be sent again to the next worker: the caller would hear nothing twice. */
-  resendable(): boolean;
   /** The call's result, from the worker's answer. */
   result(answer: WorkerAnswers[T]): TaskResult<T>;
 }
@@ -308,41 +291,26 @@ interface PortTask<T extends ModelTask> {
 
 /** Each task's rules for the call across the port. */
 const PORT_TASKS: { [T in ModelTask]: PortTask<T> } = {
-  // Sent again only before its first event; only the usage comes back, and the result is put together from the events.
+  // Only the usage comes back: the result is put together from the events.
   chat: {
     watch(request, options) {
       const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
-      const watched = watchOutput({
-        ...options,
-        onEvent: (event: ChatEvent) => {
-          results.add(event);
-          options.onEvent?.(event);
-        },
-      });
-      return {
-        options: watched.options,
-        resendable: () => !watched.started(),
-        result: (usage) => results.result(usage),
-      };
-    },
-  },
-
-  // No events: sent again whenever its worker went away.
-  embeddings: {
-    watch: (_request, options) => ({ options, resendable: () => true, result: (answer) => answer }),
-  },
-
-  // Sent again to the next worker only while it has reported no text; the audio's bytes cross to the worker,
-  // transferred from a copy the caller does not keep.
-  transcription: {
-    watch(_request, options) {
-      let text = false;
-      const onEvent = (event: TranscriptEvent) => {
-        if (event.type === 'delta') text = true;
+      const onEvent = (event: ChatEvent) => {
+        results.add(event);
         options.onEvent?.(event);
       };
-      return { options: { ...options, onEvent }, resendable: () => !text, result: (answer) => answer };
+      return { options: { ...options, onEvent }, result: (usage) => results.result(usage) };
     },
+  },
+
+  embeddings: {
+    watch: (_request, options) => ({ options, result: (answer) => answer }),
+  },
+
+  // The audio's bytes cross to the worker, transferred from a copy the caller does not keep (a call sent again to the
+  // next worker sends them again).
+  transcription: {
+    watch: (_request, options) => ({ options, result: (answer) => answer }),
     crossing(request) {
       const bytes = request.audio.bytes.slice();
       const sent = { ...request, audio: { ...request.audio, bytes } };

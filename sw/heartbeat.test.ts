@@ -14,7 +14,11 @@ import { EngineWorkerClient } from './engine-worker-client.ts';
 registerEngineErrorTransfer();
 
 const request = chatRequest();
-const chatTarget: LocalTarget = { id: 'chat-model', task: 'chat', candidates: [] };
+const chatTarget: LocalTarget = {
+  id: 'chat-model',
+  task: 'chat',
+  candidate: { engine: 'transformers', model: '/tiny', dtype: 'fp32', device: 'cpu' },
+};
 const stops: (() => Promise<number>)[] = [];
 afterEach(async () => {
   await Promise.all(stops.splice(0).map((stop) => stop()));
@@ -45,7 +49,7 @@ describe("the caller's heartbeat", () => {
     await expect.poll(() => seen.length).toBeGreaterThan(0);
     // The caller goes away without a word to the worker, as a stopped service worker does.
     engine.disconnect('thread');
-    expect(await pending).toMatchObject({ kind: expect.stringMatching(/^(unavailable|aborted)$/) });
+    expect(await pending).toMatchObject({ kind: expect.stringMatching(/^(engine_lost|aborted)$/) });
     await expect.poll(() => thread.reports.map((r) => r.outcome), { timeout: 20_000 }).toEqual(['aborted']);
     expect(thread.reports[0]!.events).toBeLessThan(100_000);
   });

@@ -30,29 +30,29 @@ async function loadEncoder(folder: string) {
 }
 
 let engine: LocalEngine;
-let target: (id: string, task: ModelTask) => LocalTarget;
+let target: (id: string, task: ModelTask, images?: boolean) => LocalTarget;
 const now = () => performance.timeOrigin + performance.now();
 
 const direct = {
-  /** Starts the local engine; each model ID is served by the candidates this device can run, as the router picks. */
+  /** Starts the local engine; each model ID is served by the first candidate this device can run, as the router picks. */
   async start(config: EngineWorkerConfig & { profile: ModelProfile }) {
     let device: DeviceInfo;
     ({ engine, device } = await createBrowserEngine(config));
-    target = (id, task) => ({
-      id,
-      task,
-      candidates: usableCandidates(config.profile[id]!, deviceCapabilities(device)),
-    });
+    target = (id, task, images = false) => {
+      const candidates = usableCandidates(config.profile[id]!, deviceCapabilities(device));
+      return { id, task, candidate: candidates.find((c) => !images || c.images)! };
+    };
   },
   /** One chat call: when it started and when each text delta was generated, in epoch milliseconds. */
   async chat(model: string, request: ChatRequest) {
     const tokenTimes: number[] = [];
     const started = now();
-    // A request with images goes to the candidates that read them, as the router sends it.
-    const chat = target(model, 'chat');
-    if (request.messages.some((m) => m.images?.length)) {
-      chat.candidates = chat.candidates.filter((c) => c.images);
-    }
+    // A request with images goes to a candidate that reads them, as the router sends it.
+    const chat = target(
+      model,
+      'chat',
+      request.messages.some((m) => m.images?.length),
+    );
     const result = await engine.run('chat', chat, request, {
       onEvent: (event) => event.type === 'delta' && tokenTimes.push(now()),
     });

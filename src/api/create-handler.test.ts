@@ -408,6 +408,7 @@ describe('engine errors', () => {
     ['context_length_exceeded', 400, 'context_length_exceeded', null],
     ['invalid_request', 400, 'null', null],
     ['unavailable', 500, 'engine_unavailable', 'true'],
+    ['engine_lost', 500, 'engine_unavailable', 'true'], // the walk could not send it on: a retry runs on the next engine
     ['device_lost', 503, 'gpu_device_lost', 'true'], // the worker is replaced: the SDK's retry succeeds
     ['version_mismatch', 503, 'version_mismatch', 'false'], // only a reload heals it
     ['load_failed', 500, 'model_load_failed', 'false'],

@@ -76,6 +76,8 @@ const ENGINE_ERRORS: Record<EngineErrorKind, { status: ErrorStatus; code: string
   // Nobody reads this answer: the client went away. It exists so that the handler still returns a Response.
   aborted: { status: 500, code: 'request_cancelled', retry: false },
   unavailable: { status: 500, code: 'engine_unavailable', retry: true },
+  // Only once the router could not send the call to the next engine (it had streamed output, or engines kept going).
+  engine_lost: { status: 500, code: 'engine_unavailable', retry: true },
   // The GPU went away under the engine: not the request's fault, and gone once the replaced worker has a device (as a
   // server answers while it restarts); the SDK retries a 503.
   device_lost: { status: 503, code: 'gpu_device_lost', retry: true },

@@ -32,9 +32,9 @@ export interface EngineHostEvents {
  * ports to it, and replaces it when it breaks (a crash, or a failure that leaves transformers.js unusable), after which
  * the next request runs on the fresh worker.
  *
- * It also carries fallback chains across workers: when a candidate fails to load while its chain has more, the worker
- * can load nothing more (transformers.js' session chain stays rejected), so the host remembers the candidate and why,
- * and starts a fresh worker that skips it; the calls that were waiting for the model are sent again to that worker.
+ * It also remembers what broke its workers: when a candidate's load left a worker unable to load anything more
+ * (transformers.js' session chain stays rejected), the host remembers the candidate and why, starts a fresh worker, and
+ * names the candidate in the routing of its port offers, so that the service worker's router skips it from then on.
  * The memory lasts as long as this host, or until `restart()`.
  */
 export class EngineHost {
@@ -50,7 +50,7 @@ export class EngineHost {
   #started: Promise<DeviceInfo> | undefined;
   /** Counts workers: a port offer names its worker by this number. */
   #serial = 0;
-  /** Candidates that failed to load, by key: each fresh worker skips them. */
+  /** Candidates whose load broke a worker, by key: the router skips them (see `offerPort`). */
   readonly #failed = new Map<string, CandidateFailure>();
 
   /**
@@ -83,7 +83,7 @@ export class EngineHost {
     this.#control = Comlink.wrap<EngineWorkerControl>(worker);
     this.#started = this.#control
       .start(
-        { ...this.#config, failed: [...this.#failed.values()], protocol: PROTOCOL_VERSION },
+        { ...this.#config, protocol: PROTOCOL_VERSION },
         Comlink.proxy((progress: LoadProgress) => this.#events.progress(progress)),
         Comlink.proxy((report: RunReport) => this.#events.report(report)),
         Comlink.proxy((reason: string, failed?: CandidateFailure) => this.#replace(serial, reason, failed)),
@@ -122,6 +122,7 @@ export class EngineHost {
       const routing: RoutingConfig = {
         ...this.#routing,
         device: deviceCapabilities(device),
+        failed: this.failures,
       };
       const offer: PortOffer = {
         type: 'lantern:port-offer',

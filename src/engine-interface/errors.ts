@@ -11,8 +11,13 @@ export type EngineErrorKind =
   | 'invalid_request'
   /** The caller aborted; nobody is waiting for an answer. */
   | 'aborted'
-  /** The engine is not reachable right now (worker restarting, host tab gone); trying again can succeed. */
+  /** No engine is reachable right now (no page hosts one, or its worker has not started); trying again can succeed. */
   | 'unavailable'
+  /**
+   * The engine went away while the call ran (its host tab closed, its worker was replaced): the same call can run on
+   * the next one, and the router sends it there while it has produced no output.
+   */
+  | 'engine_lost'
   /**
    * The GPU device the engine ran on was lost (the browser's GPU process crashed or was reset, a driver update): the
    * engine worker is replaced, and the request can be sent again.

@@ -1,21 +1,22 @@
 import type { EngineErrorKind } from './errors.ts';
 
 /**
- * What a failure means for the walk over a model's candidates: one vocabulary for the router (`src/models`), the
- * local engine's loading (`src/engines/local-engine.ts`) and the engine worker (`src/worker/worker-api.ts`), so that
- * they cannot disagree on when a request moves on.
+ * What a failure means for the one walk over a model's candidates (the router's, `src/models/model-router.ts`): one
+ * vocabulary for the router, the local engine and the engine worker (`src/worker/worker-api.ts`), so that they cannot
+ * disagree on when a request moves on. Only the walk decides; the layers below it answer each call once.
  *
  * - `request`: the request's own (a client error, an abort, a rate limit, output that broke its constraint): it ends
  *   where it is, wherever it happened.
  * - `passed-over`: the candidate was passed over before its engine touched anything (no room for its download, no
- *   network for it): the next candidate may load in the same realm, and this one is tried again next time.
+ *   network for it): the next candidate takes over, and this one is tried again next time.
  * - `candidate`: the candidate failed (it would not load, its run broke, its GPU device was lost): the next candidate
  *   takes over; the realm it ran in may be broken (`breaksRealm`).
- * - `engine-gone`: the engine itself went away (its worker restarting, its host tab closed): the next candidate takes
- *   over, and there is no realm left to break.
+ * - `engine-gone`: there is no engine to run local candidates on (no page hosts one): the walk goes on to the servers.
+ * - `engine-lost`: the engine went away under the call (its host tab closed, its worker was replaced): the same
+ *   candidate again, on the next engine.
  * - `server`: a remote server failed: it counts against the server's circuit breaker, and the next link takes over.
  */
-export type FailureMeaning = 'request' | 'passed-over' | 'candidate' | 'engine-gone' | 'server';
+export type FailureMeaning = 'request' | 'passed-over' | 'candidate' | 'engine-gone' | 'engine-lost' | 'server';
 
 /** Every error kind's meaning: a new kind must be given one here (TypeScript refuses the build until it is). */
 const MEANINGS: Readonly<Record<EngineErrorKind, FailureMeaning>> = Object.freeze({
@@ -32,6 +33,7 @@ const MEANINGS: Readonly<Record<EngineErrorKind, FailureMeaning>> = Object.freez
   internal: 'candidate',
   device_lost: 'candidate',
   unavailable: 'engine-gone',
+  engine_lost: 'engine-lost',
   upstream_error: 'server',
   upstream_unavailable: 'server',
 });
@@ -39,9 +41,9 @@ const MEANINGS: Readonly<Record<EngineErrorKind, FailureMeaning>> = Object.freez
 /** What a failure of this kind means for the walk (see {@link FailureMeaning}). */
 export const failureMeaning = (kind: EngineErrorKind): FailureMeaning => MEANINGS[kind];
 
-/** Whether a local candidate's failure of this kind hands the request to the next candidate, local or remote. */
+/** Whether a local candidate's failure of this kind hands the request on (to this candidate again, or the next). */
 export const movesOnLocally = (kind: EngineErrorKind): boolean =>
-  ['passed-over', 'candidate', 'engine-gone'].includes(MEANINGS[kind]);
+  ['passed-over', 'candidate', 'engine-gone', 'engine-lost'].includes(MEANINGS[kind]);
 
 /**
  * Whether a failure of this kind leaves the realm it happened in untrustworthy, where its engine's descriptor says

@@ -10,8 +10,7 @@ export interface OutputListeners {
 /**
  * The caller's options, watched for output: `started()` says whether any event or server chunk has been passed on,
  * after which a call can no longer move to another candidate (or be sent again) without the caller hearing it twice.
- * The one way every layer that may try a call again (the router, the service worker's client of the engine worker)
- * knows whether it still may.
+ * The one way the layer that may try a call again (the router's walk) knows whether it still may.
  */
 export function watchOutput<O extends OutputListeners>(callerOptions: O): { options: O; started: () => boolean } {
   let started = false;
@@ -19,7 +18,8 @@ export function watchOutput<O extends OutputListeners>(callerOptions: O): { opti
   const { onEvent, onServerChunk } = callerOptions;
   if (onEvent) {
     options.onEvent = (event) => {
-      started = true;
+      // Progress (how far a transcription has read) is not output: a call sent again reports it again, harmlessly.
+      if ((event as { type?: string }).type !== 'progress') started = true;
       onEvent(event);
     };
   }

@@ -4,7 +4,6 @@ import { createLocalEngine } from './local-engine.ts';
 import type { ModelLoaders } from './model-loaders.ts';
 import {
   CPU_ONLY,
-  type CandidateFailure,
   type DeviceCapabilities,
   type ModelProfile,
   type RoutingPolicy,
@@ -24,10 +23,6 @@ export interface EngineOptions {
   loaders?: ModelLoaders;
   /** Where IDs whose chains have remote candidates are served first (default `local-first`). */
   policy?: RoutingPolicy;
-  /** Candidates that already failed to load in an earlier realm: skipped (see `withoutFailures`). */
-  failed?: readonly CandidateFailure[];
-  /** Where one failed load breaks the realm (see `LocalEngineOptions.replaceRealm`). */
-  replaceRealm?: (reason: string, failed?: CandidateFailure) => void;
   /**
    * How images are fetched and decoded (default: `nodeImageAccess()`: URLs only from the handler's `imageUrlHosts`,
    * at public addresses; sharp told the pixel limit).
@@ -55,8 +50,6 @@ export function createEngine(options: EngineOptions): Engine {
   const local = createLocalEngine({
     onProgress: options.onProgress,
     loaders: options.loaders,
-    failed: options.failed,
-    replaceRealm: options.replaceRealm,
     imageAccess: options.imageAccess ?? nodeImageAccess(),
   });
   return createModelRouter({ local, routing: () => routing });

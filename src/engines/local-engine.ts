@@ -1,7 +1,6 @@
 import {
   EngineError,
   failureMeaning,
-  type EngineErrorKind,
   type LoadProgress,
   type ModelTask,
   type TaskEvent,
@@ -11,21 +10,19 @@ import {
 import { decodeAudioFile, type DecodeAudio } from '../inputs/audio-input.ts';
 import type { ImageAccess } from '../inputs/image-input.ts';
 import { checkConstraint } from '../grammar/constraint-check.ts';
-import { formatBytes, type StorageShortfall } from '../downloads/index.ts';
 import { DEFAULT_LOADERS, type ModelLoaders, type TaskModel } from './model-loaders.ts';
-import { candidateKey, withoutFailures, type CandidateFailure, type LocalCandidate } from '../models/model-profile.ts';
-import { engineOf } from './engine-registry.ts';
+import { candidateKey, type LocalCandidate } from '../models/model-profile.ts';
 import { refuseUnfittableInput, refuseUnfittablePrompt } from './prompt-budget.ts';
 import { TaskQueue } from './task-queue.ts';
 
 /**
- * What a local call runs on: the public ID that asked (progress is reported under it) and the local candidates of its
- * fallback chain that this device can run, in the order the router tries them.
+ * What a local call runs on: the public ID that asked (progress is reported under it) and the one candidate of its
+ * fallback chain that the router's walk sends it to.
  */
 export interface LocalTarget {
   id: string;
   task: ModelTask;
-  candidates: LocalCandidate[];
+  candidate: LocalCandidate;
 }
 
 export interface LocalCallOptions {
@@ -41,8 +38,9 @@ export interface LocalRunOptions<T extends ModelTask> extends LocalCallOptions {
 
 /**
  * The models that run on this device, behind no routing: a call names its task and its target, and the engine serves
- * it from the first of the target's candidates that loads. What the engine worker exposes to the service worker's
- * router.
+ * it from the target's candidate, loading it first if it must. It answers each call once, with its result or why its
+ * candidate failed; which candidate comes next is the router's walk to decide. What the engine worker exposes to the
+ * service worker's router.
  */
 export interface LocalEngine {
   run<T extends ModelTask>(
@@ -58,16 +56,6 @@ export interface LocalEngineOptions {
   onProgress?: ((progress: LoadProgress) => void) | undefined;
   /** How candidates are loaded (default: transformers.js and web-llm). */
   loaders?: ModelLoaders | undefined;
-  /** Candidates that already failed to load on this page, in an earlier engine worker: skipped (`withoutFailures`). */
-  failed?: readonly CandidateFailure[] | undefined;
-  /**
-   * Set where one failed load breaks every later load in the same realm (transformers.js in a browser creates every
-   * session on one promise chain, which stays rejected): after the first failure of a candidate whose engine says so
-   * (its descriptor's `failureBreaksRealm`) the engine loads nothing more in it, and calls `replaceRealm` once. When later candidates remain, it names the failed one, to be skipped in the
-   * fresh realm, and the calls that needed the model are left unanswered, for their caller to send again there. When
-   * the failed candidate was the last of its chain, those calls are answered with the error first.
-   */
-  replaceRealm?: ((reason: string, failed?: CandidateFailure) => void) | undefined;
   /**
    * Decodes audio that is not WAV (mp3, ogg, webm, m4a) to mono samples at a rate: in a browser, the page's audio
    * decoder (workers have none). Absent (Node): WAV only.
@@ -149,121 +137,44 @@ const SERVE: { [T in ModelTask]: Serve<T> } = {
 };
 
 /**
- * The error of a chain none of whose candidates loaded. When every one was refused for storage, it says how much the
- * smallest needed and how much is free (503 `insufficient_storage`); when every one was passed over for a download,
- * the download's failure (503 `model_download_failed`); otherwise `load_failed`, listing why each failed.
- */
-function chainFailure(id: string, failures: EngineError[], tried: string[]): EngineError {
-  const list = `Tried ${tried.join('; ')}`;
-  if (failures.length > 0 && failures.every((f) => f.kind === 'insufficient_storage')) {
-    const shortfalls = failures.map((f) => f.cause).filter(isShortfall);
-    const smallest = shortfalls.sort((a, b) => a.needed - b.needed)[0];
-    const message = smallest
-      ? `Model \`${id}\` needs more storage than this site has: its smallest download needs about ` +
-        `${formatBytes(smallest.needed)}, and ${formatBytes(smallest.free)} of the site's ` +
-        `${formatBytes(smallest.quota)} quota is free. Free space (remove stored models: lantern.storage.remove) or ` +
-        `use a smaller model. ${list}`
-      : `Model \`${id}\` needs more storage than this site has. ${list}`;
-    return new EngineError('insufficient_storage', message, { cause: failures });
-  }
-  const kind: EngineErrorKind =
-    failures.length > 0 && failures.every((f) => failureMeaning(f.kind) === 'passed-over')
-      ? 'download_failed'
-      : 'load_failed';
-  return new EngineError(kind, `Model \`${id}\` could not be loaded on this device. ${list}`, { cause: failures });
-}
-
-const isShortfall = (cause: unknown): cause is StorageShortfall =>
-  typeof cause === 'object' && cause !== null && 'needed' in cause && 'free' in cause;
-
-/**
- * The local engine: each target is resolved on first use to the first of its candidates that loads. A candidate that
- * fails to load (unsupported, missing, too big for the storage quota) hands over to the next, in this realm or, with
- * `replaceRealm`, in a fresh one. A model is loaded once, however many IDs share it; model runs go one at a time through the realm's
- * queue (a chat model batching concurrent requests into each forward pass);
- * and a target that failed to load is tried again on its next request, so fixing the cause heals the engine without a
- * restart.
+ * The local engine: a candidate is loaded on its first call, once however many IDs share it; a candidate that failed
+ * to load is tried again on its next call, so fixing the cause heals the engine without a restart. Model runs go one at
+ * a time through the realm's queue (a chat model batching concurrent requests into each forward pass). A failed load is
+ * the call's answer, reported as progress too: `skipped` when the candidate was passed over before its engine touched
+ * anything (no room for its download, no network for it), `failed` otherwise. Whether a failure leaves the realm
+ * unusable is its caller's to act on (the engine worker's API: `src/worker/worker-api.ts`).
  */
 export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine {
-  const { onProgress, replaceRealm } = options;
+  const { onProgress } = options;
   const loaders = options.loaders ?? DEFAULT_LOADERS;
-  const byTarget = new Map<string, Promise<LoadedModel>>();
   const byCandidate = new Map<string, Promise<LoadedModel>>();
-  /** The candidate key of each loaded model, for `onBackend`. */
-  const keys = new WeakMap<LoadedModel, string>();
+  /** The IDs each loaded model was announced `ready` under. */
+  const announced = new WeakMap<LoadedModel, Set<string>>();
   const queue = new TaskQueue();
 
-  /** Set once a load failed in a realm that `replaceRealm` must replace: nothing more is loaded in it. */
-  let realmBroken = false;
-  /** What a call gets in a broken realm: no answer; its caller sends it again to the next realm. */
-  const stalled = () => new Promise<never>(() => {});
-
-  const loadCandidate = (target: LocalTarget, candidate: LocalCandidate): Promise<LoadedModel> => {
-    if (realmBroken) return stalled();
+  const load = async ({ id, task, candidate }: LocalTarget): Promise<LoadedModel> => {
     const key = candidateKey(candidate);
     let loading = byCandidate.get(key);
     if (!loading) {
-      const context = { id: target.id, onProgress, queue };
-      loading = loaders[target.task](candidate, context);
+      loading = loaders[task](candidate, { id, onProgress, queue });
       byCandidate.set(key, loading);
       loading.catch(() => byCandidate.delete(key));
     }
-    return loading;
-  };
-
-  const walk = async (target: LocalTarget): Promise<LoadedModel> => {
-    const { id } = target;
-    const chain = withoutFailures(target.candidates, options.failed);
-    const failures: EngineError[] = [];
-    const tried = chain.failed.map((f) => `${f.candidate}: ${f.reason}`);
-    /** Whether a candidate of this chain broke the realm. */
-    let broke = false;
-    for (const [index, candidate] of chain.candidates.entries()) {
-      const key = candidateKey(candidate);
-      try {
-        const model = await loadCandidate(target, candidate);
-        keys.set(model, key);
+    try {
+      const model = await loading;
+      const ids = announced.get(model) ?? new Set();
+      announced.set(model, ids);
+      if (!ids.has(id)) {
+        ids.add(id);
         onProgress?.({ status: 'ready', model: id, resolved: key });
-        return model;
-      } catch (error) {
-        // A failure after the realm broke may be the break's doing, not the candidate's: say nothing of it.
-        if (realmBroken) return stalled();
-        const failure = EngineError.from(error, 'load_failed');
-        failures.push(failure);
-        tried.push(`${key}: ${failure.message}`);
-        // Passed over before its engine loaded anything (no room for its download, or no network for it): the realm
-        // is intact, the next candidate loads here, and this one is tried again next time.
-        if (failureMeaning(failure.kind) === 'passed-over') {
-          onProgress?.({ status: 'skipped', model: id, candidate: key, reason: failure.message });
-          continue;
-        }
-        onProgress?.({ status: 'failed', model: id, candidate: key, reason: failure.message });
-        // Its engine's descriptor says whether a failed load leaves the realm unable to load anything more.
-        if (replaceRealm && engineOf(candidate).failureBreaksRealm) {
-          realmBroken = broke = true;
-          if (index < chain.candidates.length - 1) {
-            const reason = `${key} failed to load (${failure.message}); \`${id}\` tries its next candidate in a fresh realm.`;
-            replaceRealm(reason, { candidate: key, reason: failure.message });
-            return stalled();
-          }
-        }
       }
+      return model;
+    } catch (thrown) {
+      const failure = EngineError.from(thrown, 'load_failed');
+      const status = failureMeaning(failure.kind) === 'passed-over' ? 'skipped' : 'failed';
+      onProgress?.({ status, model: id, candidate: key, reason: failure.message });
+      throw failure;
     }
-    const error = chainFailure(id, failures, tried);
-    // Once this answer is on its way: the realm is replaced at once, unless no candidate broke it.
-    if (replaceRealm && broke) setTimeout(() => replaceRealm(error.message), 0);
-    throw error;
-  };
-
-  const resolve = (target: LocalTarget): Promise<LoadedModel> => {
-    const key = `${target.id}\n${target.candidates.map(candidateKey).join('\n')}`;
-    let loading = byTarget.get(key);
-    if (!loading) {
-      loading = walk(target);
-      byTarget.set(key, loading);
-      loading.catch(() => byTarget.delete(key));
-    }
-    return loading;
   };
 
   const realm: Realm = { queue, imageAccess: options.imageAccess, decodeAudio: options.decodeAudio };
@@ -271,8 +182,8 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     async run(task, target, request, runOptions = {}) {
       const serve = SERVE[task];
       serve.check?.(request);
-      const model = (await resolve(target)) as TaskModel<typeof task>;
-      runOptions.onBackend?.(keys.get(model)!);
+      const model = (await load(target)) as TaskModel<typeof task>;
+      runOptions.onBackend?.(candidateKey(target.candidate));
       return serve.serve(model, request, runOptions, realm);
     },
   };

@@ -61,6 +61,11 @@ export interface RoutingConfig {
   profile: ModelProfile;
   policy: RoutingPolicy;
   device: DeviceCapabilities;
+  /**
+   * Candidates that failed to load where this device's engine runs, and broke the realm they ran in: the walk skips
+   * them (see `withoutFailures`). Kept by whoever replaces that realm (the host page, Node's server) across engines.
+   */
+  failed?: readonly CandidateFailure[];
 }
 
 /** What a public model ID runs: candidates in order of preference; the first this device can run is used. */

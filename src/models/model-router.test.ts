@@ -122,21 +122,98 @@ describe('the model router', () => {
   it('a local candidate that loads and fails before any output hands over to the next local one, not the server', async () => {
     const second: LocalCandidate = { engine: 'transformers', model: '/second', dtype: 'fp32', device: 'cpu' };
     const { chat, local, backends } = setUp('local-first', () => [cpu, second, dead()]);
-    const targets: string[][] = [];
+    const targets: string[] = [];
     const answer = local.onChat;
     const runOf = local.run.bind(local);
     local.run = (task, target, request, options = {}) => {
-      const candidates = typeof target === 'string' ? [] : target.candidates.map((c) => c.model);
-      targets.push(candidates);
-      // As the local engine does: the first candidate of the target loads and says so, then its run breaks.
-      options.onBackend?.(`transformers:${candidates[0]}@fp32/cpu`);
-      local.onChat =
-        candidates[0] === '/chat' ? () => Promise.reject(new EngineError('internal', 'run broke')) : answer;
+      const model = typeof target === 'string' ? '' : target.candidate.model;
+      targets.push(model);
+      // As the local engine does: the candidate loads and says so, then its run breaks.
+      options.onBackend?.(`transformers:${model}@fp32/cpu`);
+      local.onChat = model === '/chat' ? () => Promise.reject(new EngineError('internal', 'run broke')) : answer;
       return runOf(task, target, request, options);
     };
     await expect(chat()).resolves.toMatchObject({ choices: [{ text: 'hi there' }] });
-    expect(targets).toEqual([['/chat', '/second'], ['/second']]);
+    expect(targets).toEqual(['/chat', '/second']);
     expect(backends).toEqual(['transformers:chat@fp32/cpu', 'transformers:second@fp32/cpu']);
+  });
+
+  it('walks every local candidate that fails to load, and names each failure, the ones the routing skips too', async () => {
+    const second: LocalCandidate = { engine: 'transformers', model: '/second', dtype: 'fp32', device: 'cpu' };
+    const third: LocalCandidate = { engine: 'transformers', model: '/third', dtype: 'fp32', device: 'cpu' };
+    const local = new FakeEngine();
+    const tried: string[] = [];
+    const runOf = local.run.bind(local);
+    local.run = (task, target, request, options = {}) => {
+      const model = typeof target === 'string' ? '' : target.candidate.model;
+      tried.push(model);
+      if (model === '/third') return runOf(task, target, request, options);
+      return Promise.reject(new EngineError('load_failed', `${model} is missing config.json`));
+    };
+    const profile: ModelProfile = { m: { task: 'chat', created: 1, candidates: [cpu, second, third] } };
+    const failed = [{ candidate: 'transformers:/chat@fp32/cpu', reason: 'protobuf parsing failed' }];
+    const router = createModelRouter({
+      local,
+      routing: () => ({ profile, device: CPU_ONLY, policy: 'local-first', failed }),
+    });
+    await expect(router.chat('m', chatRequest())).resolves.toMatchObject({ choices: [{ text: 'hi there' }] });
+    // The candidate that broke its engine is skipped; the one that failed to load is tried again next time.
+    expect(tried).toEqual(['/second', '/third']);
+
+    local.run = (_task, target) =>
+      Promise.reject(
+        new EngineError('load_failed', `${(target as { candidate: LocalCandidate }).candidate.model} is missing`),
+      );
+    const error = (await router.chat('m', chatRequest()).catch((e: unknown) => e)) as EngineError;
+    expect(error).toMatchObject({ kind: 'load_failed' });
+    expect(error.message).toBe(
+      'Model `m` could not be loaded on this device. Tried transformers:chat@fp32/cpu: protobuf parsing failed; ' +
+        'transformers:second@fp32/cpu: second is missing; transformers:third@fp32/cpu: third is missing',
+    );
+  });
+
+  it('sends a call whose engine went away before any output to the same candidate again, and not after output', async () => {
+    const { chat, local, backends } = setUp('local-first');
+    let calls = 0;
+    const answer = local.onChat;
+    local.onChat = async (request, options) => {
+      calls += 1;
+      if (calls < 3) throw new EngineError('engine_lost', 'The engine went away.');
+      return answer(request, options);
+    };
+    await expect(chat()).resolves.toMatchObject({ choices: [{ text: 'hi there' }] });
+    expect(calls).toBe(3);
+    expect(local.chats.map((c) => c.model)).toEqual(['chat-model', 'chat-model', 'chat-model']);
+    expect(backends).toEqual([]); // the fake names no backend
+
+    // Once output began, the loss is the answer: the caller would hear the start twice.
+    local.onChat = async (_request, options) => {
+      options.onEvent?.({ type: 'delta', choice: 0, text: 'hi' });
+      throw new EngineError('engine_lost', 'The engine went away.');
+    };
+    await expect(chat()).rejects.toMatchObject({ kind: 'engine_lost' });
+  });
+
+  it('gives up on an engine that keeps going away, and moves on to the server', async () => {
+    const { chat, local } = setUp('local-first');
+    local.onChat = async () => {
+      throw new EngineError('engine_lost', 'The engine went away.');
+    };
+    const error = (await chat().catch((e: unknown) => e)) as EngineError;
+    expect(local.chats).toHaveLength(9); // the first try and eight more
+    expect(error).toMatchObject({ kind: 'upstream_unavailable' });
+    expect(error.message).toMatch(/engine went away.*could not be reached/);
+  });
+
+  it('with no engine to run local candidates on, goes straight to the servers', async () => {
+    const second: LocalCandidate = { engine: 'transformers', model: '/second', dtype: 'fp32', device: 'cpu' };
+    const { chat, local } = setUp('local-first', () => [cpu, second, dead()]);
+    local.onChat = async () => {
+      throw new EngineError('unavailable', 'No page is hosting the engine.');
+    };
+    const error = (await chat().catch((e: unknown) => e)) as EngineError;
+    expect(local.chats).toHaveLength(1); // the second local candidate would find no engine either
+    expect(error.message).toMatch(/No page is hosting the engine.*could not be reached/);
   });
 
   it("a client's error, or a failure once output began, ends the request where it is", async () => {

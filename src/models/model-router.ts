@@ -15,6 +15,7 @@ import {
   thinksAt,
   withTaskMethods,
 } from '../engine-interface/index.ts';
+import { formatBytes, type StorageShortfall } from '../downloads/index.ts';
 import { browserStore, isDownloadedModel, storedModel } from '../engines/model-files.ts';
 import type { LocalEngine, LocalTarget } from '../engines/local-engine.ts';
 import {
@@ -24,9 +25,11 @@ import {
   profileAliases,
   resolveModelName,
   usableCandidates,
+  withoutFailures,
   type LocalCandidate,
   type ModelCandidate,
   type ModelEntry,
+  type CandidateFailure,
   type RemoteCandidate,
   type RoutingConfig,
 } from './model-profile.ts';
@@ -37,7 +40,7 @@ import { RemoteModel } from '../engines/remote/remote-model.ts';
 export interface ModelRouterOptions {
   /**
    * What serves the local candidates of every chain: a local engine in Node, the engine worker (over a port) in a
-   * service worker. It loads the first of a target's candidates that loads, so here they are one link.
+   * service worker. It answers each call from the one candidate it names, once; the walk here decides what is next.
    */
   local: LocalEngine;
   /** The profile, its policy and what the device can run: asked for on each request (a service worker learns them). */
@@ -50,8 +53,14 @@ export interface ModelRouterOptions {
   now?: () => number;
 }
 
-/** One link of a chain: every local candidate this device can run (as one target), or one remote server. */
+/** One link of a chain: a local candidate this device can run, or one remote server. */
 type Link = { local: LocalTarget } | { remote: RemoteCandidate };
+
+/**
+ * How many times one call's chain is walked again after its engine went away under it (`engine_lost`): once per engine
+ * replaced while it waited (a failed load, a closed host tab); after that, a lost engine is its candidate's failure.
+ */
+const MAX_ENGINE_LOSSES = 8;
 
 /** What a link's call takes: the caller's options, and who to tell that a candidate has taken the call. */
 type LinkOptions<O extends CallOptions> = Omit<O, 'onServe'> & { onBackend: (backend: string) => void };
@@ -66,6 +75,10 @@ interface Route {
   view: PublicView;
   /** Whether a model with a thinking mode thinks when a request does not say (its `defaultReasoningEffort`). */
   thinks: boolean;
+  /** The local candidates left out for having failed to load here (see `failuresOf`), named when all fail. */
+  skipped: CandidateFailure[];
+  /** The local load failures this route's walk adds to (see `failuresOf`). */
+  failures: Map<string, CandidateFailure>;
 }
 
 /**
@@ -113,6 +126,19 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
   const breakers = new Map<string, CircuitBreaker>();
   const servers = new Map<string, RemoteModel>();
   const lastServed = new Map<string, string>();
+  /**
+   * The local candidates that failed to load, per routing (a routing is one engine's: a host's port offer in a
+   * service worker, the process's in Node): skipped by later walks, as a model that loaded is used again without
+   * trying the candidates before it. The last local candidate of a chain is never skipped (`withoutFailures`), so
+   * fixing what broke it heals the model. Failures that broke an engine (`RoutingConfig.failed`) are its host's to
+   * remember across engines; this memory goes with its routing (a new engine, a restarted one, tries them again).
+   */
+  const failuresByRouting = new WeakMap<RoutingConfig, Map<string, CandidateFailure>>();
+  const failuresOf = (config: RoutingConfig) => {
+    let failures = failuresByRouting.get(config);
+    if (!failures) failuresByRouting.set(config, (failures = new Map()));
+    return failures;
+  };
 
   const breakerFor = (candidate: RemoteCandidate) => {
     const key = JSON.stringify(candidate);
@@ -127,16 +153,11 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     return server;
   };
 
-  const linksOf = (id: string, entry: ModelEntry, config: RoutingConfig): Link[] => {
-    const links: Link[] = [];
-    for (const candidate of candidateChain(entry, config.device, config.policy)) {
-      if (isRemote(candidate)) links.push({ remote: candidate });
-      else if (!links.some((link) => 'local' in link)) {
-        links.push({ local: { id, task: entry.task, candidates: usableCandidates(entry, config.device) } });
-      }
-    }
-    return links;
-  };
+  /** Every candidate of the chain, in the policy's order, without the local ones that failed to load here. */
+  const linksOf = (id: string, entry: ModelEntry, config: RoutingConfig, failed: CandidateFailure[]): Link[] =>
+    candidateChain(entry, config.device, config.policy, failed).map((candidate) =>
+      isRemote(candidate) ? { remote: candidate } : { local: { id, task: entry.task, candidate } },
+    );
 
   /**
    * The one lookup of a call's model, by its ID or an alias: the route's card names the ID, which answers name. A name
@@ -150,12 +171,16 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
       const valid = Object.keys(config.profile).filter((k) => config.profile[k]!.task === task);
       throw modelNotFound(name, `Models for ${task}: ${valid.join(', ')}.`);
     }
-    const links = linksOf(id, entry, config);
+    const failures = failuresOf(config);
+    const failed = [...(config.failed ?? []), ...failures.values()];
+    const links = linksOf(id, entry, config, failed);
     if (links.length === 0) {
       throw new EngineError('model_not_found', `The model \`${id}\` cannot run on this device.`, { param: 'model' });
     }
     const thinks = thinksAt(entry.defaultReasoningEffort);
-    return { card: { id, task, created: entry.created }, links, view: publicView(config.profile), thinks };
+    const { failed: skipped } = withoutFailures(usableCandidates(entry, config.device), failed);
+    const view = publicView(config.profile);
+    return { card: { id, task, created: entry.created }, links, view, thinks, skipped, failures };
   };
 
   const served = (id: string, backend: string) => {
@@ -164,22 +189,26 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     onServed?.(id, backend);
   };
 
-  /** Sends the call down the chain; see above for when it moves on. */
+  /**
+   * Sends the call down the chain; see above for when it moves on. With `rewalk`, an engine lost under a local
+   * candidate ends the walk with `engine_lost`, for `run` to walk the chain again on the next engine; without, it is
+   * that candidate's failure.
+   */
   async function walk<T, O extends CallOptions & OutputListeners>(
     route: Route,
     callerOptions: O,
+    rewalk: boolean,
     call: (link: Link, options: LinkOptions<O>) => Promise<T>,
   ) {
     const { card, view } = route;
-    const failures: EngineError[] = [];
-    const links = [...route.links];
-    for (let at = 0; at < links.length; at++) {
-      const link = links[at]!;
+    const failures: { link: Link; error: EngineError }[] = [];
+    for (let at = 0; at < route.links.length; at++) {
+      const link = route.links[at]!;
       let breaker: CircuitBreaker | undefined;
       if ('remote' in link) {
         breaker = breakerFor(link.remote);
         if (!breaker.tryAcquire()) {
-          failures.push(coolingDown(view.name(candidateKey(link.remote)), breaker));
+          failures.push({ link, error: coolingDown(view.name(candidateKey(link.remote)), breaker) });
           continue;
         }
       }
@@ -199,27 +228,27 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
         // hold a schema's JSON pointers) comes from the file system: its absolute paths are cut too.
         const raw = EngineError.from(thrown);
         const error = view.error(raw, { paths: !breaker && movesOnLocally(raw.kind) });
+        const meaning = failureMeaning(error.kind);
         if (breaker) {
-          if (failureMeaning(error.kind) === 'server') breaker.failed();
+          if (meaning === 'server') breaker.failed();
           else if (error.kind === 'aborted') breaker.released();
           else breaker.succeeded(); // it answered: it is alive, whatever it said
         }
-        const fallsOver = breaker ? failureMeaning(error.kind) === 'server' : movesOnLocally(error.kind);
+        const fallsOver = breaker ? meaning === 'server' : movesOnLocally(error.kind);
         if (watched.started() || !fallsOver) throw error;
-        failures.push(error);
-        // A local candidate that loaded and then failed before any output (its run broke, its GPU was lost) hands the
-        // request to the local candidates after it, before any server: the local engine walked the chain only as far
-        // as the first that loaded.
-        if ('local' in link) {
-          const candidates = link.local.candidates;
-          const failed = candidates.findIndex((c) => candidateKey(c) === backend);
-          if (failed >= 0 && failed < candidates.length - 1) {
-            links.splice(at + 1, 0, { local: { ...link.local, candidates: candidates.slice(failed + 1) } });
-          }
+        if (meaning === 'engine-lost' && rewalk) throw error;
+        failures.push({ link, error });
+        if ('local' in link && error.kind === 'load_failed') {
+          const candidate = candidateKey(link.local.candidate);
+          route.failures.set(candidate, { candidate, reason: error.message });
+        }
+        // No engine to run local candidates on: the others would find none either; the servers may answer.
+        if (meaning === 'engine-gone') {
+          while (route.links[at + 1] && 'local' in route.links[at + 1]!) at += 1;
         }
       }
     }
-    throw exhausted(card.id, failures);
+    throw exhausted(route, failures);
   }
 
   return withTaskMethods({
@@ -253,11 +282,25 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     },
 
     async run(task, id, request, callerOptions = {}) {
-      const found = await lookup(id, task, callerOptions.signal);
-      const { route, localRequest } = ROUTES[task].prepare?.(found, request) ?? { route: found, localRequest: request };
-      return walk(route, callerOptions, (link, o) =>
-        'remote' in link ? serverFor(link.remote).run(task, request, o) : local.run(task, link.local, localRequest, o),
-      );
+      // Every task's options are its listeners' (embeddings have none): watched across walks, as the walk watches links.
+      const watched = watchOutput(callerOptions as typeof callerOptions & OutputListeners);
+      for (let losses = 0; ; losses++) {
+        // Looked up again after each engine lost: the next engine's routing says what broke the last one.
+        const found = await lookup(id, task, callerOptions.signal);
+        const prepared = ROUTES[task].prepare?.(found, request) ?? { route: found, localRequest: request };
+        const { route, localRequest } = prepared;
+        try {
+          return await walk(route, watched.options as typeof callerOptions, losses < MAX_ENGINE_LOSSES, (link, o) =>
+            'remote' in link
+              ? serverFor(link.remote).run(task, request, o)
+              : local.run(task, link.local, localRequest, o),
+          );
+        } catch (error) {
+          // The engine went away under the call before any output (its host tab closed, its worker was replaced):
+          // the chain is walked again, on the next engine.
+          if (!(error instanceof EngineError && error.kind === 'engine_lost') || watched.started()) throw error;
+        }
+      }
     },
   });
 }
@@ -292,11 +335,7 @@ const ROUTES: { [T in ModelTask]: TaskRoute<T> } = {
 function readingImages(route: Route, messages: ChatMessage[]): Route {
   const image = messages.find((m) => m.images?.length)?.images![0];
   if (!image) return route;
-  const links = route.links.flatMap((link): Link[] => {
-    if ('remote' in link) return link.remote.images ? [link] : [];
-    const candidates = link.local.candidates.filter((c) => c.images);
-    return candidates.length > 0 ? [{ local: { ...link.local, candidates } }] : [];
-  });
+  const links = route.links.filter((link) => ('remote' in link ? link.remote.images : link.local.candidate.images));
   if (links.length === 0) {
     throw new EngineError(
       'invalid_request',
@@ -317,15 +356,56 @@ function coolingDown(backend: string, breaker: CircuitBreaker): EngineError {
   );
 }
 
-/** Every link failed: the error that can heal by itself (a server to retry) if there is one, naming every failure. */
-function exhausted(id: string, failures: EngineError[]): EngineError {
-  if (failures.length === 1) return failures[0]!;
-  const pick = failures.find((f) => f.retry === true) ?? failures.at(-1)!;
-  return new EngineError(pick.kind, `No candidate could serve \`${id}\`: ${failures.map((f) => f.message).join(' ')}`, {
+/**
+ * Every link failed: one error that names each failure. When every candidate was refused for storage, it says how much
+ * the smallest needed and how much is free (503 `insufficient_storage`); when every one was passed over for its download,
+ * the download's failure (503 `model_download_failed`). Otherwise the failure that can heal by itself (a server to
+ * retry) if there is one, else the last: a chain of local candidates none of which loaded is `load_failed`, listing
+ * why each failed.
+ */
+function exhausted(route: Route, failures: { link: Link; error: EngineError }[]): EngineError {
+  const { card, view, skipped } = route;
+  const id = card.id;
+  const errors = failures.map((f) => f.error);
+  const loads = failures.every(
+    (f) => 'local' in f.link && (f.error.kind === 'load_failed' || failureMeaning(f.error.kind) === 'passed-over'),
+  );
+  /** Each failure as a key holder reads it: a local candidate's named (a server's names its server itself). */
+  const said = failures.map((f) =>
+    'local' in f.link ? `${view.name(candidateKey(f.link.local.candidate))}: ${f.error.message}` : f.error.message,
+  );
+  if (loads) {
+    const reasons = [
+      ...skipped.map((s) => `${view.name(s.candidate)}: ${view.text(s.reason, { paths: true })}`),
+      ...said,
+    ];
+    const tried = `Tried ${reasons.join('; ')}`;
+    if (errors.every((e) => e.kind === 'insufficient_storage')) {
+      const smallest = errors
+        .map((e) => e.cause)
+        .filter(isShortfall)
+        .sort((a, b) => a.needed - b.needed)[0];
+      const message = smallest
+        ? `Model \`${id}\` needs more storage than this site has: its smallest download needs about ` +
+          `${formatBytes(smallest.needed)}, and ${formatBytes(smallest.free)} of the site's ` +
+          `${formatBytes(smallest.quota)} quota is free. Free space (remove stored models: lantern.storage.remove) or ` +
+          `use a smaller model. ${tried}`
+        : `Model \`${id}\` needs more storage than this site has. ${tried}`;
+      return new EngineError('insufficient_storage', message, { cause: errors });
+    }
+    const kind = errors.every((e) => failureMeaning(e.kind) === 'passed-over') ? 'download_failed' : 'load_failed';
+    return new EngineError(kind, `Model \`${id}\` could not be loaded on this device. ${tried}`, { cause: errors });
+  }
+  if (errors.length === 1) return errors[0]!;
+  const pick = errors.find((f) => f.retry === true) ?? errors.at(-1)!;
+  return new EngineError(pick.kind, `No candidate could serve \`${id}\`: ${said.join(' ')}`, {
     ...(pick.retry !== undefined && { retry: pick.retry }),
     ...(pick.retryAfterMs !== undefined && { retryAfterMs: pick.retryAfterMs }),
     ...(pick.backend !== undefined && { backend: pick.backend }),
     headers: { ...pick.headers },
-    cause: failures,
+    cause: errors,
   });
 }
+
+const isShortfall = (cause: unknown): cause is StorageShortfall =>
+  typeof cause === 'object' && cause !== null && 'needed' in cause && 'free' in cause;

@@ -4,7 +4,6 @@ import type { LoadProgress } from '../engine-interface/index.ts';
 import { engineOf, engineOfKey } from '../engines/engine-registry.ts';
 import { createLocalEngine, type LocalEngine, type LocalTarget } from '../engines/local-engine.ts';
 import { fetchAsPage } from '../inputs/image-input.ts';
-import type { CandidateFailure } from '../models/model-profile.ts';
 import { detectDevice } from './device.ts';
 import { loadOnnxRuntime, type OnnxRuntime } from './onnx-runtime.ts';
 import type { DecodeAudioInPage, DeviceInfo, EngineWorkerConfig } from './protocol.ts';
@@ -53,28 +52,24 @@ function readModelsFromStore(store: StoredFiles): void {
 /**
  * The local engine of a browser worker, on the device this browser offers (see detectDevice). After a failed load,
  * transformers.js can create no session in this worker any more (its sessions are created on one promise chain, which
- * stays rejected), so the engine tries no other candidate here: `replaceWorker` asks for a fresh worker, which skips
- * the candidates that failed (`config.failed`).
+ * stays rejected): the worker's API asks for a fresh worker then (see createWorkerApi).
  */
 export async function createBrowserEngine(
   config: EngineWorkerConfig,
   hooks: {
     onProgress?: (progress: LoadProgress) => void;
-    replaceWorker?: (reason: string, failed?: CandidateFailure) => void;
     /** The host page's decoder, for audio that is not WAV. */
     decodeAudio?: DecodeAudioInPage;
   } = {},
 ): Promise<{ engine: LocalEngine; device: DeviceInfo; runtimeKept: Promise<true | string> }> {
-  const { onProgress, replaceWorker, decodeAudio } = hooks;
+  const { onProgress, decodeAudio } = hooks;
   configureTransformers();
   const device = await detectDevice(config.device);
   // Read or downloaded while the worker waits for its first call, rather than by onnxruntime-web once a model loads:
   // a page that is ready can go offline before it runs a model (issue 42).
   const runtime = runtimeLoader(() => loadOnnxRuntime(env.backends.onnx.wasm!, device.device, self.location.href));
   const engine = createLocalEngine({
-    failed: config.failed ?? [],
     onProgress,
-    replaceRealm: replaceWorker,
     decodeAudio,
     // Image URLs as the page fetches them: its origin, its CORS rules; it reaches nothing its own scripts could not.
     imageAccess: { fetch: fetchAsPage },
@@ -124,7 +119,7 @@ function afterRuntime(engine: LocalEngine, ready: () => Promise<OnnxRuntime>): L
   // Candidates of engines that run without onnxruntime-web (web-llm) need not wait for it, nor fail where it cannot
   // download: their descriptors say (`needsOnnxRuntime`).
   const needed = async (target: LocalTarget) => {
-    if (target.candidates.some((c) => engineOf(c).needsOnnxRuntime)) runtime = await ready();
+    if (engineOf(target.candidate).needsOnnxRuntime) runtime = await ready();
   };
   const released = (onBackend?: (backend: string) => void) => (backend: string) => {
     if (engineOfKey(backend)?.needsOnnxRuntime) runtime?.release();

@@ -33,7 +33,13 @@ const api = createWorkerApi(
     if (!engine) throw new EngineError('unavailable', 'The engine worker has not been started yet.');
     return engine;
   },
-  { report: (r) => report(r), fatal: (reason) => fatal(reason), trace: () => trace, explain: (e) => gpu.explain(e) },
+  {
+    report: (r) => report(r),
+    fatal: (reason, failed) => fatal(reason, failed),
+    trace: () => trace,
+    // A load that failed because the device was lost is no fault of its candidate: explained, it is not skipped.
+    explain: (e) => gpu.explain(e),
+  },
 );
 
 const control: EngineWorkerControl = {
@@ -48,15 +54,7 @@ const control: EngineWorkerControl = {
     report = onReport;
     fatal = onFatal;
     trace = config.trace === true;
-    const started = await createBrowserEngine(config, {
-      onProgress: (p) => void onProgress(p),
-      // A load that failed because the device was lost is no fault of its candidate: it is not skipped hereafter.
-      replaceWorker: (reason, failed) =>
-        void gpu
-          .explain(new Error(failed?.reason ?? reason))
-          .then((lost) => (lost ? fatal(lost.message) : fatal(reason, failed))),
-      decodeAudio,
-    });
+    const started = await createBrowserEngine(config, { onProgress: (p) => void onProgress(p), decodeAudio });
     engine = started.engine;
     runtimeKept = started.runtimeKept;
     return started.device;

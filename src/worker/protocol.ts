@@ -62,8 +62,6 @@ export interface EngineWorkerConfig {
   device: DevicePreference;
   /** Run reports carry each token's timestamp (`tokenTimes`): for benchmarks. */
   trace?: boolean;
-  /** Candidates that failed to load in an earlier worker of this host: the fresh worker skips them. */
-  failed?: CandidateFailure[];
   /** The page's PROTOCOL_VERSION, sent by `EngineHost`: a worker of another version refuses to start. */
   protocol?: number;
 }
@@ -95,8 +93,9 @@ export interface EngineWorkerControl {
   /**
    * Configures the worker. `onProgress` and `onReport` are Comlink proxies; `onFatal` is called when the engine can
    * no longer be trusted (a failed load or run leaves transformers.js' promise chain rejected), so the host replaces
-   * the worker. With `failed`, a candidate failed to load while the model's chain has more: the host skips it from
-   * then on, and the calls waiting for that model get no answer from this worker; they are sent again to the next.
+   * the worker. With `failed`, it was a candidate's load that broke it: the host remembers it, and the routing of its
+   * next port offers names it, for the router's walk to skip. Calls the broken worker still holds get no answer: they
+   * end when their connection goes (`engine_lost`), and the walk sends them to the next worker.
    */
   start(
     config: EngineWorkerConfig,
@@ -278,7 +277,16 @@ interface SerializedEngineError {
   kind: EngineErrorKind;
   message: string;
   param: string | undefined;
+  /** A cause that is plain numbers (a storage shortfall: what the walk's last word sums up), else none. */
+  cause: Record<string, number> | undefined;
 }
+
+/** A cause that crosses as it is: an object of numbers only (a `StorageShortfall`). */
+const plainNumbers = (cause: unknown): cause is Record<string, number> =>
+  typeof cause === 'object' &&
+  cause !== null &&
+  Object.getPrototypeOf(cause) === Object.prototype &&
+  Object.values(cause).every((v) => typeof v === 'number');
 
 let registered = false;
 
@@ -300,6 +308,7 @@ export function registerEngineErrorTransfer(): void {
           kind: value.kind,
           message: value.message,
           param: value.param,
+          cause: plainNumbers(value.cause) ? value.cause : undefined,
         };
         return [serialized, []];
       }
@@ -307,8 +316,11 @@ export function registerEngineErrorTransfer(): void {
     },
     deserialize(serialized: unknown) {
       if ((serialized as SerializedEngineError).engineError) {
-        const { kind, message, param } = serialized as SerializedEngineError;
-        throw new EngineError(kind, message, param === undefined ? {} : { param });
+        const { kind, message, param, cause } = serialized as SerializedEngineError;
+        throw new EngineError(kind, message, {
+          ...(param !== undefined && { param }),
+          ...(cause !== undefined && { cause }),
+        });
       }
       return builtIn.deserialize(serialized);
     },

@@ -6,8 +6,9 @@ import {
   type TaskEvent,
   type TaskResult,
 } from '../engine-interface/index.ts';
-import { engineOfKey } from '../engines/engine-registry.ts';
-import type { LocalEngine } from '../engines/local-engine.ts';
+import { engineOf } from '../engines/engine-registry.ts';
+import type { LocalEngine, LocalTarget } from '../engines/local-engine.ts';
+import { candidateKey, type CandidateFailure } from '../models/model-profile.ts';
 import {
   CALLER_ALIVE_MS,
   CALLER_SILENCE_MS,
@@ -46,8 +47,11 @@ export interface WorkerApiHooks {
   report(report: RunReport): void;
   /** Whether run reports carry each event's timestamp. */
   trace?: () => boolean;
-  /** The engine can no longer be trusted; called after the failing call's answer is on its way. */
-  fatal(reason: string): void;
+  /**
+   * The engine can no longer be trusted; called once, after the failing call's answer is on its way. With `failed`, a
+   * candidate's load broke it: the realm that replaces this one should not load it again (the walk skips it).
+   */
+  fatal(reason: string, failed?: CandidateFailure): void;
   /**
    * A failure as the error that says why, when the call cannot tell (a lost GPU device: see GpuDeviceWatch); undefined
    * leaves it as it is.
@@ -67,6 +71,10 @@ export interface HeartbeatOptions {
  * The API that an engine worker exposes on each connected port: the local engine's `run`, each call with its own port for
  * pushed events and abort, a report of every run, and a call for help when the engine breaks. `status()` counts the
  * calls in flight, whichever port they came on.
+ *
+ * Once a failure broke the realm (see `breaksRealm`), the realm answers nothing more: a call that arrives after, or
+ * fails after (its failure may be the break's doing, not its candidate's), waits for its connection to go with the
+ * worker, and the router's walk sends it to the next one (`engine_lost`).
  */
 export function createWorkerApi(
   engine: () => LocalEngine,
@@ -75,6 +83,9 @@ export function createWorkerApi(
 ): EngineWorkerApi & { status(): EngineStatus } {
   const { aliveMs = CALLER_ALIVE_MS, silenceMs = CALLER_SILENCE_MS } = heartbeat;
   let calls = 0;
+  /** Set once a failure broke this realm: it answers nothing more. */
+  let broken = false;
+  const unanswered = () => new Promise<never>(() => {});
 
   /**
    * Runs one call with its own port: `abort` on the port aborts it; `end` is sent when it is over, after every event,
@@ -82,8 +93,7 @@ export function createWorkerApi(
    */
   async function withCallPort<T>(
     port: MessagePort,
-    model: string,
-    task: ModelTask,
+    target: LocalTarget,
     run: (
       signal: AbortSignal,
       onEvent: (event: TaskEvent<ModelTask>) => void,
@@ -122,8 +132,8 @@ export function createWorkerApi(
     let backend: string | undefined;
     const finish = (outcome: RunReport['outcome'], tokens = { promptTokens: 0, completionTokens: 0 }) =>
       hooks.report({
-        model,
-        task,
+        model: target.id,
+        task: target.task,
         outcome,
         ...tokens,
         events,
@@ -141,14 +151,20 @@ export function createWorkerApi(
       return result;
     } catch (thrown) {
       const error = (await hooks.explain?.(thrown)) ?? EngineError.from(thrown);
+      if (broken) return unanswered();
       finish(error.kind);
       // A failure that breaks its realm, on an engine whose failures do (transformers.js: one failed load or run leaves
-      // its shared promise chain rejected, failing every later call; transformers.js#1635, #1767), or before any
-      // candidate took the call: the worker cannot be trusted. Ask for a replacement only once this call's answer is on
-      // its way: the host terminates the worker at once.
-      const engine = backend === undefined ? undefined : engineOfKey(backend);
-      if (breaksRealm(error.kind) && engine?.failureBreaksRealm !== false) {
-        setTimeout(() => hooks.fatal(error.message), 0);
+      // its shared promise chain rejected, failing every later call; transformers.js#1635, #1767): the worker cannot
+      // be trusted. Ask for a replacement only once this call's answer is on its way: the host terminates the worker
+      // at once. A failed load (no candidate took the call) names its candidate, for the next realm to skip.
+      if (breaksRealm(error.kind) && engineOf(target.candidate).failureBreaksRealm) {
+        broken = true;
+        const failed =
+          backend === undefined && error.kind === 'load_failed'
+            ? { candidate: candidateKey(target.candidate), reason: error.message }
+            : undefined;
+        const reason = failed ? `${failed.candidate} could not be loaded (${error.message})` : error.message;
+        setTimeout(() => hooks.fatal(reason, failed), 0);
       }
       throw error;
     } finally {
@@ -163,11 +179,11 @@ export function createWorkerApi(
     status: () => ({ calls }),
 
     run: async (task, target, request, port) => {
+      if (broken) return unanswered();
       const { usage, answer } = WORKER_TASKS[task];
       const result = await withCallPort(
         port,
-        target.id,
-        task,
+        target,
         (signal, onEvent, onBackend) => engine().run(task, target, request, { signal, onEvent, onBackend }),
         usage,
       );
