@@ -54,6 +54,11 @@ function corsFrom(setting = process.env.LANTERN_CORS_ORIGINS?.trim()): {
  */
 function startEngine(): Engine {
   const failed: CandidateFailure[] = [];
+  /**
+   * The routing of the engine thread now running: one object per thread, as a service worker has one per port offer,
+   * so that the router's memory of load failures (kept per routing) goes with the thread. `failed` grows in place.
+   */
+  let engineRouting: RoutingConfig = { ...routing, failed };
   /** The engine thread now running, if any. */
   let current: Worker | undefined;
   const client = new EngineWorkerClient({ requestPort: () => void startThread() });
@@ -65,6 +70,7 @@ function startEngine(): Engine {
       transferList: [port1 as never],
     });
     current = thread;
+    engineRouting = { ...routing, failed };
     let replaced = false;
     const replace = (reason: string) => {
       if (replaced) return;
@@ -75,7 +81,7 @@ function startEngine(): Engine {
       void thread.terminate();
     };
     thread.on('message', (message: EngineThreadMessage) => {
-      if (message.type === 'ready') client.connect(port2, `node#${thread.threadId}`, routing);
+      if (message.type === 'ready') client.connect(port2, `node#${thread.threadId}`, engineRouting);
       else if (message.type === 'progress' && message.progress.status === 'ready')
         console.log(`[lantern] ${message.progress.model} loaded`);
       else if (message.type === 'fatal') {
@@ -87,7 +93,7 @@ function startEngine(): Engine {
     thread.on('exit', (code) => replace(`it exited (${code})`));
   };
   startThread();
-  return createModelRouter({ local: client, routing: () => ({ ...routing, failed }) });
+  return createModelRouter({ local: client, routing: () => engineRouting });
 }
 
 const routing = {

@@ -78,7 +78,7 @@ interface Route {
   /** The local candidates left out for having failed to load here (see `failuresOf`), named when all fail. */
   skipped: CandidateFailure[];
   /** The local load failures this route's walk adds to (see `failuresOf`). */
-  failures: Map<string, CandidateFailure>;
+  loadFailures: Map<string, CandidateFailure>;
 }
 
 /**
@@ -171,8 +171,8 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
       const valid = Object.keys(config.profile).filter((k) => config.profile[k]!.task === task);
       throw modelNotFound(name, `Models for ${task}: ${valid.join(', ')}.`);
     }
-    const failures = failuresOf(config);
-    const failed = [...(config.failed ?? []), ...failures.values()];
+    const loadFailures = failuresOf(config);
+    const failed = [...(config.failed ?? []), ...loadFailures.values()];
     const links = linksOf(id, entry, config, failed);
     if (links.length === 0) {
       throw new EngineError('model_not_found', `The model \`${id}\` cannot run on this device.`, { param: 'model' });
@@ -180,7 +180,7 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     const thinks = thinksAt(entry.defaultReasoningEffort);
     const { failed: skipped } = withoutFailures(usableCandidates(entry, config.device), failed);
     const view = publicView(config.profile);
-    return { card: { id, task, created: entry.created }, links, view, thinks, skipped, failures };
+    return { card: { id, task, created: entry.created }, links, view, thinks, skipped, loadFailures };
   };
 
   const served = (id: string, backend: string) => {
@@ -240,7 +240,7 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
         failures.push({ link, error });
         if ('local' in link && error.kind === 'load_failed') {
           const candidate = candidateKey(link.local.candidate);
-          route.failures.set(candidate, { candidate, reason: error.message });
+          route.loadFailures.set(candidate, { candidate, reason: error.message });
         }
         // No engine to run local candidates on: the others would find none either; the servers may answer.
         if (meaning === 'engine-gone') {
