@@ -32,6 +32,23 @@ function e2eModelFixtures(): Plugin {
   };
 }
 
+/** The tests of shared behaviour (the wire, clients, structured output, tools, reasoning) that run on llama.cpp too. */
+const LLAMA_CPP_SHARED_TESTS = [
+  'test/chat-completions.test.ts',
+  'test/completions.test.ts',
+  'test/tool-calls.test.ts',
+  'test/reasoning.test.ts',
+  'test/responses.test.ts',
+  'test/responses-tools.test.ts',
+  'test/embeddings.test.ts',
+  'test/sdk-errors.test.ts',
+  'test/hostile-input.test.ts',
+  'test/prefix-cache-isolation.test.ts',
+  'test/structured-output/engine.test.ts',
+  'test/structured-output/sdk-clients.test.ts',
+  'test/structured-output/large-schemas.test.ts',
+];
+
 /**
  * One build for the browser: the playground page (index.html); and, through Lantern's own Vite plugin as any app
  * uses it, the service worker (sw/service-worker.ts, precaching the build for offline use) and the engine worker,
@@ -67,17 +84,26 @@ export default defineConfig(({ mode }) => ({
       serviceWorker: 'sw/service-worker.ts',
       engineWorker: 'src/worker/engine-worker.ts',
       // public/models is the bundled models' source here (not copied from the package); the reliability tests'
-      // withheld model must not be precached, nor the benchmark's worker.
-      precache: (file) => !/^(e2e\/late-chat|bench-worker)\/|\/reference\.json$/.test(file),
+      // withheld model must not be precached, nor the benchmark's worker, nor the GGUF copies (llama.cpp runs in Node
+      // only so far).
+      precache: (file) => !/^(e2e\/late-chat|bench-worker)\/|\/reference\.json$|\/gguf\//.test(file),
     }),
   ],
   test: {
-    include: ['src/**/*.test.ts', 'sw/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['test/e2e/**'],
-    // onnxruntime-node is a native addon: separate processes isolate it more reliably than worker threads.
+    // onnxruntime-node and node-llama-cpp are native addons: separate processes isolate them more reliably than
+    // worker threads.
     pool: 'forks',
     // Loading a model and generating on a shared CPU can take seconds; these bound hangs, they do not time anything.
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts', 'sw/**/*.test.ts', 'test/**/*.test.ts'] } },
+      // The tests of the behaviour every engine shares, again on llama.cpp alone: the bundled models' GGUF copies.
+      {
+        extends: true,
+        test: { name: 'llama.cpp', include: LLAMA_CPP_SHARED_TESTS, env: { LANTERN_TEST_ENGINES: 'llama.cpp' } },
+      },
+    ],
   },
 }));

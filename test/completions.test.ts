@@ -1,14 +1,14 @@
 import { AutoModelForCausalLM, AutoTokenizer, type Tensor } from '@huggingface/transformers';
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bundledProfile, type ModelProfile } from '../src/index.ts';
+import type { ModelProfile } from '../src/index.ts';
 import { sdkRefusal } from './support/api-error.ts';
 import {
-  BUNDLED_MODELS,
   HAS_STORIES_260K,
   reference,
   sdkClient,
   STORIES_260K,
+  testProfile,
   type ChatReference,
   type SdkClient,
 } from './support/lantern.ts';
@@ -35,7 +35,7 @@ beforeAll(async () => {
       candidates: [{ engine: 'transformers', model: STORIES_260K, dtype: 'fp32', device: 'cpu' }],
     },
   };
-  const profile: ModelProfile = { ...bundledProfile(BUNDLED_MODELS), ...(HAS_STORIES_260K && stories) };
+  const profile: ModelProfile = { ...testProfile(), ...(HAS_STORIES_260K && stories) };
   ({ client, calls } = await sdkClient({ profile }));
 });
 

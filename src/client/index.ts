@@ -25,6 +25,7 @@ export {
   type ModelProfile,
   type RemoteCandidate,
   type RoutingPolicy,
+  withEngines,
   withHub,
 } from '../models/model-profile.ts';
 export { DEFAULT_PROFILE } from '../models/model-registry.ts';

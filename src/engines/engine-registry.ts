@@ -1,4 +1,5 @@
 import type { EngineDescriptor } from './engine-descriptor.ts';
+import { LLAMA_CPP_ENGINE } from './llama-cpp/llama-cpp-engine.ts';
 import { REMOTE_ENGINE } from './remote/remote-engine.ts';
 import { TRANSFORMERS_ENGINE } from './transformers/transformers-engine.ts';
 import { WEB_LLM_ENGINE } from './web-llm/web-llm-engine.ts';
@@ -14,6 +15,7 @@ import { WEB_LLM_ENGINE } from './web-llm/web-llm-engine.ts';
 export const ENGINES = Object.freeze({
   transformers: TRANSFORMERS_ENGINE,
   'web-llm': WEB_LLM_ENGINE,
+  'llama.cpp': LLAMA_CPP_ENGINE,
   remote: REMOTE_ENGINE,
 });
 

@@ -31,6 +31,7 @@ export {
   resolveModelName,
   usableCandidates,
   validateProfile,
+  withEngines,
   withoutFailures,
   WEB_LLM_LIMITS,
   type AdapterLimits,
@@ -46,6 +47,8 @@ export {
   type RemoteTimeouts,
   type RoutingConfig,
   type RoutingPolicy,
+  type EngineName,
+  type LlamaCppCandidate,
   type TransformersCandidate,
   type WebLLMCandidate,
 } from '../models/model-profile.ts';

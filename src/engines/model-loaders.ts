@@ -14,6 +14,7 @@ import { prepareCandidate } from './model-downloads.ts';
 import type { LocalCandidate } from '../models/model-profile.ts';
 import type { TaskQueue } from './task-queue.ts';
 import { ENGINES, engineOf, type CandidateOf, type LocalEngineName } from './engine-registry.ts';
+import { LLAMA_CPP_LOADERS } from './llama-cpp/llama-cpp-loaders.ts';
 import { TRANSFORMERS_LOADERS } from './transformers/transformers-loaders.ts';
 import { WEB_LLM_LOADERS } from './web-llm/web-llm-loaders.ts';
 
@@ -93,6 +94,7 @@ export type EngineLoaders<C> = {
 const ENGINE_LOADERS: { readonly [N in LocalEngineName]: EngineLoaders<CandidateOf<N>> } = {
   transformers: TRANSFORMERS_LOADERS,
   'web-llm': WEB_LLM_LOADERS,
+  'llama.cpp': LLAMA_CPP_LOADERS,
 };
 
 /** How each task is named where a candidate's engine does not serve it (`web-llm candidates are for chat: …`). */

@@ -2,6 +2,7 @@ import type { StoredFiles } from '../downloads/index.ts';
 import { downloadKey, manifestName, storedManifest, type EngineFiles, type ModelManifest } from './model-files.ts';
 import { candidateKey, type LocalCandidate } from '../models/model-profile.ts';
 import type { CandidateOf, LocalEngineName } from './engine-registry.ts';
+import { LLAMA_CPP_FILES } from './llama-cpp/llama-cpp-files.ts';
 import { TRANSFORMERS_FILES } from './transformers/transformers-files.ts';
 import { WEB_LLM_FILES } from './web-llm/web-llm-files.ts';
 
@@ -15,6 +16,7 @@ export { sha256OfIntegrity } from './web-llm/web-llm-files.ts';
 const ENGINE_FILES: { readonly [N in LocalEngineName]: EngineFiles<CandidateOf<N>> } = {
   transformers: TRANSFORMERS_FILES,
   'web-llm': WEB_LLM_FILES,
+  'llama.cpp': LLAMA_CPP_FILES,
 };
 
 const filesOf = <C extends LocalCandidate>(candidate: C) => ENGINE_FILES[candidate.engine] as unknown as EngineFiles<C>;

@@ -70,7 +70,8 @@ function byteLevel(): Map<string, number> {
   return (byteLevelMap = map);
 }
 
-function tokenBytes(token: string, type: VocabType): Uint8Array {
+/** The exact bytes a vocabulary string stands for, as its vocabulary type encodes them. */
+export function tokenBytes(token: string, type: VocabType): Uint8Array {
   if (type === 'byte_level') {
     const map = byteLevel();
     const out: number[] = [];

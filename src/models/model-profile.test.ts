@@ -100,9 +100,16 @@ describe('the bundled profile', () => {
     const profile = bundledProfile('/models');
     for (const id of Object.keys(PUBLIC_MODELS)) {
       const keys = usableCandidates(profile[id]!, device).map(candidateKey);
-      // The chat model first; tiny-vision after it for a request with images.
-      const own = keys.filter((key) => !key.includes('tiny-vision'));
+      // The chat model first; tiny-vision after it for a request with images; in Node (these tests), the GGUF copy on
+      // llama.cpp last (in browsers, where llama.cpp does not run yet, it is passed over).
+      const own = keys.filter((key) => !key.includes('tiny-vision') && !key.startsWith('llama.cpp:'));
       expect(own.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|think|embed|whisper)@fp32\/cpu$/);
+      const gguf = keys.filter((key) => key.startsWith('llama.cpp:'));
+      expect(gguf).toEqual(
+        /whisper/.test(own[0]!)
+          ? []
+          : [own[0]!.replace(/^transformers:\/models\/([\w-]+)@.*$/, 'llama.cpp:/models/$1/gguf/$1-f32.gguf')],
+      );
       expect(keys[0]!.endsWith('/webgpu')).toBe(device.webgpu);
     }
   });
@@ -172,6 +179,7 @@ describe('a fallback (software) adapter', () => {
     expect(usableCandidates(profile['crimson-falcon-4']!, swiftShader).map(candidateKey)).toEqual([
       'transformers:/models/tiny-chat@fp32/webgpu',
       'transformers:/models/tiny-chat@fp32/cpu',
+      'llama.cpp:/models/tiny-chat/gguf/tiny-chat-f32.gguf',
       'transformers:/models/tiny-vision@fp32/webgpu',
       'transformers:/models/tiny-vision@fp32/cpu',
     ]);

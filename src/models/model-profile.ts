@@ -1,6 +1,12 @@
 import type { ModelTask } from '../engine-interface/index.ts';
 import type { AdapterLimits } from '../engines/engine-descriptor.ts';
-import { engineOf, type LocalCandidate, type ModelCandidate } from '../engines/engine-registry.ts';
+import {
+  ENGINES,
+  engineOf,
+  type EngineName,
+  type LocalCandidate,
+  type ModelCandidate,
+} from '../engines/engine-registry.ts';
 import type { RemoteCandidate } from '../engines/remote/remote-engine.ts';
 
 // Each engine's candidate type and device rules live in its folder (`src/engines/<name>/<name>-engine.ts`), registered
@@ -9,6 +15,8 @@ export { isHubModel, type AdapterLimits, type GPUNeeds, type ReadsImages } from 
 export type { LocalCandidate, ModelCandidate } from '../engines/engine-registry.ts';
 export { ONNX_FILES, type TransformersCandidate } from '../engines/transformers/transformers-engine.ts';
 export { WEB_LLM_LIMITS, type WebLLMCandidate } from '../engines/web-llm/web-llm-engine.ts';
+export type { LlamaCppCandidate } from '../engines/llama-cpp/llama-cpp-engine.ts';
+export type { EngineName } from '../engines/engine-registry.ts';
 export { redactURL, type RemoteCandidate, type RemoteTimeouts } from '../engines/remote/remote-engine.ts';
 
 /**
@@ -140,6 +148,8 @@ export function requiredLimits(candidate: ModelCandidate): Partial<AdapterLimits
 /** Why this device cannot run the candidate, or undefined when it can. */
 export function whyNotRunnable(candidate: ModelCandidate, device: DeviceCapabilities): string | undefined {
   if (isRemote(candidate)) return undefined;
+  const absent = engineOf(candidate).whyNotHere?.();
+  if (absent) return absent;
   if (!runsOnGPU(candidate)) return whyNotInMemory(candidate.downloadBytes, device);
   if (!device.webgpu) return 'needs WebGPU';
   if (needsShaderF16(candidate) && !device.shaderF16) return "needs the adapter's shader-f16 feature";
@@ -322,6 +332,28 @@ export function withHub(profile: ModelProfile, hub: string): ModelProfile {
 }
 
 /**
+ * The profile with only the named engines' candidates in every chain, and only the IDs that keep any: a profile of one
+ * engine, to serve or test that engine alone, or to keep an app off an engine it does not ship.
+ *
+ * @example createEngine({ profile: withEngines(bundledProfile(modelsFolder), ['llama.cpp']) })
+ */
+export function withEngines(profile: ModelProfile, engines: readonly EngineName[]): ModelProfile {
+  const unknown = engines.filter((name) => !Object.hasOwn(ENGINES, name));
+  if (unknown.length > 0) {
+    throw new TypeError(`Unknown engine ${unknown.join(', ')}: the engines are ${Object.keys(ENGINES).join(', ')}.`);
+  }
+  const kept = new Set<string>(engines);
+  return Object.freeze(
+    Object.fromEntries(
+      Object.entries(profile).flatMap(([id, entry]) => {
+        const candidates = entry.candidates.filter((candidate) => kept.has(candidate.engine));
+        return candidates.length > 0 ? [[id, { ...entry, candidates }]] : [];
+      }),
+    ),
+  );
+}
+
+/**
  * Names a candidate inside Lantern and to the page that configured it: `web-llm:SmolLM2-…-MLC`,
  * `transformers:onnx-community/…@q4/cpu`, `remote:llama3.2@http://127.0.0.1:11434/v1` (a URL's user, query and
  * fragment left out: they can hold secrets). It says where the candidate lives (a folder, a server), which is the
@@ -374,6 +406,9 @@ function decodeURIPart(part: string): string {
   }
 }
 
+/** The bundled models that have a GGUF too (`<model>/gguf/<model>-f32.gguf`). */
+const GGUF_FIXTURES = new Set(['tiny-chat', 'tiny-think', 'tiny-embed']);
+
 /** The date the bundled fixture models were generated (`scripts/fixtures/generate.py`). */
 const BUNDLED_CREATED = Date.UTC(2026, 10, 21) / 1000;
 
@@ -384,23 +419,35 @@ const BUNDLED_CREATED = Date.UTC(2026, 10, 21) / 1000;
  * answers to its `OPENAI_ALIASES` too, and `amber-phoenix-4` thinks by default (`defaultReasoningEffort: 'medium'`),
  * as in `DEFAULT_PROFILE`.
  *
+ * The chat models and the embedding model are also GGUF files (`scripts/fixtures/gguf_convert.py`, the same weights),
+ * for llama.cpp: last in their chains, or alone with `{ engines: ['llama.cpp'] }`.
+ *
  * @param base - where `public/models` is: an absolute folder path in Node, a URL path such as `/models` in a browser.
+ * @param options.engines - keep only these engines' candidates (see {@link withEngines}).
  */
-export function bundledProfile(base: string): ModelProfile {
+export function bundledProfile(base: string, options: { engines?: readonly EngineName[] } = {}): ModelProfile {
+  const profile = bundledModels(base);
+  return options.engines ? withEngines(profile, options.engines) : profile;
+}
+
+function bundledModels(base: string): ModelProfile {
   const at = (name: string) => `${base.replace(/\/+$/, '')}/${name}`;
   // The tiny fixtures answer in moments even on a software adapter, and there they test the WebGPU path (SwiftShader
   // is the only WebGPU of headless Chromium): they keep WebGPU first everywhere.
-  const anywhere = (model: string): ModelCandidate[] => [
-    { engine: 'transformers', model, dtype: 'fp32', device: 'webgpu', evenOnFallbackAdapter: true },
-    { engine: 'transformers', model, dtype: 'fp32', device: 'cpu' },
+  const anywhere = (name: string): ModelCandidate[] => [
+    { engine: 'transformers', model: at(name), dtype: 'fp32', device: 'webgpu', evenOnFallbackAdapter: true },
+    { engine: 'transformers', model: at(name), dtype: 'fp32', device: 'cpu' },
+    ...(GGUF_FIXTURES.has(name)
+      ? [{ engine: 'llama.cpp' as const, model: at(`${name}/gguf`), file: `${name}-f32.gguf` }]
+      : []),
   ];
   // tiny-vision: a LLaVA-layout model trained on images it draws (scripts/fixtures/vision_fixture.py). It serves a
   // request with images (the router keeps only the candidates that read them); text alone goes to tiny-chat first.
-  const seeing = anywhere(at('tiny-vision')).map((candidate) => ({ ...candidate, images: true }));
+  const seeing = anywhere('tiny-vision').map((candidate) => ({ ...candidate, images: true }));
   const chat = (id: keyof typeof OPENAI_ALIASES, model = 'tiny-chat', vision = true): ModelEntry => ({
     task: 'chat',
     created: BUNDLED_CREATED,
-    candidates: [...anywhere(at(model)), ...(vision ? seeing : [])],
+    candidates: [...anywhere(model), ...(vision ? seeing : [])],
     aliases: OPENAI_ALIASES[id],
   });
   return Object.freeze({
@@ -411,14 +458,14 @@ export function bundledProfile(base: string): ModelProfile {
     'jade-mole-4': {
       task: 'embeddings',
       created: BUNDLED_CREATED,
-      candidates: anywhere(at('tiny-embed')),
+      candidates: anywhere('tiny-embed'),
       aliases: OPENAI_ALIASES['jade-mole-4'],
     },
     // tiny-whisper: a Whisper trained on espeak-ng speech of a small vocabulary (scripts/fixtures/speech_fixture.py).
     'teal-finch-4': {
       task: 'transcription',
       created: BUNDLED_CREATED,
-      candidates: anywhere(at('tiny-whisper')),
+      candidates: anywhere('tiny-whisper'),
       aliases: OPENAI_ALIASES['teal-finch-4'],
     },
   });

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { bundledProfile, createEngine, type ChatEvent, type Engine } from '../../src/index.ts';
+import { createEngine, type ChatEvent, type Engine } from '../../src/index.ts';
 import { BoundedCache } from '../../src/grammar/bounded-cache.ts';
 import { loadXGrammar } from '../../src/grammar/xgrammar.ts';
 import { chatRequest } from '../support/chat-request.ts';
 import { grammarFor, referenceValidator } from '../support/grammar-walk.ts';
-import { BUNDLED_MODELS } from '../support/lantern.ts';
+import { BUNDLED_MODELS, testProfile } from '../support/lantern.ts';
 
 /*
  * The constraint mechanism on the transformers.js engine with real inference (the bundled tiny-chat): how it composes
@@ -21,7 +21,7 @@ let engine: Engine;
 const check = referenceValidator();
 
 beforeAll(() => {
-  engine = createEngine({ profile: bundledProfile(BUNDLED_MODELS) });
+  engine = createEngine({ profile: testProfile() });
 });
 
 describe('constrained generation on transformers.js', () => {

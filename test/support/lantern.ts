@@ -13,10 +13,22 @@ import {
   type HandlerOptions,
   type ModelProfile,
 } from '../../src/index.ts';
+import type { EngineName } from '../../src/engines/engine-registry.ts';
 import { overrideTask } from './task-override.ts';
 
 /** The bundled fixture models (public/models). */
 export const BUNDLED_MODELS = fileURLToPath(new URL('../../public/models', import.meta.url));
+
+/**
+ * The engines the shared tests run the bundled models on: every engine's candidates in their chains' order (the
+ * default), or only those of the engines `LANTERN_TEST_ENGINES` names (the `llama.cpp` test project: the same tests on
+ * the GGUF copies of the fixtures).
+ */
+export const TEST_ENGINES = process.env.LANTERN_TEST_ENGINES?.split(',') as EngineName[] | undefined;
+
+/** The bundled profile the shared tests run on (see {@link TEST_ENGINES}). */
+export const testProfile = (): ModelProfile =>
+  bundledProfile(BUNDLED_MODELS, TEST_ENGINES ? { engines: TEST_ENGINES } : {});
 
 /** The shared real tiny LLaMA, when this machine has it (../shared/models); tests using it skip without it. */
 export const STORIES_260K = fileURLToPath(new URL('../../../shared/models/stories260K', import.meta.url));
@@ -115,7 +127,7 @@ export interface SdkClient {
  * @see openaiClient, for another client of the same handler (another key, other options).
  */
 export async function sdkClient(options: SdkClientOptions = {}): Promise<SdkClient> {
-  const engine = options.engine ?? createEngine({ profile: options.profile ?? bundledProfile(BUNDLED_MODELS) });
+  const engine = options.engine ?? createEngine({ profile: options.profile ?? testProfile() });
   const calls: ChatCall[] = [];
   const keys = new KeyRing();
   const { key } = await keys.issue('test');

@@ -1,0 +1,84 @@
+import { isHubModel, lastPart, type EngineDescriptor, type GPUNeeds, type ReadsImages } from '../engine-descriptor.ts';
+
+/*
+ * llama.cpp as routing, downloads, the worker and the page see it: its candidates and its descriptor. Light (the
+ * service worker bundles it): the runtime (node-llama-cpp in Node) is loaded by `llama-cpp-loaders.ts`.
+ */
+
+/** A GGUF model run by llama.cpp: the format Ollama, LM Studio and llama.cpp itself run. */
+export interface LlamaCppCandidate extends GPUNeeds, ReadsImages {
+  engine: 'llama.cpp';
+  /**
+   * Where the GGUF lives: a Hugging Face hub repository (`Qwen/Qwen3-0.6B-GGUF`), a folder path (Node; in a browser, a
+   * path of the app's own origin) or the absolute URL of a folder. `file` names the GGUF in it.
+   */
+  model: string;
+  /**
+   * The GGUF file in `model`, which picks the quantisation (`Qwen3-0.6B-Q8_0.gguf`). A model split in parts (llama.cpp's
+   * `gguf-split`, `…-00001-of-00003.gguf`) is named by its first part: the others are read beside it.
+   */
+  file: string;
+  /** A mirror of the Hugging Face hub to fetch a hub repository from (`https://hf-mirror.example/`); see `withHub`. */
+  hub?: string;
+  /** What a first use downloads, in bytes (an estimate, for the storage check and docs/models.md). */
+  downloadBytes?: number;
+  /**
+   * Chat models: the longest context, prompt plus reply, in tokens, that each sequence holds (default: the model's
+   * training context, at most 4,096). llama.cpp allocates the keys and values of every sequence's window when it
+   * loads the model, so it costs memory whether used or not.
+   */
+  contextWindow?: number;
+  /**
+   * Chat models: sequences decoded together (continuous batching). Each holds one row (a request's `n` choices each
+   * take one) and, between requests, its keys and values for prefix reuse. A request of more choices than sequences
+   * is refused (400 on `n`). Default: as many as 1 GiB of keys and values holds at `contextWindow`, from 2 to 16.
+   */
+  sequences?: number;
+  /**
+   * CPU threads each loaded model computes with (Node). Default: half the cores, since llama.cpp's threads spin while
+   * they wait for each other and starve whatever else the machine runs.
+   */
+  threads?: number;
+  /** Embedding models: the longest input, in tokens, where shorter than the model's context. */
+  maxInputTokens?: number;
+}
+
+/** What follows `llama.cpp:` in keys and public names: the repository (or folder) and the file. */
+const where = (candidate: LlamaCppCandidate, model: string) => `${model}/${candidate.file}`;
+
+export const LLAMA_CPP_ENGINE: EngineDescriptor<LlamaCppCandidate, true> = Object.freeze({
+  name: 'llama.cpp',
+  title: 'llama.cpp',
+  local: true,
+  tasks: Object.freeze(['chat', 'embeddings'] as const),
+  runsOnGPU: () => false,
+  needsShaderF16: () => false,
+  limits: Object.freeze({}),
+  key: (candidate: LlamaCppCandidate) => where(candidate, candidate.model),
+  // A folder or URL by its last part: where the app keeps its models is not a key holder's business.
+  publicName: (candidate: LlamaCppCandidate) =>
+    where(candidate, isHubModel(candidate.model) ? candidate.model : lastPart(candidate.model)),
+  locations: (candidate: LlamaCppCandidate) =>
+    isHubModel(candidate.model) ? [] : [candidate.model.replace(/[/\\]+$/, '')],
+  label: () => 'llama.cpp · cpu',
+  usesHub: (candidate: LlamaCppCandidate) => isHubModel(candidate.model),
+  // A hub repository or an absolute URL (the app's CDN); a path of the app's own origin is the app's to serve and cache.
+  downloads: (candidate: LlamaCppCandidate) => isHubModel(candidate.model) || /^https?:\/\//i.test(candidate.model),
+  codeSource: () => undefined,
+  // node-llama-cpp in Node; wllama, its browser runtime, is not built yet.
+  whyNotHere: () =>
+    typeof process !== 'undefined' && process.versions?.node !== undefined
+      ? undefined
+      : 'llama.cpp runs in Node only so far (in browsers it will run on wllama)',
+  // A failed load leaves nothing behind in the realm: the model and its context are freed with it.
+  failureBreaksRealm: false,
+  needsOnnxRuntime: false,
+});
+
+/** The parts of a split GGUF (`name-00001-of-00003.gguf`): every part's file name, in order; the file alone otherwise. */
+export function ggufParts(file: string): string[] {
+  const split = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/.exec(file);
+  if (!split) return [file];
+  const count = Number(split[3]);
+  return Array.from({ length: count }, (_, i) => `${split[1]}-${String(i + 1).padStart(5, '0')}-of-${split[3]}.gguf`);
+}

@@ -1,0 +1,197 @@
+import type { LlamaContext, LlamaModel, Token } from 'node-llama-cpp';
+import { EngineError, throwIfAborted, type ChatRequest, type ChatResult } from '../../engine-interface/index.ts';
+import { DecodeLoop, type DecodeStats } from '../../generation/decode-loop.ts';
+import { generationTokenizer, type GenerationTokenizer } from '../../generation/generation-tokenizer.ts';
+import { generateTokens, requestThinks, templateThinks } from '../../generation/token-generation.ts';
+import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
+import { toolPrompt } from '../../tools/tool-prompt.ts';
+import type { RunOptions } from '../model-loaders.ts';
+import { ChatTemplate } from './gguf-chat-template.ts';
+import { ggufVocabulary, type GgufTokenizer } from './gguf-vocabulary.ts';
+import { SequenceBatch } from './sequence-batch.ts';
+
+/** A GGUF's metadata, as far as a chat model reads it. */
+export interface GgufMetadata {
+  general: { architecture: string; name?: string };
+  tokenizer: { ggml: GgufTokenizer & { eos_token_id?: number; bos_token_id?: number }; chat_template?: unknown };
+  [architecture: string]: unknown;
+}
+
+export interface LlamaChatOptions {
+  /** The longest context (prompt plus reply) each sequence holds. */
+  contextLength: number;
+  /** Bytes of keys and values one token holds (see {@link kvBytesPerToken}). */
+  tokenBytes: number;
+  /** Append the tokens a constraint forces in one pass (default true; off to measure what it saves). */
+  jumpForward?: boolean | undefined;
+}
+
+/**
+ * A GGUF chat model on llama.cpp (node-llama-cpp, in Node), generating replies token by token through Lantern's
+ * generation core: llama.cpp runs the forward passes of its sequences and keeps their keys and values; the core decides
+ * every token (penalties, `logit_bias`, the grammar mask, the draw, jump-forward, stops, calls, logprobs), exactly as it
+ * does for transformers.js. The chat template is the GGUF's own (`tokenizer.chat_template`), rendered with the same
+ * Jinja as transformers.js renders a tokenizer's.
+ */
+export class NodeLlamaChatModel {
+  readonly #model: LlamaModel;
+  readonly #context: LlamaContext;
+  readonly #tokens: GenerationTokenizer;
+  readonly #template: ChatTemplate | undefined;
+  readonly #toolFormat: ToolFormat;
+  readonly #thinks: boolean;
+  readonly #loop: DecodeLoop<unknown>;
+  readonly #sequences: number;
+  readonly #jumpForward: boolean;
+  /** Whether a raw prompt (the completions API) starts with the BOS token, as the tokenizer adds it. */
+  readonly #addBos: boolean;
+  readonly contextLength: number;
+
+  constructor(model: LlamaModel, context: LlamaContext, options: LlamaChatOptions) {
+    this.#model = model;
+    this.#context = context;
+    const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
+    const ggml = metadata.tokenizer.ggml;
+    const vocabularySize = ggml.tokens.length;
+    this.contextLength = options.contextLength;
+    const batch = new SequenceBatch(context, vocabularySize, options.tokenBytes);
+    this.#loop = new DecodeLoop(batch as never, { maxRows: batch.maxRows });
+    this.#sequences = batch.maxRows;
+    this.#jumpForward = options.jumpForward ?? true;
+    this.#addBos = model.tokens.shouldPrependBosToken;
+    const eos = new Set(
+      [model.tokens.eos, model.tokens.eot, ...endOfGenerationTokens(model, vocabularySize)].filter(
+        (t): t is Token => t !== null && t !== undefined,
+      ),
+    );
+    this.#tokens = generationTokenizer({
+      encode: (text) => [...model.tokenize(text, false)],
+      decode: (ids) => (ids.length ? model.detokenize(ids as Token[], false) : ''),
+      tokenString: (token) => model.detokenize([token as Token], true),
+      readVocabulary: () => ggufVocabulary(ggml),
+      eos: new Set([...eos].map(Number)),
+    });
+    const source = metadata.tokenizer.chat_template;
+    this.#template =
+      typeof source === 'string'
+        ? new ChatTemplate(source, {
+            bos_token: tokenText(model, ggml.bos_token_id),
+            eos_token: tokenText(model, ggml.eos_token_id),
+          })
+        : undefined;
+    this.#toolFormat = toolFormatOf(this.#template?.source);
+    this.#thinks = templateThinks(this.#template?.source);
+  }
+
+  /** What the decode loop has done since the model loaded: passes, row-steps, tokens jumped forward. */
+  get stats(): Readonly<DecodeStats> {
+    return this.#loop.stats;
+  }
+
+  async generate(request: ChatRequest, options: RunOptions = {}): Promise<ChatResult> {
+    const { signal } = options;
+    throwIfAborted(signal);
+    const images = request.messages.flatMap((m) => m.images ?? []);
+    if (images.length > 0) {
+      throw new EngineError('invalid_request', 'This model reads text only: it cannot see images.', {
+        param: images[0]!.param,
+      });
+    }
+    if (request.n > this.#sequences) {
+      throw new EngineError(
+        'invalid_request',
+        `This model decodes at most ${this.#sequences} choices at once: ask for fewer (n).`,
+        { param: 'n' },
+      );
+    }
+    const raw = request.prompt !== undefined;
+    const tools = toolPrompt(request, this.#toolFormat);
+    const thinking = requestThinks(this.#thinks, request);
+    let prompt: number[];
+    if (raw) {
+      // A raw prompt is tokenized as it is, with the BOS the tokenizer adds, as a model continues text outside a chat;
+      // special tokens written in it are read as such (a chat template written out), as Hugging Face tokenizers do.
+      const ids = [...this.#model.tokenize(request.prompt!, true)];
+      prompt = this.#addBos && this.#model.tokens.bos !== null ? [this.#model.tokens.bos, ...ids] : ids;
+    } else {
+      if (!this.#template) {
+        throw new EngineError('invalid_request', 'This model has no chat template: use the completions API.', {
+          param: 'messages',
+        });
+      }
+      const text = this.#template.render(tools, thinking);
+      // The template writes the special tokens itself, as text.
+      prompt = [...this.#model.tokenize(text, true)];
+    }
+    const generation = {
+      promptTokens: prompt.length,
+      contextLength: this.contextLength,
+      thinking,
+      calls: tools.calls,
+      syntax: this.#toolFormat.syntax,
+      jumpForward: this.#jumpForward,
+      signal,
+      onEvent: options.onEvent,
+    };
+    return generateTokens(this.#tokens, request, generation, (steps) =>
+      this.#loop.run({ ...steps, prompt, scope: request.cacheScope, signal }),
+    );
+  }
+
+  async dispose(): Promise<void> {
+    await this.#context.dispose();
+    await this.#model.dispose();
+  }
+}
+
+/** Bytes of keys and values one token holds (16-bit, llama.cpp's default cache type), from the GGUF's hyperparameters. */
+export function kvBytesPerToken(metadata: GgufMetadata): number {
+  const arch = metadata[metadata.general.architecture] as
+    | {
+        block_count?: number;
+        embedding_length?: number;
+        attention?: { head_count?: number; head_count_kv?: number; key_length?: number; value_length?: number };
+      }
+    | undefined;
+  const layers = arch?.block_count;
+  const heads = arch?.attention?.head_count;
+  const kvHeads = arch?.attention?.head_count_kv ?? heads;
+  const width = arch?.embedding_length;
+  if (!layers || !heads || !kvHeads || !width) return 0;
+  const keyLength = arch.attention?.key_length ?? width / heads;
+  const valueLength = arch.attention?.value_length ?? width / heads;
+  return layers * kvHeads * (keyLength + valueLength) * 2;
+}
+
+/** A special token's text, for a template's `bos_token` and `eos_token`. */
+function tokenText(model: LlamaModel, id: number | undefined): string {
+  return id === undefined ? '' : model.detokenize([id as Token], true);
+}
+
+/**
+ * Control tokens that end a turn beside the EOS (`<|im_end|>`, `<|eot_id|>`, `<end_of_turn>`): llama.cpp's own list of
+ * end-of-generation tokens, which node-llama-cpp does not expose, rebuilt from the names llama.cpp looks for.
+ */
+function endOfGenerationTokens(model: LlamaModel, vocabularySize: number): Token[] {
+  const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
+  const { tokens, token_type: types = [] } = metadata.tokenizer.ggml;
+  const ends: Token[] = [];
+  for (let id = 0; id < vocabularySize; id++) {
+    if (types[id] === 3 && END_OF_TURN.has(tokens[id]!)) ends.push(id as Token);
+  }
+  return ends;
+}
+
+/** The end-of-turn tokens llama.cpp's vocabulary loader adds to its end-of-generation set, by their text. */
+const END_OF_TURN = new Set([
+  '<|eot_id|>',
+  '<|im_end|>',
+  '<|end|>',
+  '<end_of_turn>',
+  '<|endoftext|>',
+  '<EOT>',
+  '_<EOT>',
+  '<｜end▁of▁sentence｜>',
+  '<|return|>',
+  '<|call|>',
+]);

@@ -1,0 +1,234 @@
+import type { LlamaContext, LlamaContextSequence, Token } from 'node-llama-cpp';
+import { EngineError } from '../../engine-interface/index.ts';
+import type { DecodeBatch, PrefillInput } from '../../generation/decode-loop.ts';
+
+/**
+ * One of the context's sequences: its keys and values, what they hold, and whether a row (or a prefill) has it.
+ * Between requests a sequence keeps what it holds, for the next prompt that starts the same way (prefix reuse).
+ */
+interface Slot {
+  readonly sequence: LlamaContextSequence;
+  /** The tokens its keys and values hold, in order. */
+  tokens: number[];
+  /** Whose prompts may start from what it holds (ChatRequest.cacheScope). */
+  scope: string | undefined;
+  busy: boolean;
+  /** When it was last let go: the least recently used is reused first. */
+  freedAt: number;
+}
+
+/**
+ * A prompt starts from a sequence's tokens only when it shares at least this many: as transformers.js' prefix reuse
+ * counts it, so that usage reports the same cached tokens on either engine (a template's opening is not worth one).
+ */
+const MIN_REUSED_TOKENS = 16;
+
+/**
+ * The lowest log-probability a token is given: llama.cpp gives its probabilities in single precision, and one too small
+ * for that is 0. Finite, so that a grammar can still pick among such tokens (all tied), and the value the OpenAI API
+ * reports for a token it deems impossible.
+ */
+export const LOWEST_LOGPROB = -9999;
+
+/**
+ * llama.cpp's sequences as the decode loop's batch (DecodeBatch): each row is one sequence of one context, and a step
+ * evaluates every row's tokens at once (node-llama-cpp gathers the sequences' evaluations of one tick into one llama.cpp
+ * batch). A prompt starts from the free sequence that holds the longest prefix of it under the same scope; a sequence
+ * a row leaves keeps its keys and values for the next.
+ *
+ * The logits the generation core works on are llama.cpp's next-token probabilities at temperature 1 with no truncation,
+ * as log-probabilities: the same distribution, shifted by a constant, which no step of the core (penalties, bias, the
+ * grammar mask, temperature, top_p, logprobs) tells apart from the logits.
+ */
+export class SequenceBatch implements DecodeBatch<Slot> {
+  readonly #slots: Slot[];
+  readonly #vocabularySize: number;
+  #rows: Slot[] = [];
+  #passes = 0;
+  readonly maxRows: number;
+  readonly tokenBytes: number;
+
+  constructor(context: LlamaContext, vocabularySize: number, tokenBytes: number) {
+    this.#slots = Array.from({ length: context.totalSequences }, () => ({
+      sequence: context.getSequence(),
+      tokens: [],
+      scope: undefined,
+      busy: false,
+      freedAt: 0,
+    }));
+    this.#vocabularySize = vocabularySize;
+    this.maxRows = this.#slots.length;
+    this.tokenBytes = tokenBytes;
+  }
+
+  get forwardPasses(): number {
+    return this.#passes;
+  }
+
+  async begin(prompt: readonly number[], scope: string | undefined): Promise<{ prefill: Slot; cached: number }> {
+    const slot = this.#take(prompt, scope);
+    // At least the prompt's last token is fed again: its logits are the first draw's.
+    const shared = commonPrefix(slot.tokens, prompt);
+    const cached = shared < MIN_REUSED_TOKENS ? 0 : Math.min(shared, prompt.length - 1);
+    await this.#truncate(slot, cached);
+    return { prefill: slot, cached };
+  }
+
+  async fill(slot: Slot, from: number, to: number, input: PrefillInput, last: boolean) {
+    if (!('tokens' in input)) throw new Error('llama.cpp reads prompts of tokens only');
+    if (slot.tokens.length !== from)
+      throw new Error(`a prefill holding ${slot.tokens.length} tokens was fed from ${from}`);
+    const tokens = [...input.tokens];
+    this.#passes++;
+    const logits = await this.#evaluate(slot, tokens, last);
+    return last ? logits : undefined;
+  }
+
+  async join(slot: Slot, copies: number): Promise<void> {
+    const prompt = slot.tokens;
+    const others: Slot[] = [];
+    try {
+      for (let copy = 1; copy < copies; copy++) others.push(this.#take(prompt, slot.scope));
+    } catch (error) {
+      for (const other of others) this.#free(other);
+      throw error;
+    }
+    if (others.length > 0) this.#passes++;
+    // The other choices' sequences hold the prompt too: llama.cpp's sequences share no keys and values here, so each
+    // evaluates what it lacks of the prompt (all of them in one batch).
+    await Promise.all(
+      others.map(async (other) => {
+        await this.#truncate(other, commonPrefix(other.tokens, prompt));
+        if (other.tokens.length < prompt.length) await this.#evaluate(other, prompt.slice(other.tokens.length), false);
+      }),
+    );
+    this.#rows.push(slot, ...others);
+  }
+
+  keep(slot: Slot, _tokens: readonly number[], scope: string | undefined): void {
+    slot.scope = scope;
+    this.#free(slot);
+  }
+
+  discard(slot: Slot): void {
+    // What a failed or aborted prefill left is what its tokens say: it may serve the next prompt all the same.
+    this.#free(slot);
+  }
+
+  async step(tokens: readonly (readonly number[])[]): Promise<(row: number) => Float32Array> {
+    const rows = this.#rows;
+    if (tokens.length !== rows.length) throw new Error(`${tokens.length} rows fed to a batch of ${rows.length}`);
+    // One pass: node-llama-cpp gathers the evaluations of one tick into one llama.cpp batch.
+    this.#passes++;
+    const logits = await Promise.all(rows.map((slot, row) => this.#evaluate(slot, [...tokens[row]!], true)));
+    return (row) => logits[row]!;
+  }
+
+  async remove(
+    leaving: readonly { row: number; tokens: readonly number[]; scope: string | undefined }[],
+    kept: readonly number[],
+  ): Promise<void> {
+    for (const { row, scope } of leaving) {
+      const slot = this.#rows[row]!;
+      slot.scope = scope;
+      this.#free(slot);
+    }
+    this.#rows = kept.map((row) => this.#rows[row]!);
+  }
+
+  async compact(): Promise<void> {}
+
+  clear(): void {
+    // A pass failed: what the rows' sequences hold is not known, so none of it is reused.
+    for (const slot of this.#rows) {
+      slot.tokens = [];
+      void slot.sequence.clearHistory().catch(() => {});
+      this.#free(slot);
+    }
+    this.#rows = [];
+  }
+
+  /** llama.cpp gives each sequence of a batch its own positions and attention: rows of any lengths mix. */
+  async mixesLengths(): Promise<boolean> {
+    return true;
+  }
+
+  /** A free sequence for a prompt: the one holding the longest prefix of it under its scope, else the longest unused. */
+  #take(prompt: readonly number[], scope: string | undefined): Slot {
+    let best: Slot | undefined;
+    let bestShared = -1;
+    for (const slot of this.#slots) {
+      if (slot.busy) continue;
+      const common = slot.scope === scope ? commonPrefix(slot.tokens, prompt) : 0;
+      // Below the reuse threshold a sequence is as good as empty: the least recently used one goes first.
+      const shared = common < MIN_REUSED_TOKENS ? 0 : common;
+      if (shared > bestShared || (shared === bestShared && slot.freedAt < best!.freedAt)) {
+        best = slot;
+        bestShared = shared;
+      }
+    }
+    if (!best) {
+      throw new EngineError(
+        'invalid_request',
+        `This model decodes at most ${this.#slots.length} choices at once: ask for fewer (n).`,
+        { param: 'n' },
+      );
+    }
+    if (best.scope !== scope) {
+      best.tokens.length = 0; // another scope's: never read, wiped below
+      best.scope = scope;
+    }
+    best.busy = true;
+    return best;
+  }
+
+  #free(slot: Slot): void {
+    slot.busy = false;
+    slot.freedAt = performance.now();
+  }
+
+  /** Keeps the first `length` tokens of what a sequence holds. */
+  async #truncate(slot: Slot, length: number): Promise<void> {
+    const held = slot.sequence.nextTokenIndex;
+    if (held > length) await slot.sequence.eraseContextTokenRanges([{ start: length, end: held }]);
+    slot.tokens.length = length;
+  }
+
+  /** Feeds tokens to a sequence; with `logits`, the log-probabilities of the token after the last. */
+  async #evaluate(slot: Slot, tokens: number[], logits: true): Promise<Float32Array>;
+  async #evaluate(slot: Slot, tokens: number[], logits: boolean): Promise<Float32Array | undefined>;
+  async #evaluate(slot: Slot, tokens: number[], logits: boolean): Promise<Float32Array | undefined> {
+    const input = tokens.map((token, i) =>
+      logits && i === tokens.length - 1
+        ? ([token as Token, { generateNext: { probabilities: true, options: FULL_DISTRIBUTION } }] as const)
+        : (token as Token),
+    );
+    let output: Awaited<ReturnType<LlamaContextSequence['controlledEvaluate']>>;
+    try {
+      // No context shift: a sequence that is full fails rather than silently forgetting the start of its prompt (the
+      // generation core keeps prompt and reply within the window, so this is only ever a bug).
+      output = await slot.sequence.controlledEvaluate(input as never, { contextShift: { size: 0 } });
+    } catch (error) {
+      slot.tokens = [];
+      void slot.sequence.clearHistory().catch(() => {});
+      throw error;
+    }
+    slot.tokens.push(...tokens);
+    if (!logits) return undefined;
+    const probabilities = output.at(-1)?.next.probabilities;
+    if (!probabilities) throw new Error('llama.cpp gave no probabilities for the next token');
+    const out = new Float32Array(this.#vocabularySize).fill(LOWEST_LOGPROB);
+    for (const [token, p] of probabilities) if (p > 0) out[token] = Math.log(p);
+    return out;
+  }
+}
+
+/** llama.cpp's sampler settings under which its probabilities are the model's own: no temperature, no truncation. */
+const FULL_DISTRIBUTION = Object.freeze({ temperature: 1, topK: 0, topP: 1, minP: 0 });
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const end = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < end && a[i] === b[i]) i++;
+  return i;
+}

@@ -1,0 +1,154 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundledProfile, EngineError, withEngines, type ChatResult } from '../src/index.ts';
+import type { ChatModel } from '../src/engines/model-loaders.ts';
+import { TaskQueue } from '../src/engines/task-queue.ts';
+import { ggufParts, LLAMA_CPP_ENGINE, type LlamaCppCandidate } from '../src/engines/llama-cpp/llama-cpp-engine.ts';
+import { ggufVocabulary } from '../src/engines/llama-cpp/gguf-vocabulary.ts';
+import { loadChatModel } from '../src/engines/llama-cpp/node-llama-runtime.ts';
+import type { NodeLlamaChatModel } from '../src/engines/llama-cpp/node-llama-chat-model.ts';
+import { chatRequest } from './support/chat-request.ts';
+import {
+  BUNDLED_MODELS,
+  HAS_STORIES_260K,
+  reference,
+  STORIES_260K,
+  testProfile,
+  type ChatReference,
+} from './support/lantern.ts';
+
+/**
+ * llama.cpp's own parts, on the bundled chat model's GGUF (scripts/fixtures/gguf_convert.py, the same weights as its
+ * ONNX): how its sequences batch, keep prefixes and refuse what they cannot hold. The shared behaviour (the wire, the
+ * clients, structured output, tools, reasoning) runs on it in the `llama.cpp` test project.
+ */
+const tinyChat: LlamaCppCandidate = {
+  engine: 'llama.cpp',
+  model: `${BUNDLED_MODELS}/tiny-chat/gguf`,
+  file: 'tiny-chat-f32.gguf',
+};
+const refs = reference<ChatReference[]>('tiny-chat');
+const load = (candidate: LlamaCppCandidate) =>
+  loadChatModel(candidate, { id: 'tiny', queue: new TaskQueue() }) as Promise<ChatModel & NodeLlamaChatModel>;
+const text = (result: ChatResult) => result.choices.map((c) => c.text);
+
+describe('the descriptor', () => {
+  it('names a GGUF by its folder (its last part in public) and file; a split one by its first part', () => {
+    const candidate = { engine: 'llama.cpp', model: '/srv/models/qwen', file: 'qwen-q8_0.gguf' } as const;
+    expect(LLAMA_CPP_ENGINE.key(candidate)).toBe('/srv/models/qwen/qwen-q8_0.gguf');
+    expect(LLAMA_CPP_ENGINE.publicName(candidate)).toBe('qwen/qwen-q8_0.gguf');
+    expect(LLAMA_CPP_ENGINE.locations(candidate)).toEqual(['/srv/models/qwen']);
+    const hub = { engine: 'llama.cpp', model: 'Qwen/Qwen3-0.6B-GGUF', file: 'Qwen3-0.6B-Q8_0.gguf' } as const;
+    expect([LLAMA_CPP_ENGINE.downloads(hub), LLAMA_CPP_ENGINE.usesHub(hub), LLAMA_CPP_ENGINE.locations(hub)]).toEqual([
+      true,
+      true,
+      [],
+    ]);
+    expect(ggufParts('big-00001-of-00003.gguf')).toEqual([
+      'big-00001-of-00003.gguf',
+      'big-00002-of-00003.gguf',
+      'big-00003-of-00003.gguf',
+    ]);
+    expect(ggufParts('small.gguf')).toEqual(['small.gguf']);
+  });
+
+  it('reads a GGUF vocabulary as the grammar engine needs it: byte-level, SentencePiece, control and added tokens', () => {
+    const gpt2 = ggufVocabulary({ model: 'gpt2', tokens: ['Ġhi', '<|im_end|>', '<tool_call>'], token_type: [1, 3, 4] });
+    expect(gpt2.type).toBe('byte_level');
+    expect([...gpt2.special]).toEqual([1]);
+    expect(gpt2.bytes.map((b) => new TextDecoder().decode(b))).toEqual([' hi', '<|im_end|>', '<tool_call>']);
+    const spm = ggufVocabulary({ model: 'llama', tokens: ['<s>', '▁Once', '<0x0A>'], token_type: [3, 1, 6] });
+    expect([spm.type, spm.prependSpace]).toEqual(['byte_fallback', true]);
+    expect(spm.bytes.map((b) => [...b])).toEqual([[60, 115, 62], [32, 79, 110, 99, 101], [10]]);
+  });
+});
+
+describe('withEngines', () => {
+  it("keeps only the named engines' candidates, and only the IDs that keep any", () => {
+    const profile = withEngines(bundledProfile(BUNDLED_MODELS), ['llama.cpp']);
+    expect(Object.keys(profile)).toEqual(['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4']);
+    for (const entry of Object.values(profile)) expect(entry.candidates.map((c) => c.engine)).toEqual(['llama.cpp']);
+    expect(bundledProfile(BUNDLED_MODELS, { engines: ['llama.cpp'] })).toEqual(profile);
+  });
+
+  it('refuses an engine it does not know, naming the ones it does', () => {
+    expect(() => withEngines(testProfile(), ['llama-cpp' as never])).toThrow(
+      /Unknown engine llama-cpp: the engines are transformers, web-llm, llama\.cpp, remote/,
+    );
+  });
+});
+
+describe('the sequences', () => {
+  let model: ChatModel & NodeLlamaChatModel;
+  beforeAll(async () => {
+    model = await load({ ...tinyChat, sequences: 4 });
+  });
+  afterAll(() => model.dispose());
+
+  it('decodes concurrent requests together, each answering as it does alone', async () => {
+    const alone = [];
+    for (const ref of refs.slice(0, 4)) alone.push(text(await model.generate(chatRequest({ messages: ref.messages }))));
+    const before = { ...model.stats };
+    const together = await Promise.all(
+      refs.slice(0, 4).map(async (ref) => text(await model.generate(chatRequest({ messages: ref.messages })))),
+    );
+    expect(together).toEqual(alone);
+    expect(together.map((t) => t[0])).toEqual(refs.slice(0, 4).map((r) => r.greedy_text));
+    // Fewer forward passes than row-steps: the rows shared passes.
+    const passes = model.stats.forwardPasses - before.forwardPasses;
+    expect(passes).toBeLessThan(model.stats.rowSteps - before.rowSteps);
+  });
+
+  it("continues the next turn from the sequence that holds the last one, and never from another scope's", async () => {
+    const ref = refs[0]!;
+    const first = await model.generate(chatRequest({ messages: ref.messages, cacheScope: 'a' }));
+    const next = [...ref.messages, { role: 'assistant' as const, content: first.choices[0]!.text }];
+    next.push({ role: 'user', content: 'Count to 10.' });
+    const second = await model.generate(chatRequest({ messages: next, cacheScope: 'a' }));
+    expect(second.usage.cachedPromptTokens).toBeGreaterThanOrEqual(first.usage.promptTokens);
+    const other = await model.generate(chatRequest({ messages: next, cacheScope: 'b' }));
+    expect(other.usage.cachedPromptTokens ?? 0).toBe(0);
+    expect(text(other)).toEqual(text(second));
+  });
+
+  it('refuses more choices than it has sequences, naming n, before any work', async () => {
+    const refused = model.generate(chatRequest({ n: 5 }));
+    await expect(refused).rejects.toBeInstanceOf(EngineError);
+    await expect(refused).rejects.toMatchObject({ kind: 'invalid_request', param: 'n' });
+  });
+
+  it('stops within a token of an abort, and answers the next request', async () => {
+    const controller = new AbortController();
+    let tokens = 0;
+    const run = model.generate(chatRequest({ messages: refs[0]!.messages, maxTokens: 200 }), {
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === 'delta' && ++tokens === 3) controller.abort();
+      },
+    });
+    await expect(run).rejects.toMatchObject({ kind: 'aborted' });
+    expect(tokens).toBe(3);
+    expect(text(await model.generate(chatRequest({ messages: refs[0]!.messages })))).toEqual([refs[0]!.greedy_text]);
+  });
+});
+
+describe.skipIf(!HAS_STORIES_260K)('stories260K as GGUF (../shared/models)', () => {
+  it('continues "Once upon a time" as its README documents, with the BOS its tokenizer adds', async () => {
+    const folder = mkdtempSync(`${os.tmpdir()}/lantern-gguf-`);
+    const converted = spawnSync('/usr/bin/python3', [
+      'scripts/fixtures/gguf_convert.py',
+      STORIES_260K,
+      `${folder}/stories260K-f32.gguf`,
+    ]);
+    expect(converted.status, converted.stderr?.toString()).toBe(0);
+    const stories = await load({ engine: 'llama.cpp', model: folder, file: 'stories260K-f32.gguf' });
+    const result = await stories.generate(chatRequest({ messages: [], prompt: 'Once upon a time', maxTokens: 30 }));
+    expect(result.choices[0]!.text).toMatch(
+      /^, there was a little girl named Lily\. She loved to play outside in the park\./,
+    );
+    expect(result.usage.promptTokens).toBe(5); // <s> and four tokens
+    await stories.dispose();
+  });
+});
