@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { EngineWorkerClient } from '../sw/engine-worker-client.ts';
 import { createModelRouter } from '../src/models/model-router.ts';
-import { CPU_ONLY, type CandidateFailure, type RoutingConfig } from '../src/models/model-profile.ts';
+import { CPU_ONLY, type CandidateFailure, type EngineName, type RoutingConfig } from '../src/models/model-profile.ts';
 import {
   bundledProfile,
   createHandler,
@@ -96,8 +96,10 @@ function startEngine(): Engine {
   return createModelRouter({ local: client, routing: () => engineRouting });
 }
 
+// `LANTERN_ENGINES` (comma-separated: `llama.cpp`) serves the bundled models on those engines alone (withEngines).
+const engines = process.env.LANTERN_ENGINES?.split(',').map((name) => name.trim()) as EngineName[] | undefined;
 const routing = {
-  profile: bundledProfile(fileURLToPath(new URL('../public/models', import.meta.url))),
+  profile: bundledProfile(fileURLToPath(new URL('../public/models', import.meta.url)), engines ? { engines } : {}),
   policy: 'local-first',
   device: CPU_ONLY,
 } satisfies RoutingConfig;

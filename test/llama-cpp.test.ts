@@ -26,8 +26,8 @@ import {
  */
 const tinyChat: LlamaCppCandidate = {
   engine: 'llama.cpp',
-  model: `${BUNDLED_MODELS}/tiny-chat/gguf`,
-  file: 'tiny-chat-f32.gguf',
+  model: `${BUNDLED_MODELS}/tiny-chat`,
+  file: 'gguf/tiny-chat-f32.gguf',
 };
 const refs = reference<ChatReference[]>('tiny-chat');
 const load = (candidate: LlamaCppCandidate) =>

@@ -30,7 +30,7 @@ const secret = (pin: string): Message[] => [
  */
 function profileOf(prefixCacheBytes?: number): ModelProfile {
   const candidate = TEST_ENGINES?.includes('llama.cpp')
-    ? { engine: 'llama.cpp', model: `${BUNDLED_MODELS}/tiny-chat/gguf`, file: 'tiny-chat-f32.gguf' }
+    ? { engine: 'llama.cpp', model: `${BUNDLED_MODELS}/tiny-chat`, file: 'gguf/tiny-chat-f32.gguf' }
     : { engine: 'transformers', model: `${BUNDLED_MODELS}/tiny-chat`, dtype: 'fp32', device: 'cpu' };
   return {
     [MODEL]: {

@@ -438,7 +438,7 @@ function bundledModels(base: string): ModelProfile {
     { engine: 'transformers', model: at(name), dtype: 'fp32', device: 'webgpu', evenOnFallbackAdapter: true },
     { engine: 'transformers', model: at(name), dtype: 'fp32', device: 'cpu' },
     ...(GGUF_FIXTURES.has(name)
-      ? [{ engine: 'llama.cpp' as const, model: at(`${name}/gguf`), file: `${name}-f32.gguf` }]
+      ? [{ engine: 'llama.cpp' as const, model: at(name), file: `gguf/${name}-f32.gguf` }]
       : []),
   ];
   // tiny-vision: a LLaVA-layout model trained on images it draws (scripts/fixtures/vision_fixture.py). It serves a

@@ -14,8 +14,9 @@ export interface LlamaCppCandidate extends GPUNeeds, ReadsImages {
    */
   model: string;
   /**
-   * The GGUF file in `model`, which picks the quantisation (`Qwen3-0.6B-Q8_0.gguf`). A model split in parts (llama.cpp's
-   * `gguf-split`, `…-00001-of-00003.gguf`) is named by its first part: the others are read beside it.
+   * The GGUF file in `model` (a path in it: `gguf/tiny-chat-f32.gguf`), which picks the quantisation
+   * (`Qwen3-0.6B-Q8_0.gguf`). A model split in parts (llama.cpp's `gguf-split`, `…-00001-of-00003.gguf`) is named by
+   * its first part: the others are read beside it.
    */
   file: string;
   /** A mirror of the Hugging Face hub to fetch a hub repository from (`https://hf-mirror.example/`); see `withHub`. */
