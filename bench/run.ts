@@ -2,8 +2,8 @@
  * `npm run bench`: what the /v1 path costs over the engines it wraps. Each figure is measured against the direct
  * engine call in the same run, same model, same device: in Node (the handler, SSE and the SDK), in Chromium on
  * WebAssembly and on WebGPU (SwiftShader), and in Firefox and WebKit on WebAssembly (neither has WebGPU here), through
- * the service worker and the engine worker. Prints a table and
- * writes bench/results/latest.json; the README's performance section quotes it.
+ * the service worker and the engine worker. In Node too, llama.cpp against transformers.js on the same weights
+ * (bench/engines.ts). Prints a table and writes bench/results/latest.json; the README's performance section quotes it.
  *
  * `npm run bench:smoke` (`tsx bench/run.ts --smoke`, part of `npm test`): every section of the same run, each measure
  * once on a few tokens, and the scripts of bench/ that run alone on a few schemas, so that a bench broken by a change
@@ -32,6 +32,7 @@ import {
   constrainedOutputBench,
   constrainedOutputTable,
 } from './constrained-output.ts';
+import { enginesBench, enginesTable, ENGINES_PLAN, ENGINES_SMOKE_PLAN } from './engines.ts';
 import { decode, delivery, embeddings, firstToken, type ChatSamples, type EmbeddingSamples } from './measures.ts';
 import { coldStartBench, coldStartTable, visit } from './cold-start.ts';
 import { CHAT, STORIES } from './models.ts';
@@ -200,6 +201,7 @@ const REALISTIC_SECTION = SMOKE ? REALISTIC_SMOKE_PLAN : REALISTIC_PLAN;
 const CONSTRAINED = SMOKE ? CONSTRAINED_OUTPUT_SMOKE_PLAN : CONSTRAINED_OUTPUT_PLAN;
 const TRANSCRIPTION = SMOKE ? TRANSCRIPTION_SMOKE_PLAN : TRANSCRIPTION_PLAN;
 const VISION = SMOKE ? VISION_SMOKE_PLAN : VISION_PLAN;
+const ENGINES = SMOKE ? ENGINES_SMOKE_PLAN : ENGINES_PLAN;
 
 async function measureChat(name: string, plan: Plan, runner: Runner, model: string) {
   log(`${name}: decode`);
@@ -584,6 +586,10 @@ const constrained = await section(
         : undefined,
     ),
 );
+const engines = await section(
+  'node: llama.cpp against transformers.js, same weights (load, first token, decode, streams; bench/engines.ts)',
+  () => enginesBench(log, ENGINES, SMOKE),
+);
 const remote = await section('node: the remote path (Lantern forwarding to its own server in another process)', () =>
   remoteBench({ ...REMOTE, chunks: [fitAll(REMOTE.chunks[0]), REMOTE.chunks[1]] }),
 );
@@ -706,6 +712,10 @@ const markdown = [
   `Constrained against free output (issue 26's jump-forward: forced tokens appended in one forward pass), in Node; ` +
     `each free reply, its end tokens banned, as long as the constrained one to the same prompt:\n\n` +
     constrainedOutputTable(constrained),
+  `llama.cpp against transformers.js in Node (bench/engines.ts): the same weights (each model's ONNX export and its ` +
+    `GGUF, f32), each engine called directly under Lantern's generation core; llama.cpp on ${engines.threads} of ` +
+    `${engines.cores} cores (half), and node-llama-cpp alone on the same GGUF, threads and window, greedy:\n\n` +
+    enginesTable(engines),
   `Cold start (issue 26, item 5; Chromium without WebGPU, each run a fresh profile):\n\n${coldStartTable(coldStarts)}`,
   `Speech to text (bench/transcription.ts; \`POST /v1/audio/transcriptions\`, the openai SDK sending a WAV file, ` +
     `against the engine's \`transcribe\` called directly; Chromium without WebGPU):\n\n` +
@@ -727,6 +737,7 @@ const results = {
   responses,
   realistic,
   constrained,
+  engines,
   remote,
   transcription,
   vision,
