@@ -107,6 +107,13 @@ export interface EngineFigures {
   /** Tokens/s after the first token, over `decodeTokens` tokens (median of runs). */
   decodeTokensPerSecond: number;
   decodeTokens: number;
+  /**
+   * The same decode without the ban on end tokens (no `logit_bias`): a plain greedy request, which needs nothing of
+   * the distribution but its top token, so llama.cpp draws it itself. Tokens/s (median of runs) over the tokens the
+   * model wrote before it ended, at most `decodeTokens` (`plainTokens`, the median).
+   */
+  plainDecodeTokensPerSecond: number;
+  plainTokens: number;
   /** Tokens/s of `streams` requests of `streamTokens` tokens at once, all together, from the start to the last end. */
   streamsTokensPerSecond: number;
   streams: number;
@@ -120,6 +127,8 @@ export interface DirectFigures {
   decodeTokensPerSecond: number;
   /** Lantern's llama.cpp decode ÷ node-llama-cpp's, median of the pairs (1 = the generation core costs nothing). */
   lanternRatio: number;
+  /** The plain greedy decode (no ban: llama.cpp draws the token itself) ÷ node-llama-cpp's, median of the pairs. */
+  plainRatio: number;
   /**
    * Whether node-llama-cpp's greedy tokens, up to the first end token it picked (it cannot ban those: its TokenBias
    * ignores end-of-generation tokens, so it decodes on past them), are the text Lantern's reply starts with; and how
@@ -308,20 +317,39 @@ async function measureEngine(
   await timedChat(engine, endlessEngineRequest(8)); // warm up the decode path
   await direct?.run(8);
   const rates: number[] = [];
-  const pairs: { lantern: number; direct: number; text: string; directText: string; tokensBeforeEnd: number }[] = [];
+  const plainRates: number[] = [];
+  const plainTokens: number[] = [];
+  const pairs: {
+    lantern: number;
+    plain: number;
+    direct: number;
+    text: string;
+    directText: string;
+    tokensBeforeEnd: number;
+  }[] = [];
+  const plainRequest = () => ({ ...endlessEngineRequest(tokens), logitBias: undefined });
   for (let i = 0; i < runs; i++) {
     const lantern = () => timedChat(engine, endlessEngineRequest(tokens));
+    const plain = async () => {
+      const run = await timedChat(engine, plainRequest());
+      plainRates.push(decodeRate(run));
+      plainTokens.push(run.result.usage.completionTokens);
+      return decodeRate(run);
+    };
     if (!direct) {
       rates.push(decodeRate(await lantern()));
+      await plain();
       continue;
     }
     const directFirst = i % 2 === 1;
     const before = directFirst ? await direct.run(tokens) : undefined;
     const run = await lantern();
+    const plainRate = await plain();
     const other = before ?? (await direct.run(tokens));
     rates.push(decodeRate(run));
     pairs.push({
       lantern: decodeRate(run),
+      plain: plainRate,
       direct: other.rate,
       text: run.result.choices[0]!.text,
       directText: other.text,
@@ -373,6 +401,8 @@ async function measureEngine(
     promptTokens: promptLength,
     decodeTokensPerSecond: round(median(rates), 1),
     decodeTokens: tokens,
+    plainDecodeTokensPerSecond: round(median(plainRates), 1),
+    plainTokens: median(plainTokens),
     streamsTokensPerSecond: round(median(aggregate), 1),
     streams,
     streamTokens,
@@ -386,6 +416,7 @@ async function measureEngine(
   const directFigures: DirectFigures | undefined = direct && {
     decodeTokensPerSecond: round(median(pairs.map((p) => p.direct)), 1),
     lanternRatio: round(median(pairs.map((p) => p.lantern / p.direct)), 3),
+    plainRatio: round(median(pairs.map((p) => p.plain / p.direct)), 3),
     sameGreedyText: pairs.every((p) => p.text.startsWith(p.directText)),
     tokensBeforeEnd: pairs[0]?.tokensBeforeEnd ?? NaN,
   };
@@ -528,6 +559,7 @@ export function enginesTable(results: EnginesResults): string {
         f.loadMs,
         `${f.firstTokenMs} (${f.promptTokens})`,
         f.decodeTokensPerSecond,
+        `${f.plainDecodeTokensPerSecond} (${f.plainTokens})`,
         f.streamsTokensPerSecond,
         `${f.constrained.ratio} (${f.constrained.constrainedTokensPerSecond} ÷ ${f.constrained.freeTokensPerSecond})`,
       );
@@ -540,6 +572,7 @@ export function enginesTable(results: EnginesResults): string {
         '–',
         `${m.direct.decodeTokensPerSecond}; Lantern ÷ direct ${m.direct.lanternRatio} ` +
           `(same greedy text: ${m.direct.sameGreedyText ? '✓' : '✗'}, ${m.direct.tokensBeforeEnd} tokens)`,
+        `Lantern ÷ direct ${m.direct.plainRatio}`,
         '–',
         '–',
       ),
@@ -552,6 +585,7 @@ export function enginesTable(results: EnginesResults): string {
         x(l.loadMs, t.loadMs),
         x(l.firstTokenMs, t.firstTokenMs),
         x(l.decodeTokensPerSecond, t.decodeTokensPerSecond),
+        x(l.plainDecodeTokensPerSecond, t.plainDecodeTokensPerSecond),
         x(l.streamsTokensPerSecond, t.streamsTokensPerSecond),
         '–',
       ),
@@ -564,9 +598,10 @@ export function enginesTable(results: EnginesResults): string {
   return (
     [
       `| Model | Engine | Load → first token, ms | First token, ms p50 (prompt tokens) | ` +
-        `Decode, tokens/s${decodeTokens} | ${streams}, tokens/s together | ` +
-        'Constrained ÷ free, whole requests (tokens/s) |',
-      '| --- | --- | --- | --- | --- | --- | --- |',
+        `Decode, end tokens banned (logit_bias), tokens/s${decodeTokens} | ` +
+        'Decode, plain greedy, tokens/s (tokens before the end) | ' +
+        `${streams}, tokens/s together | Constrained ÷ free, whole requests (tokens/s) |`,
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
       ...rows,
     ].join('\n') + skipped.join('')
   );

@@ -113,6 +113,25 @@ describe('the sequences', () => {
     expect(text(other)).toEqual(text(second));
   });
 
+  it("samples in llama.cpp's own sampler when nothing else is asked: reproducible per seed, fresh at every step", async () => {
+    const story = refs.find((r) => r.messages.at(-1)!.content === 'Tell me a story.')!;
+    const sample = async (seed: number, extra = {}) =>
+      text(
+        await model.generate(
+          chatRequest({ messages: story.messages, temperature: 1.5, seed, maxTokens: 40, ...extra }),
+        ),
+      )[0]!;
+    const seeds = [1, 2, 3, 4];
+    const first = await Promise.all(seeds.map((seed) => sample(seed)));
+    expect(await Promise.all(seeds.map((seed) => sample(seed)))).toEqual(first);
+    expect(new Set(first).size).toBeGreaterThan(1);
+    // A draw seeded alike at every step would repeat itself; each step is seeded by its position.
+    for (const reply of first) expect(new Set(reply.split(/\s+/)).size).toBeGreaterThan(3);
+    // Through the distribution (a penalty asks for it), the same seeds sample too, reproducibly.
+    const penalised = await Promise.all(seeds.map((seed) => sample(seed, { presencePenalty: 0.01 })));
+    expect(await Promise.all(seeds.map((seed) => sample(seed, { presencePenalty: 0.01 })))).toEqual(penalised);
+  });
+
   it('refuses more choices than it has sequences, naming n, before any work', async () => {
     const refused = model.generate(chatRequest({ n: 5 }));
     await expect(refused).rejects.toBeInstanceOf(EngineError);

@@ -30,7 +30,31 @@ export interface DecodeJob {
   next(row: number, logits: Float32Array, mayJump: boolean): number[];
   /** Whether row `row` is over (ended, stopped, or at its limit). */
   done(row: number): boolean;
+  /**
+   * Its rows' draws, where the engine may make them itself (see NativeDraw). Set only for a job whose rows may share
+   * the prompt's first draw: one row, or greedy ones.
+   */
+  readonly draw?: NativeDraw | undefined;
 }
+
+/**
+ * A draw the engine may make itself, from the model's own distribution at `temperature` (0: the most likely token),
+ * seeded with `seed`: a job sets it when its rows need nothing of the distribution but a token (no grammar, bias,
+ * penalty, log probabilities or nucleus), so that an engine that pays to hand its whole distribution over (llama.cpp
+ * through node-llama-cpp: a sorted list of every token, each step) can draw in its runtime and hand back the drawn
+ * token alone, as logits that are -Infinity everywhere else. An engine may also ignore it and give the logits.
+ */
+export interface NativeDraw {
+  readonly temperature: number;
+  /** A 31-bit seed for this row; the engine mixes in the position, so that each step draws afresh. */
+  readonly seed: number;
+}
+
+/** A row's own draw: the job's, with the row (choice) mixed into its seed, so that `n` choices draw apart. */
+export const rowDraw = (draw: NativeDraw, row: number): NativeDraw => ({
+  temperature: draw.temperature,
+  seed: (Math.imul(draw.seed ^ (row + 1), 0x9e3779b1) >>> 1) % 0x7fffffff,
+});
 
 /** How the loop batches. */
 export interface BatchLimits {
@@ -95,7 +119,8 @@ export interface DecodeBatch<Prefill> {
   begin(prompt: readonly number[], scope: string | undefined): Promise<{ prefill: Prefill; cached: number }>;
   /**
    * Feeds prompt positions `from` to `to` to a prefill that holds `from` of them (one forward pass of its own, not the
-   * batch's). When `last`, the prompt is all in: the logits of its last position (a new array).
+   * batch's). When `last`, the prompt is all in: the logits of its last position (a new array), or the token drawn
+   * by `draw` (see NativeDraw).
    */
   fill(
     prefill: Prefill,
@@ -103,6 +128,7 @@ export interface DecodeBatch<Prefill> {
     to: number,
     input: PrefillInput,
     last: boolean,
+    draw?: NativeDraw,
   ): Promise<Float32Array | undefined>;
   /** A prefill with all its prompt in joins as `copies` rows after those running; the batch owns it from then on. */
   join(prefill: Prefill, copies: number): Promise<void>;
@@ -112,9 +138,13 @@ export interface DecodeBatch<Prefill> {
   discard(prefill: Prefill): void;
   /**
    * One forward pass of every row, row `i` feeding `tokens[i]` (at least one token each, fewer than another row's
-   * where it jumped forward less). Gives row `i`'s logits after the last token it fed, a new array each call.
+   * where it jumped forward less). Gives row `i`'s logits after the last token it fed, a new array each call, or the
+   * token drawn by `draws[i]` where it is set (see NativeDraw).
    */
-  step(tokens: readonly (readonly number[])[]): Promise<(row: number) => Float32Array>;
+  step(
+    tokens: readonly (readonly number[])[],
+    draws?: readonly (NativeDraw | undefined)[],
+  ): Promise<(row: number) => Float32Array>;
   /**
    * Rows leave: each of `leaving` has its keys and values kept for prefix reuse, as holding `tokens` (every token it
    * fed), under `scope`; then the rows `kept`, in that order, are the batch's rows (none: it is empty).
@@ -310,7 +340,16 @@ export class DecodeLoop<Prefill> {
     // A job that embeds its prompt itself (images) takes its own turns of the queue to do it.
     const { embed } = waiting.job;
     const input: PrefillInput = embed ? { embeds: await embed(from, to) } : { tokens: prompt.slice(from, to) };
-    const logits = await this.#batch.fill(filling.prefill, from, to, input, to === prompt.length);
+    const { draw } = waiting.job;
+    const last = to === prompt.length;
+    const logits = await this.#batch.fill(
+      filling.prefill,
+      from,
+      to,
+      input,
+      last,
+      last && draw ? rowDraw(draw, 0) : undefined,
+    );
     filling.filled = to;
     return logits;
   }
@@ -341,7 +380,11 @@ export class DecodeLoop<Prefill> {
     const rows = this.#rows;
     let logits: (row: number) => Float32Array;
     try {
-      logits = await this.#batch.step(rows.map((r) => r.pending));
+      const draws = rows.map((r) => r.waiting.job.draw && rowDraw(r.waiting.job.draw, r.index));
+      logits = await this.#batch.step(
+        rows.map((r) => r.pending),
+        draws.some(Boolean) ? draws : undefined,
+      );
     } catch (error) {
       // The pass itself failed: every row in it fails with it, and the batch starts over.
       this.#rows = [];

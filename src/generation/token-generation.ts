@@ -11,6 +11,7 @@ import { invalidOutput } from '../grammar/output-constraint.ts';
 import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import type { ToolPrompt } from '../tools/tool-prompt.ts';
 import { ChoicePipeline } from './choice-pipeline.ts';
+import type { NativeDraw } from './decode-loop.ts';
 import type { GenerationTokenizer } from './generation-tokenizer.ts';
 import { tokenLogprob, type TokenText } from './logprobs.ts';
 import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from './sampling.ts';
@@ -85,6 +86,8 @@ export interface GenerationSteps {
   next(row: number, logits: Float32Array, mayJump: boolean): number[];
   /** Whether row `row` is over (ended, stopped, or at its limit). */
   done(row: number): boolean;
+  /** The rows' draws, where the engine may make them itself (see NativeDraw). */
+  readonly draw?: NativeDraw | undefined;
 }
 
 /**
@@ -154,6 +157,19 @@ export async function generateTokens(
   };
   const greedy = sampling.temperature === 0;
   const random = seededRandom(request.seed);
+  // Nothing of the distribution is needed but a draw from it at the temperature: the engine may draw itself. Not with a
+  // nucleus (llama.cpp cuts it before the temperature, OpenAI after), nor for sampled choices that would share the
+  // prompt's first draw.
+  const native =
+    !constraint &&
+    logprobs === undefined &&
+    !sampling.logitBias &&
+    sampling.presencePenalty === 0 &&
+    sampling.frequencyPenalty === 0 &&
+    (greedy || (sampling.topP >= 1 && request.n === 1));
+  const draw: NativeDraw | undefined = native
+    ? { temperature: sampling.temperature, seed: Math.floor(seededRandom(request.seed)() * 0x7fffffff) }
+    : undefined;
   let scratch: Float32Array | undefined;
   const steps: GenerationSteps = {
     rows: request.n,
@@ -177,6 +193,7 @@ export async function generateTokens(
       return tokens;
     },
     done: (row) => choices[row]!.pipeline.finishReason !== null,
+    draw,
   };
   let cachedPromptTokens: number;
   try {
