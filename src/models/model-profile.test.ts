@@ -25,8 +25,37 @@ const devices: Record<string, DeviceCapabilities> = {
   'WebGPU with shader-f16': { webgpu: true, shaderF16: true },
 };
 
+/**
+ * What `run` decides in a browser's realm, where `process` is not (llama.cpp's candidates are passed over there until
+ * it runs in browsers): these tests are of the browsers' chains.
+ */
+function inBrowser<T>(run: () => T): T {
+  const node = globalThis.process;
+  Reflect.deleteProperty(globalThis, 'process');
+  try {
+    return run();
+  } finally {
+    globalThis.process = node;
+  }
+}
+
 const chain = (id: string, device: DeviceCapabilities) =>
-  usableCandidates(DEFAULT_PROFILE[id]!, device).map(candidateKey);
+  inBrowser(() => usableCandidates(DEFAULT_PROFILE[id]!, device).map(candidateKey));
+
+describe('llama.cpp in the default registry', () => {
+  it('serves each chat ID in Node from Qwen3 GGUF after the CPU candidate, and is passed over in browsers, saying why', () => {
+    const node = usableCandidates(DEFAULT_PROFILE['amber-phoenix-4']!, CPU_ONLY).map(candidateKey);
+    expect(node).toEqual([
+      'transformers:onnx-community/Qwen3-1.7B-ONNX@q4/cpu',
+      'llama.cpp:Qwen/Qwen3-1.7B-GGUF/Qwen3-1.7B-Q8_0.gguf',
+    ]);
+    const skipped = inBrowser(() => modelChain(DEFAULT_PROFILE['crimson-falcon-4']!, CPU_ONLY).skipped);
+    expect(skipped).toContainEqual({
+      candidate: 'llama.cpp:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf',
+      reason: 'llama.cpp runs in Node only so far (in browsers it will run on wllama)',
+    });
+  });
+});
 
 describe('the default registry', () => {
   it('maps every public ID, chat and embeddings alike', () => {
@@ -126,8 +155,10 @@ describe('candidateChain', () => {
     candidateChain(entry, device, policy).map(candidateKey);
 
   it('puts the servers after the local candidates this device can run, or first, or nowhere, as the policy says', () => {
+    // In Node (these tests): Qwen3's GGUF on llama.cpp after the CPU candidate.
     const local = [
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
+      'llama.cpp:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf',
       'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
     ];
     const remote = 'remote:big@https://llm.example/v1'; // no user, password or query: they can hold secrets
@@ -212,7 +243,7 @@ describe("the adapter's limits", () => {
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
       'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
     ]);
-    const skipped = modelChain(DEFAULT_PROFILE['crimson-falcon-4']!, small).skipped;
+    const skipped = inBrowser(() => modelChain(DEFAULT_PROFILE['crimson-falcon-4']!, small).skipped);
     expect(skipped).toContainEqual({
       candidate: 'transformers:onnx-community/Qwen3-0.6B-ONNX@q4f16/webgpu',
       reason: `needs maxBufferSize of at least ${151_936 * 1024 * 2}; the adapter has ${256 * 2 ** 20}`,
@@ -224,9 +255,9 @@ describe("the adapter's limits", () => {
   it("fits every GPU candidate of the registry in SwiftShader's 1 GiB buffers but two single-precision tables", () => {
     // The fp32 embedding tables of Qwen3-1.7B (151,936 × 2,048 × 4 bytes) and Qwen3-4B (× 2,560) are over 1 GiB: those
     // builds move aside for the next candidate there.
-    const skipped = Object.values(DEFAULT_PROFILE).flatMap(
-      (entry) => modelChain(entry, { ...swiftShader, shaderF16: true }).skipped,
-    );
+    const skipped = inBrowser(() =>
+      Object.values(DEFAULT_PROFILE).flatMap((entry) => modelChain(entry, { ...swiftShader, shaderF16: true }).skipped),
+    ).filter((s) => !s.candidate.startsWith('llama.cpp:'));
     expect(skipped).toEqual([
       {
         candidate: 'transformers:onnx-community/Qwen3-1.7B-ONNX@q4/webgpu',

@@ -107,9 +107,11 @@ const kvBytesPerToken = (m: Qwen3, bytesPerValue: 2 | 4) =>
  *   files listed for onnx-community/Qwen2.5-0.5B-Instruct-ONNX-GQA within about 1% (474 MB for 478, 768 MB for 777),
  *   and public code quotes Qwen3-0.6B's and Qwen3-1.7B's `q4f16` at 570 MB and 1,426 MB (the rule: 559 and 1,415);
  * - web-llm (mlc-ai's q4f16_1 and q4f32_1): every weight, the shared embedding table included, in 4 bits with an fp16
- *   (4.5 bits) or fp32 (5 bits) scale per group of 32.
+ *   (4.5 bits) or fp32 (5 bits) scale per group of 32;
+ * - llama.cpp (Qwen's own GGUFs, `Q8_0`): every weight in 8 bits with an fp16 scale per block of 32 (8.5 bits), the
+ *   table once. The rule gives Qwen3-0.6B-Q8_0.gguf 633 MB; its file has 639 MB.
  */
-function downloadBytes(m: Qwen3, build: 'onnx-q4f16' | 'onnx-q4' | 'mlc-q4f16' | 'mlc-q4f32'): number {
+function downloadBytes(m: Qwen3, build: 'onnx-q4f16' | 'onnx-q4' | 'mlc-q4f16' | 'mlc-q4f32' | 'gguf-q8_0'): number {
   const body = nonEmbeddingParams(m);
   const table = embeddingParams(m);
   const bytes = {
@@ -117,6 +119,7 @@ function downloadBytes(m: Qwen3, build: 'onnx-q4f16' | 'onnx-q4' | 'mlc-q4f16' |
     'onnx-q4': (body * 5) / 8 + table * 4,
     'mlc-q4f16': ((body + table) * 4.5) / 8,
     'mlc-q4f32': ((body + table) * 5) / 8,
+    'gguf-q8_0': ((body + table) * 8.5) / 8,
   }[build];
   return Math.ceil(bytes / (10 * MB)) * 10 * MB;
 }
@@ -182,6 +185,18 @@ function qwen3Chain(gpu: Qwen3, options: { cpu?: Qwen3; aliases: readonly string
       dtype: 'q4',
       device: 'cpu',
       downloadBytes: downloadBytes(cpu, 'onnx-q4'),
+      contextWindow,
+    },
+    // In Node, after transformers.js on the CPU, by measurement (`npm run bench`, engines): the same weights decode as
+    // fast on llama.cpp when it draws a plain request's tokens itself, but a request that needs the distribution (JSON,
+    // tools, logprobs, logit_bias, penalties) costs node-llama-cpp a sorted list of the whole vocabulary every token
+    // (151,936 tokens for Qwen3). It serves where transformers.js cannot load (an app with node-llama-cpp alone); in a
+    // browser it is passed over until llama.cpp runs there.
+    {
+      engine: 'llama.cpp',
+      model: `Qwen/${cpu.name}-GGUF`,
+      file: `${cpu.name}-Q8_0.gguf`,
+      downloadBytes: downloadBytes(cpu, 'gguf-q8_0'),
       contextWindow,
     },
   ];
