@@ -55,7 +55,8 @@ test('resolves every ID of the real registry to a chain this device can run', as
   expect(speech.count).toBe(info.project.name === 'webgpu' ? 3 : 2);
   if (info.project.name === 'webgpu') {
     // SwiftShader is a fallback adapter, far slower than wasm for a real model: the CPU comes first, then web-llm's
-    // single-precision build (no shader-f16: the half-precision builds are skipped, saying why), then transformers.js
+    // single-precision build (no shader-f16: the half-precision builds are skipped, saying why, as is llama.cpp's GGUF,
+    // which runs in Node only so far), then transformers.js
     // on WebGPU where its single-precision embedding table fits SwiftShader's 1 GiB buffers: Qwen3-0.6B's does,
     // Qwen3-1.7B's and Qwen3-4B's (1.2 and 1.6 GB) do not. The two IDs that see end with FastVLM on the CPU (its
     // half-precision WebGPU build is skipped).
@@ -69,6 +70,8 @@ test('resolves every ID of the real registry to a chain this device can run', as
         "needs the adapter's shader-f16 feature",
         "needs the adapter's shader-f16 feature",
         ...(fits ? [] : [expect.stringMatching(/^needs maxBufferSize of at least \d+; the adapter has \d+$/)]),
+        // Qwen's GGUF, for llama.cpp in Node.
+        'llama.cpp runs in Node only so far (in browsers it will run on wllama)',
         ...(sees ? ["needs the adapter's shader-f16 feature"] : []),
       ]);
     }
