@@ -158,15 +158,17 @@ describe('the tree API', () => {
         return statSync(join(CHAT, path)).isDirectory() ? files(path) : [path];
       });
     const entries = await tree('?recursive=true');
-    expect(entries.filter((e) => e.type === 'directory')).toEqual([
-      { type: 'directory', oid: expect.stringMatching(/^[0-9a-f]{40}$/), size: 0, path: 'onnx' },
-    ]);
+    const folders = readdirSync(CHAT).filter((name) => statSync(join(CHAT, name)).isDirectory());
+    expect(folders.sort()).toEqual(['gguf', 'onnx']);
+    expect(entries.filter((e) => e.type === 'directory')).toEqual(
+      folders.map((path) => ({ type: 'directory', oid: expect.stringMatching(/^[0-9a-f]{40}$/), size: 0, path })),
+    );
     const listed = entries.filter((e) => e.type === 'file');
     expect(listed.map((e) => e.path).sort()).toEqual(files('').sort());
     for (const entry of listed) {
       const bytes = readFileSync(join(CHAT, entry.path));
       expect(entry.size).toBe(bytes.length);
-      if (entry.path.endsWith('.onnx')) {
+      if (/\.(onnx|gguf)$/.test(entry.path)) {
         expect(entry.lfs).toEqual({ oid: sha256(bytes), size: bytes.length, pointerSize: expect.any(Number) });
         expect(entry.oid).toMatch(/^[0-9a-f]{40}$/);
       } else {

@@ -495,7 +495,7 @@ interface FileFacts {
 }
 
 /** Extensions the hub's default .gitattributes keeps in LFS (those model folders have); larger files go there too. */
-const LFS_EXTENSIONS = new Set(['.onnx', '.onnx_data', '.bin', '.wasm', '.safetensors']);
+const LFS_EXTENSIONS = new Set(['.onnx', '.onnx_data', '.bin', '.wasm', '.safetensors', '.gguf']);
 const LFS_MIN_SIZE = 10 * 1024 * 1024;
 
 /** By path, size and modification time: a file that changes is hashed again. */
