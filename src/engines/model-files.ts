@@ -1,6 +1,7 @@
 import { StoredFiles, type DownloadTarget } from '../downloads/index.ts';
 import type { StoredState } from '../engine-interface/index.ts';
 import { candidateKey, type LocalCandidate } from '../models/model-profile.ts';
+import { isHubModel } from './engine-descriptor.ts';
 import { engineOf } from './engine-registry.ts';
 import { WEB_LLM_CACHES } from './web-llm/web-llm-cache.ts';
 
@@ -53,6 +54,20 @@ export const hubBase = (hub: string | undefined) => (hub ?? HUGGING_FACE).replac
 /** The URL of a file of a hub repository on `hub` (a mirror) instead of the Hugging Face hub. */
 export const fromHub = (url: string, hub: string | undefined) =>
   hub === undefined || !url.startsWith(HUGGING_FACE) ? url : hubBase(hub) + url.slice(HUGGING_FACE.length);
+
+/**
+ * Where a model folder's files are asked for (`url`) and fetched from (`source`), each ending in `/`: a folder path or
+ * URL as it is; a hub ID's on the hub (the engines key a hub file by its URL there, whichever mirror it came from),
+ * fetched from `hub` when the candidate names a mirror, with `repo` for the hub's listing of its files.
+ */
+export function modelFolder(model: string, hub: string | undefined): { url: string; source: string; repo?: string } {
+  if (!isHubModel(model)) {
+    const folder = model.replace(/\/*$/, '/');
+    return { url: folder, source: folder };
+  }
+  const url = `${HUGGING_FACE}${model}/resolve/main/`;
+  return { url, source: fromHub(url, hub), repo: model };
+}
 
 /**
  * What a candidate downloads and from where: its `candidateKey`, and the hosts its files come from when not their own

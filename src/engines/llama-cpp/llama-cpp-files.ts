@@ -1,6 +1,5 @@
 import type { DownloadTarget, StoredFiles } from '../../downloads/index.ts';
-import { isHubModel } from '../engine-descriptor.ts';
-import { fromHub, hubBase, hubListing, HUGGING_FACE, type EngineFiles, type FetchOptions } from '../model-files.ts';
+import { hubBase, hubListing, modelFolder, type EngineFiles, type FetchOptions } from '../model-files.ts';
 import { ggufParts, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 
 /*
@@ -10,22 +9,12 @@ import { ggufParts, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 
 export const LLAMA_CPP_FILES: EngineFiles<LlamaCppCandidate> = { list: llamaCppFiles };
 
-/** Where a candidate's folder is asked for (`url`, as the runtime names it) and fetched from (`source`). */
-export function llamaCppFolder(candidate: LlamaCppCandidate): { url: string; source: string; repo?: string } {
-  if (!isHubModel(candidate.model)) {
-    const folder = candidate.model.replace(/\/*$/, '/');
-    return { url: folder, source: folder };
-  }
-  const url = `${HUGGING_FACE}${candidate.model}/resolve/main/`;
-  return { url, source: fromHub(url, candidate.hub), repo: candidate.model };
-}
-
 async function llamaCppFiles(
   candidate: LlamaCppCandidate,
   _store: StoredFiles,
   options: FetchOptions,
 ): Promise<DownloadTarget[]> {
-  const folder = llamaCppFolder(candidate);
+  const folder = modelFolder(candidate.model, candidate.hub);
   const listing = folder.repo ? await hubListing(hubBase(candidate.hub), folder.repo, options) : undefined;
   return ggufParts(candidate.file).map((name) => ({
     url: folder.url + name,

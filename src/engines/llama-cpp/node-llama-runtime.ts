@@ -5,7 +5,7 @@ type NodeLlamaCpp = typeof NodeLlamaCppModule;
 import { EngineError, throwIfAborted, type EmbedResult } from '../../engine-interface/index.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { isHubModel } from '../engine-descriptor.ts';
-import { llamaCppFolder } from './llama-cpp-files.ts';
+import { modelFolder } from '../model-files.ts';
 import type { LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { kvBytesPerToken, NodeLlamaChatModel, type GgufMetadata } from './node-llama-chat-model.ts';
 
@@ -59,7 +59,7 @@ async function ggufPath(candidate: LlamaCppCandidate, context: LoadContext): Pro
     return process.getBuiltinModule('node:path').join(candidate.model, candidate.file);
   }
   const { resolveModelFile } = await nodeLlamaCpp();
-  const url = llamaCppFolder(candidate).source + candidate.file;
+  const url = modelFolder(candidate.model, candidate.hub).source + candidate.file;
   return resolveModelFile(url, {
     cli: false,
     onProgress: ({ downloadedSize, totalSize }) =>

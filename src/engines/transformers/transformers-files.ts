@@ -1,6 +1,5 @@
 import { downloadFile, type DownloadTarget, type StoredFiles } from '../../downloads/index.ts';
-import { isHubModel } from '../engine-descriptor.ts';
-import { fromHub, hubBase, hubListing, HUGGING_FACE, type EngineFiles, type FetchOptions } from '../model-files.ts';
+import { hubBase, hubListing, modelFolder, type EngineFiles, type FetchOptions } from '../model-files.ts';
 import type { TransformersCandidate } from './transformers-engine.ts';
 
 /*
@@ -10,23 +9,12 @@ import type { TransformersCandidate } from './transformers-engine.ts';
 
 export const TRANSFORMERS_FILES: EngineFiles<TransformersCandidate> = { list: transformersFiles };
 
-/** Where a transformers.js model's files are asked for (`url`) and fetched from (`source`): a folder, ending in `/`. */
-function transformersFolder(candidate: TransformersCandidate): { url: string; source: string; repo?: string } {
-  if (!isHubModel(candidate.model)) {
-    const folder = candidate.model.replace(/\/*$/, '/');
-    return { url: folder, source: folder };
-  }
-  // transformers.js keys a hub file by its URL on the hub (`env.remoteHost`), whichever mirror it came from.
-  const url = `${HUGGING_FACE}${candidate.model}/resolve/main/`;
-  return { url, source: fromHub(url, candidate.hub), repo: candidate.model };
-}
-
 async function transformersFiles(
   candidate: TransformersCandidate,
   store: StoredFiles,
   options: FetchOptions,
 ): Promise<DownloadTarget[]> {
-  const folder = transformersFolder(candidate);
+  const folder = modelFolder(candidate.model, candidate.hub);
   const listing = folder.repo ? await hubListing(hubBase(candidate.hub), folder.repo, options) : undefined;
   const target = (name: string, optional = false): DownloadTarget => ({
     url: folder.url + name,
