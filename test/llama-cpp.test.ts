@@ -8,7 +8,7 @@ import { TaskQueue } from '../src/engines/task-queue.ts';
 import { ggufParts, LLAMA_CPP_ENGINE, type LlamaCppCandidate } from '../src/engines/llama-cpp/llama-cpp-engine.ts';
 import { ggufVocabulary } from '../src/engines/llama-cpp/gguf-vocabulary.ts';
 import { loadChatModel } from '../src/engines/llama-cpp/node-llama-runtime.ts';
-import type { NodeLlamaChatModel } from '../src/engines/llama-cpp/node-llama-chat-model.ts';
+import type { LlamaChatModel } from '../src/engines/llama-cpp/llama-chat-model.ts';
 import { chatRequest } from './support/chat-request.ts';
 import {
   BUNDLED_MODELS,
@@ -31,7 +31,7 @@ const tinyChat: LlamaCppCandidate = {
 };
 const refs = reference<ChatReference[]>('tiny-chat');
 const load = (candidate: LlamaCppCandidate) =>
-  loadChatModel(candidate, { id: 'tiny', queue: new TaskQueue() }) as Promise<ChatModel & NodeLlamaChatModel>;
+  loadChatModel(candidate, { id: 'tiny', queue: new TaskQueue() }) as Promise<ChatModel & LlamaChatModel>;
 const text = (result: ChatResult) => result.choices.map((c) => c.text);
 
 describe('the descriptor', () => {
@@ -81,7 +81,7 @@ describe('withEngines', () => {
 });
 
 describe('the sequences', () => {
-  let model: ChatModel & NodeLlamaChatModel;
+  let model: ChatModel & LlamaChatModel;
   beforeAll(async () => {
     model = await load({ ...tinyChat, sequences: 4 });
   });

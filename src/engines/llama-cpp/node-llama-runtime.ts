@@ -1,13 +1,16 @@
 import type * as NodeLlamaCppModule from 'node-llama-cpp';
-import type { Llama, Token } from 'node-llama-cpp';
-
-type NodeLlamaCpp = typeof NodeLlamaCppModule;
+import type { Llama, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { EngineError, throwIfAborted, type EmbedResult } from '../../engine-interface/index.ts';
-import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
+import type { NativeDraw } from '../../generation/decode-loop.ts';
 import { isHubModel } from '../engine-descriptor.ts';
 import { modelFolder } from '../model-files.ts';
+import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
+import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
 import type { LlamaCppCandidate } from './llama-cpp-engine.ts';
-import { kvBytesPerToken, NodeLlamaChatModel, type GgufMetadata } from './node-llama-chat-model.ts';
+import { ggufVocabulary } from './gguf-vocabulary.ts';
+import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
+
+type NodeLlamaCpp = typeof NodeLlamaCppModule;
 
 /*
  * llama.cpp in Node, through node-llama-cpp: its prebuilt CPU binary (never a build from source, never a GPU probe, so
@@ -91,7 +94,25 @@ export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadC
       // within the window.
       batchSize: Math.min(512, contextLength),
     });
-    return new NodeLlamaChatModel(model, llamaContext, { contextLength, tokenBytes });
+    const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
+    const vocabularySize = metadata.tokenizer.ggml.tokens.length;
+    const sequences = Array.from({ length: llamaContext.totalSequences }, () =>
+      nodeSequence(llamaContext.getSequence(), vocabularySize),
+    );
+    return new LlamaChatModel(
+      {
+        metadata,
+        sequences,
+        tokenize: (text, special) => [...model.tokenize(text, special)],
+        tokenizer: nodeTokenizer(model, metadata),
+        bos: model.tokens.shouldPrependBosToken ? (model.tokens.bos ?? undefined) : undefined,
+        async dispose() {
+          await llamaContext.dispose();
+          await model.dispose();
+        },
+      },
+      { contextLength, tokenBytes },
+    );
   } catch (error) {
     await model.dispose();
     throw error;
@@ -147,3 +168,62 @@ function normalized(vector: readonly number[]): Float32Array {
   for (let i = 0; i < out.length; i++) out[i]! /= norm;
   return out;
 }
+
+/** node-llama-cpp's tokenizer as generation reads it: llama.cpp's own encoding and decoding. */
+function nodeTokenizer(model: LlamaModel, metadata: GgufMetadata) {
+  return {
+    encode: (text: string) => [...model.tokenize(text, false)] as number[],
+    decode: (ids: number[]) => (ids.length ? model.detokenize(ids as Token[], false) : ''),
+    tokenString: (token: number) => model.detokenize([token as Token], true),
+    readVocabulary: () => ggufVocabulary(metadata.tokenizer.ggml),
+  };
+}
+
+/**
+ * One of a node-llama-cpp context's sequences (see LlamaSequence). Evaluations of one tick, across sequences, are
+ * gathered into one llama.cpp batch by node-llama-cpp.
+ */
+function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number): LlamaSequence {
+  return {
+    async evaluate(tokens, next) {
+      const generateNext =
+        next === undefined
+          ? undefined
+          : next === 'distribution'
+            ? { probabilities: true, options: FULL_DISTRIBUTION }
+            : { token: true, options: drawOptions(next, sequence.nextTokenIndex + tokens.length) };
+      const input = tokens.map((token, i) =>
+        generateNext && i === tokens.length - 1 ? ([token as Token, { generateNext }] as const) : (token as Token),
+      );
+      // No context shift: a sequence that is full fails rather than silently forgetting the start of its prompt (the
+      // generation core keeps prompt and reply within the window, so this is only ever a bug).
+      const output = await sequence.controlledEvaluate(input as never, { contextShift: { size: 0 } });
+      if (next === undefined) return undefined;
+      const last = output.at(-1)?.next;
+      if (next === 'distribution') {
+        if (!last?.probabilities) throw new Error('llama.cpp gave no probabilities for the next token');
+        return logProbabilities(vocabularySize, last.probabilities as Map<number, number>);
+      }
+      if (last?.token === undefined || last.token === null) throw new Error('llama.cpp drew no next token');
+      return drawnToken(vocabularySize, last.token);
+    },
+    async truncate(length) {
+      const held = sequence.nextTokenIndex;
+      if (held > length) await sequence.eraseContextTokenRanges([{ start: length, end: held }]);
+    },
+    clear: () => sequence.clearHistory(),
+  };
+}
+
+/** llama.cpp's sampler settings under which its probabilities are the model's own: no temperature, no truncation. */
+const FULL_DISTRIBUTION = Object.freeze({ temperature: 1, topK: 0, topP: 1, minP: 0 });
+
+/**
+ * A native draw's sampler after `position` tokens, seeded per position: node-llama-cpp seeds a fresh sampler for each
+ * call, whose first draw it would otherwise repeat.
+ */
+const drawOptions = (draw: NativeDraw, position: number) => ({
+  ...FULL_DISTRIBUTION,
+  temperature: draw.temperature,
+  seed: (Math.imul(draw.seed ^ position, 0x85ebca6b) >>> 1) % 0x7fffffff,
+});

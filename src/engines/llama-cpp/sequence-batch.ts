@@ -1,15 +1,34 @@
-import type { LlamaContext, LlamaContextSequence, Token } from 'node-llama-cpp';
 import { EngineError } from '../../engine-interface/index.ts';
 import type { DecodeBatch, NativeDraw, PrefillInput } from '../../generation/decode-loop.ts';
+
+/**
+ * One llama.cpp sequence as a runtime offers it (node-llama-cpp's context sequences in Node, wllama's one sequence in
+ * browsers): it holds keys and values of the tokens fed to it, in order.
+ */
+export interface LlamaSequence {
+  /**
+   * Feeds tokens after those it holds. With `next`, returns the token after the last: `'distribution'`, the model's
+   * next-token log-probabilities (temperature 1, nothing cut; {@link LOWEST_LOGPROB} for a probability of 0); a
+   * NativeDraw, that token as the runtime's own sampler draws it (0 for it, -Infinity for every other). A sequence
+   * that fails holds nothing afterwards.
+   */
+  evaluate(tokens: number[], next: 'distribution' | NativeDraw | undefined): Promise<Float32Array | undefined>;
+  /** Keeps the first `length` tokens it holds. */
+  truncate(length: number): Promise<void>;
+  /** Forgets every token it holds. */
+  clear(): Promise<void>;
+}
 
 /**
  * One of the context's sequences: its keys and values, what they hold, and whether a row (or a prefill) has it.
  * Between requests a sequence keeps what it holds, for the next prompt that starts the same way (prefix reuse).
  */
 interface Slot {
-  readonly sequence: LlamaContextSequence;
-  /** The tokens its keys and values hold, in order. */
+  readonly sequence: LlamaSequence;
+  /** The tokens its keys and values hold, in order, as far as they may be reused (none of another scope's). */
   tokens: number[];
+  /** How many tokens the sequence holds, reusable or not. */
+  held: number;
   /** Whose prompts may start from what it holds (ChatRequest.cacheScope). */
   scope: string | undefined;
   busy: boolean;
@@ -33,33 +52,32 @@ export const LOWEST_LOGPROB = -9999;
 /**
  * llama.cpp's sequences as the decode loop's batch (DecodeBatch): each row is one sequence of one context, and a step
  * evaluates every row's tokens at once (node-llama-cpp gathers the sequences' evaluations of one tick into one llama.cpp
- * batch). A prompt starts from the free sequence that holds the longest prefix of it under the same scope; a sequence
- * a row leaves keeps its keys and values for the next.
+ * batch; wllama has one sequence). A prompt starts from the free sequence that holds the longest prefix of it under the
+ * same scope; a sequence a row leaves keeps its keys and values for the next.
  *
  * The logits the generation core works on are llama.cpp's next-token probabilities at temperature 1 with no truncation,
  * as log-probabilities: the same distribution, shifted by a constant, which no step of the core (penalties, bias, the
- * grammar mask, temperature, top_p, logprobs) tells apart from the logits. node-llama-cpp hands them over as a sorted
- * list built one N-API call per token (10 ms a step for a 32,000-token vocabulary, twice the forward pass of a 0.5B
- * model), so a row whose request needs nothing but a draw (NativeDraw: greedy, or sampled at a temperature) is drawn by
- * llama.cpp's own sampler, seeded per step, and handed back as that token alone.
+ * grammar mask, temperature, top_p, logprobs) tells apart from the logits. Runtimes hand them over slowly (node-llama-cpp
+ * builds a sorted list one N-API call per token: 10 ms a step for a 32,000-token vocabulary, twice the forward pass of a
+ * 0.5B model), so a row whose request needs nothing but a draw (NativeDraw: greedy, or sampled at a temperature) is
+ * drawn by the runtime and handed back as that token alone.
  */
 export class SequenceBatch implements DecodeBatch<Slot> {
   readonly #slots: Slot[];
-  readonly #vocabularySize: number;
   #rows: Slot[] = [];
   #passes = 0;
   readonly maxRows: number;
   readonly tokenBytes: number;
 
-  constructor(context: LlamaContext, vocabularySize: number, tokenBytes: number) {
-    this.#slots = Array.from({ length: context.totalSequences }, () => ({
-      sequence: context.getSequence(),
+  constructor(sequences: readonly LlamaSequence[], tokenBytes: number) {
+    this.#slots = sequences.map((sequence) => ({
+      sequence,
       tokens: [],
+      held: 0,
       scope: undefined,
       busy: false,
       freedAt: 0,
     }));
-    this.#vocabularySize = vocabularySize;
     this.maxRows = this.#slots.length;
     this.tokenBytes = tokenBytes;
   }
@@ -150,7 +168,8 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     // A pass failed: what the rows' sequences hold is not known, so none of it is reused.
     for (const slot of this.#rows) {
       slot.tokens = [];
-      void slot.sequence.clearHistory().catch(() => {});
+      slot.held = 0;
+      void slot.sequence.clear().catch(() => {});
       this.#free(slot);
     }
     this.#rows = [];
@@ -197,64 +216,47 @@ export class SequenceBatch implements DecodeBatch<Slot> {
 
   /** Keeps the first `length` tokens of what a sequence holds. */
   async #truncate(slot: Slot, length: number): Promise<void> {
-    const held = slot.sequence.nextTokenIndex;
-    if (held > length) await slot.sequence.eraseContextTokenRanges([{ start: length, end: held }]);
-    slot.tokens.length = length;
+    if (slot.held > length) await slot.sequence.truncate(length);
+    slot.held = length;
+    slot.tokens.length = Math.min(slot.tokens.length, length);
   }
 
-  /**
-   * Feeds tokens to a sequence; with `logits`, the log-probabilities of the token after the last, or with `draw` that
-   * token as llama.cpp draws it (0 for it, -Infinity for every other).
-   */
+  /** Feeds tokens to a slot's sequence; with `logits`, what the sequence gives of the token after the last. */
   async #evaluate(slot: Slot, tokens: number[], logits: true, draw?: NativeDraw): Promise<Float32Array>;
   async #evaluate(slot: Slot, tokens: number[], logits: boolean, draw?: NativeDraw): Promise<Float32Array | undefined>;
   async #evaluate(slot: Slot, tokens: number[], logits: boolean, draw?: NativeDraw): Promise<Float32Array | undefined> {
-    const next = draw
-      ? {
-          token: true,
-          // A seed per position: node-llama-cpp seeds a fresh sampler for each call, whose first draw it would repeat.
-          options: {
-            ...FULL_DISTRIBUTION,
-            temperature: draw.temperature,
-            seed: stepSeed(draw.seed, slot.tokens.length + tokens.length),
-          },
-        }
-      : { probabilities: true, options: FULL_DISTRIBUTION };
-    const input = tokens.map((token, i) =>
-      logits && i === tokens.length - 1 ? ([token as Token, { generateNext: next }] as const) : (token as Token),
-    );
-    let output: Awaited<ReturnType<LlamaContextSequence['controlledEvaluate']>>;
+    let output: Float32Array | undefined;
     try {
-      // No context shift: a sequence that is full fails rather than silently forgetting the start of its prompt (the
-      // generation core keeps prompt and reply within the window, so this is only ever a bug).
-      output = await slot.sequence.controlledEvaluate(input as never, { contextShift: { size: 0 } });
+      output = await slot.sequence.evaluate(tokens, logits ? (draw ?? 'distribution') : undefined);
     } catch (error) {
       slot.tokens = [];
-      void slot.sequence.clearHistory().catch(() => {});
+      slot.held = 0;
+      void slot.sequence.clear().catch(() => {});
       throw error;
     }
     slot.tokens.push(...tokens);
-    if (!logits) return undefined;
-    if (draw) {
-      const token = output.at(-1)?.next.token;
-      if (token === undefined || token === null) throw new Error('llama.cpp drew no next token');
-      const drawn = new Float32Array(this.#vocabularySize).fill(-Infinity);
-      drawn[token] = 0;
-      return drawn;
-    }
-    const probabilities = output.at(-1)?.next.probabilities;
-    if (!probabilities) throw new Error('llama.cpp gave no probabilities for the next token');
-    const out = new Float32Array(this.#vocabularySize).fill(LOWEST_LOGPROB);
-    for (const [token, p] of probabilities) if (p > 0) out[token] = Math.log(p);
-    return out;
+    slot.held += tokens.length;
+    if (logits && !output) throw new Error('llama.cpp gave nothing for the next token');
+    return output;
   }
 }
 
-/** llama.cpp's sampler settings under which its probabilities are the model's own: no temperature, no truncation. */
-const FULL_DISTRIBUTION = Object.freeze({ temperature: 1, topK: 0, topP: 1, minP: 0 });
+/** A distribution as llama.cpp's runtimes list it (token and probability) as the logits the generation core reads. */
+export function logProbabilities(
+  vocabularySize: number,
+  entries: Iterable<readonly [token: number, probability: number]>,
+): Float32Array {
+  const out = new Float32Array(vocabularySize).fill(LOWEST_LOGPROB);
+  for (const [token, p] of entries) if (p > 0) out[token] = Math.log(p);
+  return out;
+}
 
-/** A row's seed for the draw after `position` tokens: reproducible, and different at every step. */
-const stepSeed = (seed: number, position: number) => (Math.imul(seed ^ position, 0x85ebca6b) >>> 1) % 0x7fffffff;
+/** A drawn token as logits: 0 for it, -Infinity for every other. */
+export function drawnToken(vocabularySize: number, token: number): Float32Array {
+  const drawn = new Float32Array(vocabularySize).fill(-Infinity);
+  drawn[token] = 0;
+  return drawn;
+}
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {
   const end = Math.min(a.length, b.length);

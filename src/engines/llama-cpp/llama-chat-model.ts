@@ -1,20 +1,40 @@
-import type { LlamaContext, LlamaModel, Token } from 'node-llama-cpp';
 import { EngineError, throwIfAborted, type ChatRequest, type ChatResult } from '../../engine-interface/index.ts';
 import { DecodeLoop, type DecodeStats } from '../../generation/decode-loop.ts';
-import { generationTokenizer, type GenerationTokenizer } from '../../generation/generation-tokenizer.ts';
+import {
+  generationTokenizer,
+  type GenerationTokenizer,
+  type TokenizerBasics,
+} from '../../generation/generation-tokenizer.ts';
 import { generateTokens, requestThinks, templateThinks } from '../../generation/token-generation.ts';
 import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../../tools/tool-prompt.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { ChatTemplate } from './gguf-chat-template.ts';
-import { ggufVocabulary, type GgufTokenizer } from './gguf-vocabulary.ts';
-import { SequenceBatch } from './sequence-batch.ts';
+import { type GgufTokenizer } from './gguf-vocabulary.ts';
+import { SequenceBatch, type LlamaSequence } from './sequence-batch.ts';
 
-/** A GGUF's metadata, as far as a chat model reads it. */
+/** A GGUF's metadata, as far as a chat model reads it (node-llama-cpp's nesting of its dotted keys). */
 export interface GgufMetadata {
   general: { architecture: string; name?: string };
-  tokenizer: { ggml: GgufTokenizer & { eos_token_id?: number; bos_token_id?: number }; chat_template?: unknown };
+  tokenizer: {
+    ggml: GgufTokenizer & { eos_token_id?: number; bos_token_id?: number; eot_token_id?: number };
+    chat_template?: unknown;
+  };
   [architecture: string]: unknown;
+}
+
+/** What a llama.cpp runtime (node-llama-cpp, wllama) gives a chat model of one loaded GGUF. */
+export interface LlamaRuntimeModel {
+  metadata: GgufMetadata;
+  /** The context's sequences, each holding up to `contextLength` tokens. */
+  sequences: readonly LlamaSequence[];
+  /** The ids of `text`; with `special`, special tokens written in it are read as such. */
+  tokenize(text: string, special: boolean): Promise<number[]> | number[];
+  /** The tokenizer as generation reads it (see TokenizerBasics; the end tokens are added from the metadata). */
+  tokenizer: Omit<TokenizerBasics, 'eos'>;
+  /** The BOS token a raw prompt starts with, where the tokenizer adds one. */
+  bos: number | undefined;
+  dispose(): Promise<void>;
 }
 
 export interface LlamaChatOptions {
@@ -22,20 +42,22 @@ export interface LlamaChatOptions {
   contextLength: number;
   /** Bytes of keys and values one token holds (see {@link kvBytesPerToken}). */
   tokenBytes: number;
-  /** Append the tokens a constraint forces in one pass (default true; off to measure what it saves). */
+  /**
+   * Append the tokens a constraint forces in one pass (default true; off to measure what it saves, and where the
+   * runtime cannot tokenize synchronously, as jump-forward retokenizes within a step).
+   */
   jumpForward?: boolean | undefined;
 }
 
 /**
- * A GGUF chat model on llama.cpp (node-llama-cpp, in Node), generating replies token by token through Lantern's
- * generation core: llama.cpp runs the forward passes of its sequences and keeps their keys and values; the core decides
- * every token (penalties, `logit_bias`, the grammar mask, the draw, jump-forward, stops, calls, logprobs), exactly as it
- * does for transformers.js. The chat template is the GGUF's own (`tokenizer.chat_template`), rendered with the same
- * Jinja as transformers.js renders a tokenizer's.
+ * A GGUF chat model on llama.cpp (node-llama-cpp in Node, wllama in browsers), generating replies token by token
+ * through Lantern's generation core: llama.cpp runs the forward passes of its sequences and keeps their keys and values;
+ * the core decides every token (penalties, `logit_bias`, the grammar mask, the draw, jump-forward, stops, calls,
+ * logprobs), exactly as it does for transformers.js. The chat template is the GGUF's own (`tokenizer.chat_template`),
+ * rendered with the same Jinja as transformers.js renders a tokenizer's.
  */
-export class NodeLlamaChatModel {
-  readonly #model: LlamaModel;
-  readonly #context: LlamaContext;
+export class LlamaChatModel {
+  readonly #model: LlamaRuntimeModel;
   readonly #tokens: GenerationTokenizer;
   readonly #template: ChatTemplate | undefined;
   readonly #toolFormat: ToolFormat;
@@ -43,40 +65,24 @@ export class NodeLlamaChatModel {
   readonly #loop: DecodeLoop<unknown>;
   readonly #sequences: number;
   readonly #jumpForward: boolean;
-  /** Whether a raw prompt (the completions API) starts with the BOS token, as the tokenizer adds it. */
-  readonly #addBos: boolean;
   readonly contextLength: number;
 
-  constructor(model: LlamaModel, context: LlamaContext, options: LlamaChatOptions) {
+  constructor(model: LlamaRuntimeModel, options: LlamaChatOptions) {
     this.#model = model;
-    this.#context = context;
-    const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
+    const metadata = model.metadata;
     const ggml = metadata.tokenizer.ggml;
-    const vocabularySize = ggml.tokens.length;
     this.contextLength = options.contextLength;
-    const batch = new SequenceBatch(context, vocabularySize, options.tokenBytes);
+    const batch = new SequenceBatch(model.sequences, options.tokenBytes);
     this.#loop = new DecodeLoop(batch as never, { maxRows: batch.maxRows });
     this.#sequences = batch.maxRows;
     this.#jumpForward = options.jumpForward ?? true;
-    this.#addBos = model.tokens.shouldPrependBosToken;
-    const eos = new Set(
-      [model.tokens.eos, model.tokens.eot, ...endOfGenerationTokens(model, vocabularySize)].filter(
-        (t): t is Token => t !== null && t !== undefined,
-      ),
-    );
-    this.#tokens = generationTokenizer({
-      encode: (text) => [...model.tokenize(text, false)],
-      decode: (ids) => (ids.length ? model.detokenize(ids as Token[], false) : ''),
-      tokenString: (token) => model.detokenize([token as Token], true),
-      readVocabulary: () => ggufVocabulary(ggml),
-      eos: new Set([...eos].map(Number)),
-    });
+    this.#tokens = generationTokenizer({ ...model.tokenizer, eos: endOfGenerationTokens(ggml) });
     const source = metadata.tokenizer.chat_template;
     this.#template =
       typeof source === 'string'
         ? new ChatTemplate(source, {
-            bos_token: tokenText(model, ggml.bos_token_id),
-            eos_token: tokenText(model, ggml.eos_token_id),
+            bos_token: tokenText(ggml, ggml.bos_token_id),
+            eos_token: tokenText(ggml, ggml.eos_token_id),
           })
         : undefined;
     this.#toolFormat = toolFormatOf(this.#template?.source);
@@ -111,8 +117,9 @@ export class NodeLlamaChatModel {
     if (raw) {
       // A raw prompt is tokenized as it is, with the BOS the tokenizer adds, as a model continues text outside a chat;
       // special tokens written in it are read as such (a chat template written out), as Hugging Face tokenizers do.
-      const ids = [...this.#model.tokenize(request.prompt!, true)];
-      prompt = this.#addBos && this.#model.tokens.bos !== null ? [this.#model.tokens.bos, ...ids] : ids;
+      const ids = await this.#model.tokenize(request.prompt!, true);
+      const bos = this.#model.bos;
+      prompt = bos === undefined ? ids : [bos, ...ids];
     } else {
       if (!this.#template) {
         throw new EngineError('invalid_request', 'This model has no chat template: use the completions API.', {
@@ -121,7 +128,7 @@ export class NodeLlamaChatModel {
       }
       const text = this.#template.render(tools, thinking);
       // The template writes the special tokens itself, as text.
-      prompt = [...this.#model.tokenize(text, true)];
+      prompt = await this.#model.tokenize(text, true);
     }
     const generation = {
       promptTokens: prompt.length,
@@ -138,9 +145,8 @@ export class NodeLlamaChatModel {
     );
   }
 
-  async dispose(): Promise<void> {
-    await this.#context.dispose();
-    await this.#model.dispose();
+  dispose(): Promise<void> {
+    return this.#model.dispose();
   }
 }
 
@@ -164,24 +170,23 @@ export function kvBytesPerToken(metadata: GgufMetadata): number {
 }
 
 /** A special token's text, for a template's `bos_token` and `eos_token`. */
-function tokenText(model: LlamaModel, id: number | undefined): string {
-  return id === undefined ? '' : model.detokenize([id as Token], true);
+function tokenText(ggml: GgufTokenizer, id: number | undefined): string {
+  return id === undefined ? '' : (ggml.tokens[id] ?? '');
 }
 
 /**
- * Control tokens that end a turn beside the EOS (`<|im_end|>`, `<|eot_id|>`, `<end_of_turn>`): llama.cpp's own list of
- * end-of-generation tokens, which node-llama-cpp does not expose, rebuilt from the names llama.cpp looks for.
+ * The tokens that end a reply: the EOS, the EOT, and the control tokens that end a turn (`<|im_end|>`, `<|eot_id|>`,
+ * `<end_of_turn>`), as llama.cpp's vocabulary loader gathers its end-of-generation set, by their text.
  */
-function endOfGenerationTokens(model: LlamaModel, vocabularySize: number): Token[] {
-  const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
-  const { tokens, token_type: types = [] } = metadata.tokenizer.ggml;
-  const ends: Token[] = [];
-  for (let id = 0; id < vocabularySize; id++) {
-    if (types[id] === 3 && END_OF_TURN.has(tokens[id]!)) ends.push(id as Token);
-  }
+export function endOfGenerationTokens(ggml: GgufMetadata['tokenizer']['ggml']): Set<number> {
+  const ends = new Set<number>();
+  for (const id of [ggml.eos_token_id, ggml.eot_token_id]) if (id !== undefined) ends.add(id);
+  const types = ggml.token_type ?? [];
+  ggml.tokens.forEach((text, id) => {
+    if (types[id] === 3 && END_OF_TURN.has(text)) ends.add(id);
+  });
   return ends;
 }
-
 /** The end-of-turn tokens llama.cpp's vocabulary loader adds to its end-of-generation set, by their text. */
 const END_OF_TURN = new Set([
   '<|eot_id|>',
