@@ -95,11 +95,6 @@ export interface EngineDescriptor<C extends CandidateBase, Local extends boolean
    * session on one promise chain, which stays rejected): the browser's engine then replaces its worker.
    */
   readonly failureBreaksRealm: boolean;
-  /**
-   * Why the engine cannot run in this realm at all (its runtime is not built for it), or undefined where it can: its
-   * candidates are then passed over before anything is downloaded, with this said.
-   */
-  whyNotHere?(): string | undefined;
   /** Whether its candidates need onnxruntime-web's binary in a browser (the worker waits for it before loading them). */
   readonly needsOnnxRuntime: boolean;
 }

@@ -25,35 +25,15 @@ const devices: Record<string, DeviceCapabilities> = {
   'WebGPU with shader-f16': { webgpu: true, shaderF16: true },
 };
 
-/**
- * What `run` decides in a browser's realm, where `process` is not (llama.cpp's candidates are passed over there until
- * it runs in browsers): these tests are of the browsers' chains.
- */
-function inBrowser<T>(run: () => T): T {
-  const node = globalThis.process;
-  Reflect.deleteProperty(globalThis, 'process');
-  try {
-    return run();
-  } finally {
-    globalThis.process = node;
-  }
-}
-
 const chain = (id: string, device: DeviceCapabilities) =>
-  inBrowser(() => usableCandidates(DEFAULT_PROFILE[id]!, device).map(candidateKey));
+  usableCandidates(DEFAULT_PROFILE[id]!, device).map(candidateKey);
 
 describe('llama.cpp in the default registry', () => {
-  it('serves each chat ID in Node from Qwen3 GGUF after the CPU candidate, and is passed over in browsers, saying why', () => {
-    const node = usableCandidates(DEFAULT_PROFILE['amber-phoenix-4']!, CPU_ONLY).map(candidateKey);
-    expect(node).toEqual([
+  it('serves each chat ID from Qwen3 GGUF after the CPU candidate', () => {
+    expect(chain('amber-phoenix-4', CPU_ONLY)).toEqual([
       'transformers:onnx-community/Qwen3-1.7B-ONNX@q4/cpu',
       'llama.cpp:Qwen/Qwen3-1.7B-GGUF/Qwen3-1.7B-Q8_0.gguf',
     ]);
-    const skipped = inBrowser(() => modelChain(DEFAULT_PROFILE['crimson-falcon-4']!, CPU_ONLY).skipped);
-    expect(skipped).toContainEqual({
-      candidate: 'llama.cpp:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf',
-      reason: 'llama.cpp runs in Node only so far (in browsers it will run on wllama)',
-    });
   });
 });
 
@@ -74,6 +54,7 @@ describe('the default registry', () => {
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4f16/webgpu',
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/webgpu',
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
+      'llama.cpp:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf',
       // For requests with images (and the last fallback of text).
       'transformers:onnx-community/FastVLM-0.5B-ONNX@q4f16/webgpu',
       'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
@@ -87,8 +68,8 @@ describe('the default registry', () => {
       'transformers:onnx-community/Qwen3-4B-ONNX@q4f16/webgpu',
       'transformers:onnx-community/Qwen3-4B-ONNX@q4/webgpu',
       'transformers:onnx-community/Qwen3-1.7B-ONNX@q4/cpu',
+      'llama.cpp:Qwen/Qwen3-1.7B-GGUF/Qwen3-1.7B-Q8_0.gguf',
     ]);
-    expect(chain('amber-phoenix-4', CPU_ONLY)).toEqual(['transformers:onnx-community/Qwen3-1.7B-ONNX@q4/cpu']);
   });
 
   it('skips everything half-precision on an adapter without shader-f16', () => {
@@ -96,13 +77,13 @@ describe('the default registry', () => {
       const keys = chain(id, devices['WebGPU without shader-f16 (SwiftShader)']!);
       expect(keys[0]).toMatch(/^web-llm:.*-q4f32_1-MLC$/);
       expect(keys.some((k) => /f16/.test(k))).toBe(false);
-      expect(keys.filter((k) => !k.includes('FastVLM')).at(-1)).toMatch(/@q4\/cpu$/);
+      expect(keys.filter((k) => !k.includes('FastVLM')).at(-1)).toMatch(/^llama\.cpp:Qwen\/.*-Q8_0\.gguf$/);
     }
   });
 
-  it('runs only transformers.js on the CPU without WebGPU', () => {
+  it('runs only transformers.js and llama.cpp on the CPU without WebGPU', () => {
     for (const id of Object.keys(PUBLIC_MODELS)) {
-      for (const key of chain(id, CPU_ONLY)) expect(key).toMatch(/^transformers:.*\/cpu$/);
+      for (const key of chain(id, CPU_ONLY)) expect(key).toMatch(/^transformers:.*\/cpu$|^llama\.cpp:/);
     }
   });
 
@@ -129,8 +110,7 @@ describe('the bundled profile', () => {
     const profile = bundledProfile('/models');
     for (const id of Object.keys(PUBLIC_MODELS)) {
       const keys = usableCandidates(profile[id]!, device).map(candidateKey);
-      // The chat model first; tiny-vision after it for a request with images; in Node (these tests), the GGUF copy on
-      // llama.cpp last (in browsers, where llama.cpp does not run yet, it is passed over).
+      // The chat model first; tiny-vision after it for a request with images; the GGUF copy on llama.cpp last.
       const own = keys.filter((key) => !key.includes('tiny-vision') && !key.startsWith('llama.cpp:'));
       expect(own.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|think|embed|whisper)@fp32\/cpu$/);
       const gguf = keys.filter((key) => key.startsWith('llama.cpp:'));
@@ -155,7 +135,7 @@ describe('candidateChain', () => {
     candidateChain(entry, device, policy).map(candidateKey);
 
   it('puts the servers after the local candidates this device can run, or first, or nowhere, as the policy says', () => {
-    // In Node (these tests): Qwen3's GGUF on llama.cpp after the CPU candidate.
+    // Qwen3's GGUF on llama.cpp after the CPU candidate.
     const local = [
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
       'llama.cpp:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf',
@@ -194,6 +174,7 @@ describe('a fallback (software) adapter', () => {
   it('puts the CPU first in the real registry, the GPU candidates after it', () => {
     expect(chain('crimson-falcon-4', swiftShader)).toEqual([
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
+      'llama.cpp:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf',
       'web-llm:Qwen3-0.6B-q4f32_1-MLC',
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/webgpu',
       // The vision candidates stay after the text ones, reordered among themselves.
@@ -241,23 +222,24 @@ describe("the adapter's limits", () => {
     // Qwen3-0.6B's embedding table: 151,936 × 1,024 × 2 bytes = 311 MB in q4f16, over the 256 MiB every adapter has.
     expect(chain('crimson-falcon-4', small)).toEqual([
       'transformers:onnx-community/Qwen3-0.6B-ONNX@q4/cpu',
+      'llama.cpp:Qwen/Qwen3-0.6B-GGUF/Qwen3-0.6B-Q8_0.gguf',
       'transformers:onnx-community/FastVLM-0.5B-ONNX@q8/cpu',
     ]);
-    const skipped = inBrowser(() => modelChain(DEFAULT_PROFILE['crimson-falcon-4']!, small).skipped);
+    const skipped = modelChain(DEFAULT_PROFILE['crimson-falcon-4']!, small).skipped;
     expect(skipped).toContainEqual({
       candidate: 'transformers:onnx-community/Qwen3-0.6B-ONNX@q4f16/webgpu',
       reason: `needs maxBufferSize of at least ${151_936 * 1024 * 2}; the adapter has ${256 * 2 ** 20}`,
     });
     // Every ID still answers: the CPU candidate needs no adapter.
-    for (const id of Object.keys(PUBLIC_MODELS)) expect(chain(id, small).at(-1)).toMatch(/\/cpu$/);
+    for (const id of Object.keys(PUBLIC_MODELS)) expect(chain(id, small).at(-1)).toMatch(/\/cpu$|^llama\.cpp:/);
   });
 
   it("fits every GPU candidate of the registry in SwiftShader's 1 GiB buffers but two single-precision tables", () => {
     // The fp32 embedding tables of Qwen3-1.7B (151,936 × 2,048 × 4 bytes) and Qwen3-4B (× 2,560) are over 1 GiB: those
     // builds move aside for the next candidate there.
-    const skipped = inBrowser(() =>
-      Object.values(DEFAULT_PROFILE).flatMap((entry) => modelChain(entry, { ...swiftShader, shaderF16: true }).skipped),
-    ).filter((s) => !s.candidate.startsWith('llama.cpp:'));
+    const skipped = Object.values(DEFAULT_PROFILE).flatMap(
+      (entry) => modelChain(entry, { ...swiftShader, shaderF16: true }).skipped,
+    );
     expect(skipped).toEqual([
       {
         candidate: 'transformers:onnx-community/Qwen3-1.7B-ONNX@q4/webgpu',
@@ -271,7 +253,7 @@ describe("the adapter's limits", () => {
   });
 
   it('skips nothing for its size where the limits are unknown', () => {
-    expect(chain('amber-phoenix-4', { webgpu: true, shaderF16: false })).toHaveLength(3);
+    expect(chain('amber-phoenix-4', { webgpu: true, shaderF16: false })).toHaveLength(4);
   });
 });
 

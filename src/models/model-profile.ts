@@ -148,8 +148,6 @@ export function requiredLimits(candidate: ModelCandidate): Partial<AdapterLimits
 /** Why this device cannot run the candidate, or undefined when it can. */
 export function whyNotRunnable(candidate: ModelCandidate, device: DeviceCapabilities): string | undefined {
   if (isRemote(candidate)) return undefined;
-  const absent = engineOf(candidate).whyNotHere?.();
-  if (absent) return absent;
   if (!runsOnGPU(candidate)) return whyNotInMemory(candidate.downloadBytes, device);
   if (!device.webgpu) return 'needs WebGPU';
   if (needsShaderF16(candidate) && !device.shaderF16) return "needs the adapter's shader-f16 feature";

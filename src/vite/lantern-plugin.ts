@@ -89,8 +89,6 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
       }
       if (options.models) {
         for (const [name, source] of readFiles(PACKAGE_FILES.models)) {
-          // The GGUF copies are llama.cpp's, which runs in Node only so far: a browser would download them for nothing.
-          if (/(^|\/)gguf\//.test(name)) continue;
           this.emitFile({ type: 'asset', fileName: `${MODELS_FOLDER}/${name}`, source });
         }
       }

@@ -22,11 +22,15 @@ import {
   type RunReport,
   type VersionMismatch,
 } from '../../src/client/index.ts';
+import type { EngineName } from '../../src/engines/engine-registry.ts';
 import { soakPlan } from '../support/soak.ts';
 
 const params = new URLSearchParams(location.search);
-// ?profile=default: the real models (they need the network); otherwise the bundled ones.
-let profile: ModelProfile = params.get('profile') === 'default' ? DEFAULT_PROFILE : bundledProfile('/models');
+// ?profile=default: the real models (they need the network); otherwise the bundled ones, on the engines that
+// ?engines=NAME,NAME names (all of them by default: the llama.cpp project runs the shared tests on llama.cpp alone).
+const engines = params.get('engines')?.split(',') as EngineName[] | undefined;
+let profile: ModelProfile =
+  params.get('profile') === 'default' ? DEFAULT_PROFILE : bundledProfile('/models', engines ? { engines } : {});
 // ?broken=ID points that ID at a model whose weights are corrupt; ?late=ID at one the test server may withhold
 // (see vite.config.ts).
 for (const [param, folder] of [

@@ -2,7 +2,8 @@ import { isHubModel, lastPart, type EngineDescriptor, type GPUNeeds, type ReadsI
 
 /*
  * llama.cpp as routing, downloads, the worker and the page see it: its candidates and its descriptor. Light (the
- * service worker bundles it): the runtime (node-llama-cpp in Node) is loaded by `llama-cpp-loaders.ts`.
+ * service worker bundles it): the runtime (node-llama-cpp in Node, wllama in browsers) is loaded by
+ * `llama-cpp-loaders.ts`.
  */
 
 /** A GGUF model run by llama.cpp: the format Ollama, LM Studio and llama.cpp itself run. */
@@ -66,11 +67,6 @@ export const LLAMA_CPP_ENGINE: EngineDescriptor<LlamaCppCandidate, true> = Objec
   // A hub repository or an absolute URL (the app's CDN); a path of the app's own origin is the app's to serve and cache.
   downloads: (candidate: LlamaCppCandidate) => isHubModel(candidate.model) || /^https?:\/\//i.test(candidate.model),
   codeSource: () => undefined,
-  // node-llama-cpp in Node; wllama, its browser runtime, is not built yet.
-  whyNotHere: () =>
-    typeof process !== 'undefined' && process.versions?.node !== undefined
-      ? undefined
-      : 'llama.cpp runs in Node only so far (in browsers it will run on wllama)',
   // A failed load leaves nothing behind in the realm: the model and its context are freed with it.
   failureBreaksRealm: false,
   needsOnnxRuntime: false,

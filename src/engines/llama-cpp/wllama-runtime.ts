@@ -1,0 +1,252 @@
+/// <reference types="vite/client" />
+// wllama 2's package names no entry point that exists (`main` is `index.js`): its ESM build, by path.
+import { Wllama } from '@wllama/wllama/esm/index.js';
+import multiThreadWasm from '@wllama/wllama/esm/multi-thread/wllama.wasm?url';
+import singleThreadWasm from '@wllama/wllama/esm/single-thread/wllama.wasm?url';
+import { StoredFiles } from '../../downloads/index.ts';
+import { EngineError, throwIfAborted, type EmbedResult } from '../../engine-interface/index.ts';
+import { modelFolder } from '../model-files.ts';
+import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
+import { readGgufMetadata } from './gguf-metadata.ts';
+import { ggufVocabulary } from './gguf-vocabulary.ts';
+import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
+import { ggufParts, type LlamaCppCandidate } from './llama-cpp-engine.ts';
+import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
+
+/*
+ * llama.cpp in browsers, through wllama 2 (llama.cpp compiled to WebAssembly, single-threaded, or multi-threaded where
+ * the page is cross-origin isolated), in the engine worker. wllama 2 is the line that still exposes llama.cpp's own
+ * calls (decode, the next token's distribution, the KV cache): Lantern's generation core decides every token, as on the
+ * other engines. (wllama 3 offers only OpenAI-shaped calls that sample inside, with no logits.)
+ *
+ * wllama runs llama.cpp in a worker of its own, which it starts from the code it carries; its WebAssembly binary is
+ * Lantern's (from this origin, precached), handed over as a blob so that the nested worker never needs the network.
+ */
+
+/** A chat context's window when the candidate names none: the model's training context, at most this. */
+const DEFAULT_CONTEXT = 4096;
+
+/** The GGUF's parts as blobs: downloaded ones from Lantern's store, the app's own (the bundled models) by fetch. */
+async function ggufBlobs(candidate: LlamaCppCandidate): Promise<{ blobs: Blob[]; urls: string[] }> {
+  const folder = modelFolder(candidate.model, candidate.hub);
+  const store = new StoredFiles(caches);
+  const urls = ggufParts(candidate.file).map((name) => new URL(folder.url + name, self.location.href).href);
+  const blobs = await Promise.all(
+    urls.map(async (url) => {
+      const stored = await store.response(store.engineFile(url));
+      const response = stored ?? (await fetch(url));
+      if (!response.ok) throw new Error(`${url} could not be read: HTTP ${response.status}`);
+      return response.blob();
+    }),
+  );
+  return { blobs, urls };
+}
+
+let wasmBlobs: Promise<{ single: string; multi: string }> | undefined;
+
+/** wllama's binaries as blob URLs, read once per worker (from the precache when offline). */
+function wasmPaths(): Promise<{ single: string; multi: string }> {
+  const read = async (url: string) => {
+    const response = await fetch(new URL(url, self.location.href));
+    if (!response.ok) throw new Error(`wllama's WebAssembly (${url}) could not be read: HTTP ${response.status}`);
+    return URL.createObjectURL(await response.blob());
+  };
+  wasmBlobs ??= (async () => {
+    const single = await read(singleThreadWasm);
+    // The multi-threaded build runs only where SharedArrayBuffer does: a cross-origin isolated page.
+    const multi = self.crossOriginIsolated ? await read(multiThreadWasm) : '';
+    return { single, multi };
+  })();
+  wasmBlobs.catch(() => (wasmBlobs = undefined));
+  return wasmBlobs;
+}
+
+/** Threads: the candidate's, else half the cores (llama.cpp's threads spin while they wait for each other). */
+const threads = (candidate: LlamaCppCandidate) =>
+  candidate.threads ?? Math.max(1, Math.floor((navigator.hardwareConcurrency || 1) / 2));
+
+/** A started wllama with the candidate's GGUF loaded, and its metadata. */
+async function loadWllama(
+  candidate: LlamaCppCandidate,
+  context: LoadContext,
+  config: { n_ctx: (metadata: GgufMetadata) => number; embeddings?: boolean },
+): Promise<{ wllama: Wllama; metadata: GgufMetadata }> {
+  const { blobs, urls } = await ggufBlobs(candidate);
+  const metadata = await readGgufMetadata(blobs[0]!, urls[0]!);
+  const paths = await wasmPaths();
+  const wllama = new Wllama(
+    { 'single-thread/wllama.wasm': paths.single, ...(paths.multi && { 'multi-thread/wllama.wasm': paths.multi }) },
+    { suppressNativeLog: true, logger: QUIET },
+  );
+  const nCtx = config.n_ctx(metadata);
+  try {
+    await withDocumentBase(() =>
+      wllama.loadModel(blobs, {
+        n_ctx: nCtx,
+        // An embedding model reads its whole input in one batch.
+        n_batch: config.embeddings ? nCtx : Math.min(512, nCtx),
+        n_threads: threads(candidate),
+        embeddings: config.embeddings ?? false,
+      }),
+    );
+  } catch (error) {
+    await wllama.exit().catch(() => {});
+    throw error;
+  }
+  return { wllama, metadata };
+}
+
+export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadContext): Promise<ChatModel> {
+  if (candidate.images)
+    throw new Error('llama.cpp candidates read text only here: projectors (mmproj) are not supported yet');
+  const { wllama, metadata } = await loadWllama(candidate, context, {
+    n_ctx: (metadata) => Math.min(candidate.contextWindow ?? DEFAULT_CONTEXT, trainContext(metadata)),
+  });
+  const { n_ctx: contextLength } = wllama.getLoadedContextInfo();
+  const vocabulary = ggufVocabulary(metadata.tokenizer.ggml);
+  const vocabularySize = vocabulary.strings.length;
+  return new LlamaChatModel(
+    {
+      metadata,
+      sequences: [wllamaSequence(wllama, vocabularySize)],
+      tokenize: (text, special) => wllama.tokenize(text, special),
+      tokenizer: {
+        // wllama tokenizes in its own worker, asynchronously: jump-forward, which retokenizes within a step, is off.
+        encode: () => {
+          throw new Error('wllama tokenizes asynchronously only');
+        },
+        ...vocabularyDecoder(vocabulary),
+        readVocabulary: () => vocabulary,
+      },
+      bos: wllama.mustAddBosToken() ? wllama.getBOS() : undefined,
+      dispose: () => wllama.exit(),
+    },
+    { contextLength, tokenBytes: kvBytesPerToken(metadata), jumpForward: false },
+  );
+}
+
+export async function loadEmbeddingModel(candidate: LlamaCppCandidate, context: LoadContext): Promise<EmbeddingModel> {
+  const { wllama, metadata } = await loadWllama(candidate, context, {
+    n_ctx: (metadata) => Math.min(candidate.maxInputTokens ?? Infinity, trainContext(metadata)),
+    embeddings: true,
+  });
+  const info = wllama.getLoadedContextInfo();
+  const maxInputTokens = Math.min(info.n_ctx, info.n_ubatch);
+  const bos = wllama.mustAddBosToken() ? wllama.getBOS() : undefined;
+  const eos = wllama.mustAddEosToken() ? wllama.getEOS() : undefined;
+  void metadata;
+  return {
+    maxInputTokens,
+    async embed(input, options = {}): Promise<EmbedResult> {
+      const ids: number[][] = [];
+      for (const [index, text] of input.entries()) {
+        // The ids the model reads: its own tokens between the BOS and EOS it adds (BERT's CLS and SEP).
+        const tokens = [
+          ...(bos !== undefined ? [bos] : []),
+          ...(await wllama.tokenize(text, false)),
+          ...(eos !== undefined ? [eos] : []),
+        ];
+        if (tokens.length > maxInputTokens) {
+          throw new EngineError(
+            'context_length_exceeded',
+            `This model's maximum input length is ${maxInputTokens} tokens, but input[${index}] has ${tokens.length} ` +
+              'tokens. Please shorten or split it.',
+            { param: 'input' },
+          );
+        }
+        ids.push(tokens);
+      }
+      const embeddings: Float32Array[] = [];
+      for (const tokens of ids) {
+        throwIfAborted(options.signal);
+        // Each input alone: what a previous one left in the cache would attend into it.
+        await wllama.kvClear();
+        embeddings.push(normalized(await wllama.embeddings(tokens)));
+      }
+      return { embeddings, usage: { promptTokens: ids.reduce((sum, t) => sum + t.length, 0) } };
+    },
+  };
+}
+
+/**
+ * wllama's one sequence (see LlamaSequence). Greedy draws read the most probable token alone; every other request reads
+ * the whole distribution, and the generation core draws (wllama's sampler is seeded once, at load).
+ */
+function wllamaSequence(wllama: Wllama, vocabularySize: number): LlamaSequence {
+  return {
+    async evaluate(tokens, next) {
+      await wllama.decode(tokens, { skipLogits: next === undefined });
+      if (next === undefined) return undefined;
+      if (next !== 'distribution' && next.temperature === 0) {
+        const [top] = await wllama.getLogits(1);
+        if (!top) throw new Error('llama.cpp gave no next token');
+        return drawnToken(vocabularySize, top.token);
+      }
+      const distribution = await wllama.getLogits(-1);
+      return logProbabilities(
+        vocabularySize,
+        distribution.map(({ token, p }) => [token, p] as const),
+      );
+    },
+    // wllama 2.4's kvRemove(0, -1) clears the cache but not its token count, and reports a failure: kvClear does both.
+    truncate: (length) => (length === 0 ? wllama.kvClear() : wllama.kvRemove(length, -1)),
+    clear: () => wllama.kvClear(),
+  };
+}
+
+/** Decoding as llama.cpp does, from the vocabulary's bytes: text of the non-special tokens, SentencePiece's space cut. */
+function vocabularyDecoder(vocabulary: ReturnType<typeof ggufVocabulary>) {
+  const bytesOf = (ids: readonly number[]) => {
+    const parts = ids.map((id) => vocabulary.bytes[id] ?? new Uint8Array());
+    const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      out.set(part, at);
+      at += part.length;
+    }
+    return out;
+  };
+  const decoder = new TextDecoder();
+  return {
+    decode(ids: number[]): string {
+      const text = decoder.decode(bytesOf(ids.filter((id) => !vocabulary.special.has(id))));
+      return vocabulary.prependSpace && text.startsWith(' ') ? text.slice(1) : text;
+    },
+    tokenString: (token: number) => decoder.decode(bytesOf([token])),
+  };
+}
+
+/** The model's training context (`<architecture>.context_length`). */
+function trainContext(metadata: GgufMetadata): number {
+  const arch = metadata[metadata.general.architecture] as { context_length?: number } | undefined;
+  return arch?.context_length ?? DEFAULT_CONTEXT;
+}
+
+/**
+ * Runs `load` with a `document.baseURI`: wllama 2 resolves its binaries' paths against it, and a worker has no
+ * document. Removed afterwards, so that no library of the worker takes it for a page.
+ */
+async function withDocumentBase<T>(load: () => Promise<T>): Promise<T> {
+  const global = globalThis as { document?: unknown };
+  if (global.document !== undefined) return load();
+  Object.defineProperty(globalThis, 'document', {
+    value: { baseURI: self.location.href },
+    configurable: true,
+  });
+  try {
+    return await load();
+  } finally {
+    delete global.document;
+  }
+}
+
+/** wllama's own logging, kept to errors (its debug and warnings are for its developers). */
+const QUIET = { debug: () => {}, log: () => {}, warn: () => {}, error: console.error.bind(console) };
+
+/** L2-normalised, as OpenAI's embeddings are. */
+function normalized(vector: readonly number[]): Float32Array {
+  const out = Float32Array.from(vector);
+  const norm = Math.hypot(...out) || 1;
+  for (let i = 0; i < out.length; i++) out[i]! /= norm;
+  return out;
+}
