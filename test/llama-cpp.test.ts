@@ -6,7 +6,10 @@ import { bundledProfile, EngineError, withEngines, type ChatResult } from '../sr
 import type { ChatModel } from '../src/engines/model-loaders.ts';
 import { TaskQueue } from '../src/engines/task-queue.ts';
 import { ggufParts, LLAMA_CPP_ENGINE, type LlamaCppCandidate } from '../src/engines/llama-cpp/llama-cpp-engine.ts';
-import { ggufVocabulary } from '../src/engines/llama-cpp/gguf-vocabulary.ts';
+import { readFileSync } from 'node:fs';
+import { getLlama, type Token } from 'node-llama-cpp';
+import { readGgufMetadata } from '../src/engines/llama-cpp/gguf-metadata.ts';
+import { ggufVocabulary, vocabularyDecoder } from '../src/engines/llama-cpp/gguf-vocabulary.ts';
 import { loadChatModel } from '../src/engines/llama-cpp/node-llama-runtime.ts';
 import type { LlamaChatModel } from '../src/engines/llama-cpp/llama-chat-model.ts';
 import { chatRequest } from './support/chat-request.ts';
@@ -169,5 +172,35 @@ describe.skipIf(!HAS_STORIES_260K)('stories260K as GGUF (../shared/models)', () 
     );
     expect(result.usage.promptTokens).toBe(5); // <s> and four tokens
     await stories.dispose();
+  });
+});
+
+describe('what browsers read of a GGUF without llama.cpp (wllama decodes and reads metadata asynchronously only)', () => {
+  const texts = ['Hello! How can I help you today?', ' héllo  wörld 👋\n{"a": [1, 2]}', '<|im_end|>x'];
+
+  it.each([
+    ['tiny-chat (byte-level BPE)', `${BUNDLED_MODELS}/tiny-chat/gguf/tiny-chat-f32.gguf`],
+    ...(HAS_STORIES_260K ? [['stories260K (SentencePiece)', 'stories']] : []),
+  ])('%s: the metadata as node-llama-cpp reads it, the text as llama.cpp decodes it', async (_name, given) => {
+    let path = given!;
+    if (path === 'stories') {
+      path = `${mkdtempSync(`${os.tmpdir()}/lantern-gguf-`)}/stories260K-f32.gguf`;
+      spawnSync('/usr/bin/python3', ['scripts/fixtures/gguf_convert.py', STORIES_260K, path]);
+    }
+    const llama = await getLlama({ gpu: false, build: 'never' });
+    const model = await llama.loadModel({ modelPath: path });
+    const metadata = await readGgufMetadata(new Blob([readFileSync(path)]), 'http://models.test/model.gguf');
+    const expected = model.fileInfo.metadata as unknown as typeof metadata;
+    expect(metadata.general.architecture).toBe(expected.general.architecture);
+    expect(metadata.tokenizer).toEqual(expected.tokenizer);
+    expect(metadata[metadata.general.architecture]).toEqual(expected[expected.general.architecture]);
+
+    const decoder = vocabularyDecoder(ggufVocabulary(metadata.tokenizer.ggml));
+    for (const text of texts) {
+      const ids = [...model.tokenize(text, true)];
+      expect(decoder.decode(ids)).toBe(model.detokenize(ids as Token[], false));
+      for (const id of ids) expect(decoder.tokenString(id)).toBe(model.detokenize([id], true));
+    }
+    await model.dispose();
   });
 });

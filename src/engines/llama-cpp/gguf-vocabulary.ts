@@ -33,3 +33,30 @@ export function ggufVocabulary(tokenizer: GgufTokenizer): Vocabulary {
   const prependSpace = type === 'byte_fallback' && (tokenizer.add_space_prefix ?? true);
   return { strings, type, prependSpace, special, bytes };
 }
+
+/**
+ * Decoding as llama.cpp does it (`llama_detokenize`), from a vocabulary's bytes: the text of the tokens that are not
+ * control tokens, with a SentencePiece tokenizer's leading space taken off; and one token's text, control tokens
+ * written out (its leading space taken off too, as llama.cpp does). For a runtime that decodes only asynchronously (wllama), where generation decodes as it goes.
+ */
+export function vocabularyDecoder(vocabulary: Vocabulary) {
+  const bytesOf = (ids: readonly number[]) => {
+    const parts = ids.map((id) => vocabulary.bytes[id] ?? new Uint8Array());
+    const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      out.set(part, at);
+      at += part.length;
+    }
+    return out;
+  };
+  const decoder = new TextDecoder();
+  const text = (ids: readonly number[]) => {
+    const text = decoder.decode(bytesOf(ids));
+    return vocabulary.prependSpace && text.startsWith(' ') ? text.slice(1) : text;
+  };
+  return {
+    decode: (ids: number[]) => text(ids.filter((id) => !vocabulary.special.has(id))),
+    tokenString: (token: number) => text([token]),
+  };
+}

@@ -1,10 +1,10 @@
 import type * as NodeLlamaCppModule from 'node-llama-cpp';
 import type { Llama, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
-import { EngineError, throwIfAborted, type EmbedResult } from '../../engine-interface/index.ts';
 import type { NativeDraw } from '../../generation/decode-loop.ts';
 import { isHubModel } from '../engine-descriptor.ts';
 import { modelFolder } from '../model-files.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
+import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
 import type { LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { ggufVocabulary } from './gguf-vocabulary.ts';
@@ -127,46 +127,13 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, context: 
     contextSize: model.trainContextSize,
     threads: threads(candidate),
   });
-  const bos = model.tokens.shouldPrependBosToken ? model.tokens.bos : null;
-  const eos = model.tokens.shouldAppendEosToken ? model.tokens.eos : null;
-  /** The ids the model reads of a text: its own tokens, between the BOS and EOS the model adds (BERT's CLS, SEP). */
-  const tokens = (text: string): Token[] => [
-    ...(bos !== null ? [bos] : []),
-    ...model.tokenize(text, false),
-    ...(eos !== null ? [eos] : []),
-  ];
-  return {
+  return llamaEmbeddingModel({
     maxInputTokens,
-    async embed(input, options = {}): Promise<EmbedResult> {
-      const ids = input.map((text, index) => {
-        const ids = tokens(text);
-        if (ids.length > maxInputTokens) {
-          throw new EngineError(
-            'context_length_exceeded',
-            `This model's maximum input length is ${maxInputTokens} tokens, but input[${index}] has ${ids.length} ` +
-              'tokens. Please shorten or split it.',
-            { param: 'input' },
-          );
-        }
-        return ids;
-      });
-      const embeddings: Float32Array[] = [];
-      for (const text of ids) {
-        throwIfAborted(options.signal);
-        const { vector } = await embedding.getEmbeddingFor(text);
-        embeddings.push(normalized(vector));
-      }
-      return { embeddings, usage: { promptTokens: ids.reduce((sum, t) => sum + t.length, 0) } };
-    },
-  };
-}
-
-/** L2-normalised, as OpenAI's embeddings are (llama.cpp gives them as pooled). */
-function normalized(vector: readonly number[]): Float32Array {
-  const out = Float32Array.from(vector);
-  const norm = Math.hypot(...out) || 1;
-  for (let i = 0; i < out.length; i++) out[i]! /= norm;
-  return out;
+    tokenize: (text) => [...model.tokenize(text, false)],
+    bos: model.tokens.shouldPrependBosToken ? (model.tokens.bos ?? undefined) : undefined,
+    eos: model.tokens.shouldAppendEosToken ? (model.tokens.eos ?? undefined) : undefined,
+    embed: async (tokens) => (await embedding.getEmbeddingFor(tokens as Token[])).vector,
+  });
 }
 
 /** node-llama-cpp's tokenizer as generation reads it: llama.cpp's own encoding and decoding. */

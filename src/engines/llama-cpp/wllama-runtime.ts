@@ -4,11 +4,11 @@ import { Wllama } from '@wllama/wllama/esm/index.js';
 import multiThreadWasm from '@wllama/wllama/esm/multi-thread/wllama.wasm?url';
 import singleThreadWasm from '@wllama/wllama/esm/single-thread/wllama.wasm?url';
 import { StoredFiles } from '../../downloads/index.ts';
-import { EngineError, throwIfAborted, type EmbedResult } from '../../engine-interface/index.ts';
 import { modelFolder } from '../model-files.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { readGgufMetadata } from './gguf-metadata.ts';
-import { ggufVocabulary } from './gguf-vocabulary.ts';
+import { ggufVocabulary, vocabularyDecoder } from './gguf-vocabulary.ts';
+import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
 import { ggufParts, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
@@ -68,7 +68,6 @@ const threads = (candidate: LlamaCppCandidate) =>
 /** A started wllama with the candidate's GGUF loaded, and its metadata. */
 async function loadWllama(
   candidate: LlamaCppCandidate,
-  context: LoadContext,
   config: { n_ctx: (metadata: GgufMetadata) => number; embeddings?: boolean },
 ): Promise<{ wllama: Wllama; metadata: GgufMetadata }> {
   const { blobs, urls } = await ggufBlobs(candidate);
@@ -96,10 +95,10 @@ async function loadWllama(
   return { wllama, metadata };
 }
 
-export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadContext): Promise<ChatModel> {
+export async function loadChatModel(candidate: LlamaCppCandidate, _context: LoadContext): Promise<ChatModel> {
   if (candidate.images)
     throw new Error('llama.cpp candidates read text only here: projectors (mmproj) are not supported yet');
-  const { wllama, metadata } = await loadWllama(candidate, context, {
+  const { wllama, metadata } = await loadWllama(candidate, {
     n_ctx: (metadata) => Math.min(candidate.contextWindow ?? DEFAULT_CONTEXT, trainContext(metadata)),
   });
   const { n_ctx: contextLength } = wllama.getLoadedContextInfo();
@@ -125,47 +124,23 @@ export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadC
   );
 }
 
-export async function loadEmbeddingModel(candidate: LlamaCppCandidate, context: LoadContext): Promise<EmbeddingModel> {
-  const { wllama, metadata } = await loadWllama(candidate, context, {
+export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context: LoadContext): Promise<EmbeddingModel> {
+  const { wllama } = await loadWllama(candidate, {
     n_ctx: (metadata) => Math.min(candidate.maxInputTokens ?? Infinity, trainContext(metadata)),
     embeddings: true,
   });
   const info = wllama.getLoadedContextInfo();
-  const maxInputTokens = Math.min(info.n_ctx, info.n_ubatch);
-  const bos = wllama.mustAddBosToken() ? wllama.getBOS() : undefined;
-  const eos = wllama.mustAddEosToken() ? wllama.getEOS() : undefined;
-  void metadata;
-  return {
-    maxInputTokens,
-    async embed(input, options = {}): Promise<EmbedResult> {
-      const ids: number[][] = [];
-      for (const [index, text] of input.entries()) {
-        // The ids the model reads: its own tokens between the BOS and EOS it adds (BERT's CLS and SEP).
-        const tokens = [
-          ...(bos !== undefined ? [bos] : []),
-          ...(await wllama.tokenize(text, false)),
-          ...(eos !== undefined ? [eos] : []),
-        ];
-        if (tokens.length > maxInputTokens) {
-          throw new EngineError(
-            'context_length_exceeded',
-            `This model's maximum input length is ${maxInputTokens} tokens, but input[${index}] has ${tokens.length} ` +
-              'tokens. Please shorten or split it.',
-            { param: 'input' },
-          );
-        }
-        ids.push(tokens);
-      }
-      const embeddings: Float32Array[] = [];
-      for (const tokens of ids) {
-        throwIfAborted(options.signal);
-        // Each input alone: what a previous one left in the cache would attend into it.
-        await wllama.kvClear();
-        embeddings.push(normalized(await wllama.embeddings(tokens)));
-      }
-      return { embeddings, usage: { promptTokens: ids.reduce((sum, t) => sum + t.length, 0) } };
+  return llamaEmbeddingModel({
+    maxInputTokens: Math.min(info.n_ctx, info.n_ubatch),
+    tokenize: (text) => wllama.tokenize(text, false),
+    bos: wllama.mustAddBosToken() ? wllama.getBOS() : undefined,
+    eos: wllama.mustAddEosToken() ? wllama.getEOS() : undefined,
+    async embed(tokens) {
+      // Each input alone: what a previous one left in the cache would attend into it.
+      await wllama.kvClear();
+      return wllama.embeddings(tokens);
     },
-  };
+  });
 }
 
 /**
@@ -191,28 +166,6 @@ function wllamaSequence(wllama: Wllama, vocabularySize: number): LlamaSequence {
     // wllama 2.4's kvRemove(0, -1) clears the cache but not its token count, and reports a failure: kvClear does both.
     truncate: (length) => (length === 0 ? wllama.kvClear() : wllama.kvRemove(length, -1)),
     clear: () => wllama.kvClear(),
-  };
-}
-
-/** Decoding as llama.cpp does, from the vocabulary's bytes: text of the non-special tokens, SentencePiece's space cut. */
-function vocabularyDecoder(vocabulary: ReturnType<typeof ggufVocabulary>) {
-  const bytesOf = (ids: readonly number[]) => {
-    const parts = ids.map((id) => vocabulary.bytes[id] ?? new Uint8Array());
-    const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-    let at = 0;
-    for (const part of parts) {
-      out.set(part, at);
-      at += part.length;
-    }
-    return out;
-  };
-  const decoder = new TextDecoder();
-  return {
-    decode(ids: number[]): string {
-      const text = decoder.decode(bytesOf(ids.filter((id) => !vocabulary.special.has(id))));
-      return vocabulary.prependSpace && text.startsWith(' ') ? text.slice(1) : text;
-    },
-    tokenString: (token: number) => decoder.decode(bytesOf([token])),
   };
 }
 
@@ -242,11 +195,3 @@ async function withDocumentBase<T>(load: () => Promise<T>): Promise<T> {
 
 /** wllama's own logging, kept to errors (its debug and warnings are for its developers). */
 const QUIET = { debug: () => {}, log: () => {}, warn: () => {}, error: console.error.bind(console) };
-
-/** L2-normalised, as OpenAI's embeddings are. */
-function normalized(vector: readonly number[]): Float32Array {
-  const out = Float32Array.from(vector);
-  const norm = Math.hypot(...out) || 1;
-  for (let i = 0; i < out.length; i++) out[i]! /= norm;
-  return out;
-}
