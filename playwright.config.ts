@@ -23,6 +23,18 @@ const chromiumArgs = [
   '--enable-blink-features=ForceEagerMeasureMemory',
 ];
 
+/** The specs of the shared behaviour, which the `llama.cpp` project runs on llama.cpp alone. */
+const LLAMA_CPP_SHARED_SPECS = [
+  'openai-sdk.spec.ts',
+  'structured-output.spec.ts',
+  'tool-calls.spec.ts',
+  'reasoning.spec.ts',
+  'prefix-reuse.spec.ts',
+  'responses.spec.ts',
+  'offline.spec.ts',
+  'reliability.spec.ts',
+];
+
 /** Specs that launch a browser of their own and run once, in a project of their own, rather than per device. */
 const OWN_BROWSER = ['quickstart.spec.ts'];
 
@@ -59,6 +71,18 @@ export default defineConfig<LanternOptions>({
           executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
           args: [...chromiumArgs, '--enable-unsafe-webgpu'],
         },
+      },
+    },
+    // The shared behaviour (the wire, the clients, structured output, tools, reasoning, prefix reuse, abort, offline)
+    // on llama.cpp alone (wllama, single-threaded WebAssembly), in Chromium.
+    {
+      name: 'llama.cpp',
+      testMatch: LLAMA_CPP_SHARED_SPECS,
+      use: {
+        lanternBrowser: 'chromium',
+        device: 'wasm',
+        engines: 'llama.cpp',
+        launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs },
       },
     },
     // Debian's firefox-esr (FIREFOX_PATH), driven by puppeteer-core: the portable tests (see test/e2e/browsers.ts).

@@ -84,9 +84,8 @@ export default defineConfig(({ mode }) => ({
       serviceWorker: 'sw/service-worker.ts',
       engineWorker: 'src/worker/engine-worker.ts',
       // public/models is the bundled models' source here (not copied from the package); the reliability tests'
-      // withheld model must not be precached, nor the benchmark's worker, nor the GGUF copies (llama.cpp runs in Node
-      // only so far).
-      precache: (file) => !/^(e2e\/late-chat|bench-worker)\/|\/reference\.json$|\/gguf\//.test(file),
+      // withheld model must not be precached, nor the benchmark's worker.
+      precache: (file) => !/^(e2e\/late-chat|bench-worker)\/|\/reference\.json$/.test(file),
     }),
   ],
   test: {

@@ -15,6 +15,8 @@ export type PrecacheEntry = string | { url: string; revision: string | null };
  * precacheApp(self.__WB_MANIFEST);
  */
 export function precacheApp(manifest: readonly PrecacheEntry[]): void {
-  precacheAndRoute([...manifest]);
+  // Whatever its query string: a page opened as `/?chat=3` (or a file fetched with a cache-busting `?v=`) is the app's
+  // own file, offline as online. Workbox ignores only `utm_*` and `fbclid` by default.
+  precacheAndRoute([...manifest], { ignoreURLParametersMatching: [/.*/] });
   cleanupOutdatedCaches();
 }

@@ -49,6 +49,11 @@ export interface LanternOptions {
   lanternBrowser: LanternBrowser;
   /** The engine device Lantern finds in this project's browser: `webgpu` where it offers an adapter, else `wasm`. */
   device: 'wasm' | 'webgpu';
+  /**
+   * The only engines the bundled profile keeps (`bundledProfile(…, { engines })`, the harness's `?engines=`), or all:
+   * the `llama.cpp` project runs the shared tests on llama.cpp alone.
+   */
+  engines: string | undefined;
 }
 
 interface WorkerFixtures extends LanternOptions {
@@ -77,6 +82,7 @@ function lazy<B extends { close(): Promise<unknown> }>(launch: () => Promise<B>)
 export const test = base.extend<TestFixtures, WorkerFixtures>({
   lanternBrowser: ['chromium', { scope: 'worker', option: true }],
   device: ['wasm', { scope: 'worker', option: true }],
+  engines: [undefined, { scope: 'worker', option: true }],
 
   launchChromium: [
     async ({ playwright, lanternBrowser, launchOptions }, use) => {

@@ -1,5 +1,5 @@
-import { expect } from '@playwright/test';
-import type { Tab } from './browsers.ts';
+import { expect, test } from '@playwright/test';
+import type { LanternOptions, Tab } from './browsers.ts';
 import type { Harness } from './harness.ts';
 
 declare global {
@@ -14,6 +14,9 @@ declare global {
  */
 export async function openHarness(page: Tab, query = '', origin = ''): Promise<void> {
   page.on('pageerror', (error) => console.log(`[page error] ${error.message}`));
+  // The project's engines (the llama.cpp project's), for every page it opens.
+  const { engines } = test.info().project.use as Partial<LanternOptions>;
+  if (engines && !/(^|&)engines=/.test(query)) query = [query, `engines=${engines}`].filter(Boolean).join('&');
   await page.goto(`${origin}/test/e2e/harness.html${query ? `?${query}` : ''}`);
   await page.waitForFunction(() => window.harness !== undefined, undefined, { timeout: 60_000 });
 }

@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import type { LanternOptions } from './browsers.ts';
 import { engineDevice, issueKey, openHarness } from './harness-page.ts';
 
 /**
@@ -14,7 +15,7 @@ test('a conversation and a shared system prompt reuse cached prefixes, answering
   page,
 }, info) => {
   await openHarness(page, 'scratch=scratch-chat');
-  expect(await engineDevice(page)).toBe(info.project.name);
+  expect(await engineDevice(page)).toBe((info.project.use as LanternOptions).device);
   const key = await issueKey(page);
   const runs = await page.evaluate(
     async ({ k, system }) => {
@@ -63,7 +64,7 @@ test('a conversation and a shared system prompt reuse cached prefixes, answering
 
 test("another key of the origin reuses nothing of a key's prompts (issue 41), and the key itself still does", async ({
   page,
-}) => {
+}, info) => {
   await openHarness(page);
   const [a, b] = [await issueKey(page, 'a'), await issueKey(page, 'b')];
   const cached = await page.evaluate(
@@ -82,11 +83,14 @@ test("another key of the origin reuses nothing of a key's prompts (issue 41), an
         });
         return completion.usage!.prompt_tokens_details?.cached_tokens ?? 0;
       };
-      // Key A's prompt, then key B's identical one, then key A's again.
-      return [await ask(first), await ask(second), await ask(first)];
+      // Key A's prompt, then key B's identical one, then key A's again, twice.
+      return [await ask(first), await ask(second), await ask(first), await ask(first)];
     },
     { keys: [a, b] as const, system: `${SYSTEM} The PIN of the vault is 4829.` },
   );
   expect(cached[1]).toBe(0);
-  expect(cached[2]).toBeGreaterThan(16);
+  expect(cached[3]).toBeGreaterThan(16);
+  // Key B's prompt left key A's cached where the engine holds several (wllama, llama.cpp in browsers, holds one
+  // sequence: B's prompt took it).
+  if ((info.project.use as LanternOptions).engines !== 'llama.cpp') expect(cached[2]).toBeGreaterThan(16);
 });

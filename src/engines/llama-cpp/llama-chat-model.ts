@@ -1,4 +1,10 @@
-import { EngineError, throwIfAborted, type ChatRequest, type ChatResult } from '../../engine-interface/index.ts';
+import {
+  EngineError,
+  throwIfAborted,
+  type ChatEvent,
+  type ChatRequest,
+  type ChatResult,
+} from '../../engine-interface/index.ts';
 import { DecodeLoop, type DecodeStats } from '../../generation/decode-loop.ts';
 import {
   generationTokenizer,
@@ -104,11 +110,14 @@ export class LlamaChatModel {
       });
     }
     if (request.n > this.#sequences) {
-      throw new EngineError(
-        'invalid_request',
-        `This model decodes at most ${this.#sequences} choices at once: ask for fewer (n).`,
-        { param: 'n' },
-      );
+      if (this.#sequences > 1) {
+        throw new EngineError(
+          'invalid_request',
+          `This model decodes at most ${this.#sequences} choices at once: ask for fewer (n).`,
+          { param: 'n' },
+        );
+      }
+      return this.#inTurn(request, options);
     }
     const raw = request.prompt !== undefined;
     const tools = toolPrompt(request, this.#toolFormat);
@@ -143,6 +152,36 @@ export class LlamaChatModel {
     return generateTokens(this.#tokens, request, generation, (steps) =>
       this.#loop.run({ ...steps, prompt, scope: request.cacheScope, signal }),
     );
+  }
+
+  /**
+   * A request's choices one after another, on a runtime of one sequence (wllama): each choice a request of one, its
+   * seed derived from the request's and the choice's index (so that seeded choices differ, and repeat), from the
+   * prompt the first left in the sequence (prefix reuse). Usage counts the prompt once, and what came from the cache
+   * as the first choice found it.
+   */
+  async #inTurn(request: ChatRequest, options: RunOptions): Promise<ChatResult> {
+    const results: ChatResult[] = [];
+    for (let choice = 0; choice < request.n; choice++) {
+      const seed =
+        request.seed === undefined ? undefined : (Math.imul(request.seed ^ (choice + 1), 0x9e3779b1) >>> 0) % 2 ** 31;
+      const onEvent = options.onEvent && ((event: ChatEvent) => options.onEvent!({ ...event, choice }));
+      results.push(
+        await this.generate({ ...request, n: 1, ...(seed !== undefined && { seed }) }, { ...options, onEvent }),
+      );
+    }
+    const [first] = results;
+    const sum = (count: (usage: ChatResult['usage']) => number | undefined) =>
+      results.reduce((total, result) => total + (count(result.usage) ?? 0), 0);
+    return {
+      choices: results.map((result) => result.choices[0]!),
+      usage: {
+        promptTokens: first!.usage.promptTokens,
+        completionTokens: sum((usage) => usage.completionTokens),
+        ...(first!.usage.reasoningTokens !== undefined && { reasoningTokens: sum((usage) => usage.reasoningTokens) }),
+        ...(first!.usage.cachedPromptTokens !== undefined && { cachedPromptTokens: first!.usage.cachedPromptTokens }),
+      },
+    };
   }
 
   dispose(): Promise<void> {
