@@ -62,7 +62,11 @@ export default defineConfig(({ mode }) => ({
     rollupOptions: {
       input: {
         main: 'index.html',
-        ...(mode === 'e2e' && { harness: 'test/e2e/harness.html', bench: 'bench/browser/bench.html' }),
+        ...(mode === 'e2e' && {
+          harness: 'test/e2e/harness.html',
+          bench: 'bench/browser/bench.html',
+          engines: 'bench/browser/engines.html',
+        }),
       },
     },
   },

@@ -40,7 +40,7 @@ export interface ColdStartResults {
 }
 
 /** As the browser suite launches Debian's Chromium (playwright.config.ts), without WebGPU: the wasm path. */
-const CHROMIUM_ARGS = [
+export const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-background-networking',
   '--disable-component-update',

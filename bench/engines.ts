@@ -90,7 +90,7 @@ type EngineName = 'transformers' | 'llama.cpp';
 const ENGINES: readonly EngineName[] = ['transformers', 'llama.cpp'];
 
 /** One model as both engines run it: its transformers.js folder, its GGUF, and words to write prompts with. */
-interface BenchModel {
+export interface BenchModel {
   name: string;
   dir: string;
   gguf: string;
@@ -197,7 +197,7 @@ const firstTokenRequest = (prompt: string): ChatRequest => ({
 });
 
 /** A prompt of `words` that the chat template of the model at `dir` makes `tokens` tokens long, or a word longer. */
-async function promptOf(dir: string, words: readonly string[], tokens: number): Promise<string> {
+export async function promptOf(dir: string, words: readonly string[], tokens: number): Promise<string> {
   const tokenizer = await loadTokenizer(dir);
   const picked: string[] = [];
   for (let i = 0; i < 10_000; i++) {
@@ -456,7 +456,7 @@ function prepareGguf(log: (message: string) => void, dir: string, out: string): 
 }
 
 /** The models this machine has, in order (converting their GGUFs where needed), and those it has not, with why. */
-function benchModels(log: (message: string) => void, smoke: boolean) {
+export function benchModels(log: (message: string) => void, smoke: boolean) {
   const models: BenchModel[] = [];
   const skipped: Record<string, string> = {};
   if (HAS_STORIES_260K) {
@@ -486,7 +486,7 @@ function benchModels(log: (message: string) => void, smoke: boolean) {
 }
 
 /** The plan with its replies cut to what the window of the model at `dir` leaves after the prompt (said in the log). */
-async function fitPlan(log: (message: string) => void, plan: EnginesPlan, model: BenchModel): Promise<EnginesPlan> {
+export async function fitPlan(log: (message: string) => void, plan: EnginesPlan, model: BenchModel): Promise<EnginesPlan> {
   const room = await replyRoomAt(model.dir, ENDLESS_MESSAGES);
   const cut = (tokens: number) => {
     if (tokens > room) log(`${model.name}: ${tokens} tokens cut to the ${room} its window leaves after the prompt`);

@@ -24,6 +24,7 @@ import { openaiClient } from '../test/support/lantern.ts';
 import { wordErrors } from '../test/support/word-error-rate.ts';
 import type { DeviceInfo } from '../src/worker/protocol.ts';
 import type { Bench } from './browser/bench-page.ts';
+import { CHROMIUM_ARGS } from './cold-start.ts';
 import { benchProfile } from './models.ts';
 import { median, round } from './stats.ts';
 
@@ -220,13 +221,6 @@ export async function transcriptionNode(
 /** The server of this section's bench page: of its own, cross-origin isolated as bench/run.ts serves it. */
 const PORT = 4193;
 const HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 /** In Chromium without WebGPU: the engine in a worker of the bench page, and the SDK through the service worker. */
 export async function transcriptionBrowser(

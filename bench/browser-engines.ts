@@ -1,0 +1,298 @@
+/**
+ * llama.cpp against transformers.js in Chromium (WebAssembly, the CPU), on the same weights, in one run, as
+ * bench/engines.ts measures them in Node: each model's ONNX export on transformers.js and its GGUF on llama.cpp (wllama
+ * 2, in the engine worker), both under Lantern's generation core, each measured through `/v1` with the openai SDK on a
+ * page that serves that one model (bench/browser/engines-page.ts), in a fresh browser context:
+ *
+ * - load: ms from the first request to its first token on a fresh page (the model loads then), median of pages;
+ * - first token: ms to the first token of a prompt of a few dozen tokens on the loaded model, median;
+ * - decode: tokens/s after the first token of a long reply whose end tokens are banned (`logit_bias`: the whole
+ *   distribution goes to the generation core every token), median; plain: the same without the ban, a greedy request
+ *   that needs nothing but the token (llama.cpp's most probable token alone crosses to the core);
+ * - 4 streams: tokens/s of four such requests at once, all of them together (wllama holds one sequence: they queue);
+ * - constrained ÷ free: whole requests under a `json_schema` against the same prompt free, as many tokens.
+ *
+ * And on llama.cpp the comparator the issue names: wllama called directly in the same page on the same GGUF (its own
+ * greedy sampler, `createCompletion`), as an app that uses wllama alone decodes the same prompt; each of its runs is
+ * paired with a plain `/v1` run. `/v1 ÷ wllama direct` is what Lantern's whole path (service worker, engine worker,
+ * generation core, SSE, SDK) costs over the runtime.
+ *
+ * Part of `npm run bench` (after `vite build --mode e2e`); also alone: `npx tsx bench/browser-engines.ts [--smoke]`.
+ */
+import { chromium, type Browser, type Page } from '@playwright/test';
+import path from 'node:path';
+import { startServer } from '../test/e2e/servers.ts';
+import { CHROMIUM_ARGS } from './cold-start.ts';
+import { loadTokenizer } from './context.ts';
+import { benchModels, fitPlan, promptOf, type BenchModel, type EnginesPlan } from './engines.ts';
+import { ENDLESS_MESSAGES } from './requests.ts';
+import { median, round } from './stats.ts';
+
+/** The browser's plan: fewer runs than Node's, since each is a page and a service worker away. */
+export const BROWSER_ENGINES_PLAN: EnginesPlan = {
+  loads: 2,
+  firstToken: [32, 8],
+  decode: [128, 5],
+  streams: { streams: 4, tokens: 64, rounds: 2 },
+  constrained: [128, 3],
+};
+
+export const BROWSER_ENGINES_SMOKE_PLAN: EnginesPlan = {
+  loads: 1,
+  firstToken: [32, 1],
+  decode: [4, 1],
+  streams: { streams: 4, tokens: 2, rounds: 1 },
+  constrained: [4, 1],
+};
+
+type EngineName = 'transformers' | 'llama.cpp';
+const PORT = 4196;
+/** llama.cpp's window in Lantern's runtime when the candidate names none (src/engines/llama-cpp/wllama-runtime.ts). */
+const DEFAULT_CONTEXT = 4096;
+const BANNED = { 0: -100, 1: -100, 2: -100 };
+
+interface Chat {
+  started: number;
+  ended: number;
+  chunks: number[];
+  tokens: number;
+}
+
+export interface BrowserEngineFigures {
+  loadMs: number;
+  firstTokenMs: number;
+  decodeTokensPerSecond: number;
+  plainDecodeTokensPerSecond: number;
+  streamsTokensPerSecond: number;
+  constrained: { constrainedTokensPerSecond: number; freeTokensPerSecond: number; ratio: number };
+}
+
+export interface BrowserEnginesResults {
+  chromium: string;
+  models: Record<
+    string,
+    {
+      transformers: BrowserEngineFigures;
+      'llama.cpp': BrowserEngineFigures;
+      /** wllama called directly: its greedy decode, and the plain /v1 decode ÷ it, median of the pairs. */
+      wllamaDirect: { decodeTokensPerSecond: number; plainRatio: number; decodeRatio: number };
+    }
+  >;
+  skipped: Record<string, string>;
+}
+
+/** Tokens/s after the first chunk, counted from usage (a chunk may carry several tokens of one character). */
+const decodeRate = (chat: Chat) =>
+  chat.chunks.length < 2 ? NaN : ((chat.tokens - 1) * 1000) / (chat.chunks.at(-1)! - chat.chunks[0]!);
+
+const endless = (tokens: number, banned = true) => ({
+  messages: ENDLESS_MESSAGES.map((message) => ({ ...message })),
+  temperature: 0,
+  max_tokens: tokens,
+  ...(banned && { logit_bias: BANNED }),
+});
+
+const constrained = (tokens: number) => ({
+  ...endless(tokens),
+  response_format: {
+    type: 'json_schema',
+    json_schema: {
+      name: 'story',
+      strict: true,
+      schema: {
+        type: 'object',
+        properties: { story: { type: 'string', minLength: 64 * tokens } },
+        required: ['story'],
+        additionalProperties: false,
+      },
+    },
+  },
+});
+
+async function openPage(browser: Browser, url: string): Promise<{ page: Page; close(): Promise<void> }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.on('pageerror', (error) => console.log(`[bench] page error: ${error.message}`));
+  await page.goto(url);
+  await page.waitForFunction(() => (window as { engines?: unknown }).engines !== undefined, undefined, {
+    timeout: 120_000,
+  });
+  return { page, close: () => context.close() };
+}
+
+const chat = (page: Page, body: Record<string, unknown>) => page.evaluate((b) => window.engines.chat(b), body);
+
+async function measureEngine(
+  log: (message: string) => void,
+  browser: Browser,
+  url: string,
+  label: string,
+  prompt: string,
+  plan: EnginesPlan,
+  direct?: { text: string },
+) {
+  log(`${label}: load (${plan.loads} fresh pages)`);
+  const loads: number[] = [];
+  let opened: Awaited<ReturnType<typeof openPage>> | undefined;
+  for (let i = 0; i < plan.loads; i++) {
+    await opened?.close();
+    opened = await openPage(browser, url);
+    const first = await chat(opened.page, { ...endless(1), messages: [{ role: 'user', content: prompt }] });
+    loads.push(first.chunks[0]! - first.started);
+  }
+  const { page } = opened!;
+  try {
+    log(`${label}: first token, decode, 4 streams, constrained`);
+    const firstTokens: number[] = [];
+    for (let i = 0; i < plan.firstToken[1]; i++) {
+      // Another start each time, so that no request continues the last one's cache.
+      const run = await chat(page, { ...endless(1), messages: [{ role: 'user', content: `${i} ${prompt}` }] });
+      firstTokens.push(run.chunks[0]! - run.started);
+    }
+    const [tokens, runs] = plan.decode;
+    const decodes: number[] = [];
+    const plains: number[] = [];
+    const pairs: { plain: number; decode: number; direct: number }[] = [];
+    if (direct) await page.evaluate((n) => window.engines.wllama.load(n), DEFAULT_CONTEXT);
+    const directRate = async () => {
+      const times = await page.evaluate(([t, n]) => window.engines.wllama.run(t as string, n as number), [
+        direct!.text,
+        tokens,
+      ] as const);
+      return times.length < 2 ? NaN : ((times.length - 1) * 1000) / (times.at(-1)! - times[0]!);
+    };
+    for (let i = 0; i < runs; i++) {
+      // Alternating which goes first, so that neither always follows the other.
+      const baseline = direct && i % 2 === 1 ? await directRate() : undefined;
+      const decode = decodeRate(await chat(page, endless(tokens)));
+      const plain = decodeRate(await chat(page, endless(tokens, false)));
+      decodes.push(decode);
+      plains.push(plain);
+      if (direct) pairs.push({ plain, decode, direct: baseline ?? (await directRate()) });
+    }
+    const rounds: number[] = [];
+    for (let i = 0; i < plan.streams.rounds; i++) {
+      const bodies = Array.from({ length: plan.streams.streams }, () => endless(plan.streams.tokens));
+      const all = await page.evaluate((b) => window.engines.together(b), bodies);
+      const first = Math.min(...all.map((run) => run.started));
+      const last = Math.max(...all.map((run) => run.ended));
+      rounds.push((all.reduce((sum, run) => sum + run.tokens, 0) * 1000) / (last - first));
+    }
+    const ratios: { constrained: number; free: number }[] = [];
+    const [ctokens, cpairs] = plan.constrained;
+    const whole = (run: Chat) => (run.tokens * 1000) / (run.ended - run.started);
+    for (let i = 0; i < cpairs; i++) {
+      const order = i % 2 === 0 ? ['constrained', 'free'] : ['free', 'constrained'];
+      const rates: Record<string, number> = {};
+      for (const kind of order) {
+        rates[kind] = whole(await chat(page, kind === 'constrained' ? constrained(ctokens) : endless(ctokens)));
+      }
+      ratios.push({ constrained: rates.constrained!, free: rates.free! });
+    }
+    const figures: BrowserEngineFigures = {
+      loadMs: round(median(loads), 0),
+      firstTokenMs: round(median(firstTokens), 1),
+      decodeTokensPerSecond: round(median(decodes), 1),
+      plainDecodeTokensPerSecond: round(median(plains), 1),
+      streamsTokensPerSecond: round(median(rounds), 1),
+      constrained: {
+        constrainedTokensPerSecond: round(median(ratios.map((r) => r.constrained)), 1),
+        freeTokensPerSecond: round(median(ratios.map((r) => r.free)), 1),
+        ratio: round(median(ratios.map((r) => r.constrained / r.free)), 3),
+      },
+    };
+    const directFigures = direct && {
+      decodeTokensPerSecond: round(median(pairs.map((p) => p.direct)), 1),
+      plainRatio: round(median(pairs.map((p) => p.plain / p.direct)), 3),
+      decodeRatio: round(median(pairs.map((p) => p.decode / p.direct)), 3),
+    };
+    return { figures, direct: directFigures };
+  } finally {
+    await opened!.close();
+  }
+}
+
+export async function browserEnginesBench(
+  log: (message: string) => void,
+  plan: EnginesPlan = BROWSER_ENGINES_PLAN,
+  smoke = false,
+): Promise<BrowserEnginesResults> {
+  const { models, skipped } = benchModels(log, smoke);
+  for (const [name, why] of Object.entries(skipped)) log(`${name} skipped: ${why}`);
+  const mounts: Record<string, string> = {};
+  const urls = (model: BenchModel, i: number) => {
+    mounts[`/engines-bench/${i}/onnx`] = model.dir;
+    mounts[`/engines-bench/${i}/gguf`] = path.dirname(model.gguf);
+    return { model: `/engines-bench/${i}/onnx`, gguf: `/engines-bench/${i}/gguf/${path.basename(model.gguf)}` };
+  };
+  const served = models.map(urls);
+  const server = await startServer(PORT, {}, mounts);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
+  const results: BrowserEnginesResults['models'] = {};
+  try {
+    for (const [i, model] of models.entries()) {
+      const fitted = await fitPlan(log, plan, model);
+      const prompt = await promptOf(model.dir, model.words, plan.firstToken[0]);
+      const tokenizer = await loadTokenizer(model.dir);
+      const text = tokenizer.apply_chat_template(ENDLESS_MESSAGES as never, {
+        tokenize: false,
+        add_generation_prompt: true,
+      }) as string;
+      const url = (engine: EngineName) =>
+        `${server.origin}/bench/browser/engines.html?engine=${engine}&model=${served[i]!.model}&gguf=${served[i]!.gguf}`;
+      const transformers = await measureEngine(
+        log,
+        browser,
+        url('transformers'),
+        `${model.name}, transformers.js`,
+        prompt,
+        fitted,
+      );
+      const llamaCpp = await measureEngine(log, browser, url('llama.cpp'), `${model.name}, llama.cpp`, prompt, fitted, {
+        text,
+      });
+      results[model.name] = {
+        transformers: transformers.figures,
+        'llama.cpp': llamaCpp.figures,
+        wllamaDirect: llamaCpp.direct!,
+      };
+    }
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  return { chromium: browser.version(), models: results, skipped };
+}
+
+/** The section's table: per model, a row per engine, wllama's own, and the ratios. */
+export function browserEnginesTable(results: BrowserEnginesResults): string {
+  const rows = [
+    '| Model | Engine (Chromium, wasm) | Load ms | First token ms | Decode tok/s (distribution) | Plain greedy tok/s | 4 streams tok/s | Constrained ÷ free |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const [name, model] of Object.entries(results.models)) {
+    for (const engine of ['transformers', 'llama.cpp'] as const) {
+      const f = model[engine];
+      rows.push(
+        `| ${name} | ${engine === 'transformers' ? 'transformers.js' : 'llama.cpp (wllama)'} | ${f.loadMs} | ${f.firstTokenMs} | ${f.decodeTokensPerSecond} | ${f.plainDecodeTokensPerSecond} | ${f.streamsTokensPerSecond} | ${f.constrained.ratio} |`,
+      );
+    }
+    const d = model.wllamaDirect;
+    rows.push(
+      `| ${name} | wllama directly | – | – | – | ${d.decodeTokensPerSecond} | – | – |`,
+      `| ${name} | **/v1 on llama.cpp ÷ wllama direct** | | | ${d.decodeRatio} | **${d.plainRatio}** | | |`,
+    );
+  }
+  return rows.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const smoke = process.argv.includes('--smoke');
+  const log = (message: string) => console.log(`[bench] ${message}`);
+  const results = await browserEnginesBench(log, smoke ? BROWSER_ENGINES_SMOKE_PLAN : BROWSER_ENGINES_PLAN, smoke);
+  console.log(JSON.stringify(results, null, 1));
+  console.log(browserEnginesTable(results));
+}

@@ -1,0 +1,101 @@
+/**
+ * The engines benchmark page (bench/browser-engines.ts drives it): Lantern serving one model on one engine
+ * (`?engine=transformers|llama.cpp&model=FOLDER&gguf=FILE`, the CPU, WebAssembly), measured through /v1 with the
+ * openai SDK; and, for llama.cpp, wllama called directly in the same page on the same GGUF (`window.engines.wllama`),
+ * as an app that uses wllama alone would: the baseline of `/v1 ÷ wllama direct`.
+ */
+import multiThreadWasm from '@wllama/wllama/esm/multi-thread/wllama.wasm?url';
+import singleThreadWasm from '@wllama/wllama/esm/single-thread/wllama.wasm?url';
+import { Wllama } from '@wllama/wllama/esm/index.js';
+import OpenAI from 'openai';
+import { startLocalAPI, type ModelCandidate } from '../../src/client/index.ts';
+
+const params = new URLSearchParams(location.search);
+const ID = 'engines-bench';
+const gguf = new URL(params.get('gguf')!, location.href);
+const candidate: ModelCandidate =
+  params.get('engine') === 'llama.cpp'
+    ? {
+        engine: 'llama.cpp',
+        model: gguf.pathname.slice(0, gguf.pathname.lastIndexOf('/')),
+        file: gguf.pathname.slice(gguf.pathname.lastIndexOf('/') + 1),
+      }
+    : { engine: 'transformers', model: params.get('model')!, dtype: 'fp32', device: 'cpu' };
+const lantern = await startLocalAPI({
+  profile: { [ID]: { task: 'chat', created: 0, candidates: [candidate] } },
+  device: 'wasm',
+});
+/** A key per request in turn: each its own cache scope, and well within each key's rate limit. */
+const keys: string[] = [];
+for (let i = 0; i < 32; i++) keys.push((await lantern.keys.issue(`engines ${i}`)).key);
+let sent = 0;
+const client = () =>
+  new OpenAI({
+    baseURL: lantern.baseURL,
+    apiKey: keys[sent++ % keys.length]!,
+    dangerouslyAllowBrowser: true,
+    maxRetries: 0,
+  });
+
+let direct: Wllama | undefined;
+
+const engines = {
+  /**
+   * One streamed chat completion of `body` (model set here) through /v1: when it was sent, when each chunk with text
+   * came, and the usage (ms, performance.now()).
+   */
+  async chat(body: Record<string, unknown>) {
+    const started = performance.now();
+    const stream = await client().chat.completions.create({
+      ...body,
+      model: ID,
+      stream: true,
+      stream_options: { include_usage: true },
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const chunks: number[] = [];
+    let tokens = 0;
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta.content) chunks.push(performance.now());
+      if (chunk.usage) tokens = chunk.usage.completion_tokens;
+    }
+    return { started, ended: performance.now(), chunks, tokens };
+  },
+
+  /** Several at once: all of them, as `chat` reports each. */
+  async together(bodies: Record<string, unknown>[]) {
+    return Promise.all(bodies.map((body) => engines.chat(body)));
+  },
+
+  wllama: {
+    /** Loads the GGUF into a wllama of the page, with the threads and window Lantern's runtime gives it. */
+    async load(nCtx: number) {
+      direct = new Wllama(
+        { 'single-thread/wllama.wasm': singleThreadWasm, 'multi-thread/wllama.wasm': multiThreadWasm },
+        { suppressNativeLog: true, logger: { debug() {}, log() {}, warn() {}, error: console.error } },
+      );
+      const blob = await (await fetch(gguf)).blob();
+      await direct.loadModel([blob], {
+        n_ctx: nCtx,
+        n_batch: Math.min(512, nCtx),
+        n_threads: Math.max(1, Math.floor((navigator.hardwareConcurrency || 1) / 2)),
+      });
+    },
+    /** `tokens` greedy tokens of `prompt` (a chat template written out): each token's time (ms). */
+    async run(prompt: string, tokens: number) {
+      const times: number[] = [];
+      await direct!.createCompletion(prompt, {
+        nPredict: tokens,
+        sampling: { temp: 0 },
+        onNewToken: () => times.push(performance.now()),
+      });
+      return times;
+    },
+  },
+};
+
+declare global {
+  interface Window {
+    engines: typeof engines;
+  }
+}
+window.engines = engines;
