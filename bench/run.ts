@@ -32,6 +32,12 @@ import {
   constrainedOutputBench,
   constrainedOutputTable,
 } from './constrained-output.ts';
+import {
+  BROWSER_ENGINES_PLAN,
+  BROWSER_ENGINES_SMOKE_PLAN,
+  browserEnginesBench,
+  browserEnginesTable,
+} from './browser-engines.ts';
 import { enginesBench, enginesTable, ENGINES_PLAN, ENGINES_SMOKE_PLAN } from './engines.ts';
 import { decode, delivery, embeddings, firstToken, type ChatSamples, type EmbeddingSamples } from './measures.ts';
 import { coldStartBench, coldStartTable, visit } from './cold-start.ts';
@@ -641,6 +647,10 @@ try {
 } finally {
   await server.close();
 }
+const browserEngines = await section(
+  'Chromium, wasm: llama.cpp against transformers.js; /v1 on llama.cpp against wllama directly (bench/browser-engines.ts)',
+  () => browserEnginesBench(log, SMOKE ? BROWSER_ENGINES_SMOKE_PLAN : BROWSER_ENGINES_PLAN, SMOKE),
+);
 const coldStarts = await section('Chromium, wasm: cold start, first visit and cached (bench/cold-start.ts)', () =>
   coldStartBench(SMOKE ? 1 : 5, log),
 );
@@ -716,6 +726,10 @@ const markdown = [
     `GGUF, f32), each engine called directly under Lantern's generation core; llama.cpp on ${engines.threads} of ` +
     `${engines.cores} cores (half), and node-llama-cpp alone on the same GGUF, threads and window, greedy:\n\n` +
     enginesTable(engines),
+  `llama.cpp against transformers.js in Chromium ${browserEngines.chromium}, WebAssembly (bench/browser-engines.ts): ` +
+    `the same weights, each engine alone in a fresh profile through /v1 and the openai SDK; wllama called directly ` +
+    `in the same page on the same GGUF, greedy, paired with the plain /v1 runs:\n\n` +
+    browserEnginesTable(browserEngines),
   `Cold start (issue 26, item 5; Chromium without WebGPU, each run a fresh profile):\n\n${coldStartTable(coldStarts)}`,
   `Speech to text (bench/transcription.ts; \`POST /v1/audio/transcriptions\`, the openai SDK sending a WAV file, ` +
     `against the engine's \`transcribe\` called directly; Chromium without WebGPU):\n\n` +
@@ -738,6 +752,7 @@ const results = {
   realistic,
   constrained,
   engines,
+  browserEngines,
   remote,
   transcription,
   vision,

@@ -31,6 +31,17 @@ const params = new URLSearchParams(location.search);
 const engines = params.get('engines')?.split(',') as EngineName[] | undefined;
 let profile: ModelProfile =
   params.get('profile') === 'default' ? DEFAULT_PROFILE : bundledProfile('/models', engines ? { engines } : {});
+// ?threads=N: llama.cpp's candidates compute with N threads (wllama's multi-threaded build, in a cross-origin isolated
+// page).
+const threads = Number(params.get('threads') ?? 0);
+if (threads) {
+  profile = Object.fromEntries(
+    Object.entries(profile).map(([id, entry]) => [
+      id,
+      { ...entry, candidates: entry.candidates.map((c) => (c.engine === 'llama.cpp' ? { ...c, threads } : c)) },
+    ]),
+  );
+}
 // ?broken=ID points that ID at a model whose weights are corrupt; ?late=ID at one the test server may withhold
 // (see vite.config.ts).
 for (const [param, folder] of [

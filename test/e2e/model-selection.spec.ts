@@ -54,34 +54,34 @@ test('resolves every ID of the real registry to a chain this device can run', as
   expect(speech.next).toMatchObject({ engine: 'transformers', model: 'onnx-community/whisper-tiny_timestamped' });
   expect(speech.count).toBe(info.project.name === 'webgpu' ? 3 : 2);
   if (info.project.name === 'webgpu') {
-    // SwiftShader is a fallback adapter, far slower than wasm for a real model: the CPU comes first, then web-llm's
-    // single-precision build (no shader-f16: the half-precision builds are skipped, saying why, as is llama.cpp's GGUF,
-    // which runs in Node only so far), then transformers.js
+    // SwiftShader is a fallback adapter, far slower than wasm for a real model: the CPU comes first (transformers.js,
+    // then for chat Qwen's GGUF on llama.cpp), then web-llm's single-precision build (no shader-f16: the
+    // half-precision builds are skipped, saying why), then transformers.js
     // on WebGPU where its single-precision embedding table fits SwiftShader's 1 GiB buffers: Qwen3-0.6B's does,
     // Qwen3-1.7B's and Qwen3-4B's (1.2 and 1.6 GB) do not. The two IDs that see end with FastVLM on the CPU (its
     // half-precision WebGPU build is skipped).
     for (const m of chat) {
       expect(m.first).toMatchObject({ engine: 'transformers', device: 'cpu' });
-      expect(m.next).toMatchObject({ engine: 'web-llm', model: expect.stringMatching(/-q4f32_1-MLC$/) });
+      expect(m.next).toMatchObject({ engine: 'llama.cpp', file: expect.stringMatching(/-Q8_0\.gguf$/) });
       const fits = m.id === 'crimson-falcon-4';
       const sees = m.id !== 'amber-phoenix-4';
-      expect(m.count).toBe((fits ? 3 : 2) + (sees ? 1 : 0));
+      expect(m.count).toBe((fits ? 4 : 3) + (sees ? 1 : 0));
       expect(m.skipped).toEqual([
         "needs the adapter's shader-f16 feature",
         "needs the adapter's shader-f16 feature",
         ...(fits ? [] : [expect.stringMatching(/^needs maxBufferSize of at least \d+; the adapter has \d+$/)]),
-        // Qwen's GGUF, for llama.cpp in Node.
-        'llama.cpp runs in Node only so far (in browsers it will run on wllama)',
         ...(sees ? ["needs the adapter's shader-f16 feature"] : []),
       ]);
     }
     expect(embed.first).toMatchObject({ engine: 'transformers', device: 'cpu' });
     expect(embed.next).toMatchObject({ engine: 'transformers', device: 'webgpu' });
   } else {
-    // One CPU candidate each; the two IDs that see have FastVLM's after their own.
+    // One CPU candidate each, then for chat Qwen's GGUF on llama.cpp (wllama); the two IDs that see have FastVLM's
+    // after their own.
     for (const m of [...chat, embed]) {
       expect(m.first).toMatchObject({ engine: 'transformers', device: 'cpu' });
-      expect(m.count).toBe(m.id === 'crimson-falcon-4' || m.id === 'indigo-owl-4' ? 2 : 1);
+      const gguf = m.id === 'jade-mole-4' ? 0 : 1;
+      expect(m.count).toBe((m.id === 'crimson-falcon-4' || m.id === 'indigo-owl-4' ? 2 : 1) + gguf);
     }
   }
   // Every ID can run here, so /v1/models lists all five.

@@ -102,6 +102,8 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
     n_ctx: (metadata) => Math.min(candidate.contextWindow ?? DEFAULT_CONTEXT, trainContext(metadata)),
   });
   const { n_ctx: contextLength } = wllama.getLoadedContextInfo();
+  // Greedy (the most probable token alone): the one draw taken from wllama's sampler (see wllamaSequence).
+  await wllama.samplingInit({ temp: 0 });
   const vocabulary = ggufVocabulary(metadata.tokenizer.ggml);
   const vocabularySize = vocabulary.strings.length;
   return new LlamaChatModel(
@@ -144,8 +146,9 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context:
 }
 
 /**
- * wllama's one sequence (see LlamaSequence). Greedy draws read the most probable token alone; every other request reads
- * the whole distribution, and the generation core draws (wllama's sampler is seeded once, at load).
+ * wllama's one sequence (see LlamaSequence). A greedy draw is wllama's sampler's; every other request reads the whole
+ * distribution and the generation core draws (wllama's sampler is seeded once, at load, so a request's seed could not
+ * reach it).
  */
 function wllamaSequence(wllama: Wllama, vocabularySize: number): LlamaSequence {
   return {
@@ -153,9 +156,10 @@ function wllamaSequence(wllama: Wllama, vocabularySize: number): LlamaSequence {
       await wllama.decode(tokens, { skipLogits: next === undefined });
       if (next === undefined) return undefined;
       if (next !== 'distribution' && next.temperature === 0) {
-        const [top] = await wllama.getLogits(1);
-        if (!top) throw new Error('llama.cpp gave no next token');
-        return drawnToken(vocabularySize, top.token);
+        // wllama's sampler, set greedy at load: getLogits(1) would sort the whole vocabulary first (a third of a
+        // 32,000-token model's step in WebAssembly).
+        const { token } = await wllama.samplingSample();
+        return drawnToken(vocabularySize, token);
       }
       const distribution = await wllama.getLogits(-1);
       return logProbabilities(
