@@ -17,7 +17,8 @@ import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-bat
  * llama.cpp in browsers, through wllama 2 (llama.cpp compiled to WebAssembly, single-threaded, or multi-threaded where
  * the page is cross-origin isolated), in the engine worker. wllama 2 is the line that still exposes llama.cpp's own
  * calls (decode, the next token's distribution, the KV cache): Lantern's generation core decides every token, as on the
- * other engines. (wllama 3 offers only OpenAI-shaped calls that sample inside, with no logits.)
+ * other engines. (wllama 3 offers only OpenAI-shaped calls that sample inside, with no logits.) Its 2.3 releases, not
+ * 2.4: 2.4 is built for 64-bit WebAssembly memory, which WebKit does not have.
  *
  * wllama runs llama.cpp in a worker of its own, which it starts from the code it carries; its WebAssembly binary is
  * Lantern's (from this origin, precached), handed over as a blob so that the nested worker never needs the network.
@@ -167,7 +168,7 @@ function wllamaSequence(wllama: Wllama, vocabularySize: number): LlamaSequence {
         distribution.map(({ token, p }) => [token, p] as const),
       );
     },
-    // wllama 2.4's kvRemove(0, -1) clears the cache but not its token count, and reports a failure: kvClear does both.
+    // wllama 2's kvRemove(0, -1) clears the cache but not its token count, and reports a failure: kvClear does both.
     truncate: (length) => (length === 0 ? wllama.kvClear() : wllama.kvRemove(length, -1)),
     clear: () => wllama.kvClear(),
   };
