@@ -486,7 +486,11 @@ export function benchModels(log: (message: string) => void, smoke: boolean) {
 }
 
 /** The plan with its replies cut to what the window of the model at `dir` leaves after the prompt (said in the log). */
-export async function fitPlan(log: (message: string) => void, plan: EnginesPlan, model: BenchModel): Promise<EnginesPlan> {
+export async function fitPlan(
+  log: (message: string) => void,
+  plan: EnginesPlan,
+  model: BenchModel,
+): Promise<EnginesPlan> {
   const room = await replyRoomAt(model.dir, ENDLESS_MESSAGES);
   const cut = (tokens: number) => {
     if (tokens > room) log(`${model.name}: ${tokens} tokens cut to the ${room} its window leaves after the prompt`);

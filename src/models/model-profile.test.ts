@@ -182,6 +182,7 @@ describe('a fallback (software) adapter', () => {
     ]);
     expect(chain('jade-mole-4', swiftShader)).toEqual([
       'transformers:Xenova/all-MiniLM-L6-v2@q8/cpu',
+      'llama.cpp:second-state/All-MiniLM-L6-v2-Embedding-GGUF/all-MiniLM-L6-v2-Q8_0.gguf',
       'transformers:Xenova/all-MiniLM-L6-v2@fp32/webgpu',
     ]);
   });

@@ -187,11 +187,12 @@ function qwen3Chain(gpu: Qwen3, options: { cpu?: Qwen3; aliases: readonly string
       downloadBytes: downloadBytes(cpu, 'onnx-q4'),
       contextWindow,
     },
-    // In Node, after transformers.js on the CPU, by measurement (`npm run bench`, engines): the same weights decode as
-    // fast on llama.cpp when it draws a plain request's tokens itself, but a request that needs the distribution (JSON,
-    // tools, logprobs, logit_bias, penalties) costs node-llama-cpp a sorted list of the whole vocabulary every token
-    // (151,936 tokens for Qwen3). It serves where transformers.js cannot load (an app with node-llama-cpp alone); in a
-    // browser it is passed over until llama.cpp runs there.
+    // After transformers.js on the CPU, by measurement (`npm run bench`, the engines sections, Node and Chromium): the
+    // same weights decode about as fast on llama.cpp when it draws a plain request's tokens itself, but a request that
+    // needs the distribution (JSON, tools, logprobs, logit_bias, penalties) costs llama.cpp's runtimes the whole
+    // vocabulary every token (151,936 tokens for Qwen3), and wllama holds one sequence where transformers.js batches.
+    // It serves where transformers.js cannot load (an app with node-llama-cpp alone, a browser where onnxruntime-web
+    // fails).
     {
       engine: 'llama.cpp',
       model: `Qwen/${cpu.name}-GGUF`,
@@ -294,6 +295,15 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
         dtype: 'q8',
         device: 'cpu',
         downloadBytes: 23 * MB,
+        maxInputTokens: MINILM_MAX_TOKENS,
+      },
+      // The same model as a GGUF (Second State's conversion with llama.cpp's converter: its mean pooling is in the
+      // file), for an app or browser where only llama.cpp runs.
+      {
+        engine: 'llama.cpp',
+        model: 'second-state/All-MiniLM-L6-v2-Embedding-GGUF',
+        file: 'all-MiniLM-L6-v2-Q8_0.gguf',
+        downloadBytes: 25 * MB,
         maxInputTokens: MINILM_MAX_TOKENS,
       },
     ],

@@ -157,6 +157,32 @@ test(
 );
 
 test(
+  "a GGUF from the hub on llama.cpp: downloaded into Lantern's store (cut at half, resumed, verified), then loaded from it offline",
+  { tag: PORTABLE },
+  async ({ tab }, info) => {
+    test.skip(info.project.name === 'webgpu', 'llama.cpp runs on WebAssembly on either project: runs on wasm');
+    const weights = 'tiny-chat/resolve/main/gguf/tiny-chat-f32.gguf';
+    const size = statSync(join(BUNDLED_REPOS['lantern/tiny-chat']!, 'gguf/tiny-chat-f32.gguf')).size;
+    hub.faults.push({ path: weights, kind: 'cut', at: 0.5 });
+    await openHarness(tab, hubQuery('&gguf=indigo-owl-4'));
+    expect(await prefetch(tab, 'indigo-owl-4')).toMatchObject({ state: 'complete', missing: [] });
+    // The cut request, then one for what follows the bytes kept.
+    const [cut, rest] = gets(weights);
+    expect(cut).toBeDefined();
+    expect(rest).toMatchObject({ status: resumedFrom(rest) > 0 ? 206 : 200, bytesSent: size - resumedFrom(rest) });
+    const key = await issueKey(tab);
+    hub.offline = true;
+    try {
+      expect(await chat(tab, key, 'indigo-owl-4')).toMatchObject({ content: HELLO_REPLY });
+    } finally {
+      hub.offline = false;
+    }
+    expect(gets(weights)).toHaveLength(2); // nothing fetched again to load it
+    expect(await storedFirst(tab, key, 'indigo-owl-4')).toBe('complete');
+  },
+);
+
+test(
   'a connection that breaks after the page read what it sent: every byte read is kept, 1.0× crosses the network',
   { tag: PORTABLE },
   async ({ tab }, info) => {

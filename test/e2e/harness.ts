@@ -114,6 +114,9 @@ if (hub) {
   // ?quotaAll=ID: two hub models, neither of them small enough for a tight quota.
   const quotaAll = params.get('quotaAll');
   if (quotaAll) chain(quotaAll, [cpu('lantern/tiny-chat'), cpu('lantern/tiny-think')]);
+  // ?gguf=ID: the hub's tiny-chat as a GGUF on llama.cpp (wllama).
+  const gguf = params.get('gguf');
+  if (gguf) chain(gguf, [{ engine: 'llama.cpp', model: 'lantern/tiny-chat', hub, file: 'gguf/tiny-chat-f32.gguf' }]);
   // ?webllm=ID&modelLib=URL: web-llm's Qwen3-0.6B (single precision) from the hub, whose synthetic MLC repo stands in
   // for it there, with its model library from URL. Only to download and place: nothing can run those bytes.
   const webllm = params.get('webllm');

@@ -74,14 +74,15 @@ test('resolves every ID of the real registry to a chain this device can run', as
       ]);
     }
     expect(embed.first).toMatchObject({ engine: 'transformers', device: 'cpu' });
-    expect(embed.next).toMatchObject({ engine: 'transformers', device: 'webgpu' });
+    expect(embed.next).toMatchObject({ engine: 'llama.cpp', file: 'all-MiniLM-L6-v2-Q8_0.gguf' });
+    expect(embed.count).toBe(3);
   } else {
-    // One CPU candidate each, then for chat Qwen's GGUF on llama.cpp (wllama); the two IDs that see have FastVLM's
+    // One CPU candidate each, then the same model's GGUF on llama.cpp (wllama); the two IDs that see have FastVLM's
     // after their own.
     for (const m of [...chat, embed]) {
       expect(m.first).toMatchObject({ engine: 'transformers', device: 'cpu' });
-      const gguf = m.id === 'jade-mole-4' ? 0 : 1;
-      expect(m.count).toBe((m.id === 'crimson-falcon-4' || m.id === 'indigo-owl-4' ? 2 : 1) + gguf);
+      expect(m.next).toMatchObject({ engine: 'llama.cpp' });
+      expect(m.count).toBe(m.id === 'crimson-falcon-4' || m.id === 'indigo-owl-4' ? 3 : 2);
     }
   }
   // Every ID can run here, so /v1/models lists all five.

@@ -4,7 +4,7 @@ import { Wllama } from '@wllama/wllama/esm/index.js';
 import multiThreadWasm from '@wllama/wllama/esm/multi-thread/wllama.wasm?url';
 import singleThreadWasm from '@wllama/wllama/esm/single-thread/wllama.wasm?url';
 import { StoredFiles } from '../../downloads/index.ts';
-import { modelFolder } from '../model-files.ts';
+import { isDownloadedModel, modelFolder, storedManifest } from '../model-files.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { readGgufMetadata } from './gguf-metadata.ts';
 import { ggufVocabulary, vocabularyDecoder } from './gguf-vocabulary.ts';
@@ -31,10 +31,13 @@ const DEFAULT_CONTEXT = 4096;
 async function ggufBlobs(candidate: LlamaCppCandidate): Promise<{ blobs: Blob[]; urls: string[] }> {
   const folder = modelFolder(candidate.model, candidate.hub);
   const store = new StoredFiles(caches);
+  // Each file from the source the candidate's manifest names (a hub file may be stored from the hub and a mirror).
+  const manifest = isDownloadedModel(candidate) ? await storedManifest(candidate, store) : undefined;
+  const files = new Map(manifest?.files.map((file) => [file.url, file]));
   const urls = ggufParts(candidate.file).map((name) => new URL(folder.url + name, self.location.href).href);
   const blobs = await Promise.all(
     urls.map(async (url) => {
-      const stored = await store.response(store.engineFile(url));
+      const stored = await store.response(files.get(url) ?? store.engineFile(url));
       const response = stored ?? (await fetch(url));
       if (!response.ok) throw new Error(`${url} could not be read: HTTP ${response.status}`);
       return response.blob();
