@@ -32,7 +32,7 @@ import { median, round } from './stats.ts';
 export const BROWSER_ENGINES_PLAN: EnginesPlan = {
   loads: 2,
   firstToken: [32, 8],
-  decode: [128, 5],
+  decode: [128, 10],
   streams: { streams: 4, tokens: 64, rounds: 2 },
   constrained: [128, 3],
 };
