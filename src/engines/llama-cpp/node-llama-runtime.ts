@@ -151,6 +151,7 @@ function nodeTokenizer(model: LlamaModel, metadata: GgufMetadata) {
  * gathered into one llama.cpp batch by node-llama-cpp.
  */
 function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number): LlamaSequence {
+  const logits = new Float32Array(vocabularySize);
   return {
     async evaluate(tokens, next) {
       const generateNext =
@@ -169,10 +170,10 @@ function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number): L
       const last = output.at(-1)?.next;
       if (next === 'distribution') {
         if (!last?.probabilities) throw new Error('llama.cpp gave no probabilities for the next token');
-        return logProbabilities(vocabularySize, last.probabilities as Map<number, number>);
+        return logProbabilities(logits, last.probabilities as Map<number, number>);
       }
       if (last?.token === undefined || last.token === null) throw new Error('llama.cpp drew no next token');
-      return drawnToken(vocabularySize, last.token);
+      return drawnToken(logits, last.token);
     },
     async truncate(length) {
       const held = sequence.nextTokenIndex;

@@ -9,8 +9,9 @@ export interface LlamaSequence {
   /**
    * Feeds tokens after those it holds. With `next`, returns the token after the last: `'distribution'`, the model's
    * next-token log-probabilities (temperature 1, nothing cut; {@link LOWEST_LOGPROB} for a probability of 0); a
-   * NativeDraw, that token as the runtime's own sampler draws it (0 for it, -Infinity for every other). A sequence
-   * that fails holds nothing afterwards.
+   * NativeDraw, that token as the runtime's own sampler draws it (0 for it, -Infinity for every other). The array is
+   * the sequence's own, written again by its next evaluation (a row's logits are read before its next step): a new
+   * one each token would be a vocabulary's worth of garbage a token. A sequence that fails holds nothing afterwards.
    */
   evaluate(tokens: number[], next: 'distribution' | NativeDraw | undefined): Promise<Float32Array | undefined>;
   /** Keeps the first `length` tokens it holds. */
@@ -241,21 +242,24 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   }
 }
 
-/** A distribution as llama.cpp's runtimes list it (token and probability) as the logits the generation core reads. */
+/**
+ * A distribution as llama.cpp's runtimes list it (token and probability) as the logits the generation core reads,
+ * written into `out` (a vocabulary's length).
+ */
 export function logProbabilities(
-  vocabularySize: number,
+  out: Float32Array,
   entries: Iterable<readonly [token: number, probability: number]>,
 ): Float32Array {
-  const out = new Float32Array(vocabularySize).fill(LOWEST_LOGPROB);
+  out.fill(LOWEST_LOGPROB);
   for (const [token, p] of entries) if (p > 0) out[token] = Math.log(p);
   return out;
 }
 
-/** A drawn token as logits: 0 for it, -Infinity for every other. */
-export function drawnToken(vocabularySize: number, token: number): Float32Array {
-  const drawn = new Float32Array(vocabularySize).fill(-Infinity);
-  drawn[token] = 0;
-  return drawn;
+/** A drawn token as logits, written into `out`: 0 for it, -Infinity for every other. */
+export function drawnToken(out: Float32Array, token: number): Float32Array {
+  out.fill(-Infinity);
+  out[token] = 0;
+  return out;
 }
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {

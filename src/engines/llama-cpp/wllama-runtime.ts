@@ -155,6 +155,7 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context:
  * reach it).
  */
 function wllamaSequence(wllama: Wllama, vocabularySize: number): LlamaSequence {
+  const logits = new Float32Array(vocabularySize);
   return {
     async evaluate(tokens, next) {
       await wllama.decode(tokens, { skipLogits: next === undefined });
@@ -163,11 +164,11 @@ function wllamaSequence(wllama: Wllama, vocabularySize: number): LlamaSequence {
         // wllama's sampler, set greedy at load: getLogits(1) would sort the whole vocabulary first (a third of a
         // 32,000-token model's step in WebAssembly).
         const { token } = await wllama.samplingSample();
-        return drawnToken(vocabularySize, token);
+        return drawnToken(logits, token);
       }
       const distribution = await wllama.getLogits(-1);
       return logProbabilities(
-        vocabularySize,
+        logits,
         distribution.map(({ token, p }) => [token, p] as const),
       );
     },
