@@ -62,6 +62,34 @@ test(
 );
 
 test(
+  "onnxruntime-web's runtime not stored yet, the network gone: the chain goes on to llama.cpp's GGUF copy, which answers",
+  { tag: PORTABLE },
+  async ({ tab, engines }) => {
+    test.skip(engines === 'llama.cpp', 'a profile of llama.cpp alone never needs onnxruntime-web');
+    const server = await startServer(4198);
+    try {
+      server.withholdRuntime = true;
+      await openHarness(tab, '', server.origin);
+      const key = await issueKey(tab);
+      const answered = await tab.evaluate(async (k) => {
+        const { data, response } = await window.harness
+          .client(k)
+          .chat.completions.create({
+            model: 'crimson-falcon-4',
+            messages: [{ role: 'user', content: 'Hello' }],
+            temperature: 0,
+          })
+          .withResponse();
+        return { content: data.choices[0]!.message.content, backend: response.headers.get('x-lantern-backend') };
+      }, key);
+      expect(answered).toEqual({ content: HELLO_REPLY, backend: 'llama.cpp:tiny-chat/gguf/tiny-chat-f32.gguf' });
+    } finally {
+      await server.close();
+    }
+  },
+);
+
+test(
   'a network that goes before the runtime is stored: a clear retryable error, and the download resumes once it is back',
   { tag: PORTABLE },
   async ({ tab, engines }) => {
@@ -70,7 +98,9 @@ test(
     const server = await startServer(4195);
     try {
       server.withholdRuntime = true; // onnxruntime-web's binary answers 503, as an unreachable network would
-      await openHarness(tab, '', server.origin);
+      // transformers.js' candidates alone: the bundled chains end with llama.cpp's GGUF copies, whose runtime is
+      // precached with the app, and which answer (as the next test shows) when onnxruntime-web's is not stored.
+      await openHarness(tab, 'engines=transformers', server.origin);
       const key = await issueKey(tab);
       const status = await tab.evaluate(() => window.harness.lantern.offlineStatus());
       expect(status.ready).toBe(false);

@@ -293,7 +293,7 @@ test('models: a server added in the models tab joins the chat chains, and the ta
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.locator('li.assistant .reply')).toHaveText('Hello! How can I help you today?');
   await page.getByRole('tab', { name: 'Models' }).click();
-  await expect(crimson.locator('li', { hasText: '/models/tiny-chat' })).toContainText('answers now');
+  await expect(crimson.locator('li', { hasText: 'fp32 /models/tiny-chat' })).toContainText('answers now');
   await expect(crimson.locator('li', { hasText: 'far-model' })).not.toContainText('answers now');
   await shot(page, 'models-remote', info.project.name);
   await expectAccessible(page);
