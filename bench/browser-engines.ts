@@ -24,6 +24,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startServer } from '../test/e2e/servers.ts';
 import { CHROMIUM_ARGS } from './cold-start.ts';
+import { contextWindowOf, DEFAULT_CONTEXT_WINDOW } from '../src/engines/llama-cpp/llama-cpp-engine.ts';
 import { loadTokenizer } from './context.ts';
 import { benchModels, fitPlan, promptOf, type BenchModel, type EnginesPlan } from './engines.ts';
 import { ENDLESS_MESSAGES } from './requests.ts';
@@ -48,8 +49,6 @@ export const BROWSER_ENGINES_SMOKE_PLAN: EnginesPlan = {
 
 type EngineName = 'transformers' | 'llama.cpp';
 const PORT = 4196;
-/** llama.cpp's window in Lantern's runtime when the candidate names none (src/engines/llama-cpp/wllama-runtime.ts). */
-const DEFAULT_CONTEXT = 4096;
 const BANNED = { 0: -100, 1: -100, 2: -100 };
 
 interface Chat {
@@ -258,13 +257,13 @@ export async function browserEnginesBench(
         prompt,
         fitted,
       );
-      // The window Lantern's runtime gives the model: its training context (the GGUF's, from config.json), at most 4,096.
+      // The window Lantern's runtime gives the model, from its training context (the GGUF's, from config.json).
       const trained = (
         JSON.parse(readFileSync(path.join(model.dir, 'config.json'), 'utf8')) as {
           max_position_embeddings?: number;
         }
       ).max_position_embeddings;
-      const window = Math.min(DEFAULT_CONTEXT, trained ?? DEFAULT_CONTEXT);
+      const window = contextWindowOf({}, trained ?? DEFAULT_CONTEXT_WINDOW);
       const llamaCpp = await measureEngine(log, browser, url('llama.cpp'), `${model.name}, llama.cpp`, prompt, fitted, {
         text,
         window,

@@ -37,6 +37,7 @@ import { createEngine, type ChatRequest, type ChatResult, type Engine } from '..
 import type { ModelCandidate } from '../src/models/model-profile.ts';
 import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
 import { loadTokenizer, promptTokens, replyRoomAt } from './context.ts';
+import { contextWindowOf } from '../src/engines/llama-cpp/llama-cpp-engine.ts';
 import { ENGLISH } from './realistic-bench.ts';
 import { prepareRealisticModel } from './realistic-model.ts';
 import { endlessEngineRequest, ENDLESS_MESSAGES } from './requests.ts';
@@ -77,8 +78,6 @@ export const ENGINES_SMOKE_PLAN: EnginesPlan = {
  * cores: its threads spin while they wait for each other); node-llama-cpp directly gets as many.
  */
 const THREADS = Math.max(1, Math.floor(os.availableParallelism() / 2));
-/** As node-llama-runtime.ts: a chat context holds the model's training context, at most this, and batches ≤ 512. */
-const DEFAULT_CONTEXT = 4096;
 
 const ID = 'engines-bench';
 const PYTHON = '/usr/bin/python3';
@@ -238,7 +237,8 @@ const llamaRuntime = () =>
 /** node-llama-cpp without Lantern: the GGUF in a context like Lantern's (window, batch, threads), greedy decoding. */
 async function directRunner(model: BenchModel) {
   const loaded = await (await llamaRuntime()).loadModel({ modelPath: model.gguf });
-  const contextSize = Math.min(DEFAULT_CONTEXT, loaded.trainContextSize);
+  // Lantern's window (contextWindowOf), and its batches of at most 512.
+  const contextSize = contextWindowOf({}, loaded.trainContextSize);
   // One sequence, as an app decoding one reply has: Lantern's context has more (one per row, up to 16 here), which
   // does not change one sequence's pace (on the realistic model, 1 and 16 decoded alike within the noise).
   const context = await loaded.createContext({

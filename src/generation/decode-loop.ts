@@ -50,10 +50,13 @@ export interface NativeDraw {
   readonly seed: number;
 }
 
+/** A row's (choice's) own 31-bit seed from a request's 31-bit `seed`: reproducible, and apart for each row. */
+export const rowSeed = (seed: number, row: number) => (Math.imul(seed ^ (row + 1), 0x9e3779b1) >>> 1) % 0x7fffffff;
+
 /** A row's own draw: the job's, with the row (choice) mixed into its seed, so that `n` choices draw apart. */
 export const rowDraw = (draw: NativeDraw, row: number): NativeDraw => ({
   temperature: draw.temperature,
-  seed: (Math.imul(draw.seed ^ (row + 1), 0x9e3779b1) >>> 1) % 0x7fffffff,
+  seed: rowSeed(draw.seed, row),
 });
 
 /** How the loop batches. */

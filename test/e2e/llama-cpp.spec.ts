@@ -39,6 +39,19 @@ function answers(tab: Tab, key: string) {
         },
       },
     });
+    // wllama holds one sequence: n choices are generated in turn, each seeded from the request's seed and its index.
+    const sampled = async () =>
+      (
+        await client.chat.completions.create({
+          model: 'crimson-falcon-4',
+          messages: [{ role: 'user', content: 'Tell me a story.' }],
+          temperature: 1.5,
+          seed: 7,
+          n: 3,
+          max_tokens: 12,
+        })
+      ).choices.map((c) => [c.index, c.message.content]);
+    const seeded = [await sampled(), await sampled()];
     const embedded = await client.embeddings.create({ model: 'jade-mole-4', input: ['a cat', 'a lantern'] });
     return {
       reply: reply.choices[0]!.message.content,
@@ -46,6 +59,7 @@ function answers(tab: Tab, key: string) {
       streamed,
       city: JSON.parse(json.choices[0]!.message.content!) as unknown,
       dimensions: embedded.data.map((d) => d.embedding.length),
+      seeded,
     };
   }, key);
 }
@@ -63,7 +77,12 @@ test(
   async ({ tab }) => {
     await openHarness(tab, 'engines=llama.cpp');
     const key = await issueKey(tab);
-    expect(await answers(tab, key)).toMatchObject(EXPECTED);
+    const answered = await answers(tab, key);
+    expect(answered).toMatchObject(EXPECTED);
+    // n = 3 on one sequence: three choices, in order, and the same again for the same seed.
+    const [first, again] = answered.seeded;
+    expect(first!.map(([index]) => index)).toEqual([0, 1, 2]);
+    expect(again).toEqual(first);
   },
 );
 

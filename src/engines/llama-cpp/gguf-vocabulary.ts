@@ -40,19 +40,10 @@ export function ggufVocabulary(tokenizer: GgufTokenizer): Vocabulary {
  * written out (its leading space taken off too, as llama.cpp does). For a runtime that decodes only asynchronously (wllama), where generation decodes as it goes.
  */
 export function vocabularyDecoder(vocabulary: Vocabulary) {
-  const bytesOf = (ids: readonly number[]) => {
-    const parts = ids.map((id) => vocabulary.bytes[id] ?? new Uint8Array());
-    const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-    let at = 0;
-    for (const part of parts) {
-      out.set(part, at);
-      at += part.length;
-    }
-    return out;
-  };
   const decoder = new TextDecoder();
   const text = (ids: readonly number[]) => {
-    const text = decoder.decode(bytesOf(ids));
+    // Streamed, so that a character split across tokens is whole.
+    const text = ids.map((id) => decoder.decode(vocabulary.bytes[id], { stream: true })).join('') + decoder.decode();
     return vocabulary.prependSpace && text.startsWith(' ') ? text.slice(1) : text;
   };
   return {

@@ -5,12 +5,13 @@ import {
   type ChatRequest,
   type ChatResult,
 } from '../../engine-interface/index.ts';
-import { DecodeLoop, type DecodeStats } from '../../generation/decode-loop.ts';
+import { DecodeLoop, rowSeed, type DecodeStats } from '../../generation/decode-loop.ts';
 import {
   generationTokenizer,
   type GenerationTokenizer,
   type TokenizerBasics,
 } from '../../generation/generation-tokenizer.ts';
+import { seededRandom } from '../../generation/seeded-random.ts';
 import { generateTokens, requestThinks, templateThinks } from '../../generation/token-generation.ts';
 import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../../tools/tool-prompt.ts';
@@ -162,9 +163,10 @@ export class LlamaChatModel {
    */
   async #inTurn(request: ChatRequest, options: RunOptions): Promise<ChatResult> {
     const results: ChatResult[] = [];
+    // A 31-bit seed from all of the request's (a safe integer), as its native draws take theirs, then one per choice.
+    const base = request.seed === undefined ? undefined : Math.floor(seededRandom(request.seed)() * 0x7fffffff);
     for (let choice = 0; choice < request.n; choice++) {
-      const seed =
-        request.seed === undefined ? undefined : (Math.imul(request.seed ^ (choice + 1), 0x9e3779b1) >>> 0) % 2 ** 31;
+      const seed = base === undefined ? undefined : rowSeed(base, choice);
       const onEvent = options.onEvent && ((event: ChatEvent) => options.onEvent!({ ...event, choice }));
       results.push(
         await this.generate({ ...request, n: 1, ...(seed !== undefined && { seed }) }, { ...options, onEvent }),

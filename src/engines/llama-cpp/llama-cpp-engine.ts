@@ -72,6 +72,13 @@ export const LLAMA_CPP_ENGINE: EngineDescriptor<LlamaCppCandidate, true> = Objec
   needsOnnxRuntime: false,
 });
 
+/** A chat model's window when its candidate names none (`contextWindow`): its training context, at most this. */
+export const DEFAULT_CONTEXT_WINDOW = 4096;
+
+/** The window (prompt plus reply, tokens) each sequence of a candidate's chat context holds, as both runtimes size it. */
+export const contextWindowOf = (candidate: { contextWindow?: number | undefined }, trained: number) =>
+  Math.min(candidate.contextWindow ?? DEFAULT_CONTEXT_WINDOW, trained);
+
 /** The parts of a split GGUF (`name-00001-of-00003.gguf`): every part's file name, in order; the file alone otherwise. */
 export function ggufParts(file: string): string[] {
   const split = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/.exec(file);

@@ -6,7 +6,7 @@ import { modelFolder } from '../model-files.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
-import type { LlamaCppCandidate } from './llama-cpp-engine.ts';
+import { contextWindowOf, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { ggufVocabulary } from './gguf-vocabulary.ts';
 import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
 
@@ -23,9 +23,6 @@ type NodeLlamaCpp = typeof NodeLlamaCppModule;
 /** node-llama-cpp, as the app installs it (an optional peer dependency). */
 const NODE_LLAMA_CPP = 'node-llama-cpp';
 const nodeLlamaCpp = (): Promise<NodeLlamaCpp> => import(/* @vite-ignore */ NODE_LLAMA_CPP);
-
-/** A chat context's window when the candidate names none: the model's training context, at most this. */
-const DEFAULT_CONTEXT = 4096;
 
 /**
  * The keys and values a chat model's sequences may hold together when the candidate does not say how many: each
@@ -83,7 +80,7 @@ export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadC
   const runtime = await getRuntime();
   const model = await runtime.loadModel({ modelPath: await ggufPath(candidate, context) });
   try {
-    const contextLength = Math.min(candidate.contextWindow ?? DEFAULT_CONTEXT, model.trainContextSize);
+    const contextLength = contextWindowOf(candidate, model.trainContextSize);
     const tokenBytes = kvBytesPerToken(model.fileInfo.metadata as unknown as GgufMetadata);
     const fit = Math.floor(DEFAULT_SEQUENCE_BYTES / ((tokenBytes || 2 ** 17) * contextLength));
     const llamaContext = await model.createContext({

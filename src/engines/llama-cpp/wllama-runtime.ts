@@ -10,7 +10,7 @@ import { readGgufMetadata } from './gguf-metadata.ts';
 import { ggufVocabulary, vocabularyDecoder } from './gguf-vocabulary.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
-import { ggufParts, type LlamaCppCandidate } from './llama-cpp-engine.ts';
+import { contextWindowOf, DEFAULT_CONTEXT_WINDOW, ggufParts, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
 
 /*
@@ -23,9 +23,6 @@ import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-bat
  * wllama runs llama.cpp in a worker of its own, which it starts from the code it carries; its WebAssembly binary is
  * Lantern's (from this origin, precached), handed over as a blob so that the nested worker never needs the network.
  */
-
-/** A chat context's window when the candidate names none: the model's training context, at most this. */
-const DEFAULT_CONTEXT = 4096;
 
 /** The GGUF's parts as blobs: downloaded ones from Lantern's store, the app's own (the bundled models) by fetch. */
 async function ggufBlobs(candidate: LlamaCppCandidate): Promise<{ blobs: Blob[]; urls: string[] }> {
@@ -103,7 +100,7 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
   if (candidate.images)
     throw new Error('llama.cpp candidates read text only here: projectors (mmproj) are not supported yet');
   const { wllama, metadata } = await loadWllama(candidate, {
-    n_ctx: (metadata) => Math.min(candidate.contextWindow ?? DEFAULT_CONTEXT, trainContext(metadata)),
+    n_ctx: (metadata) => contextWindowOf(candidate, trainContext(metadata)),
   });
   const { n_ctx: contextLength } = wllama.getLoadedContextInfo();
   // Greedy (the most probable token alone): the one draw taken from wllama's sampler (see wllamaSequence).
@@ -181,7 +178,7 @@ function wllamaSequence(wllama: Wllama, vocabularySize: number): LlamaSequence {
 /** The model's training context (`<architecture>.context_length`). */
 function trainContext(metadata: GgufMetadata): number {
   const arch = metadata[metadata.general.architecture] as { context_length?: number } | undefined;
-  return arch?.context_length ?? DEFAULT_CONTEXT;
+  return arch?.context_length ?? DEFAULT_CONTEXT_WINDOW;
 }
 
 /**
