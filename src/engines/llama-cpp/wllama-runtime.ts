@@ -102,7 +102,7 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
   const { wllama, metadata } = await loadWllama(candidate, {
     n_ctx: (metadata) => contextWindowOf(candidate, trainContext(metadata)),
   });
-  const { n_ctx: contextLength } = wllama.getLoadedContextInfo();
+  const { n_ctx: contextLength, n_batch: batchSize } = wllama.getLoadedContextInfo();
   // Greedy (the most probable token alone): the one draw taken from wllama's sampler (see wllamaSequence).
   await wllama.samplingInit({ temp: 0 });
   const vocabulary = ggufVocabulary(metadata.tokenizer.ggml);
@@ -110,7 +110,7 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
   return new LlamaChatModel(
     {
       metadata,
-      sequences: [wllamaSequence(wllama, vocabularySize)],
+      sequences: [wllamaSequence(wllama, vocabularySize, batchSize)],
       tokenize: (text, special) => wllama.tokenize(text, special),
       tokenizer: {
         // wllama tokenizes in its own worker, asynchronously: jump-forward, which retokenizes within a step, is off.
@@ -151,19 +151,23 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context:
  * distribution and the generation core draws (wllama's sampler is seeded once, at load, so a request's seed could not
  * reach it).
  */
-function wllamaSequence(wllama: Wllama, vocabularySize: number): LlamaSequence {
+function wllamaSequence(wllama: Wllama, vocabularySize: number, batchSize: number): LlamaSequence {
   const logits = new Float32Array(vocabularySize);
   return {
     async evaluate(tokens, next) {
-      await wllama.decode(tokens, { skipLogits: next === undefined });
-      if (next === undefined) return undefined;
+      const decoded = wllama.decode(tokens, { skipLogits: next === undefined });
+      if (next === undefined) return void (await decoded);
+      // wllama's worker answers in the order it is asked: the read of what a pass leaves is sent along with the pass,
+      // so that a token costs one round trip to that worker, not two. An input longer than a batch is decoded in
+      // several passes, each awaited before the next is sent, so its read waits for all of them.
+      if (tokens.length > batchSize) await decoded;
       if (next !== 'distribution' && next.temperature === 0) {
         // wllama's sampler, set greedy at load: getLogits(1) would sort the whole vocabulary first (a third of a
         // 32,000-token model's step in WebAssembly).
-        const { token } = await wllama.samplingSample();
+        const [, { token }] = await Promise.all([decoded, wllama.samplingSample()]);
         return drawnToken(logits, token);
       }
-      const distribution = await wllama.getLogits(-1);
+      const [, distribution] = await Promise.all([decoded, wllama.getLogits(-1)]);
       return logProbabilities(
         logits,
         distribution.map(({ token, p }) => [token, p] as const),
