@@ -39,6 +39,7 @@ import {
   browserEnginesTable,
 } from './browser-engines.ts';
 import { enginesBench, enginesTable, ENGINES_PLAN, ENGINES_SMOKE_PLAN } from './engines.ts';
+import { SPECULATION_PLAN, SPECULATION_SMOKE_PLAN, speculationBench, speculationTable } from './speculation.ts';
 import { decode, delivery, embeddings, firstToken, type ChatSamples, type EmbeddingSamples } from './measures.ts';
 import { coldStartBench, coldStartTable, visit } from './cold-start.ts';
 import { CHAT, STORIES } from './models.ts';
@@ -596,6 +597,10 @@ const engines = await section(
   'node: llama.cpp against transformers.js, same weights (load, first token, decode, streams; bench/engines.ts)',
   () => enginesBench(log, ENGINES, SMOKE),
 );
+const speculation = await section(
+  'node: speculation (prompt lookup, prediction) against decoding without it (bench/speculation.ts)',
+  () => speculationBench(log, SMOKE ? SPECULATION_SMOKE_PLAN : SPECULATION_PLAN, SMOKE),
+);
 const remote = await section('node: the remote path (Lantern forwarding to its own server in another process)', () =>
   remoteBench({ ...REMOTE, chunks: [fitAll(REMOTE.chunks[0]), REMOTE.chunks[1]] }),
 );
@@ -726,6 +731,9 @@ const markdown = [
     `GGUF, f32), each engine called directly under Lantern's generation core; llama.cpp on ${engines.threads} of ` +
     `${engines.cores} cores (half), and node-llama-cpp alone on the same GGUF, threads and window, greedy:\n\n` +
     enginesTable(engines),
+  `Speculation in Node (bench/speculation.ts): transformers.js (CPU, fp32) loaded with prompt lookup on and off, ` +
+    `the same greedy requests (the same text, checked), pairs alternating; tokens/s after the first token:\n\n` +
+    speculationTable(speculation),
   `llama.cpp against transformers.js in Chromium ${browserEngines.chromium}, WebAssembly (bench/browser-engines.ts): ` +
     `the same weights, each engine alone in a fresh profile through /v1 and the openai SDK; wllama called directly ` +
     `in the same page on the same GGUF, greedy, paired with the plain /v1 runs:\n\n` +
@@ -752,6 +760,7 @@ const results = {
   realistic,
   constrained,
   engines,
+  speculation,
   browserEngines,
   remote,
   transcription,

@@ -33,7 +33,7 @@ describe('non-streamed', () => {
       expect(completion.choices).toHaveLength(1);
       expect(completion.choices[0]!.message).toMatchObject({ role: 'assistant', content: ref.greedy_text });
       expect(completion.choices[0]!.finish_reason).toBe('stop');
-      expect(completion.usage).toEqual({
+      expect(completion.usage).toMatchObject({
         prompt_tokens: ref.input_ids.length,
         completion_tokens: ref.greedy_ids.length,
         total_tokens: ref.input_ids.length + ref.greedy_ids.length,
@@ -144,7 +144,7 @@ describe('streamed', () => {
     const final = await stream.finalChatCompletion();
     expect(final.choices[0]!.message.content).toBe(count.greedy_text);
     expect(final.choices[0]!.finish_reason).toBe('stop');
-    expect(final.usage).toEqual({
+    expect(final.usage).toMatchObject({
       prompt_tokens: count.input_ids.length,
       completion_tokens: count.greedy_ids.length,
       total_tokens: count.input_ids.length + count.greedy_ids.length,
@@ -255,6 +255,27 @@ describe('wire details', () => {
       }),
     );
     expect(raw.status).toBe(200);
+  });
+
+  it('takes a prediction (Predicted Outputs): the same answer, and usage says how much of it was accepted', async () => {
+    const ask = (prediction?: OpenAI.ChatCompletionPredictionContent) =>
+      client.chat.completions.create({ model, messages: story.messages, temperature: 0, prediction });
+    const right = await ask({ type: 'content', content: story.greedy_text });
+    expect(right.choices[0]!.message.content).toBe(story.greedy_text);
+    const details = right.usage!.completion_tokens_details!;
+    expect(details.accepted_prediction_tokens).toBeGreaterThan(story.greedy_ids.length / 2);
+    expect(right.usage!.completion_tokens).toBe(story.greedy_ids.length);
+    // As text parts, and wrong: the same answer again.
+    const wrong = await ask({
+      type: 'content',
+      content: [{ type: 'text', text: 'The sea was calm and grey all day.' }],
+    });
+    expect(wrong.choices[0]!.message.content).toBe(story.greedy_text);
+    const error = await client.chat.completions
+      .create({ model, messages: story.messages, prediction: { type: 'audio' } as never })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({ param: expect.stringMatching(/^prediction/) });
   });
 
   it.each([

@@ -15,7 +15,7 @@ import { BUNDLED_MODELS } from './support/lantern.ts';
 const FOLDER = `${BUNDLED_MODELS}/tiny-chat`;
 
 const load = (options: Partial<ChatModelOptions> = {}) =>
-  TransformersChatModel.load(FOLDER, { id: 'tiny', device: 'cpu', dtype: 'fp32', ...options });
+  TransformersChatModel.load(FOLDER, { id: 'tiny', device: 'cpu', dtype: 'fp32', promptLookup: false, ...options });
 
 const ask = (content: string, overrides: Partial<ChatRequest> = {}) =>
   chatRequest({ messages: [{ role: 'user', content }], maxTokens: 40, ...overrides });

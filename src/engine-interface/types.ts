@@ -112,6 +112,11 @@ export interface ChatRequest {
   logitBias?: Record<number, number>;
   /** Strings that end a choice when generated; never part of the returned text. */
   stop: string[];
+  /**
+   * Text the reply is expected to repeat much of (OpenAI's Predicted Outputs: a file being edited, a document being
+   * revised): where the engine speculates, proposals come from it first. It never changes what is generated.
+   */
+  prediction?: string;
   /** Number of choices to generate. */
   n: number;
   /** Makes sampling reproducible: the same seed, request and model give the same tokens. A safe integer. */
@@ -230,6 +235,12 @@ export interface TokenUsage {
   reasoningTokens?: number;
   /** Tokens of the prompt not computed again: their keys and values came from an earlier request (prefix reuse). */
   cachedPromptTokens?: number;
+  /**
+   * Where the engine speculated (prompt lookup, a prediction): the proposed tokens the model accepted, each a forward
+   * pass saved, and those it did not. Both are absent where nothing was proposed.
+   */
+  acceptedPredictionTokens?: number;
+  rejectedPredictionTokens?: number;
 }
 
 export interface ChatResult {

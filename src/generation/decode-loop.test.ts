@@ -226,3 +226,75 @@ describe('DecodeLoop', () => {
     expect(a.out).toEqual([[53, 54]]);
   });
 });
+
+/** The fake batch with speculation: logits after any position a row fed, and speculated tokens taken back. */
+class SpeculatingBatch extends FakeBatch {
+  readonly retracted: number[] = [];
+  #fed: number[] = [];
+
+  override step(tokens: readonly (readonly number[])[]) {
+    this.#fed = tokens.map((t) => t.length);
+    return super.step(tokens).then(() => (row: number, at = this.#fed[row]! - 1) => {
+      const held = this.rows[row]!;
+      return logitsAfter(held[held.length - this.#fed[row]! + at]!);
+    });
+  }
+
+  retract(row: number, count: number) {
+    this.retracted.push(count);
+    this.rows[row]!.splice(-count, count);
+    return Promise.resolve();
+  }
+}
+
+describe('DecodeLoop speculation', () => {
+  /** A job whose proposals are `guess(context)`: each checked by the draw, as generateTokens checks them. */
+  const speculating = (prompt: number[], length: number, guess: (context: readonly number[]) => number[]) => {
+    const made = job(prompt, length);
+    made.decodeJob.propose = (_row, context, limit) => guess(context).slice(0, limit);
+    return made;
+  };
+
+  it('checks proposals in one pass: the tokens are those without speculation, in fewer passes', async () => {
+    const plain = new FakeBatch();
+    const alone = job([1], 12);
+    await new DecodeLoop(plain).run(alone.decodeJob);
+
+    const batch = new SpeculatingBatch();
+    const loop = new DecodeLoop(batch);
+    // Right three tokens ahead, except that every third proposal is wrong from its second token on.
+    let calls = 0;
+    const guessed = speculating([1], 12, (context) => {
+      const last = context.at(-1)!;
+      calls += 1;
+      return calls % 3 === 0 ? [last + 1, 60, 61] : [last + 1, last + 2, last + 3];
+    });
+    await loop.run(guessed.decodeJob);
+    expect(guessed.out).toEqual(alone.out);
+    expect(loop.stats.forwardPasses).toBeLessThan(plain.forwardPasses);
+    expect(loop.stats.acceptedTokens).toBeGreaterThan(0);
+    expect(loop.stats.proposedTokens).toBeGreaterThan(loop.stats.acceptedTokens);
+    // Each wrong proposal was taken back out of the row: its two wrong tokens.
+    expect(batch.retracted.every((count) => count >= 1)).toBe(true);
+    expect(batch.rows).toEqual([]);
+  });
+
+  it('never proposes past the row limit, and speculates on an engine that can take tokens back only', async () => {
+    const batch = new SpeculatingBatch();
+    const loop = new DecodeLoop(batch);
+    const limits: number[] = [];
+    const guessed = speculating([1], 5, (context) => [context.at(-1)! + 1, context.at(-1)! + 2, 99, 99, 99]);
+    const propose = guessed.decodeJob.propose!;
+    guessed.decodeJob.propose = (row, context, limit) => (limits.push(limit), propose(row, context, limit));
+    await loop.run(guessed.decodeJob);
+    expect(guessed.out).toEqual([[2, 3, 4, 5, 6]]);
+    expect(Math.max(...limits)).toBeLessThanOrEqual(3);
+
+    const plain = new FakeBatch();
+    const never = speculating([1], 5, () => {
+      throw new Error('asked to propose');
+    });
+    await new DecodeLoop(plain).run(never.decodeJob);
+    expect(never.out).toEqual([[2, 3, 4, 5, 6]]);
+  });
+});

@@ -27,9 +27,16 @@ export interface DecodeJob {
    * changed): the token drawn, then any its constraint forces (jump-forward), where `mayJump`. The loop feeds them at
    * the next step unless the row is done.
    */
-  next(row: number, logits: Float32Array, mayJump: boolean): number[];
+  next(row: number, logits: Float32Array, mayJump: boolean, proposed?: number): number[];
   /** Whether row `row` is over (ended, stopped, or at its limit). */
   done(row: number): boolean;
+  /**
+   * Speculation: tokens row `row` is likely to generate after `context` (its prompt, what it generated, and the tokens
+   * it feeds next), at most `limit`. The loop feeds them in the same pass as the row's own and checks each against the
+   * model, in order: `next` gets the proposed token beside the logits before it, and the first token it draws that
+   * differs ends the check (the rest are taken back out of the cache). A job without it does not speculate.
+   */
+  propose?(row: number, context: readonly number[], limit: number): readonly number[];
   /**
    * Its rows' draws, where the engine may make them itself (see NativeDraw). Set only for a job whose rows may share
    * the prompt's first draw: one row, or greedy ones.
@@ -87,6 +94,9 @@ export interface DecodeStats {
   rowSteps: number;
   /** Tokens appended by jump-forward, each one a forward pass saved. */
   forcedTokens: number;
+  /** Tokens proposed by speculation (see DecodeJob.propose) and fed, and of those the ones the model accepted. */
+  proposedTokens: number;
+  acceptedTokens: number;
 }
 
 /** What a piece of a prefill feeds: the prompt's ids, or what the job's `embed` made of those positions. */
@@ -141,13 +151,19 @@ export interface DecodeBatch<Prefill> {
   discard(prefill: Prefill): void;
   /**
    * One forward pass of every row, row `i` feeding `tokens[i]` (at least one token each, fewer than another row's
-   * where it jumped forward less). Gives row `i`'s logits after the last token it fed, a new array each call, or the
-   * token drawn by `draws[i]` where it is set (see NativeDraw).
+   * where it jumped forward less). Gives row `i`'s logits after the token at `at` of those it fed (default: the last),
+   * a new array each call, or the token drawn by `draws[i]` where it is set (see NativeDraw; such a row is asked for
+   * its last only).
    */
   step(
     tokens: readonly (readonly number[])[],
     draws?: readonly (NativeDraw | undefined)[],
-  ): Promise<(row: number) => Float32Array>;
+  ): Promise<(row: number, at?: number) => Float32Array>;
+  /**
+   * Takes the last `count` tokens row `row` fed back out of its keys and values (speculated tokens the model did not
+   * accept): its next token goes where the first of them was. An engine without it is not given speculated tokens.
+   */
+  retract?(row: number, count: number): Promise<void>;
   /**
    * Rows leave: each of `leaving` has its keys and values kept for prefix reuse, as holding `tokens` (every token it
    * fed), under `scope`; then the rows `kept`, in that order, are the batch's rows (none: it is empty).
@@ -187,6 +203,9 @@ interface Row<Prefill> {
   pending: number[];
 }
 
+/** The speculation of a row in a step: the tokens proposed after its pending ones. */
+type Proposal = readonly number[];
+
 /**
  * Lantern's own decode loop over an engine's batch of rows (DecodeBatch): the model's forward pass with its key/value
  * cache, driven step by step, with continuous batching. Requests for the model join the running batch between steps:
@@ -224,6 +243,8 @@ export class DecodeLoop<Prefill> {
       },
       rowSteps: 0,
       forcedTokens: 0,
+      proposedTokens: 0,
+      acceptedTokens: 0,
     };
   }
 
@@ -381,11 +402,16 @@ export class DecodeLoop<Prefill> {
   /** One forward pass of every row; each row draws its next tokens; finished rows leave. */
   async #step(): Promise<void> {
     const rows = this.#rows;
-    let logits: (row: number) => Float32Array;
+    const proposals = this.#proposals(rows);
+    let logits: (row: number, at?: number) => Float32Array;
     try {
-      const draws = rows.map((r) => r.waiting.job.draw && rowDraw(r.waiting.job.draw, r.index));
+      // A speculating row needs its logits, to check its proposal against: the engine does not draw for it.
+      const draws = rows.map(
+        (r, i) =>
+          (proposals[i]!.length === 0 && r.waiting.job.draw && rowDraw(r.waiting.job.draw, r.index)) || undefined,
+      );
       logits = await this.#batch.step(
-        rows.map((r) => r.pending),
+        rows.map((r, i) => (proposals[i]!.length > 0 ? [...r.pending, ...proposals[i]!] : r.pending)),
         draws.some(Boolean) ? draws : undefined,
       );
     } catch (error) {
@@ -399,22 +425,60 @@ export class DecodeLoop<Prefill> {
     // Rows jump forward by different numbers of tokens: beside other rows, only on an engine that mixes lengths.
     const mayJump = rows.length === 1 || this.#pads;
     const failures = new Map<Waiting<Prefill>, unknown>();
+    const retracts: { row: number; count: number }[] = [];
     for (const [b, row] of rows.entries()) {
+      const proposal = proposals[b]!;
+      const fed = row.pending.length;
       row.held.push(...row.pending);
       row.pending = [];
       const { job } = row.waiting;
       if (failures.has(row.waiting)) continue;
       try {
-        const next = job.next(row.index, logits(b), mayJump);
-        this.stats.forcedTokens += next.length - 1;
+        // The row's own draw, then each proposed token in turn while the model draws it too.
+        let accepted = 0;
+        let next: number[];
+        let forced: number;
+        for (;;) {
+          const proposed = proposal[accepted];
+          next = job.next(row.index, logits(b, fed - 1 + accepted), mayJump, proposed);
+          forced = next.length - 1;
+          if (proposed === undefined || next[0] !== proposed) break;
+          // Accepted: it is in the cache already. What the draw forced after it (jump-forward) is fed next.
+          accepted += 1;
+          row.held.push(proposed);
+          next = next.slice(1);
+          if (next.length > 0 || job.done(row.index)) break;
+        }
+        this.stats.forcedTokens += forced;
+        this.stats.proposedTokens += proposal.length;
+        this.stats.acceptedTokens += accepted;
+        if (accepted < proposal.length) retracts.push({ row: b, count: proposal.length - accepted });
         if (!job.done(row.index)) row.pending = next;
       } catch (error) {
         failures.set(row.waiting, error);
       }
     }
+    for (const { row, count } of retracts) await this.#batch.retract!(row, count);
     // A job that failed loses all its rows, those that drew before the failure too.
     for (const row of rows) if (failures.has(row.waiting)) row.pending = [];
     await this.#leave(failures);
+  }
+
+  /**
+   * Each row's speculated tokens for the next step (none where it does not speculate): only on an engine that takes
+   * them back (`retract`), and beside other rows only where rows of different lengths may share a step.
+   */
+  #proposals(rows: readonly Row<Prefill>[]): Proposal[] {
+    const none: Proposal = [];
+    if (!this.#batch.retract || (rows.length > 1 && !this.#pads)) return rows.map(() => none);
+    return rows.map((row) => {
+      const { job } = row.waiting;
+      if (!job.propose) return none;
+      const generated = row.held.length + row.pending.length - job.prompt.length;
+      // The last token a row may generate is drawn, never proposed: a proposal past it could not be accepted.
+      const limit = job.maxNewTokens - generated - 1;
+      return limit > 0 ? job.propose(row.index, [...row.held, ...row.pending], limit).slice(0, limit) : none;
+    });
   }
 
   /**

@@ -59,11 +59,41 @@ export function sampleToken(
   random: Random,
   scratch: Float32Array = new Float32Array(logits.length),
 ): number {
+  const sum = nucleus(logits, params, scratch);
+  return sum === 0 ? argmax(logits) : drawFrom(scratch, sum, random);
+}
+
+/**
+ * The draw of speculative decoding for a proposed token (one of a proposal that did not come from the model's own
+ * distribution, so `q` is 1 for it): accepted with its probability `p` under the request's sampling; otherwise a token
+ * drawn from the rest of the distribution, `p` without it, renormalized. The token this gives is distributed exactly
+ * as {@link sampleToken}'s (Leviathan et al., 2023), so speculation leaves what the model samples unchanged.
+ */
+export function sampleOrAccept(
+  logits: Float32Array,
+  params: SamplingParams,
+  random: Random,
+  scratch: Float32Array,
+  proposed: number,
+): number {
+  let sum = nucleus(logits, params, scratch);
+  if (sum === 0) return argmax(logits);
+  const p = scratch[proposed]! / sum;
+  if (random() < p) return proposed;
+  sum -= scratch[proposed]!;
+  scratch[proposed] = 0;
+  return sum > 0 ? drawFrom(scratch, sum, random) : proposed;
+}
+
+/**
+ * Writes the unnormalized probabilities of `softmax(logits / temperature)` within the top-p nucleus into `probs` (0
+ * outside it), and gives their sum: 0 where the logits have no finite maximum (nothing to draw from).
+ */
+function nucleus(logits: Float32Array, params: SamplingParams, probs: Float32Array): number {
   let max = -Infinity;
   for (let i = 0; i < logits.length; i++) if (logits[i]! > max) max = logits[i]!;
-  if (max === -Infinity || Number.isNaN(max)) return argmax(logits);
+  if (max === -Infinity || Number.isNaN(max)) return 0;
 
-  const probs = scratch;
   let sum = 0;
   for (let i = 0; i < logits.length; i++) {
     const p = Math.exp((logits[i]! - max) / params.temperature);
@@ -74,7 +104,7 @@ export function sampleToken(
   if (params.topP < 1) {
     // The nucleus is every token at least as likely as the one where the sorted cumulative mass reaches top_p.
     // A native sort of the probabilities alone is much faster than sorting indices with a comparator.
-    const sorted = Float32Array.from(probs).sort();
+    const sorted = Float32Array.from(probs.subarray(0, logits.length)).sort();
     const target = params.topP * sum;
     let cumulative = 0;
     let threshold = sorted[sorted.length - 1]!;
@@ -84,12 +114,16 @@ export function sampleToken(
       if (cumulative >= target) break;
     }
     sum = 0;
-    for (let i = 0; i < probs.length; i++) {
+    for (let i = 0; i < logits.length; i++) {
       if (probs[i]! < threshold) probs[i] = 0;
       sum += probs[i]!;
     }
   }
+  return sum;
+}
 
+/** A token drawn in proportion to `probs` (unnormalized, summing to `sum`). */
+function drawFrom(probs: Float32Array, sum: number, random: Random): number {
   let r = random() * sum;
   let last = 0;
   for (let i = 0; i < probs.length; i++) {

@@ -81,6 +81,7 @@ const OPTIONS: GenerationOptions = {
   thinking: false,
   syntax: HERMES,
   jumpForward: true,
+  promptLookup: true,
 };
 
 /**

@@ -14,7 +14,8 @@ import { ChoicePipeline } from './choice-pipeline.ts';
 import type { NativeDraw } from './decode-loop.ts';
 import type { GenerationTokenizer } from './generation-tokenizer.ts';
 import { tokenLogprob, type TokenText } from './logprobs.ts';
-import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from './sampling.ts';
+import { PromptLookup } from './prompt-lookup.ts';
+import { adjustLogits, argmax, logitBiasOf, sampleOrAccept, sampleToken, type SamplingParams } from './sampling.ts';
 import { seededRandom } from './seeded-random.ts';
 
 /** A template with a thinking mode: Qwen3's switch, or the `<think>` tag that DeepSeek-R1's and others write. */
@@ -68,6 +69,8 @@ export interface GenerationOptions {
   syntax: ToolCallSyntax;
   /** Append the tokens a constraint forces in one pass (jump-forward). */
   jumpForward: boolean;
+  /** Propose tokens from the prompt and the reply so far (prompt lookup, see PromptLookup) where the engine checks them. */
+  promptLookup: boolean;
   signal?: AbortSignal | undefined;
   /** Receives each event as it happens (after the result has it). */
   onEvent?: ((event: ChatEvent) => void) | undefined;
@@ -83,9 +86,11 @@ export interface GenerationSteps {
    * the token drawn, then any its constraint forces (jump-forward), where `mayJump`. The loop feeds them at the next
    * step unless the row is done.
    */
-  next(row: number, logits: Float32Array, mayJump: boolean): number[];
+  next(row: number, logits: Float32Array, mayJump: boolean, proposed?: number): number[];
   /** Whether row `row` is over (ended, stopped, or at its limit). */
   done(row: number): boolean;
+  /** Speculation: the tokens row `row` is likely to generate next (see DecodeJob.propose). */
+  propose?(row: number, context: readonly number[], limit: number): readonly number[];
   /** The rows' draws, where the engine may make them itself (see NativeDraw). */
   readonly draw?: NativeDraw | undefined;
 }
@@ -121,6 +126,7 @@ export async function generateTokens(
     options.onEvent?.(event);
   };
   const decode = (ids: number[]) => tokenizer.decode(ids);
+  const prediction = options.promptLookup ? predictionTokens(tokenizer, request.prediction) : [];
   const choices = Array.from({ length: request.n }, (_, index) => ({
     pipeline: new ChoicePipeline(index, {
       onEvent,
@@ -137,6 +143,7 @@ export async function generateTokens(
     grammar: grammars?.[index],
     /** The tokens generated so far (jump-forward retokenizes the last of them). */
     tokens: [] as number[],
+    lookup: options.promptLookup ? new PromptLookup(prediction) : undefined,
   }));
   const accept = (index: number, token: number, logprob: GeneratedTokenLogprob | undefined) => {
     const choice = choices[index]!;
@@ -174,14 +181,21 @@ export async function generateTokens(
   const steps: GenerationSteps = {
     rows: request.n,
     maxNewTokens,
-    next: (row, logits, mayJump) => {
+    next: (row, logits, mayJump, proposed) => {
       const choice = choices[row]!;
       adjustLogits(logits, sampling, choice.counts);
       if (choice.grammar && !choice.grammar.apply(logits)) {
         throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
       }
       scratch ??= new Float32Array(logits.length);
-      const token = greedy ? argmax(logits) : sampleToken(logits, sampling, random, scratch);
+      // A proposed token is checked by the draw itself: greedy takes it where it is the most likely; sampling accepts
+      // it with its probability, else draws from the rest (the model's distribution either way).
+      const token = greedy
+        ? argmax(logits)
+        : proposed === undefined
+          ? sampleToken(logits, sampling, random, scratch)
+          : sampleOrAccept(logits, sampling, random, scratch, proposed);
+      if (proposed !== undefined && token === proposed) choice.lookup?.accept();
       accept(row, token, logprobs && tokenLogprob(logits, token, sampling.temperature, logprobs.top, logprobs.words));
       const tokens = [token];
       if (!mayJump || !options.jumpForward || !choice.grammar) return tokens;
@@ -194,6 +208,10 @@ export async function generateTokens(
     },
     done: (row) => choices[row]!.pipeline.finishReason !== null,
     draw,
+    ...(options.promptLookup && {
+      propose: (row: number, context: readonly number[], limit: number) =>
+        choices[row]!.lookup!.propose(context, promptTokens, limit),
+    }),
   };
   let cachedPromptTokens: number;
   try {
@@ -205,13 +223,29 @@ export async function generateTokens(
   }
   throwIfAborted(signal);
   choices.forEach((choice) => choice.pipeline.end('length'));
+  const proposed = choices.reduce((sum, c) => sum + (c.lookup?.proposed ?? 0), 0);
+  const accepted = choices.reduce((sum, c) => sum + (c.lookup?.accepted ?? 0), 0);
 
   return results.result({
     promptTokens,
     completionTokens: choices.reduce((sum, c) => sum + c.pipeline.tokens, 0),
     ...(thinking && { reasoningTokens: choices.reduce((sum, c) => sum + c.pipeline.reasoningTokens, 0) }),
     ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
+    ...(proposed > 0 && { acceptedPredictionTokens: accepted, rejectedPredictionTokens: proposed - accepted }),
   });
+}
+
+/**
+ * The tokens of the client's prediction (OpenAI's Predicted Outputs), which prompt lookup searches first; none where
+ * this tokenizer cannot encode in the step (wllama's tokenizes in its own worker).
+ */
+function predictionTokens(tokenizer: GenerationTokenizer, prediction: string | undefined): number[] {
+  if (!prediction) return [];
+  try {
+    return tokenizer.encode(prediction);
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -98,6 +98,16 @@ function chatSchema(limits: Limits) {
     // variables (other variables are ignored) and OpenAI's reasoning effort; neither: the model's default.
     chat_template_kwargs: optional(z.object({ enable_thinking: optional(z.boolean()) })),
     reasoning_effort: optional(z.enum(REASONING_EFFORTS)),
+    // OpenAI's Predicted Outputs: text the reply will largely repeat, which speculation proposes from.
+    prediction: optional(
+      z.object({
+        type: z.literal('content'),
+        content: z.union([
+          z.string().max(limits.maxInputChars),
+          z.array(z.object({ type: z.literal('text'), text: z.string().max(limits.maxInputChars) })).max(64),
+        ]),
+      }),
+    ),
   });
 }
 
@@ -131,6 +141,11 @@ export function chatParser(limits: Limits): (body: unknown) => ChatParams {
       (p.reasoning_effort != null ? thinksAt(p.reasoning_effort) : undefined);
     if (thinking !== undefined) request.thinking = thinking;
     if (p.logprobs === true) request.logprobs = p.top_logprobs ?? 0;
+    if (p.prediction) {
+      const { content } = p.prediction;
+      const text = typeof content === 'string' ? content : content.map((part) => part.text).join('');
+      if (text) request.prediction = text;
+    }
     const format = p.response_format;
     // No schema: any JSON value (`{}` is the schema every value matches).
     const text: JsonConstraint | undefined =

@@ -54,6 +54,8 @@ export interface LlamaChatOptions {
    * runtime cannot tokenize synchronously, as jump-forward retokenizes within a step).
    */
   jumpForward?: boolean | undefined;
+  /** Speculate from the prompt and the reply so far (prompt lookup), where the runtime checks proposals (default true). */
+  promptLookup?: boolean | undefined;
 }
 
 /**
@@ -72,6 +74,7 @@ export class LlamaChatModel {
   readonly #loop: DecodeLoop<unknown>;
   readonly #sequences: number;
   readonly #jumpForward: boolean;
+  readonly #promptLookup: boolean;
   readonly contextLength: number;
 
   constructor(model: LlamaRuntimeModel, options: LlamaChatOptions) {
@@ -83,6 +86,7 @@ export class LlamaChatModel {
     this.#loop = new DecodeLoop(batch as never, { maxRows: batch.maxRows });
     this.#sequences = batch.maxRows;
     this.#jumpForward = options.jumpForward ?? true;
+    this.#promptLookup = options.promptLookup ?? true;
     this.#tokens = generationTokenizer({ ...model.tokenizer, eos: endOfGenerationTokens(ggml) });
     const source = metadata.tokenizer.chat_template;
     this.#template =
@@ -147,6 +151,7 @@ export class LlamaChatModel {
       calls: tools.calls,
       syntax: this.#toolFormat.syntax,
       jumpForward: this.#jumpForward,
+      promptLookup: this.#promptLookup,
       signal,
       onEvent: options.onEvent,
     };

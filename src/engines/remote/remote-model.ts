@@ -223,6 +223,10 @@ function usageOf(value: unknown): ChatResult['usage'] {
     promptTokens: count(usage.prompt_tokens),
     completionTokens: count(usage.completion_tokens),
     ...(typeof details.reasoning_tokens === 'number' && { reasoningTokens: details.reasoning_tokens }),
+    ...(typeof details.accepted_prediction_tokens === 'number' && {
+      acceptedPredictionTokens: details.accepted_prediction_tokens,
+      rejectedPredictionTokens: count(details.rejected_prediction_tokens),
+    }),
   };
 }
 

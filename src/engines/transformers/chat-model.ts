@@ -38,6 +38,8 @@ export interface ChatModelOptions extends TransformersLoadOptions {
   queue?: TaskQueue | undefined;
   /** Append the tokens a constraint forces in one pass (default true; off to measure what it saves). */
   jumpForward?: boolean | undefined;
+  /** Speculate from the prompt and the reply so far (prompt lookup; default true; off to measure what it saves). */
+  promptLookup?: boolean | undefined;
   /** A vision-language model (transformers.js' image-text-to-text layout, LLaVA's): it reads images with the text. */
   images?: boolean | undefined;
 }
@@ -67,6 +69,7 @@ export class TransformersChatModel {
   /** How a vision model reads images; absent for a model of text alone. */
   readonly #vision: VisionParts | undefined;
   readonly #jumpForward: boolean;
+  readonly #promptLookup: boolean;
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
@@ -83,6 +86,7 @@ export class TransformersChatModel {
     this.#queue = options.queue ?? new TaskQueue();
     this.#loop = new DecodeLoop(new TransformersBatch(model, this.#queue, prefixes), options.batch);
     this.#jumpForward = options.jumpForward ?? true;
+    this.#promptLookup = options.promptLookup ?? true;
     const contextWindow = options.contextWindow ?? Infinity;
     const config = model.config as { max_position_embeddings?: number };
     this.contextLength = Math.min(config.max_position_embeddings ?? tokenizer.model_max_length, contextWindow);
@@ -192,6 +196,7 @@ export class TransformersChatModel {
       calls: tools.calls,
       syntax: this.#toolFormat.syntax,
       jumpForward: this.#jumpForward,
+      promptLookup: this.#promptLookup,
       signal,
       onEvent: options.onEvent,
     };

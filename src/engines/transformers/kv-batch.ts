@@ -98,6 +98,22 @@ export class KVBatch {
     this.#lengths = this.#lengths.map((length, r) => length + fed[r]!);
   }
 
+  /**
+   * Row `row`'s last `count` tokens leave it (speculated tokens the model did not accept): their columns are masked,
+   * holes from then on, and its next token takes the position of the first of them.
+   */
+  retract(row: number, count: number): void {
+    const own = this.#masks[row]!;
+    let left = count;
+    for (let c = own.length - 1; c >= 0 && left > 0; c--) {
+      if (own[c]) {
+        own[c] = 0;
+        left -= 1;
+      }
+    }
+    this.#lengths[row] = this.#lengths[row]! - (count - left);
+  }
+
   /** Takes a one-row cache, all its own tokens, as the whole batch (an empty one): its tensors, not a copy. */
   adopt(cache: DynamicCache): void {
     if (this.rows > 0) throw new Error('Only an empty batch adopts a cache.');

@@ -31,6 +31,8 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
   /** Bytes of keys and values per token, from the first cache seen. */
   #tokenBytes = 0;
   #forwardPasses = 0;
+  /** Whether the model honours its attention mask over padding and holes (see probePadding): once asked. */
+  #pads: Promise<boolean> | undefined;
 
   constructor(model: PreTrainedModel, queue: TaskQueue, prefixes: PrefixReuse) {
     this.#model = model;
@@ -94,13 +96,20 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     this.#prefixes.discard(prefill.cache);
   }
 
-  async step(tokens: readonly (readonly number[])[]): Promise<(row: number) => Float32Array> {
+  async step(tokens: readonly (readonly number[])[]): Promise<(row: number, at?: number) => Float32Array> {
     const fed = tokens.map((t) => t.length);
     const query = Math.max(...fed);
     const outputs = await this.#forward(this.#batch.stepInputs(tokens), query);
     this.#batch.advance(pastOf(outputs), fed);
     const logits = outputs.logits!;
-    return (row) => lastLogits(logits, row, query, fed[row]! - 1);
+    return (row, at = fed[row]! - 1) => lastLogits(logits, row, query, at);
+  }
+
+  async retract(row: number, count: number): Promise<void> {
+    this.#batch.retract(row, count);
+    // Their columns are masked: holes, as a row that fed fewer tokens than another leaves. A model whose attention
+    // does not honour the mask has them packed away at once.
+    if (!(await this.mixesLengths())) await this.#batch.relayout(this.#all());
   }
 
   async remove(
@@ -124,9 +133,10 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     this.#batch.dispose();
   }
 
-  /** Whether this model may run padded batches (the loop asks once, on first need): see probePadding. */
+  /** Whether this model may run padded batches (asked once, on first need): see probePadding. */
   mixesLengths(): Promise<boolean> {
-    return probePadding(this.#model, (inputs) => this.#forward(inputs, 0));
+    this.#pads ??= probePadding(this.#model, (inputs) => this.#forward(inputs, 0)).catch(() => false);
+    return this.#pads;
   }
 
   /** Every row of the batch, in order. */

@@ -1,0 +1,198 @@
+/**
+ * Speculation (prompt lookup, OpenAI's `prediction`): decode tokens/s with it ÷ without, on the same model and the same
+ * requests in one run, in Node on transformers.js (CPU, fp32), each through `TransformersChatModel` loaded twice, with
+ * `promptLookup` on and off; the pairs alternate which goes first.
+ *
+ * - stories260K, a real (tiny) story model: grounded continuations, where a story's prompt holds what its continuation
+ *   repeats (names, phrases, a passage told again), and free continuations of short prompts;
+ * - the realistic model (random weights at the cost of a real 0.5–1B model; it never repeats its input): free text,
+ *   which shows what proposals that fail cost, and the same requests with a `prediction` of the reply itself (every
+ *   proposal right: the bound of what speculation saves on this hardware) and of the reply with every 8th token
+ *   changed.
+ *
+ * Each row: tokens/s off and on (after the first token, greedy), the ratio, the share of proposed tokens the model
+ * accepted, and tokens per forward pass. Part of `npm run bench`; also alone: `npx tsx bench/speculation.ts [--smoke]`.
+ */
+import { performance } from 'node:perf_hooks';
+import type { ChatRequest } from '../src/engine-interface/index.ts';
+import { TransformersChatModel } from '../src/engines/transformers/chat-model.ts';
+import { chatRequest } from '../test/support/chat-request.ts';
+import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
+import { prepareRealisticModel } from './realistic-model.ts';
+import { median, round } from './stats.ts';
+
+export interface SpeculationPlan {
+  /** Pairs (off, on) per task. */
+  pairs: number;
+  /** Tokens per reply. */
+  tokens: number;
+}
+
+export const SPECULATION_PLAN: SpeculationPlan = { pairs: 7, tokens: 128 };
+export const SPECULATION_SMOKE_PLAN: SpeculationPlan = { pairs: 1, tokens: 12 };
+
+export interface SpeculationRow {
+  model: string;
+  task: string;
+  offTokensPerSecond: number;
+  onTokensPerSecond: number;
+  ratio: number;
+  /** Accepted ÷ proposed tokens, over the task's runs with speculation. */
+  acceptance: number;
+  /** Tokens generated per forward pass with speculation (1 without, less the prefill). */
+  tokensPerPass: number;
+  /** Tokens proposed per token generated, with speculation. */
+  proposedPerToken: number;
+}
+
+export interface SpeculationResults {
+  rows: SpeculationRow[];
+  skipped: Record<string, string>;
+}
+
+/** A story prompt whose continuation retells it: names, places and a sentence it repeats. */
+const STORY =
+  'Once upon a time, there was a little girl named Lily. Lily had a red ball. She liked to play with her ball in ' +
+  'the park. One day, Lily went to the park with her mom. "Mom, can I play with my red ball?" Lily asked. "Yes, ' +
+  'Lily, you can play with your red ball," said her mom. Lily played with her red ball in the park. Then a big dog ' +
+  'came to the park. The big dog saw the red ball. The big dog wanted to play with the red ball too.';
+
+const GROUNDED: { task: string; prompt: string }[] = [
+  { task: 'grounded: a story that retells itself', prompt: `${STORY} Lily` },
+  { task: 'grounded: the passage told again', prompt: `${STORY}\n\n${STORY.slice(0, 200)}` },
+];
+
+const FREE_STORIES: { task: string; prompt: string }[] = [{ task: 'free text', prompt: 'Once upon a time, there was' }];
+
+/** Greedy, `tokens` long, end tokens banned: every run generates the same number of tokens. */
+const request = (prompt: string, tokens: number, overrides: Partial<ChatRequest> = {}): ChatRequest =>
+  chatRequest({ prompt, messages: [], maxTokens: tokens, logitBias: { 0: -100, 1: -100, 2: -100 }, ...overrides });
+
+async function timed(model: TransformersChatModel, body: ChatRequest) {
+  const deltas: number[] = [];
+  const passes = model.stats.forwardPasses;
+  const result = await model.generate(body, {
+    onEvent: (event) => event.type === 'delta' && event.text !== '' && deltas.push(performance.now()),
+  });
+  const tokens = result.usage.completionTokens;
+  return {
+    text: result.choices[0]!.text,
+    rate: deltas.length < 2 ? NaN : ((tokens - 1) * 1000) / (deltas.at(-1)! - deltas[0]!),
+    // The prefill's pass gives the first token; every later pass gives at least one.
+    passes: model.stats.forwardPasses - passes - 1,
+    tokens,
+    accepted: result.usage.acceptedPredictionTokens ?? 0,
+    rejected: result.usage.rejectedPredictionTokens ?? 0,
+  };
+}
+
+async function measureTask(
+  log: (message: string) => void,
+  models: { off: TransformersChatModel; on: TransformersChatModel },
+  name: string,
+  task: string,
+  body: ChatRequest,
+  plan: SpeculationPlan,
+): Promise<SpeculationRow> {
+  log(`${name}: ${task}`);
+  const off: number[] = [];
+  const on: number[] = [];
+  let accepted = 0;
+  let proposed = 0;
+  let tokens = 0;
+  let passes = 0;
+  for (let i = 0; i < plan.pairs; i++) {
+    const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+    const texts: Record<string, string> = {};
+    for (const side of order) {
+      const run = await timed(models[side], body);
+      texts[side] = run.text;
+      if (side === 'off') off.push(run.rate);
+      else {
+        on.push(run.rate);
+        accepted += run.accepted;
+        proposed += run.accepted + run.rejected;
+        tokens += run.tokens - 1;
+        passes += run.passes;
+      }
+    }
+    // Greedy: speculation changes nothing of the text.
+    if (texts.on !== texts.off) throw new Error(`${name}, ${task}: the text differs with speculation`);
+  }
+  const offRate = median(off);
+  const onRate = median(on);
+  return {
+    model: name,
+    task,
+    offTokensPerSecond: round(offRate, 1),
+    onTokensPerSecond: round(onRate, 1),
+    ratio: round(onRate / offRate, 3),
+    acceptance: proposed ? round(accepted / proposed, 3) : 0,
+    tokensPerPass: passes ? round(tokens / passes, 2) : 1,
+    proposedPerToken: tokens ? round(proposed / tokens, 2) : 0,
+  };
+}
+
+/** The reply with every `every`th token changed: a prediction that is mostly right. */
+function spoiled(text: string, every: number): string {
+  const words = text.split(' ');
+  return words.map((word, i) => (i % every === every - 1 ? `${word}x` : word)).join(' ');
+}
+
+export async function speculationBench(
+  log: (message: string) => void,
+  plan: SpeculationPlan = SPECULATION_PLAN,
+  smoke = false,
+): Promise<SpeculationResults> {
+  const rows: SpeculationRow[] = [];
+  const skipped: Record<string, string> = {};
+  const load = (folder: string, promptLookup: boolean) =>
+    TransformersChatModel.load(folder, { id: 'bench', device: 'cpu', dtype: 'fp32', promptLookup });
+  if (HAS_STORIES_260K) {
+    const models = { off: await load(STORIES_260K, false), on: await load(STORIES_260K, true) };
+    for (const { task, prompt } of [...GROUNDED, ...FREE_STORIES]) {
+      rows.push(await measureTask(log, models, 'stories260K', task, request(prompt, plan.tokens), plan));
+    }
+  } else {
+    skipped.stories260K = `${STORIES_260K} not found`;
+  }
+  const { model: realistic, skipped: noRealistic } = prepareRealisticModel(log, { smoke });
+  if (realistic) {
+    const name = smoke ? 'realistic (smoke variant)' : 'realistic';
+    const models = { off: await load(realistic.dir, false), on: await load(realistic.dir, true) };
+    const prompt = realistic.words.slice(0, 48).join('');
+    const free = request(prompt, plan.tokens);
+    rows.push(await measureTask(log, models, name, 'free text', free, plan));
+    const reply = (await models.off.generate(free)).choices[0]!.text;
+    rows.push(
+      await measureTask(log, models, name, 'prediction: the reply itself', { ...free, prediction: reply }, plan),
+    );
+    const mostly = spoiled(reply, 8);
+    rows.push(
+      await measureTask(log, models, name, 'prediction: every 8th word wrong', { ...free, prediction: mostly }, plan),
+    );
+  } else {
+    skipped.realistic = noRealistic!;
+  }
+  return { rows, skipped };
+}
+
+export function speculationTable(results: SpeculationResults): string {
+  const lines = [
+    '| Model | Task | Without, tok/s | With, tok/s | With ÷ without | Proposed per token | Accepted ÷ proposed | Tokens per pass |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...results.rows.map(
+      (r) =>
+        `| ${r.model} | ${r.task} | ${r.offTokensPerSecond} | ${r.onTokensPerSecond} | **${r.ratio}** | ${r.proposedPerToken} | ${r.acceptance} | ${r.tokensPerPass} |`,
+    ),
+  ];
+  return lines.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const smoke = process.argv.includes('--smoke');
+  const log = (message: string) => console.log(`[bench] ${message}`);
+  const results = await speculationBench(log, smoke ? SPECULATION_SMOKE_PLAN : SPECULATION_PLAN, smoke);
+  console.log(speculationTable(results));
+  for (const [name, why] of Object.entries(results.skipped)) console.log(`${name} skipped: ${why}`);
+}

@@ -1,0 +1,114 @@
+import { PreTrainedModel } from '@huggingface/transformers';
+import { describe, expect, it } from 'vitest';
+import type { ChatRequest, ChatResult } from '../src/engine-interface/index.ts';
+import { TransformersChatModel, type ChatModelOptions } from '../src/engines/transformers/chat-model.ts';
+import { chatRequest } from './support/chat-request.ts';
+import { BUNDLED_MODELS } from './support/lantern.ts';
+
+/**
+ * Speculation (prompt lookup, and OpenAI's `prediction`) on the bundled tiny-chat, loaded directly: every output is
+ * the one decoding without it gives, token for token (greedy) or draw for draw under a seed (reproducible), alone,
+ * batched, under a schema, with logprobs, and on a model whose attention ignores its mask; proposals the model takes
+ * save forward passes, and usage reports them.
+ */
+const FOLDER = `${BUNDLED_MODELS}/tiny-chat`;
+
+const load = (options: Partial<ChatModelOptions> = {}) =>
+  TransformersChatModel.load(FOLDER, { id: 'tiny', device: 'cpu', dtype: 'fp32', ...options });
+
+const ask = (content: string, overrides: Partial<ChatRequest> = {}) =>
+  chatRequest({ messages: [{ role: 'user', content }], maxTokens: 60, ...overrides });
+
+const PASSAGE =
+  'The lighthouse keeper climbed the stairs at dusk, lit the lamp, wrote the weather in his log, ' +
+  'and watched the ships pass the rocks until the morning came.';
+
+const REQUESTS: ChatRequest[] = [
+  ask('Tell me a story about a dog and a ball.'),
+  ask('What is 7 + 8?'),
+  ask(`Repeat this passage word for word: ${PASSAGE}`),
+  ask(`Summarize: ${PASSAGE} ${PASSAGE}`, { maxTokens: 120 }),
+  ask('Give me JSON for an order.', {
+    constraint: {
+      type: 'json',
+      schema: {
+        type: 'object',
+        properties: { items: { type: 'array', items: { type: 'string', maxLength: 8 }, maxItems: 6 } },
+        required: ['items'],
+      },
+    },
+  }),
+  ask('List the colours of the rainbow.', { logprobs: 2 }),
+];
+
+const text = (result: ChatResult) => result.choices.map((c) => c.text);
+
+describe('speculation', () => {
+  it('gives the tokens decoding without it gives, alone and batched', async () => {
+    const [off, on] = [await load({ promptLookup: false }), await load()];
+    for (const request of REQUESTS) {
+      const [plain, speculated] = [await off.generate(request), await on.generate(request)];
+      expect(text(speculated)).toEqual(text(plain));
+      // The same tokens; their log probabilities to float error (a pass over several positions sums in its own order).
+      const [a, b] = [speculated.choices[0]!.logprobs ?? [], plain.choices[0]!.logprobs ?? []];
+      expect(a.map((l) => l.token)).toEqual(b.map((l) => l.token));
+      a.forEach((l, i) => expect(l.logprob).toBeCloseTo(b[i]!.logprob, 4));
+      expect(speculated.usage.completionTokens).toBe(plain.usage.completionTokens);
+    }
+    const together = await Promise.all(REQUESTS.map((request) => on.generate(request)));
+    const alone = [];
+    for (const request of REQUESTS) alone.push(await off.generate(request));
+    expect(together.map(text)).toEqual(alone.map(text));
+    expect(on.stats.proposedTokens).toBeGreaterThan(0);
+  });
+
+  it('takes a right prediction in a few passes, and a wrong one changes nothing but its count', async () => {
+    const model = await load();
+    const request = ask('Tell me a story about a cat.', { maxTokens: 64 });
+    const plain = await (await load({ promptLookup: false })).generate(request);
+    const reply = plain.choices[0]!.text;
+    const before = model.stats.forwardPasses;
+    const predicted = await model.generate({ ...request, prediction: reply });
+    expect(text(predicted)).toEqual([reply]);
+    const tokens = plain.usage.completionTokens;
+    expect(predicted.usage.acceptedPredictionTokens).toBeGreaterThan(tokens / 2);
+    expect(model.stats.forwardPasses - before).toBeLessThan(tokens / 2);
+
+    const wrong = await model.generate({ ...request, prediction: 'Completely unrelated words about the sea.' });
+    expect(text(wrong)).toEqual([reply]);
+    expect(wrong.usage.rejectedPredictionTokens).toBeGreaterThan(0);
+    expect(wrong.usage.completionTokens).toBe(tokens);
+  });
+
+  it('samples reproducibly under a seed, and the draws keep the model distribution', async () => {
+    const model = await load();
+    const request = ask(`Repeat this passage: ${PASSAGE}`, { temperature: 0.8, seed: 42, n: 2, maxTokens: 48 });
+    const [a, b] = [await model.generate(request), await model.generate(request)];
+    expect(text(a)).toEqual(text(b));
+    expect(text(a)[0]).not.toBe('');
+  });
+
+  it('gives the same tokens on a model whose attention ignores its mask (rejected tokens are cut out)', async () => {
+    // Fault injection: the model sees an all-ones mask, as an export whose attention reads only lengths would.
+    const prototype = PreTrainedModel.prototype as { forward: (inputs: Record<string, unknown>) => Promise<unknown> };
+    const forward = prototype.forward;
+    prototype.forward = function (this: PreTrainedModel, inputs: Record<string, unknown>) {
+      (inputs.attention_mask as { data: BigInt64Array } | undefined)?.data.fill(1n);
+      return forward.call(this, inputs);
+    };
+    try {
+      const [off, on] = [await load({ promptLookup: false }), await load()];
+      for (const request of REQUESTS.slice(2, 4)) {
+        const plain = await off.generate(request);
+        const predicted = await on.generate({
+          ...request,
+          prediction: `${plain.choices[0]!.text.slice(0, 40)} and more`,
+        });
+        expect(text(predicted)).toEqual(text(plain));
+        expect(predicted.usage.rejectedPredictionTokens).toBeGreaterThan(0);
+      }
+    } finally {
+      prototype.forward = forward;
+    }
+  });
+});
