@@ -135,6 +135,27 @@ describe('the sequences', () => {
     expect(await Promise.all(seeds.map((seed) => sample(seed, { presencePenalty: 0.01 })))).toEqual(penalised);
   });
 
+  it('speculates where llama.cpp draws: a right prediction in fewer passes; sampled output the same draw for draw', async () => {
+    const story = refs.find((r) => r.messages.at(-1)!.content === 'Tell me a story.')!;
+    const before = model.stats.forwardPasses;
+    const predicted = await model.generate(chatRequest({ messages: story.messages, prediction: story.greedy_text }));
+    expect(text(predicted)).toEqual([story.greedy_text]);
+    expect(predicted.usage.acceptedPredictionTokens).toBeGreaterThan(story.greedy_ids.length / 2);
+    expect(model.stats.forwardPasses - before).toBeLessThan(story.greedy_ids.length / 2);
+    // Each position is drawn with its own seed, speculated or not: a prediction changes nothing of a sampled reply.
+    const sample = (prediction?: string) =>
+      model.generate(chatRequest({ messages: story.messages, temperature: 1, seed: 7, maxTokens: 40, prediction }));
+    const plain = await sample();
+    const guided = await sample(text(plain)[0]!);
+    expect(text(guided)).toEqual(text(plain));
+    expect(guided.usage.acceptedPredictionTokens).toBeGreaterThan(10);
+    // A request that needs the distribution (a penalty) does not speculate on llama.cpp: one per position costs more.
+    const penalised = await model.generate(
+      chatRequest({ messages: story.messages, presencePenalty: 0.01, prediction: story.greedy_text }),
+    );
+    expect(penalised.usage.acceptedPredictionTokens).toBeUndefined();
+  });
+
   it('refuses more choices than it has sequences, naming n, before any work', async () => {
     const refused = model.generate(chatRequest({ n: 5 }));
     await expect(refused).rejects.toBeInstanceOf(EngineError);

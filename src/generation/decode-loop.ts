@@ -152,18 +152,25 @@ export interface DecodeBatch<Prefill> {
   /**
    * One forward pass of every row, row `i` feeding `tokens[i]` (at least one token each, fewer than another row's
    * where it jumped forward less). Gives row `i`'s logits after the token at `at` of those it fed (default: the last),
-   * a new array each call, or the token drawn by `draws[i]` where it is set (see NativeDraw; such a row is asked for
-   * its last only).
+   * a new array each call, or the token drawn by `draws[i]` where it is set (see NativeDraw). `from[i]`, where given
+   * (a step with speculated tokens): the first of row `i`'s positions it will be asked for, each one after it too;
+   * otherwise its last only.
    */
   step(
     tokens: readonly (readonly number[])[],
     draws?: readonly (NativeDraw | undefined)[],
+    from?: readonly number[],
   ): Promise<(row: number, at?: number) => Float32Array>;
   /**
    * Takes the last `count` tokens row `row` fed back out of its keys and values (speculated tokens the model did not
    * accept): its next token goes where the first of them was. An engine without it is not given speculated tokens.
    */
   retract?(row: number, count: number): Promise<void>;
+  /**
+   * Whether speculated tokens should be given only to rows the engine draws for (NativeDraw): an engine that hands a
+   * whole distribution over slowly would spend more on one per position than the accepted tokens save.
+   */
+  readonly checksDrawsOnly?: boolean;
   /**
    * Rows leave: each of `leaving` has its keys and values kept for prefix reuse, as holding `tokens` (every token it
    * fed), under `scope`; then the rows `kept`, in that order, are the batch's rows (none: it is empty).
@@ -405,14 +412,14 @@ export class DecodeLoop<Prefill> {
     const proposals = this.#proposals(rows);
     let logits: (row: number, at?: number) => Float32Array;
     try {
-      // A speculating row needs its logits, to check its proposal against: the engine does not draw for it.
-      const draws = rows.map(
-        (r, i) =>
-          (proposals[i]!.length === 0 && r.waiting.job.draw && rowDraw(r.waiting.job.draw, r.index)) || undefined,
-      );
+      // A speculating row's proposal is checked at each of its positions: where the engine draws, by the token it
+      // draws there (a draw from the model's distribution, which the proposal either is or is not).
+      const draws = rows.map((r) => r.waiting.job.draw && rowDraw(r.waiting.job.draw, r.index));
+      const speculating = proposals.some((p) => p.length > 0);
       logits = await this.#batch.step(
         rows.map((r, i) => (proposals[i]!.length > 0 ? [...r.pending, ...proposals[i]!] : r.pending)),
         draws.some(Boolean) ? draws : undefined,
+        speculating ? rows.map((r) => r.pending.length - 1) : undefined,
       );
     } catch (error) {
       // The pass itself failed: every row in it fails with it, and the batch starts over.
@@ -473,7 +480,7 @@ export class DecodeLoop<Prefill> {
     if (!this.#batch.retract || (rows.length > 1 && !this.#pads)) return rows.map(() => none);
     return rows.map((row) => {
       const { job } = row.waiting;
-      if (!job.propose) return none;
+      if (!job.propose || (this.#batch.checksDrawsOnly && !job.draw)) return none;
       const generated = row.held.length + row.pending.length - job.prompt.length;
       // The last token a row may generate is drawn, never proposed: a proposal past it could not be accepted.
       const limit = job.maxNewTokens - generated - 1;

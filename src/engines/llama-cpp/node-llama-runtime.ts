@@ -149,7 +149,31 @@ function nodeTokenizer(model: LlamaModel, metadata: GgufMetadata) {
  */
 function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number): LlamaSequence {
   const logits = new Float32Array(vocabularySize);
+  /** One array per position of a speculated step, reused as `logits` is. */
+  const each: Float32Array[] = [];
   return {
+    async evaluateEach(tokens, next, from) {
+      const base = sequence.nextTokenIndex;
+      const input = tokens.map((token, i) => {
+        if (i < from) return token as Token;
+        const generateNext =
+          next === 'distribution'
+            ? { probabilities: true, options: FULL_DISTRIBUTION }
+            : { token: true, options: drawOptions(next, base + i + 1) };
+        return [token as Token, { generateNext }] as const;
+      });
+      const output = await sequence.controlledEvaluate(input as never, { contextShift: { size: 0 } });
+      return output.slice(from).map((item, k) => {
+        const out = (each[k] ??= new Float32Array(vocabularySize));
+        const drawn = item?.next;
+        if (next === 'distribution') {
+          if (!drawn?.probabilities) throw new Error('llama.cpp gave no probabilities for the next token');
+          return logProbabilities(out, drawn.probabilities as Map<number, number>);
+        }
+        if (drawn?.token === undefined || drawn.token === null) throw new Error('llama.cpp drew no next token');
+        return drawnToken(out, drawn.token);
+      });
+    },
     async evaluate(tokens, next) {
       const generateNext =
         next === undefined

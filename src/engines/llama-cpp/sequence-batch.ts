@@ -14,6 +14,12 @@ export interface LlamaSequence {
    * one each token would be a vocabulary's worth of garbage a token. A sequence that fails holds nothing afterwards.
    */
   evaluate(tokens: number[], next: 'distribution' | NativeDraw | undefined): Promise<Float32Array | undefined>;
+  /**
+   * Feeds tokens as `evaluate` does and gives, for each of them from the one at `from` on, what `evaluate` gives of the
+   * token after it (each a draw of its own where `next` is a NativeDraw): speculated tokens are checked this way. A
+   * runtime whose pass gives only its last token's logits (wllama 2) has none, and its model does not speculate.
+   */
+  evaluateEach?(tokens: number[], next: 'distribution' | NativeDraw, from: number): Promise<Float32Array[]>;
   /** Keeps the first `length` tokens it holds. */
   truncate(length: number): Promise<void>;
   /** Forgets every token it holds. */
@@ -69,6 +75,10 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   #passes = 0;
   readonly maxRows: number;
   readonly tokenBytes: number;
+  /** Present where the runtime checks speculated tokens (see LlamaSequence.evaluateEach). */
+  readonly retract?: (row: number, count: number) => Promise<void>;
+  /** A distribution per position costs a sorted list of the vocabulary each: only drawn rows speculate. */
+  readonly checksDrawsOnly = true;
 
   constructor(sequences: readonly LlamaSequence[], tokenBytes: number) {
     this.#slots = sequences.map((sequence) => ({
@@ -81,6 +91,12 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     }));
     this.maxRows = this.#slots.length;
     this.tokenBytes = tokenBytes;
+    if (sequences.every((s) => s.evaluateEach)) {
+      this.retract = (row, count) => {
+        const slot = this.#rows[row]!;
+        return this.#truncate(slot, slot.held - count);
+      };
+    }
   }
 
   get forwardPasses(): number {
@@ -140,15 +156,26 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   async step(
     tokens: readonly (readonly number[])[],
     draws?: readonly (NativeDraw | undefined)[],
-  ): Promise<(row: number) => Float32Array> {
+    from?: readonly number[],
+  ): Promise<(row: number, at?: number) => Float32Array> {
     const rows = this.#rows;
     if (tokens.length !== rows.length) throw new Error(`${tokens.length} rows fed to a batch of ${rows.length}`);
     // One pass: node-llama-cpp gathers the evaluations of one tick into one llama.cpp batch.
     this.#passes++;
     const logits = await Promise.all(
-      rows.map((slot, row) => this.#evaluate(slot, [...tokens[row]!], true, draws?.[row])),
+      rows.map((slot, row) => {
+        const fed = [...tokens[row]!];
+        const first = from?.[row] ?? fed.length - 1;
+        return first < fed.length - 1
+          ? this.#evaluateEach(slot, fed, first, draws?.[row])
+          : this.#evaluate(slot, fed, true, draws?.[row]).then((last) => [last]);
+      }),
     );
-    return (row) => logits[row]!;
+    return (row, at) => {
+      const each = logits[row]!;
+      const fed = tokens[row]!.length;
+      return each[each.length - (fed - (at ?? fed - 1))]!;
+    };
   }
 
   async remove(
@@ -220,6 +247,22 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     if (slot.held > length) await slot.sequence.truncate(length);
     slot.held = length;
     slot.tokens.length = Math.min(slot.tokens.length, length);
+  }
+
+  /** Feeds tokens to a slot's sequence: what it gives of the token after each from the one at `from` on. */
+  async #evaluateEach(slot: Slot, tokens: number[], from: number, draw?: NativeDraw): Promise<Float32Array[]> {
+    let output: Float32Array[];
+    try {
+      output = await slot.sequence.evaluateEach!(tokens, draw ?? 'distribution', from);
+    } catch (error) {
+      slot.tokens = [];
+      slot.held = 0;
+      void slot.sequence.clear().catch(() => {});
+      throw error;
+    }
+    slot.tokens.push(...tokens);
+    slot.held += tokens.length;
+    return output;
   }
 
   /** Feeds tokens to a slot's sequence; with `logits`, what the sequence gives of the token after the last. */
