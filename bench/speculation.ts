@@ -8,7 +8,8 @@
  * - the realistic model (random weights at the cost of a real 0.5–1B model; it never repeats its input): free text,
  *   which shows what proposals that fail cost, and the same requests with a `prediction` of the reply itself (every
  *   proposal right: the bound of what speculation saves on this hardware) and of the reply with every 8th token
- *   changed.
+ *   changed; and on llama.cpp in Node (node-llama-cpp, its own greedy draws) the same predictions against the request
+ *   without one (which proposes nothing on this model, so it runs as without speculation).
  *
  * Each row: tokens/s off and on (after the first token, greedy), the ratio, the share of proposed tokens the model
  * accepted, and tokens per forward pass. Part of `npm run bench`; also alone: `npx tsx bench/speculation.ts [--smoke]`.
@@ -18,6 +19,10 @@ import type { ChatRequest } from '../src/engine-interface/index.ts';
 import { TransformersChatModel } from '../src/engines/transformers/chat-model.ts';
 import { chatRequest } from '../test/support/chat-request.ts';
 import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
+import path from 'node:path';
+import { TaskQueue } from '../src/engines/task-queue.ts';
+import { loadChatModel as loadLlama } from '../src/engines/llama-cpp/node-llama-runtime.ts';
+import { benchModels } from './engines.ts';
 import { prepareRealisticModel } from './realistic-model.ts';
 import { median, round } from './stats.ts';
 
@@ -68,7 +73,10 @@ const FREE_STORIES: { task: string; prompt: string }[] = [{ task: 'free text', p
 const request = (prompt: string, tokens: number, overrides: Partial<ChatRequest> = {}): ChatRequest =>
   chatRequest({ prompt, messages: [], maxTokens: tokens, logitBias: { 0: -100, 1: -100, 2: -100 }, ...overrides });
 
-async function timed(model: TransformersChatModel, body: ChatRequest) {
+/** A chat model as loaded directly (transformers.js' or llama.cpp's). */
+type Model = Pick<TransformersChatModel, 'generate' | 'stats'>;
+
+async function timed(model: Model, body: ChatRequest) {
   const deltas: number[] = [];
   const passes = model.stats.forwardPasses;
   const result = await model.generate(body, {
@@ -88,10 +96,10 @@ async function timed(model: TransformersChatModel, body: ChatRequest) {
 
 async function measureTask(
   log: (message: string) => void,
-  models: { off: TransformersChatModel; on: TransformersChatModel },
+  models: { off: Model; on: Model },
   name: string,
   task: string,
-  body: ChatRequest,
+  body: ChatRequest | { off: ChatRequest; on: ChatRequest },
   plan: SpeculationPlan,
 ): Promise<SpeculationRow> {
   log(`${name}: ${task}`);
@@ -105,7 +113,7 @@ async function measureTask(
     const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
     const texts: Record<string, string> = {};
     for (const side of order) {
-      const run = await timed(models[side], body);
+      const run = await timed(models[side], 'off' in body ? body[side] : body);
       texts[side] = run.text;
       if (side === 'off') off.push(run.rate);
       else {
@@ -171,6 +179,28 @@ export async function speculationBench(
     rows.push(
       await measureTask(log, models, name, 'prediction: every 8th word wrong', { ...free, prediction: mostly }, plan),
     );
+    // llama.cpp in Node speculates where it draws: here against the same request without a prediction, which proposes
+    // nothing on this model (its text never repeats), so that it runs as without speculation.
+    const { models: ggufs } = benchModels(log, smoke);
+    const gguf = ggufs.find((m) => m.dir === realistic.dir)?.gguf;
+    if (gguf) {
+      const llama = (await loadLlama(
+        { engine: 'llama.cpp', model: path.dirname(gguf), file: path.basename(gguf) },
+        { id: 'bench', queue: new TaskQueue() },
+      )) as unknown as Model & { dispose(): Promise<void> };
+      const both = { off: llama, on: llama };
+      const label = `${name}, llama.cpp (Node)`;
+      // No logit_bias (it would ask for the whole distribution): this model never ends a reply on its own anyway.
+      const drawn = { ...free, logitBias: undefined };
+      const own = (await llama.generate(drawn)).choices[0]!.text;
+      for (const [task, prediction] of [
+        ['prediction: the reply itself', own],
+        ['prediction: every 8th word wrong', spoiled(own, 8)],
+      ] as const) {
+        rows.push(await measureTask(log, both, label, task, { off: drawn, on: { ...drawn, prediction } }, plan));
+      }
+      await llama.dispose();
+    }
   } else {
     skipped.realistic = noRealistic!;
   }
