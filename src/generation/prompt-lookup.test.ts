@@ -20,6 +20,10 @@ describe('PromptLookup', () => {
     expect(new PromptLookup().propose([...prompt, 40, 9], prompt.length, 8)).toEqual([]);
   });
 
+  it("never proposes a position that is not a token (an image's)", () => {
+    expect(new PromptLookup().propose([1, 2, 3, -1, -1, 4, 9, 1, 2], 7, 8)).toEqual([3]);
+  });
+
   it('keeps to the limit', () => {
     expect(new PromptLookup().propose([...prompt, 6, 7], prompt.length, 2)).toEqual([8, 9]);
   });

@@ -99,7 +99,12 @@ function continuation(source: readonly number[], context: readonly number[], end
     for (let at = Math.min(end, source.length - 1) - n; at >= 0; at--) {
       let i = 0;
       while (i < n && source[at + i] === context[tail + i]) i++;
-      if (i === n) return source.slice(at + n, Math.min(at + n + length, source.length));
+      if (i === n) {
+        const next = source.slice(at + n, Math.min(at + n + length, source.length));
+        // Positions that are not tokens (an image's, negative) are never proposed.
+        const image = next.findIndex((token) => token < 0);
+        return image < 0 ? next : next.slice(0, image);
+      }
     }
   }
   return [];
