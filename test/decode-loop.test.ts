@@ -1,8 +1,8 @@
-import { PreTrainedModel } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
 import type { ChatEvent, ChatRequest } from '../src/engine-interface/index.ts';
 import { TransformersChatModel, type ChatModelOptions } from '../src/engines/transformers/chat-model.ts';
 import { chatRequest } from './support/chat-request.ts';
+import { ignoringAttentionMask } from './support/mask-ignoring-model.ts';
 import { BUNDLED_MODELS } from './support/lantern.ts';
 
 /**
@@ -106,14 +106,7 @@ describe('the decode loop', () => {
   });
 
   it('finds out a model whose attention ignores the mask, and decodes it one request at a time', async () => {
-    // Fault injection: the model sees an all-ones mask, as an export whose attention reads only lengths would.
-    const prototype = PreTrainedModel.prototype as { forward: (inputs: Record<string, unknown>) => Promise<unknown> };
-    const forward = prototype.forward;
-    prototype.forward = function (this: PreTrainedModel, inputs: Record<string, unknown>) {
-      (inputs.attention_mask as { data: BigInt64Array } | undefined)?.data.fill(1n);
-      return forward.call(this, inputs);
-    };
-    const model = await load().finally(() => (prototype.forward = forward));
+    const model = await ignoringAttentionMask(() => load());
     const alone = [];
     for (const content of PROMPTS.slice(0, 3)) alone.push(await model.generate(ask(content)));
     const before = { ...model.stats };

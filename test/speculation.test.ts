@@ -1,8 +1,8 @@
-import { PreTrainedModel } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest, ChatResult } from '../src/engine-interface/index.ts';
 import { TransformersChatModel, type ChatModelOptions } from '../src/engines/transformers/chat-model.ts';
 import { chatRequest } from './support/chat-request.ts';
+import { ignoringAttentionMask } from './support/mask-ignoring-model.ts';
 import { BUNDLED_MODELS } from './support/lantern.ts';
 
 /**
@@ -89,14 +89,7 @@ describe('speculation', () => {
   });
 
   it('gives the same tokens on a model whose attention ignores its mask (rejected tokens are cut out)', async () => {
-    // Fault injection: the model sees an all-ones mask, as an export whose attention reads only lengths would.
-    const prototype = PreTrainedModel.prototype as { forward: (inputs: Record<string, unknown>) => Promise<unknown> };
-    const forward = prototype.forward;
-    prototype.forward = function (this: PreTrainedModel, inputs: Record<string, unknown>) {
-      (inputs.attention_mask as { data: BigInt64Array } | undefined)?.data.fill(1n);
-      return forward.call(this, inputs);
-    };
-    try {
+    await ignoringAttentionMask(async () => {
       const [off, on] = [await load({ promptLookup: false }), await load()];
       for (const request of REQUESTS.slice(2, 4)) {
         const plain = await off.generate(request);
@@ -107,8 +100,6 @@ describe('speculation', () => {
         expect(text(predicted)).toEqual(text(plain));
         expect(predicted.usage.rejectedPredictionTokens).toBeGreaterThan(0);
       }
-    } finally {
-      prototype.forward = forward;
-    }
+    });
   });
 });

@@ -148,53 +148,39 @@ function nodeTokenizer(model: LlamaModel, metadata: GgufMetadata) {
  * gathered into one llama.cpp batch by node-llama-cpp.
  */
 function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number): LlamaSequence {
-  const logits = new Float32Array(vocabularySize);
-  /** One array per position of a speculated step, reused as `logits` is. */
+  /** One array per position asked for (the last, or each of a speculated step's), written again each evaluation. */
   const each: Float32Array[] = [];
-  return {
-    async evaluateEach(tokens, next, from) {
-      const base = sequence.nextTokenIndex;
-      const input = tokens.map((token, i) => {
-        if (i < from) return token as Token;
-        const generateNext =
-          next === 'distribution'
-            ? { probabilities: true, options: FULL_DISTRIBUTION }
-            : { token: true, options: drawOptions(next, base + i + 1) };
-        return [token as Token, { generateNext }] as const;
-      });
-      const output = await sequence.controlledEvaluate(input as never, { contextShift: { size: 0 } });
-      return output.slice(from).map((item, k) => {
-        const out = (each[k] ??= new Float32Array(vocabularySize));
-        const drawn = item?.next;
-        if (next === 'distribution') {
-          if (!drawn?.probabilities) throw new Error('llama.cpp gave no probabilities for the next token');
-          return logProbabilities(out, drawn.probabilities as Map<number, number>);
-        }
-        if (drawn?.token === undefined || drawn.token === null) throw new Error('llama.cpp drew no next token');
-        return drawnToken(out, drawn.token);
-      });
-    },
-    async evaluate(tokens, next) {
+  // No context shift: a sequence that is full fails rather than silently forgetting the start of its prompt (the
+  // generation core keeps prompt and reply within the window, so this is only ever a bug).
+  const evaluate = (input: unknown[]) => sequence.controlledEvaluate(input as never, { contextShift: { size: 0 } });
+  const evaluateEach: NonNullable<LlamaSequence['evaluateEach']> = async (tokens, next, from) => {
+    const base = sequence.nextTokenIndex;
+    const input = tokens.map((token, i) => {
+      if (i < from) return token as Token;
       const generateNext =
-        next === undefined
-          ? undefined
-          : next === 'distribution'
-            ? { probabilities: true, options: FULL_DISTRIBUTION }
-            : { token: true, options: drawOptions(next, sequence.nextTokenIndex + tokens.length) };
-      const input = tokens.map((token, i) =>
-        generateNext && i === tokens.length - 1 ? ([token as Token, { generateNext }] as const) : (token as Token),
-      );
-      // No context shift: a sequence that is full fails rather than silently forgetting the start of its prompt (the
-      // generation core keeps prompt and reply within the window, so this is only ever a bug).
-      const output = await sequence.controlledEvaluate(input as never, { contextShift: { size: 0 } });
-      if (next === undefined) return undefined;
-      const last = output.at(-1)?.next;
+        next === 'distribution'
+          ? { probabilities: true, options: FULL_DISTRIBUTION }
+          : { token: true, options: drawOptions(next, base + i + 1) };
+      return [token as Token, { generateNext }] as const;
+    });
+    const output = await evaluate(input);
+    return output.slice(from).map((item, k) => {
+      const out = (each[k] ??= new Float32Array(vocabularySize));
+      const drawn = item?.next;
       if (next === 'distribution') {
-        if (!last?.probabilities) throw new Error('llama.cpp gave no probabilities for the next token');
-        return logProbabilities(logits, last.probabilities as Map<number, number>);
+        if (!drawn?.probabilities) throw new Error('llama.cpp gave no probabilities for the next token');
+        return logProbabilities(out, drawn.probabilities as Map<number, number>);
       }
-      if (last?.token === undefined || last.token === null) throw new Error('llama.cpp drew no next token');
-      return drawnToken(logits, last.token);
+      if (drawn?.token === undefined || drawn.token === null) throw new Error('llama.cpp drew no next token');
+      return drawnToken(out, drawn.token);
+    });
+  };
+  return {
+    evaluateEach,
+    async evaluate(tokens, next) {
+      if (next !== undefined) return (await evaluateEach(tokens, next, tokens.length - 1))[0];
+      await evaluate(tokens);
+      return undefined;
     },
     async truncate(length) {
       const held = sequence.nextTokenIndex;

@@ -250,28 +250,26 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   }
 
   /** Feeds tokens to a slot's sequence: what it gives of the token after each from the one at `from` on. */
-  async #evaluateEach(slot: Slot, tokens: number[], from: number, draw?: NativeDraw): Promise<Float32Array[]> {
-    let output: Float32Array[];
-    try {
-      output = await slot.sequence.evaluateEach!(tokens, draw ?? 'distribution', from);
-    } catch (error) {
-      slot.tokens = [];
-      slot.held = 0;
-      void slot.sequence.clear().catch(() => {});
-      throw error;
-    }
-    slot.tokens.push(...tokens);
-    slot.held += tokens.length;
-    return output;
+  #evaluateEach(slot: Slot, tokens: number[], from: number, draw?: NativeDraw): Promise<Float32Array[]> {
+    return this.#feed(slot, tokens, () => slot.sequence.evaluateEach!(tokens, draw ?? 'distribution', from));
   }
 
   /** Feeds tokens to a slot's sequence; with `logits`, what the sequence gives of the token after the last. */
   async #evaluate(slot: Slot, tokens: number[], logits: true, draw?: NativeDraw): Promise<Float32Array>;
   async #evaluate(slot: Slot, tokens: number[], logits: boolean, draw?: NativeDraw): Promise<Float32Array | undefined>;
   async #evaluate(slot: Slot, tokens: number[], logits: boolean, draw?: NativeDraw): Promise<Float32Array | undefined> {
-    let output: Float32Array | undefined;
+    const output = await this.#feed(slot, tokens, () =>
+      slot.sequence.evaluate(tokens, logits ? (draw ?? 'distribution') : undefined),
+    );
+    if (logits && !output) throw new Error('llama.cpp gave nothing for the next token');
+    return output;
+  }
+
+  /** Runs an evaluation of `tokens` on a slot's sequence and counts them held; a failed one leaves it empty. */
+  async #feed<T>(slot: Slot, tokens: readonly number[], evaluation: () => Promise<T>): Promise<T> {
+    let output: T;
     try {
-      output = await slot.sequence.evaluate(tokens, logits ? (draw ?? 'distribution') : undefined);
+      output = await evaluation();
     } catch (error) {
       slot.tokens = [];
       slot.held = 0;
@@ -280,7 +278,6 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     }
     slot.tokens.push(...tokens);
     slot.held += tokens.length;
-    if (logits && !output) throw new Error('llama.cpp gave nothing for the next token');
     return output;
   }
 }
