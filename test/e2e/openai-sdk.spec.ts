@@ -59,6 +59,28 @@ test('chat, non-streamed: the greedy reply of the PyTorch reference', { tag: POR
   });
 });
 
+test(
+  'chat with a prediction: the same reply, in fewer passes where the engine speculates',
+  { tag: PORTABLE },
+  async ({ tab, engines }) => {
+    const completion = await tab.evaluate(
+      async ({ k, messages, prediction }) =>
+        window.harness.client(k).chat.completions.create({
+          model: 'crimson-falcon-4',
+          messages,
+          temperature: 0,
+          prediction: { type: 'content', content: prediction },
+        }),
+      { k: key, messages: count.messages, prediction: count.greedy_text },
+    );
+    expect(completion.choices[0]!.message.content).toBe(count.greedy_text);
+    const accepted = completion.usage!.completion_tokens_details?.accepted_prediction_tokens;
+    // wllama gives a pass's last position only: llama.cpp in browsers does not speculate.
+    if (engines === 'llama.cpp') expect(accepted).toBeUndefined();
+    else expect(accepted).toBeGreaterThan(count.greedy_ids.length / 2);
+  },
+);
+
 test('chat, streamed with include_usage: token by token, usage at the end', { tag: PORTABLE }, async ({ tab }) => {
   const result = await tab.evaluate(
     async ({ k, messages }) => {
