@@ -10,6 +10,8 @@
  *   proposal right: the bound of what speculation saves on this hardware) and of the reply with every 8th token
  *   changed; and on llama.cpp in Node (node-llama-cpp, its own greedy draws) the same predictions against the request
  *   without one (which proposes nothing on this model, so it runs as without speculation).
+ * - a draft model: the bundled tiny-chat with its draft (test/fixtures/tiny-chat-draft), on transformers.js and on
+ *   llama.cpp in Node, against tiny-chat alone (see draftRows).
  *
  * Each row: tokens/s off and on (after the first token, greedy), the ratio, the share of proposed tokens the model
  * accepted, and tokens per forward pass. Part of `npm run bench`; also alone: `npx tsx bench/speculation.ts [--smoke]`.
@@ -18,7 +20,8 @@ import { performance } from 'node:perf_hooks';
 import type { ChatRequest } from '../src/engine-interface/index.ts';
 import { TransformersChatModel } from '../src/engines/transformers/chat-model.ts';
 import { chatRequest } from '../test/support/chat-request.ts';
-import { HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
+import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { TaskQueue } from '../src/engines/task-queue.ts';
 import { loadChatModel as loadLlama } from '../src/engines/llama-cpp/node-llama-runtime.ts';
@@ -54,6 +57,9 @@ export interface SpeculationResults {
   rows: SpeculationRow[];
   skipped: Record<string, string>;
 }
+
+const TINY_CHAT = `${BUNDLED_MODELS}/tiny-chat`;
+const TINY_CHAT_DRAFT = fileURLToPath(new URL('../test/fixtures/tiny-chat-draft', import.meta.url));
 
 /** A story prompt whose continuation retells it: names, places and a sentence it repeats. */
 const STORY =
@@ -164,6 +170,7 @@ export async function speculationBench(
   } else {
     skipped.stories260K = `${STORIES_260K} not found`;
   }
+  rows.push(...(await draftRows(log, plan)));
   const { model: realistic, skipped: noRealistic } = prepareRealisticModel(log, { smoke });
   if (realistic) {
     const name = smoke ? 'realistic (smoke variant)' : 'realistic';
@@ -205,6 +212,112 @@ export async function speculationBench(
     skipped.realistic = noRealistic!;
   }
   return { rows, skipped };
+}
+
+/**
+ * A draft model: the bundled tiny-chat with its draft (test/fixtures/tiny-chat-draft, two of its four layers distilled
+ * from its replies), both with prompt lookup off, against tiny-chat alone; on prompts the draft never saw in its
+ * distillation, greedy, whole replies. On transformers.js and on llama.cpp in Node (node-llama-cpp), each with its own
+ * copy of the pair. Models this small cost about the same per pass whatever their size (the call, not the arithmetic):
+ * these rows show what the draft's acceptance is and what its passes cost, not what a 0.6B draft saves a 4B model.
+ */
+async function draftRows(log: (message: string) => void, plan: SpeculationPlan): Promise<SpeculationRow[]> {
+  const rows: SpeculationRow[] = [];
+  const requests = DRAFT_PROMPTS.map((content) =>
+    chatRequest({ messages: [{ role: 'user', content }], maxTokens: plan.tokens }),
+  );
+  const transformers = {
+    off: await TransformersChatModel.load(TINY_CHAT, {
+      id: 'bench',
+      device: 'cpu',
+      dtype: 'fp32',
+      promptLookup: false,
+    }),
+    on: await TransformersChatModel.load(TINY_CHAT, {
+      id: 'bench',
+      device: 'cpu',
+      dtype: 'fp32',
+      promptLookup: false,
+      draft: TINY_CHAT_DRAFT,
+    }),
+  };
+  const llama = async (draft: boolean) =>
+    (await loadLlama(
+      {
+        engine: 'llama.cpp',
+        model: TINY_CHAT,
+        file: 'gguf/tiny-chat-f32.gguf',
+        ...(draft && { draft: { model: TINY_CHAT_DRAFT, file: 'gguf/tiny-chat-draft-f32.gguf' } }),
+      },
+      { id: 'bench', queue: new TaskQueue() },
+    )) as unknown as Model & { dispose(): Promise<void> };
+  const llamas = { off: await llama(false), on: await llama(true) };
+  for (const [name, models] of [
+    ['tiny-chat + its draft, transformers.js', transformers],
+    ['tiny-chat + its draft, llama.cpp (Node)', llamas],
+  ] as const) {
+    rows.push(await measureReplies(log, models, name, 'held-out prompts, whole replies', requests, plan));
+  }
+  await Promise.all([llamas.off.dispose(), llamas.on.dispose()]);
+  return rows;
+}
+
+/** Prompts the draft's distillation never saw (not the fixture's own held-out set either). */
+const DRAFT_PROMPTS = [
+  'Tell me a story about a cat and a boat.',
+  'What is 6 plus 3?',
+  'Count to 15 please.',
+  'Say something nice.',
+  'Give me JSON describing a book.',
+  'What colour are bananas?',
+];
+
+/** As measureTask, over several requests: each pair runs every request once; rates are of all tokens over all time. */
+async function measureReplies(
+  log: (message: string) => void,
+  models: { off: Model; on: Model },
+  name: string,
+  task: string,
+  requests: ChatRequest[],
+  plan: SpeculationPlan,
+): Promise<SpeculationRow> {
+  log(`${name}: ${task}`);
+  const totals = { off: [] as number[], on: [] as number[] };
+  let accepted = 0;
+  let proposed = 0;
+  let tokens = 0;
+  let passes = 0;
+  for (let i = 0; i < plan.pairs; i++) {
+    const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+    for (const side of order) {
+      let generated = 0;
+      let seconds = 0;
+      for (const request of requests) {
+        const run = await timed(models[side], request);
+        if (!Number.isFinite(run.rate)) continue;
+        generated += run.tokens - 1;
+        seconds += (run.tokens - 1) / run.rate;
+        if (side === 'on') {
+          accepted += run.accepted;
+          proposed += run.accepted + run.rejected;
+          tokens += run.tokens - 1;
+          passes += run.passes;
+        }
+      }
+      totals[side].push(generated / seconds);
+    }
+  }
+  const [offRate, onRate] = [median(totals.off), median(totals.on)];
+  return {
+    model: name,
+    task,
+    offTokensPerSecond: round(offRate, 1),
+    onTokensPerSecond: round(onRate, 1),
+    ratio: round(onRate / offRate, 3),
+    acceptance: proposed ? round(accepted / proposed, 3) : 0,
+    tokensPerPass: passes ? round(tokens / passes, 2) : 1,
+    proposedPerToken: tokens ? round(proposed / tokens, 2) : 0,
+  };
 }
 
 export function speculationTable(results: SpeculationResults): string {

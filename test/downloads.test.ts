@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DownloadError, downloadFile, StoredFiles, type DownloadTarget, type FileRef } from '../src/downloads/index.ts';
 import { prepareCandidate } from '../src/engines/model-downloads.ts';
@@ -18,6 +19,8 @@ import { MemoryCacheStorage } from './support/memory-caches.ts';
  * (test/e2e/downloads.spec.ts) run the same code on the real one.
  */
 const CHAT = BUNDLED_REPOS['lantern/tiny-chat']!;
+/** tiny-chat's draft model (speculation), a test fixture of its own. */
+const DRAFT = fileURLToPath(new URL('./fixtures/tiny-chat-draft', import.meta.url));
 const WEIGHTS = readFileSync(join(CHAT, 'onnx/model.onnx'));
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -38,7 +41,7 @@ const stored = async (file: FileRef) => sha256(new Uint8Array(await (await store
 const WHOLE = sha256(WEIGHTS);
 
 beforeAll(async () => {
-  hub = await startHubServer({ repos: BUNDLED_REPOS });
+  hub = await startHubServer({ repos: { ...BUNDLED_REPOS, 'lantern/tiny-chat-draft': DRAFT } });
 });
 beforeEach(() => {
   store = new StoredFiles(new MemoryCacheStorage());
@@ -213,6 +216,20 @@ describe('prepareCandidate', () => {
     expect(partial.bytes).toBeGreaterThan(WEIGHTS.length / 2);
     expect(await removeStoredModel(mirrored(), store)).toBe(partial.bytes);
     expect(await storedModel(mirrored(), store)).toMatchObject({ state: 'none', bytes: 0 });
+  });
+
+  it('downloads a draft model beside the model, each repository under its own URLs', async () => {
+    const drafted: TransformersCandidate = { ...mirrored(), draft: 'lantern/tiny-chat-draft' };
+    await prepareCandidate(drafted, { id: 'crimson-falcon-4', store, ...quick });
+    const weightsOf = hub.log
+      .filter((r) => r.path.endsWith('/onnx/model.onnx'))
+      .map((r) => r.path.split('/resolve/')[0]);
+    expect(new Set(weightsOf)).toEqual(new Set(['/lantern/tiny-chat', '/lantern/tiny-chat-draft']));
+    expect(await storedModel(drafted, store)).toMatchObject({ state: 'complete', missing: [] });
+    const draftWeights = store.engineFile(
+      'https://huggingface.co/lantern/tiny-chat-draft/resolve/main/onnx/model.onnx',
+    );
+    expect(await stored(draftWeights)).toBe(sha256(readFileSync(join(DRAFT, 'onnx/model.onnx'))));
   });
 
   it('loads a model from an absolute URL (a CDN without a hub listing), sizes from the server', async () => {

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -154,6 +155,27 @@ describe('the sequences', () => {
       chatRequest({ messages: story.messages, presencePenalty: 0.01, prediction: story.greedy_text }),
     );
     expect(penalised.usage.acceptedPredictionTokens).toBeUndefined();
+  });
+
+  it('speculates with a draft model (Node): the same greedy reply in fewer passes, and refuses another tokenizer', async () => {
+    const draft = fileURLToPath(new URL('./fixtures/tiny-chat-draft', import.meta.url));
+    const drafted = await load({ ...tinyChat, draft: { model: draft, file: 'gguf/tiny-chat-draft-f32.gguf' } });
+    try {
+      for (const ref of refs) {
+        const request = chatRequest({ messages: ref.messages, maxTokens: ref.greedy_ids.length });
+        const before = drafted.stats.forwardPasses;
+        const result = await drafted.generate(request);
+        expect(text(result)).toEqual([ref.greedy_text]);
+        if (ref.greedy_ids.length > 8) {
+          expect(result.usage.acceptedPredictionTokens).toBeGreaterThan(0);
+          expect(drafted.stats.forwardPasses - before).toBeLessThan(ref.greedy_ids.length);
+        }
+      }
+    } finally {
+      await drafted.dispose();
+    }
+    const think = { model: `${BUNDLED_MODELS}/tiny-think`, file: 'gguf/tiny-think-f32.gguf' };
+    await expect(load({ ...tinyChat, draft: think })).rejects.toThrow(/another tokenizer/);
   });
 
   it('refuses more choices than it has sequences, naming n, before any work', async () => {

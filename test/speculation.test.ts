@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest, ChatResult } from '../src/engine-interface/index.ts';
 import { TransformersChatModel, type ChatModelOptions } from '../src/engines/transformers/chat-model.ts';
@@ -101,5 +102,58 @@ describe('speculation', () => {
         expect(predicted.usage.rejectedPredictionTokens).toBeGreaterThan(0);
       }
     });
+  });
+});
+
+/**
+ * A draft model (test/fixtures/tiny-chat-draft: tiny-chat with two of its four layers, distilled from its replies,
+ * scripts/fixtures/draft_fixture.py): its greedy guesses are proposed where prompt lookup has none, for a request decoded
+ * alone. The output is the target's own, token for token and draw for draw.
+ */
+describe('a draft model', () => {
+  const DRAFT = fileURLToPath(new URL('./fixtures/tiny-chat-draft', import.meta.url));
+
+  it('gives the tokens decoding without it gives, with the proposals it made counted, in fewer passes', async () => {
+    const [off, drafted] = [await load({ promptLookup: false }), await load({ promptLookup: false, draft: DRAFT })];
+    let accepted = 0;
+    let passesOff = 0;
+    let passesOn = 0;
+    for (const request of REQUESTS) {
+      const before = [off.stats.forwardPasses, drafted.stats.forwardPasses];
+      const [plain, speculated] = [await off.generate(request), await drafted.generate(request)];
+      passesOff += off.stats.forwardPasses - before[0]!;
+      passesOn += drafted.stats.forwardPasses - before[1]!;
+      expect(text(speculated)).toEqual(text(plain));
+      const [a, b] = [speculated.choices[0]!.logprobs ?? [], plain.choices[0]!.logprobs ?? []];
+      expect(a.map((l) => l.token)).toEqual(b.map((l) => l.token));
+      expect(speculated.usage.completionTokens).toBe(plain.usage.completionTokens);
+      accepted += speculated.usage.acceptedPredictionTokens ?? 0;
+      if (speculated.usage.acceptedPredictionTokens !== undefined) {
+        expect(speculated.usage.rejectedPredictionTokens).toBeGreaterThanOrEqual(0);
+      }
+    }
+    expect(accepted).toBeGreaterThan(0);
+    expect(passesOn).toBeLessThan(passesOff);
+    // Batched (rows of several requests share a pass), no row drafts: the same replies.
+    const together = await Promise.all(REQUESTS.map((request) => drafted.generate(request)));
+    const alone = [];
+    for (const request of REQUESTS) alone.push(await off.generate(request));
+    expect(together.map(text)).toEqual(alone.map(text));
+  });
+
+  it('samples reproducibly under a seed, and prompt lookup still proposes first', async () => {
+    const model = await load({ draft: DRAFT });
+    const request = ask('Tell me a story about a dog.', { temperature: 0.8, seed: 3, maxTokens: 48 });
+    const [a, b] = [await model.generate(request), await model.generate(request)];
+    expect(text(a)).toEqual(text(b));
+    expect(a.usage.acceptedPredictionTokens).toBeGreaterThan(0);
+    const plain = await (await load({ promptLookup: false })).generate(ask(`Repeat this passage: ${PASSAGE}`));
+    const predicted = await model.generate({ ...ask(`Repeat this passage: ${PASSAGE}`), prediction: text(plain)[0]! });
+    expect(text(predicted)).toEqual(text(plain));
+    expect(predicted.usage.acceptedPredictionTokens).toBeGreaterThan(plain.usage.completionTokens / 2);
+  });
+
+  it('refuses a draft of another tokenizer at load, saying so', async () => {
+    await expect(load({ draft: `${BUNDLED_MODELS}/tiny-think` })).rejects.toThrow(/another tokenizer/);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../engine-interface/index.ts';
 import { DecodeLoop, type DecodeBatch, type DecodeJob, type PrefillInput } from './decode-loop.ts';
+import { DraftModel } from './draft-model.ts';
 
 /**
  * The decode loop's scheduling on a fake batch (no model): a row's logits favour the token after the last one it fed,
@@ -227,6 +228,110 @@ describe('DecodeLoop', () => {
   });
 });
 
+describe('DraftModel', () => {
+  /** A job whose rows take the draft's proposals where they decode alone, as generateTokens does. */
+  const drafted = (prompt: number[], length: number, draft: DraftModel<FakePrefill>, rows = 1) => {
+    const made = job(prompt, length, { rows });
+    const owners = Array.from({ length: rows }, () => ({}));
+    made.decodeJob.propose = (row, context, limit, alone) =>
+      alone ? draft.propose(owners[row]!, context, Math.min(4, limit), undefined) : [];
+    return { ...made, release: () => Promise.all(owners.map((owner) => draft.release(owner))) };
+  };
+
+  it('proposes what the draft model writes greedily, following the row: the same tokens in fewer passes', async () => {
+    const plain = new FakeBatch();
+    const alone = job([1], 30);
+    await new DecodeLoop(plain).run(alone.decodeJob);
+
+    // The draft is wrong after every multiple of 5 (it writes t + 7 there), right elsewhere.
+    const draftBatch = new DraftBatch((t) => (t % 5 === 0 ? t + 7 : t + 1));
+    const draft = new DraftModel(draftBatch, 1000);
+    const batch = new SpeculatingBatch();
+    const loop = new DecodeLoop(batch);
+    const run = drafted([1], 30, draft);
+    await loop.run(run.decodeJob);
+    expect(run.out).toEqual(alone.out);
+    expect(loop.stats.forwardPasses).toBeLessThan(plain.forwardPasses);
+    expect(loop.stats.acceptedTokens).toBeGreaterThan(loop.stats.proposedTokens / 2);
+    expect(loop.stats.acceptedTokens).toBeLessThan(loop.stats.proposedTokens);
+    // The draft's row held the prompt and the target's tokens (its rejected ones taken back), and nothing more.
+    const target = [1, ...alone.out[0]!];
+    const held = draftBatch.rows[0]!;
+    expect(target.slice(0, held.length)).toEqual(held);
+    // Released: its keys and values kept for the draft's prefix reuse, the batch empty.
+    await run.release();
+    expect(draftBatch.rows).toEqual([]);
+    expect(draftBatch.kept.at(-1)).toEqual(held);
+    // The next request of that conversation starts from them.
+    const next = drafted(target, 5, draft);
+    await new DecodeLoop(new SpeculatingBatch()).run(next.decodeJob);
+    expect(draftBatch.cachedStarts.at(-1)).toBe(held.length);
+  });
+
+  it('drafts only for a row alone, and a draft that fails leaves decoding as without it', async () => {
+    const draftBatch = new DraftBatch((t) => t + 1);
+    const draft = new DraftModel(draftBatch, 1000);
+    const loop = new DecodeLoop(new SpeculatingBatch());
+    const two = drafted([1], 6, draft, 2);
+    await loop.run(two.decodeJob);
+    expect(two.out).toEqual([
+      [2, 3, 4, 5, 6, 7],
+      [2, 3, 4, 5, 6, 7],
+    ]);
+    expect(draftBatch.forwardPasses).toBe(0);
+
+    draftBatch.failStep = true;
+    const failing = drafted([1], 12, draft);
+    await loop.run(failing.decodeJob);
+    expect(failing.out).toEqual([[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]]);
+    const passes = draftBatch.forwardPasses;
+    await loop.run(drafted([1], 12, draft).decodeJob);
+    // Broken: never asked again.
+    expect(draftBatch.forwardPasses).toBe(passes);
+  });
+
+  it('stops at its own window, and never drafts after positions that are not tokens', async () => {
+    const draftBatch = new DraftBatch((t) => t + 1);
+    const draft = new DraftModel(draftBatch, 6);
+    expect(await draft.propose({}, [1, 2, 3, 4], 4, undefined)).toEqual([5, 6]);
+    expect(await draft.propose({}, [1, -1, 3], 2, undefined)).toEqual([]);
+  });
+});
+
+/** A draft model's fake batch: after token t it writes `next(t)`. */
+class DraftBatch extends FakeBatch {
+  readonly #next: (token: number) => number;
+  readonly cachedStarts: number[] = [];
+
+  constructor(next: (token: number) => number) {
+    super();
+    this.#next = next;
+  }
+
+  override begin(prompt: readonly number[]) {
+    return super.begin(prompt).then((started) => (this.cachedStarts.push(started.cached), started));
+  }
+
+  override fill(prefill: FakePrefill, from: number, to: number, input: PrefillInput, last: boolean) {
+    return super.fill(prefill, from, to, input, last).then((logits) => logits && this.#logits(prefill.tokens.at(-1)!));
+  }
+
+  override step(tokens: readonly (readonly number[])[]) {
+    return super.step(tokens).then(() => (row: number) => this.#logits(this.rows[row]!.at(-1)!));
+  }
+
+  retract(row: number, count: number) {
+    this.rows[row]!.splice(-count, count);
+    return Promise.resolve();
+  }
+
+  #logits(token: number): Float32Array {
+    const logits = new Float32Array(VOCAB);
+    logits[this.#next(token) % VOCAB] = 1;
+    return logits;
+  }
+}
+
 /** The fake batch with speculation: logits after any position a row fed, and speculated tokens taken back. */
 class SpeculatingBatch extends FakeBatch {
   readonly retracted: number[] = [];
@@ -285,7 +390,10 @@ describe('DecodeLoop speculation', () => {
     const limits: number[] = [];
     const guessed = speculating([1], 5, (context) => [context.at(-1)! + 1, context.at(-1)! + 2, 99, 99, 99]);
     const propose = guessed.decodeJob.propose!;
-    guessed.decodeJob.propose = (row, context, limit) => (limits.push(limit), propose(row, context, limit));
+    guessed.decodeJob.propose = (row, context, limit, alone) => (
+      limits.push(limit),
+      propose(row, context, limit, alone)
+    );
     await loop.run(guessed.decodeJob);
     expect(guessed.out).toEqual([[2, 3, 4, 5, 6]]);
     expect(Math.max(...limits)).toBeLessThanOrEqual(3);

@@ -32,11 +32,17 @@ export interface DecodeJob {
   done(row: number): boolean;
   /**
    * Speculation: tokens row `row` is likely to generate after `context` (its prompt, what it generated, and the tokens
-   * it feeds next), at most `limit`. The loop feeds them in the same pass as the row's own and checks each against the
-   * model, in order: `next` gets the proposed token beside the logits before it, and the first token it draws that
-   * differs ends the check (the rest are taken back out of the cache). A job without it does not speculate.
+   * it feeds next), at most `limit`; `alone` where the row is the only one of the step (a draft model's passes would
+   * hold other rows up). The loop feeds them in the same pass as the row's own and checks each against the model, in
+   * order: `next` gets the proposed token beside the logits before it, and the first token it draws that differs ends
+   * the check (the rest are taken back out of the cache). A job without it does not speculate.
    */
-  propose?(row: number, context: readonly number[], limit: number): readonly number[];
+  propose?(
+    row: number,
+    context: readonly number[],
+    limit: number,
+    alone: boolean,
+  ): readonly number[] | Promise<readonly number[]>;
   /**
    * Its rows' draws, where the engine may make them itself (see NativeDraw). Set only for a job whose rows may share
    * the prompt's first draw: one row, or greedy ones.
@@ -409,7 +415,9 @@ export class DecodeLoop<Prefill> {
   /** One forward pass of every row; each row draws its next tokens; finished rows leave. */
   async #step(): Promise<void> {
     const rows = this.#rows;
-    const proposals = this.#proposals(rows);
+    // A job whose proposer failed fails after this step (as one whose draw failed); the others go on.
+    const failures = new Map<Waiting<Prefill>, unknown>();
+    const proposals = await this.#proposals(rows, failures);
     let logits: (row: number, at?: number) => Float32Array;
     try {
       // A speculating row's proposal is checked at each of its positions: where the engine draws, by the token it
@@ -431,7 +439,6 @@ export class DecodeLoop<Prefill> {
     this.stats.rowSteps += rows.length;
     // Rows jump forward by different numbers of tokens: beside other rows, only on an engine that mixes lengths.
     const mayJump = rows.length === 1 || this.#pads;
-    const failures = new Map<Waiting<Prefill>, unknown>();
     const retracts: { row: number; count: number }[] = [];
     for (const [b, row] of rows.entries()) {
       const proposal = proposals[b]!;
@@ -475,17 +482,26 @@ export class DecodeLoop<Prefill> {
    * Each row's speculated tokens for the next step (none where it does not speculate): only on an engine that takes
    * them back (`retract`), and beside other rows only where rows of different lengths may share a step.
    */
-  #proposals(rows: readonly Row<Prefill>[]): Proposal[] {
+  async #proposals(rows: readonly Row<Prefill>[], failures: Map<Waiting<Prefill>, unknown>): Promise<Proposal[]> {
     const none: Proposal = [];
     if (!this.#batch.retract || (rows.length > 1 && !this.#pads)) return rows.map(() => none);
-    return rows.map((row) => {
-      const { job } = row.waiting;
-      if (!job.propose || (this.#batch.checksDrawsOnly && !job.draw)) return none;
-      const generated = row.held.length + row.pending.length - job.prompt.length;
-      // The last token a row may generate is drawn, never proposed: a proposal past it could not be accepted.
-      const limit = job.maxNewTokens - generated - 1;
-      return limit > 0 ? job.propose(row.index, [...row.held, ...row.pending], limit).slice(0, limit) : none;
-    });
+    const alone = rows.length === 1;
+    return Promise.all(
+      rows.map(async (row) => {
+        const { job } = row.waiting;
+        if (!job.propose || (this.#batch.checksDrawsOnly && !job.draw)) return none;
+        const generated = row.held.length + row.pending.length - job.prompt.length;
+        // The last token a row may generate is drawn, never proposed: a proposal past it could not be accepted.
+        const limit = job.maxNewTokens - generated - 1;
+        if (limit <= 0) return none;
+        try {
+          return (await job.propose(row.index, [...row.held, ...row.pending], limit, alone)).slice(0, limit);
+        } catch (error) {
+          failures.set(row.waiting, error);
+          return none;
+        }
+      }),
+    );
   }
 
   /**

@@ -14,7 +14,9 @@ import { ChoicePipeline } from './choice-pipeline.ts';
 import type { NativeDraw } from './decode-loop.ts';
 import type { GenerationTokenizer } from './generation-tokenizer.ts';
 import { tokenLogprob, type TokenText } from './logprobs.ts';
+import { DRAFT_LENGTHS, type Drafter } from './draft-model.ts';
 import { PromptLookup } from './prompt-lookup.ts';
+import { ProposalLength } from './proposal-length.ts';
 import { adjustLogits, argmax, logitBiasOf, sampleOrAccept, sampleToken, type SamplingParams } from './sampling.ts';
 import { seededRandom } from './seeded-random.ts';
 
@@ -71,6 +73,11 @@ export interface GenerationOptions {
   jumpForward: boolean;
   /** Propose tokens from the prompt and the reply so far (prompt lookup, see PromptLookup) where the engine checks them. */
   promptLookup: boolean;
+  /**
+   * The model's draft model, where it has one (see DraftModel): it proposes where prompt lookup has nothing, for a row
+   * that the engine decodes alone.
+   */
+  draft?: Drafter | undefined;
   signal?: AbortSignal | undefined;
   /** Receives each event as it happens (after the result has it). */
   onEvent?: ((event: ChatEvent) => void) | undefined;
@@ -90,7 +97,12 @@ export interface GenerationSteps {
   /** Whether row `row` is over (ended, stopped, or at its limit). */
   done(row: number): boolean;
   /** Speculation: the tokens row `row` is likely to generate next (see DecodeJob.propose). */
-  propose?(row: number, context: readonly number[], limit: number): readonly number[];
+  propose?(
+    row: number,
+    context: readonly number[],
+    limit: number,
+    alone: boolean,
+  ): readonly number[] | Promise<readonly number[]>;
   /** The rows' draws, where the engine may make them itself (see NativeDraw). */
   readonly draw?: NativeDraw | undefined;
 }
@@ -144,6 +156,10 @@ export async function generateTokens(
     /** The tokens generated so far (jump-forward retokenizes the last of them). */
     tokens: [] as number[],
     lookup: options.promptLookup ? new PromptLookup(prediction) : undefined,
+    /** The draft model's proposals' lengths and outcomes for this row. */
+    drafted: options.draft ? new ProposalLength(DRAFT_LENGTHS) : undefined,
+    /** Who made the proposal being checked. */
+    proposer: undefined as PromptLookup | ProposalLength | undefined,
   }));
   const accept = (index: number, token: number, logprob: GeneratedTokenLogprob | undefined) => {
     const choice = choices[index]!;
@@ -195,7 +211,7 @@ export async function generateTokens(
         : proposed === undefined
           ? sampleToken(logits, sampling, random, scratch)
           : sampleOrAccept(logits, sampling, random, scratch, proposed);
-      if (proposed !== undefined && token === proposed) choice.lookup?.accept();
+      if (proposed !== undefined && token === proposed) choice.proposer?.accept();
       accept(row, token, logprobs && tokenLogprob(logits, token, sampling.temperature, logprobs.top, logprobs.words));
       const tokens = [token];
       if (!mayJump || !options.jumpForward || !choice.grammar) return tokens;
@@ -208,9 +224,21 @@ export async function generateTokens(
     },
     done: (row) => choices[row]!.pipeline.finishReason !== null,
     draw,
-    ...(options.promptLookup && {
-      propose: (row: number, context: readonly number[], limit: number) =>
-        choices[row]!.lookup!.propose(context, promptTokens, limit),
+    ...((options.promptLookup || options.draft) && {
+      propose: (row: number, context: readonly number[], limit: number, alone: boolean) => {
+        const choice = choices[row]!;
+        const looked = choice.lookup?.propose(context, promptTokens, limit) ?? [];
+        choice.proposer = choice.lookup;
+        const { draft } = options;
+        if (looked.length > 0 || !draft || !alone) return looked;
+        const length = choice.drafted!.next(limit);
+        if (length === 0) return looked;
+        return draft.propose(choice, context, length, request.cacheScope).then((drafted) => {
+          choice.drafted!.made(drafted.length);
+          choice.proposer = choice.drafted;
+          return drafted;
+        });
+      },
     }),
   };
   let cachedPromptTokens: number;
@@ -220,11 +248,13 @@ export async function generateTokens(
     throw EngineError.from(error);
   } finally {
     grammars?.forEach((g) => g.dispose());
+    if (options.draft) for (const choice of choices) await options.draft.release(choice);
   }
   throwIfAborted(signal);
   choices.forEach((choice) => choice.pipeline.end('length'));
-  const proposed = choices.reduce((sum, c) => sum + (c.lookup?.proposed ?? 0), 0);
-  const accepted = choices.reduce((sum, c) => sum + (c.lookup?.accepted ?? 0), 0);
+  const proposers = choices.flatMap((c) => [c.lookup, c.drafted]);
+  const proposed = proposers.reduce((sum, p) => sum + (p?.proposed ?? 0), 0);
+  const accepted = proposers.reduce((sum, p) => sum + (p?.accepted ?? 0), 0);
 
   return results.result({
     promptTokens,

@@ -6,6 +6,7 @@ import {
   type ChatResult,
 } from '../../engine-interface/index.ts';
 import { DecodeLoop, rowSeed, type DecodeStats } from '../../generation/decode-loop.ts';
+import { DraftModel } from '../../generation/draft-model.ts';
 import {
   generationTokenizer,
   type GenerationTokenizer,
@@ -56,6 +57,11 @@ export interface LlamaChatOptions {
   jumpForward?: boolean | undefined;
   /** Speculate from the prompt and the reply so far (prompt lookup), where the runtime checks proposals (default true). */
   promptLookup?: boolean | undefined;
+  /**
+   * A draft model for speculation (see DraftModel): a smaller GGUF with this one's tokenizer, loaded with one sequence.
+   * It proposes where prompt lookup has nothing, for a request decoded alone, where the runtime checks proposals.
+   */
+  draft?: { model: LlamaRuntimeModel; tokenBytes: number; contextLength: number } | undefined;
 }
 
 /**
@@ -75,6 +81,8 @@ export class LlamaChatModel {
   readonly #sequences: number;
   readonly #jumpForward: boolean;
   readonly #promptLookup: boolean;
+  readonly #draft: DraftModel<unknown> | undefined;
+  readonly #draftModel: LlamaRuntimeModel | undefined;
   readonly contextLength: number;
 
   constructor(model: LlamaRuntimeModel, options: LlamaChatOptions) {
@@ -87,6 +95,11 @@ export class LlamaChatModel {
     this.#sequences = batch.maxRows;
     this.#jumpForward = options.jumpForward ?? true;
     this.#promptLookup = options.promptLookup ?? true;
+    const { draft } = options;
+    this.#draftModel = draft?.model;
+    if (draft) sameVocabulary(ggml, draft.model.metadata.tokenizer.ggml);
+    this.#draft =
+      draft && new DraftModel(new SequenceBatch(draft.model.sequences, draft.tokenBytes) as never, draft.contextLength);
     this.#tokens = generationTokenizer({ ...model.tokenizer, eos: endOfGenerationTokens(ggml) });
     const source = metadata.tokenizer.chat_template;
     this.#template =
@@ -152,6 +165,7 @@ export class LlamaChatModel {
       syntax: this.#toolFormat.syntax,
       jumpForward: this.#jumpForward,
       promptLookup: this.#promptLookup,
+      draft: this.#draft,
       signal,
       onEvent: options.onEvent,
     };
@@ -191,8 +205,9 @@ export class LlamaChatModel {
     };
   }
 
-  dispose(): Promise<void> {
-    return this.#model.dispose();
+  async dispose(): Promise<void> {
+    await this.#draftModel?.dispose();
+    await this.#model.dispose();
   }
 }
 
@@ -246,3 +261,16 @@ const END_OF_TURN = new Set([
   '<|return|>',
   '<|call|>',
 ]);
+
+/**
+ * Checks that a draft model writes with the target's tokens: the same vocabulary, token for token (Qwen3-0.6B's and
+ * Qwen3-4B's GGUFs are). A draft of another tokenizer would propose ids that mean other text.
+ */
+function sameVocabulary(target: GgufTokenizer, draft: GgufTokenizer): void {
+  const [a, b] = [target.tokens, draft.tokens];
+  const differs = a.length !== b.length ? 0 : a.findIndex((token, id) => token !== b[id]);
+  if (differs >= 0) {
+    const at = a.length !== b.length ? `${b.length} tokens against ${a.length}` : `token ${differs} differs`;
+    throw new Error(`the draft model has another tokenizer than the model's (${at}): it cannot propose`);
+  }
+}

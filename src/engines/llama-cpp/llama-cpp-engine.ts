@@ -43,10 +43,19 @@ export interface LlamaCppCandidate extends GPUNeeds, ReadsImages {
   threads?: number;
   /** Embedding models: the longest input, in tokens, where shorter than the model's context. */
   maxInputTokens?: number;
+  /**
+   * Chat models, in Node: a draft model for speculative decoding, a smaller GGUF with this one's tokenizer (for
+   * `Qwen3-4B-Q4_K_M.gguf`, `Qwen3-0.6B-Q8_0.gguf` of `Qwen/Qwen3-0.6B-GGUF`): `file` in `model` (default this
+   * candidate's). It proposes the next tokens for a request decoded alone, where prompt lookup has none, and the model
+   * checks them in one pass. Browsers (wllama) load the model without it: their pass gives the last position's logits
+   * alone, so nothing is checked there.
+   */
+  draft?: { model?: string; file: string };
 }
 
 /** What follows `llama.cpp:` in keys and public names: the repository (or folder) and the file. */
-const where = (candidate: LlamaCppCandidate, model: string) => `${model}/${candidate.file}`;
+const where = (candidate: LlamaCppCandidate, model: string) =>
+  `${model}/${candidate.file}${candidate.draft ? `+draft:${candidate.draft.model ?? ''}/${candidate.draft.file}` : ''}`;
 
 export const LLAMA_CPP_ENGINE: EngineDescriptor<LlamaCppCandidate, true> = Object.freeze({
   name: 'llama.cpp',

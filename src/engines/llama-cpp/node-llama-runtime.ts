@@ -1,11 +1,11 @@
 import type * as NodeLlamaCppModule from 'node-llama-cpp';
-import type { Llama, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import type { NativeDraw } from '../../generation/decode-loop.ts';
 import { isHubModel } from '../engine-descriptor.ts';
 import { modelFolder } from '../model-files.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
-import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
+import { kvBytesPerToken, LlamaChatModel, type GgufMetadata, type LlamaRuntimeModel } from './llama-chat-model.ts';
 import { contextWindowOf, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { ggufVocabulary } from './gguf-vocabulary.ts';
 import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
@@ -91,25 +91,64 @@ export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadC
       // within the window.
       batchSize: Math.min(512, contextLength),
     });
-    const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
-    const vocabularySize = metadata.tokenizer.ggml.tokens.length;
-    const sequences = Array.from({ length: llamaContext.totalSequences }, () =>
+    const runtimeModel = nodeRuntimeModel(model, llamaContext);
+    try {
+      const draft = candidate.draft && (await loadDraft(candidate, candidate.draft, context, contextLength));
+      try {
+        return new LlamaChatModel(runtimeModel, { contextLength, tokenBytes, draft });
+      } catch (error) {
+        await draft?.model.dispose();
+        throw error;
+      }
+    } catch (error) {
+      await llamaContext.dispose();
+      throw error;
+    }
+  } catch (error) {
+    await model.dispose();
+    throw error;
+  }
+}
+
+/** A loaded GGUF and its context as a chat model reads them (LlamaRuntimeModel); disposing frees both. */
+function nodeRuntimeModel(model: LlamaModel, llamaContext: LlamaContext): LlamaRuntimeModel {
+  const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
+  const vocabularySize = metadata.tokenizer.ggml.tokens.length;
+  return {
+    metadata,
+    sequences: Array.from({ length: llamaContext.totalSequences }, () =>
       nodeSequence(llamaContext.getSequence(), vocabularySize),
-    );
-    return new LlamaChatModel(
-      {
-        metadata,
-        sequences,
-        tokenize: (text, special) => [...model.tokenize(text, special)],
-        tokenizer: nodeTokenizer(model, metadata),
-        bos: model.tokens.shouldPrependBosToken ? (model.tokens.bos ?? undefined) : undefined,
-        async dispose() {
-          await llamaContext.dispose();
-          await model.dispose();
-        },
-      },
-      { contextLength, tokenBytes },
-    );
+    ),
+    tokenize: (text, special) => [...model.tokenize(text, special)],
+    tokenizer: nodeTokenizer(model, metadata),
+    bos: model.tokens.shouldPrependBosToken ? (model.tokens.bos ?? undefined) : undefined,
+    async dispose() {
+      await llamaContext.dispose();
+      await model.dispose();
+    },
+  };
+}
+
+/** A candidate's draft model: its GGUF with one sequence of the target's window (or its own, where shorter). */
+async function loadDraft(
+  candidate: LlamaCppCandidate,
+  draft: NonNullable<LlamaCppCandidate['draft']>,
+  context: LoadContext,
+  targetWindow: number,
+) {
+  const runtime = await getRuntime();
+  const file = { ...candidate, model: draft.model ?? candidate.model, file: draft.file };
+  const model = await runtime.loadModel({ modelPath: await ggufPath(file, context) });
+  try {
+    const contextLength = Math.min(targetWindow, model.trainContextSize);
+    const llamaContext = await model.createContext({
+      sequences: 1,
+      contextSize: contextLength,
+      threads: threads(candidate),
+      batchSize: Math.min(512, contextLength),
+    });
+    const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
+    return { model: nodeRuntimeModel(model, llamaContext), tokenBytes: kvBytesPerToken(metadata), contextLength };
   } catch (error) {
     await model.dispose();
     throw error;

@@ -24,6 +24,7 @@ import type { ImageAccess } from '../../inputs/image-input.ts';
 import { imagePrompt, type ImagePrompt, type VisionParts } from './image-prompt.ts';
 import { loadPretrained, progressCallback, type TransformersLoadOptions } from './load-pretrained.ts';
 import { DecodeLoop, type BatchLimits, type DecodeStats } from '../../generation/decode-loop.ts';
+import { DraftModel } from '../../generation/draft-model.ts';
 import { PrefixReuse } from './prefix-reuse.ts';
 import { TransformersBatch, type TransformersPrefill } from './transformers-batch.ts';
 
@@ -42,6 +43,12 @@ export interface ChatModelOptions extends TransformersLoadOptions {
   promptLookup?: boolean | undefined;
   /** A vision-language model (transformers.js' image-text-to-text layout, LLaVA's): it reads images with the text. */
   images?: boolean | undefined;
+  /**
+   * A draft model for speculation (see DraftModel): a smaller causal LM with this model's tokenizer, named as the model
+   * is (a hub ID, folder or URL), loaded with the same device and dtype. It proposes where prompt lookup has nothing,
+   * for a request the model decodes alone.
+   */
+  draft?: string | undefined;
 }
 
 /**
@@ -70,6 +77,7 @@ export class TransformersChatModel {
   readonly #vision: VisionParts | undefined;
   readonly #jumpForward: boolean;
   readonly #promptLookup: boolean;
+  readonly #draft: DraftModel<TransformersPrefill> | undefined;
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
@@ -78,6 +86,7 @@ export class TransformersChatModel {
     model: PreTrainedModel,
     options: ChatModelOptions,
     vision?: VisionParts,
+    draft?: PreTrainedModel,
   ) {
     this.#tokenizer = tokenizer;
     this.#model = model;
@@ -87,6 +96,13 @@ export class TransformersChatModel {
     this.#loop = new DecodeLoop(new TransformersBatch(model, this.#queue, prefixes), options.batch);
     this.#jumpForward = options.jumpForward ?? true;
     this.#promptLookup = options.promptLookup ?? true;
+    // The draft's keys and values: its own prefix reuse, an eighth of the target's budget (its rows are smaller).
+    this.#draft =
+      draft &&
+      new DraftModel(
+        new TransformersBatch(draft, this.#queue, new PrefixReuse((options.prefixCacheBytes ?? DRAFT_PREFIX_BASE) / 8)),
+        (draft.config as { max_position_embeddings?: number }).max_position_embeddings ?? Infinity,
+      );
     const contextWindow = options.contextWindow ?? Infinity;
     const config = model.config as { max_position_embeddings?: number };
     this.contextLength = Math.min(config.max_position_embeddings ?? tokenizer.model_max_length, contextWindow);
@@ -116,9 +132,14 @@ export class TransformersChatModel {
    */
   static async load(source: string, options: ChatModelOptions): Promise<TransformersChatModel> {
     if (!options.images) {
-      const [tokenizer, model] = await loadPretrained(source, AutoModelForCausalLM, options);
-      return new TransformersChatModel(tokenizer, model, options);
+      const [[tokenizer, model], draft] = await Promise.all([
+        loadPretrained(source, AutoModelForCausalLM, options),
+        options.draft !== undefined ? loadPretrained(options.draft, AutoModelForCausalLM, options) : undefined,
+      ]);
+      if (draft) sameTokenizer(tokenizer, draft[0], options.draft!);
+      return new TransformersChatModel(tokenizer, model, options, undefined, draft?.[1]);
     }
+    if (options.draft !== undefined) throw new Error('a draft model speculates for a model of text alone');
     const [[tokenizer, model], processor] = await Promise.all([
       loadPretrained(source, AutoModelForImageTextToText, options),
       AutoImageProcessor.from_pretrained(source, { progress_callback: progressCallback(options) }),
@@ -197,6 +218,7 @@ export class TransformersChatModel {
       syntax: this.#toolFormat.syntax,
       jumpForward: this.#jumpForward,
       promptLookup: this.#promptLookup,
+      draft: this.#draft,
       signal,
       onEvent: options.onEvent,
     };
@@ -234,6 +256,22 @@ export class TransformersChatModel {
       signal,
       run: (task) => this.#queue.run(task, signal),
     });
+  }
+}
+
+/** The target's prefix budget a draft's is a share of, where the options give none (PrefixReuse's default). */
+const DRAFT_PREFIX_BASE = 256 * 2 ** 20;
+
+/**
+ * Checks that a draft model writes with the target's tokens: the same vocabulary, token for token (Qwen3-0.6B's and
+ * Qwen3-4B's are). A draft of another tokenizer would propose ids that mean other text.
+ */
+function sameTokenizer(target: PreTrainedTokenizer, draft: PreTrainedTokenizer, source: string): void {
+  const [a, b] = [target.get_vocab(), draft.get_vocab()] as unknown as [Map<string, number>, Map<string, number>];
+  const differs = a.size !== b.size ? undefined : [...a].find(([token, id]) => b.get(token) !== id);
+  if (a.size !== b.size || differs) {
+    const at = a.size !== b.size ? `${b.size} tokens against ${a.size}` : `token ${differs![1]} differs`;
+    throw new Error(`the draft model ${source} has another tokenizer than the model's (${at}): it cannot propose`);
   }
 }
 

@@ -45,6 +45,13 @@ export interface TransformersCandidate extends GPUNeeds, ReadsImages {
    * them the same.
    */
   contextWindow?: number;
+  /**
+   * Chat models: a draft model for speculative decoding, a smaller causal LM with this one's tokenizer
+   * (`onnx-community/Qwen3-0.6B-ONNX` for a Qwen3-4B), named as `model` is and loaded with the same dtype and device
+   * (downloaded with it where `model` is). It proposes the next tokens for a request decoded alone, where prompt lookup
+   * has none, and the model checks them in one pass: worth it where the model's pass costs many of the draft's.
+   */
+  draft?: string;
 }
 
 /** The weights file of each transformers.js dtype, in a model folder's `onnx/`. */
@@ -57,7 +64,8 @@ export const ONNX_FILES: Readonly<Record<TransformersDtype, string>> = Object.fr
 });
 
 /** The variant part of a key or public name: `@<dtype>/<device>`. */
-const variant = (candidate: TransformersCandidate) => `@${candidate.dtype ?? 'default'}/${candidate.device}`;
+const variant = (candidate: TransformersCandidate) =>
+  `@${candidate.dtype ?? 'default'}/${candidate.device}${candidate.draft === undefined ? '' : `+draft:${isHubModel(candidate.draft) ? candidate.draft : lastPart(candidate.draft)}`}`;
 
 export const TRANSFORMERS_ENGINE: EngineDescriptor<TransformersCandidate, true> = Object.freeze({
   name: 'transformers',
@@ -73,7 +81,7 @@ export const TRANSFORMERS_ENGINE: EngineDescriptor<TransformersCandidate, true> 
   publicName: (candidate: TransformersCandidate) =>
     `${isHubModel(candidate.model) ? candidate.model : lastPart(candidate.model)}${variant(candidate)}`,
   locations: (candidate: TransformersCandidate) =>
-    isHubModel(candidate.model) ? [] : [candidate.model.replace(/[/\\]+$/, '')],
+    [candidate.model, candidate.draft ?? ''].filter((m) => m && !isHubModel(m)).map((m) => m.replace(/[/\\]+$/, '')),
   label: (candidate: TransformersCandidate) =>
     `transformers.js · ${candidate.device} · ${candidate.dtype ?? 'default'}`,
   usesHub: (candidate: TransformersCandidate) => isHubModel(candidate.model),

@@ -14,6 +14,19 @@ async function transformersFiles(
   store: StoredFiles,
   options: FetchOptions,
 ): Promise<DownloadTarget[]> {
+  const own = await modelFiles(candidate, store, options);
+  // A draft model is read as the model is, beside it.
+  if (candidate.draft === undefined) return own;
+  const draft = await modelFiles({ ...candidate, model: candidate.draft, draft: undefined }, store, options);
+  return [...own, ...draft];
+}
+
+/** The files of the candidate's model folder alone. */
+async function modelFiles(
+  candidate: TransformersCandidate,
+  store: StoredFiles,
+  options: FetchOptions,
+): Promise<DownloadTarget[]> {
   const folder = modelFolder(candidate.model, candidate.hub);
   const listing = folder.repo ? await hubListing(hubBase(candidate.hub), folder.repo, options) : undefined;
   const target = (name: string, optional = false): DownloadTarget => ({

@@ -14,6 +14,7 @@ export const TRANSFORMERS_LOADERS: EngineLoaders<TransformersCandidate> = {
       batch: candidate.batch,
       queue: context.queue,
       images: candidate.images,
+      draft: candidate.draft,
     }),
   embeddings: (candidate, context) =>
     TransformersEmbeddingModel.load(candidate.model, {
