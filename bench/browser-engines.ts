@@ -28,7 +28,9 @@ import { CHROMIUM_ARGS } from './cold-start.ts';
 import { contextWindowOf, DEFAULT_CONTEXT_WINDOW } from '../src/engines/llama-cpp/llama-cpp-engine.ts';
 import { loadTokenizer } from './context.ts';
 import { benchModels, fitPlan, promptOf, type BenchModel, type EnginesPlan } from './engines.ts';
+import { prepareRealisticModel } from './realistic-model.ts';
 import { ENDLESS_MESSAGES } from './requests.ts';
+import { spoiled, type SpeculationRow } from './speculation.ts';
 import { median, round } from './stats.ts';
 
 /** The browser's plan: fewer runs than Node's, since each is a page and a service worker away. */
@@ -57,6 +59,9 @@ interface Chat {
   ended: number;
   chunks: number[];
   tokens: number;
+  text: string;
+  accepted: number;
+  rejected: number;
 }
 
 export interface BrowserEngineFigures {
@@ -79,6 +84,8 @@ export interface BrowserEnginesResults {
       wllamaDirect: { decodeTokensPerSecond: number; plainRatio: number; decodeRatio: number };
     }
   >;
+  /** Speculation through /v1 on transformers.js (the realistic model): with a prediction ÷ without. */
+  speculation: SpeculationRow[];
   skipped: Record<string, string>;
 }
 
@@ -259,6 +266,8 @@ export async function browserEnginesBench(
     args: CHROMIUM_ARGS,
   });
   const results: BrowserEnginesResults['models'] = {};
+  const speculation: SpeculationRow[] = [];
+  const realisticDir = prepareRealisticModel(log, { smoke }).model?.dir;
   try {
     for (const [i, model] of models.entries()) {
       const fitted = await fitPlan(log, plan, model);
@@ -289,6 +298,9 @@ export async function browserEnginesBench(
         text,
         window,
       });
+      if (model.dir === realisticDir) {
+        speculation.push(...(await measureSpeculation(log, browser, url('transformers'), model.name, fitted)));
+      }
       results[model.name] = {
         transformers: transformers.figures,
         'llama.cpp': llamaCpp.figures,
@@ -299,7 +311,70 @@ export async function browserEnginesBench(
     await browser.close();
     await server.close();
   }
-  return { chromium: browser.version(), models: results, skipped };
+  return { chromium: browser.version(), models: results, speculation, skipped };
+}
+
+/**
+ * Speculation in Chromium on WebAssembly, through /v1 with the openai SDK on transformers.js: the realistic model's
+ * greedy reply to the endless prompt without a prediction (its text never repeats, so prompt lookup proposes nothing:
+ * decoding as without speculation), against the same request with OpenAI's `prediction` of the reply itself (every
+ * proposal right: the bound of what speculation saves on this hardware) and of the reply with every 8th word changed.
+ * Pairs alternate which goes first; the texts must be equal.
+ */
+async function measureSpeculation(
+  log: (message: string) => void,
+  browser: Browser,
+  url: string,
+  name: string,
+  plan: EnginesPlan,
+): Promise<SpeculationRow[]> {
+  const { page, close } = await openPage(browser, url);
+  try {
+    const [tokens, pairs] = plan.decode;
+    const free = endless(tokens);
+    const reply = (await chat(page, free)).text;
+    const rows: SpeculationRow[] = [];
+    for (const [task, prediction] of [
+      ['prediction: the reply itself', reply],
+      ['prediction: every 8th word wrong', spoiled(reply, 8)],
+    ] as const) {
+      log(`${name}, Chromium wasm (/v1): ${task}`);
+      const rates = { off: [] as number[], on: [] as number[] };
+      let accepted = 0;
+      let proposed = 0;
+      let generated = 0;
+      for (let i = 0; i < pairs; i++) {
+        for (const side of i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+          const run = await chat(
+            page,
+            side === 'off' ? free : { ...free, prediction: { type: 'content', content: prediction } },
+          );
+          if (run.text !== reply) throw new Error(`${name}, ${task}: the text differs with speculation`);
+          rates[side].push(decodeRate(run));
+          if (side === 'on') {
+            accepted += run.accepted;
+            proposed += run.accepted + run.rejected;
+            generated += run.tokens - 1;
+          }
+        }
+      }
+      const [off, on] = [median(rates.off), median(rates.on)];
+      rows.push({
+        model: `${name}, Chromium wasm (/v1, openai SDK)`,
+        task,
+        offTokensPerSecond: round(off, 1),
+        onTokensPerSecond: round(on, 1),
+        ratio: round(on / off, 3),
+        acceptance: proposed ? round(accepted / proposed, 3) : 0,
+        // Passes are not visible through /v1: each accepted token saved one.
+        tokensPerPass: generated ? round(generated / (generated - accepted), 2) : 1,
+        proposedPerToken: generated ? round(proposed / generated, 2) : 0,
+      });
+    }
+    return rows;
+  } finally {
+    await close();
+  }
 }
 
 /** The section's table: per model, a row per engine, wllama's own, and the ratios. */

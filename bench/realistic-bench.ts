@@ -91,7 +91,7 @@ export const ENGLISH = (
   'steady until morning came'
 ).split(' ');
 
-type ChatFigures = { decode: ReturnType<typeof decode>; firstToken: ReturnType<typeof firstToken> } & {
+export type ChatFigures = { decode: ReturnType<typeof decode>; firstToken: ReturnType<typeof firstToken> } & {
   delivery: ReturnType<typeof delivery>;
   batching: BatchingFigures;
 };
@@ -106,6 +106,8 @@ export interface RealisticResults {
   realistic?: ChatFigures & { reuse: ReuseResult };
   /** The same /v1 figures in Chromium on WebAssembly (the whole path: service worker, engine worker). */
   realisticWasm?: ChatFigures;
+  /** Decode through the whole path in the other browsers (Firefox, WebKit; wasm), by column name. */
+  realisticOther?: Record<string, Pick<ChatFigures, 'decode' | 'delivery'>>;
   bundledReuse: ReuseResult;
 }
 
@@ -217,6 +219,9 @@ export function realisticTable(
       : ['realistic (random-weight LLaMA, 44M, 32k vocabulary)', 'realistic'];
   if (results.realistic) columns.push([name, results.realistic, true]);
   if (results.realisticWasm) columns.push([`${short}, Chromium wasm (whole path)`, results.realisticWasm, true]);
+  for (const [browser, figures] of Object.entries(results.realisticOther ?? {})) {
+    columns.push([`${short}, ${browser} (whole path)`, figures, true]);
+  }
   const ok = (pass: boolean) => (pass ? '✓' : '✗');
   const row = (
     label: string,

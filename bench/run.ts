@@ -42,10 +42,11 @@ import { enginesBench, enginesTable, ENGINES_PLAN, ENGINES_SMOKE_PLAN } from './
 import { SPECULATION_PLAN, SPECULATION_SMOKE_PLAN, speculationBench, speculationTable } from './speculation.ts';
 import { decode, delivery, embeddings, firstToken, type ChatSamples, type EmbeddingSamples } from './measures.ts';
 import { coldStartBench, coldStartTable, visit } from './cold-start.ts';
-import { CHAT, STORIES } from './models.ts';
+import { CHAT, REALISTIC, STORIES } from './models.ts';
 import { nodeBench } from './node-bench.ts';
 import {
   BUNDLED_CHAT,
+  type ChatFigures,
   type RealisticPlan,
   REALISTIC_PLAN,
   REALISTIC_SMOKE_PLAN,
@@ -354,22 +355,30 @@ async function otherBrowser(
  * The bench in Firefox or WebKit, on WebAssembly: the chat, embeddings and concurrency measures and the service
  * worker's round trip, against the engine in a worker of the same page, as in Chromium.
  */
-async function otherBrowserBench(name: 'firefox' | 'webkit', origin: string) {
+async function otherBrowserBench(name: 'firefox' | 'webkit', origin: string, realistic?: RealisticPlan) {
   const browser = await otherBrowser(name);
   try {
     const { tab } = browser;
-    await tab.goto(benchURL(origin, 'wasm'));
+    await tab.goto(benchURL(origin, 'wasm', realistic));
     await tab.waitForFunction(() => window.bench !== undefined, undefined, { timeout: 120_000 });
     const device = await tab.evaluate(() => window.bench.device() ?? null);
     const results = await measure(`${name}, wasm`, PLANS.wasm, benchRunner(tab));
     log(`${name}: the service worker's round trip`);
     const trips = await tab.evaluate((n) => window.bench.roundTrip(n), PLANS.wasm.roundTrips);
     const decodeBreakdown = await whereDecodeTimeGoes(name, tab, PLANS.wasm, results.bundled.decode);
+    // The path's cost per token against a token that costs what a real model's does.
+    let realisticDecode: Pick<ChatFigures, 'decode' | 'delivery'> | undefined;
+    if (realistic) {
+      log(`${name}: the realistic model's decode, the whole path against the engine in a worker`);
+      const chat = await benchRunner(tab).chat(REALISTIC, ...realistic.browserDecode);
+      realisticDecode = { decode: decode(chat), delivery: delivery(chat) };
+    }
     return {
       device,
       version: browser.version,
       bundled: { ...results.bundled, roundTripP50: round(median(trips)), decodeBreakdown },
       stories: results.stories,
+      realisticDecode,
     };
   } finally {
     await browser.close();
@@ -643,11 +652,12 @@ try {
   }
   for (const name of ['firefox', 'webkit'] as const) {
     const result = await section(`${COLUMNS[name]}: the whole path against the engine in a worker`, () =>
-      otherBrowserBench(name, server.origin),
+      otherBrowserBench(name, server.origin, realisticModel ? realisticPlan : undefined),
     );
     browsers[name] = { device: result.device, version: result.version };
     bundled[COLUMNS[name]] = result.bundled;
     if (result.stories) stories[COLUMNS[name]] = result.stories;
+    if (result.realisticDecode) (realistic.realisticOther ??= {})[COLUMNS[name]] = result.realisticDecode;
   }
 } finally {
   await server.close();
@@ -731,9 +741,11 @@ const markdown = [
     `GGUF, f32), each engine called directly under Lantern's generation core; llama.cpp on ${engines.threads} of ` +
     `${engines.cores} cores (half), and node-llama-cpp alone on the same GGUF, threads and window, greedy:\n\n` +
     enginesTable(engines),
-  `Speculation in Node (bench/speculation.ts): transformers.js (CPU, fp32) loaded with prompt lookup on and off, ` +
-    `the same greedy requests (the same text, checked), pairs alternating; tokens/s after the first token:\n\n` +
-    speculationTable(speculation),
+  `Speculation (bench/speculation.ts): in Node, transformers.js (CPU, fp32) loaded with prompt lookup on and off, ` +
+    `llama.cpp with a prediction and without, and each with a draft model and without; in Chromium ` +
+    `${browserEngines.chromium} on WebAssembly (bench/browser-engines.ts), through /v1 and the openai SDK, a prediction ` +
+    `and none; the same greedy requests (the same text, checked), pairs alternating; tokens/s after the first token:\n\n` +
+    speculationTable({ ...speculation, rows: [...speculation.rows, ...browserEngines.speculation] }),
   `llama.cpp against transformers.js in Chromium ${browserEngines.chromium}, WebAssembly (bench/browser-engines.ts): ` +
     `the same weights, each engine alone in a fresh profile through /v1 and the openai SDK; wllama called directly ` +
     `in the same page on the same GGUF, greedy, paired with the plain /v1 runs:\n\n` +

@@ -147,8 +147,8 @@ async function measureTask(
   };
 }
 
-/** The reply with every `every`th token changed: a prediction that is mostly right. */
-function spoiled(text: string, every: number): string {
+/** The reply with every `every`th word changed: a prediction that is mostly right. */
+export function spoiled(text: string, every: number): string {
   const words = text.split(' ');
   return words.map((word, i) => (i % every === every - 1 ? `${word}x` : word)).join(' ');
 }

@@ -42,7 +42,7 @@ let direct: Wllama | undefined;
 const engines = {
   /**
    * One streamed chat completion of `body` (model set here) through /v1: when it was sent, when each chunk with text
-   * came, and the usage (ms, performance.now()).
+   * came (ms, performance.now()), its text, and the usage (tokens; prediction tokens accepted and rejected).
    */
   async chat(body: Record<string, unknown>) {
     const started = performance.now();
@@ -54,11 +54,22 @@ const engines = {
     } as OpenAI.ChatCompletionCreateParamsStreaming);
     const chunks: number[] = [];
     let tokens = 0;
+    let text = '';
+    let accepted = 0;
+    let rejected = 0;
     for await (const chunk of stream) {
-      if (chunk.choices[0]?.delta.content) chunks.push(performance.now());
-      if (chunk.usage) tokens = chunk.usage.completion_tokens;
+      const content = chunk.choices[0]?.delta.content;
+      if (content) {
+        chunks.push(performance.now());
+        text += content;
+      }
+      if (chunk.usage) {
+        tokens = chunk.usage.completion_tokens;
+        accepted = chunk.usage.completion_tokens_details?.accepted_prediction_tokens ?? 0;
+        rejected = chunk.usage.completion_tokens_details?.rejected_prediction_tokens ?? 0;
+      }
     }
-    return { started, ended: performance.now(), chunks, tokens };
+    return { started, ended: performance.now(), chunks, tokens, text, accepted, rejected };
   },
 
   /** Several at once: all of them, as `chat` reports each. */
