@@ -30,7 +30,7 @@ import { loadTokenizer } from './context.ts';
 import { benchModels, fitPlan, promptOf, type BenchModel, type EnginesPlan } from './engines.ts';
 import { prepareRealisticModel } from './realistic-model.ts';
 import { ENDLESS_MESSAGES } from './requests.ts';
-import { spoiled, type SpeculationRow } from './speculation.ts';
+import { spoiled, SpeculationTally, type SpeculationRow } from './speculation.ts';
 import { median, round } from './stats.ts';
 
 /** The browser's plan: fewer runs than Node's, since each is a page and a service worker away. */
@@ -340,9 +340,7 @@ async function measureSpeculation(
     ] as const) {
       log(`${name}, Chromium wasm (/v1): ${task}`);
       const rates = { off: [] as number[], on: [] as number[] };
-      let accepted = 0;
-      let proposed = 0;
-      let generated = 0;
+      const tally = new SpeculationTally();
       for (let i = 0; i < pairs; i++) {
         for (const side of i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
           const run = await chat(
@@ -351,25 +349,11 @@ async function measureSpeculation(
           );
           if (run.text !== reply) throw new Error(`${name}, ${task}: the text differs with speculation`);
           rates[side].push(decodeRate(run));
-          if (side === 'on') {
-            accepted += run.accepted;
-            proposed += run.accepted + run.rejected;
-            generated += run.tokens - 1;
-          }
+          // Passes are not visible through /v1: each token after the first took one, less those accepted.
+          if (side === 'on') tally.add({ ...run, passes: run.tokens - 1 - run.accepted });
         }
       }
-      const [off, on] = [median(rates.off), median(rates.on)];
-      rows.push({
-        model: `${name}, Chromium wasm (/v1, openai SDK)`,
-        task,
-        offTokensPerSecond: round(off, 1),
-        onTokensPerSecond: round(on, 1),
-        ratio: round(on / off, 3),
-        acceptance: proposed ? round(accepted / proposed, 3) : 0,
-        // Passes are not visible through /v1: each accepted token saved one.
-        tokensPerPass: generated ? round(generated / (generated - accepted), 2) : 1,
-        proposedPerToken: generated ? round(proposed / generated, 2) : 0,
-      });
+      rows.push(tally.row(`${name}, Chromium wasm (/v1, openai SDK)`, task, median(rates.off), median(rates.on)));
     }
     return rows;
   } finally {

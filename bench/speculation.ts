@@ -61,6 +61,38 @@ export interface SpeculationResults {
 const TINY_CHAT = `${BUNDLED_MODELS}/tiny-chat`;
 const TINY_CHAT_DRAFT = fileURLToPath(new URL('../test/fixtures/tiny-chat-draft', import.meta.url));
 
+/**
+ * What a task's runs with speculation did, summed (each run's tokens after its first, and its passes after the
+ * prefill's), and the table's row from it and the two sides' rates.
+ */
+export class SpeculationTally {
+  accepted = 0;
+  proposed = 0;
+  tokens = 0;
+  passes = 0;
+
+  add(run: { accepted: number; rejected: number; tokens: number; passes: number }): void {
+    this.accepted += run.accepted;
+    this.proposed += run.accepted + run.rejected;
+    this.tokens += run.tokens - 1;
+    this.passes += run.passes;
+  }
+
+  row(model: string, task: string, offRate: number, onRate: number): SpeculationRow {
+    const { accepted, proposed, tokens, passes } = this;
+    return {
+      model,
+      task,
+      offTokensPerSecond: round(offRate, 1),
+      onTokensPerSecond: round(onRate, 1),
+      ratio: round(onRate / offRate, 3),
+      acceptance: proposed ? round(accepted / proposed, 3) : 0,
+      tokensPerPass: passes ? round(tokens / passes, 2) : 1,
+      proposedPerToken: tokens ? round(proposed / tokens, 2) : 0,
+    };
+  }
+}
+
 /** A story prompt whose continuation retells it: names, places and a sentence it repeats. */
 const STORY =
   'Once upon a time, there was a little girl named Lily. Lily had a red ball. She liked to play with her ball in ' +
@@ -111,10 +143,7 @@ async function measureTask(
   log(`${name}: ${task}`);
   const off: number[] = [];
   const on: number[] = [];
-  let accepted = 0;
-  let proposed = 0;
-  let tokens = 0;
-  let passes = 0;
+  const tally = new SpeculationTally();
   for (let i = 0; i < plan.pairs; i++) {
     const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
     const texts: Record<string, string> = {};
@@ -124,27 +153,13 @@ async function measureTask(
       if (side === 'off') off.push(run.rate);
       else {
         on.push(run.rate);
-        accepted += run.accepted;
-        proposed += run.accepted + run.rejected;
-        tokens += run.tokens - 1;
-        passes += run.passes;
+        tally.add(run);
       }
     }
     // Greedy: speculation changes nothing of the text.
     if (texts.on !== texts.off) throw new Error(`${name}, ${task}: the text differs with speculation`);
   }
-  const offRate = median(off);
-  const onRate = median(on);
-  return {
-    model: name,
-    task,
-    offTokensPerSecond: round(offRate, 1),
-    onTokensPerSecond: round(onRate, 1),
-    ratio: round(onRate / offRate, 3),
-    acceptance: proposed ? round(accepted / proposed, 3) : 0,
-    tokensPerPass: passes ? round(tokens / passes, 2) : 1,
-    proposedPerToken: tokens ? round(proposed / tokens, 2) : 0,
-  };
+  return tally.row(name, task, median(off), median(on));
 }
 
 /** The reply with every `every`th word changed: a prediction that is mostly right. */
@@ -283,10 +298,7 @@ async function measureReplies(
 ): Promise<SpeculationRow> {
   log(`${name}: ${task}`);
   const totals = { off: [] as number[], on: [] as number[] };
-  let accepted = 0;
-  let proposed = 0;
-  let tokens = 0;
-  let passes = 0;
+  const tally = new SpeculationTally();
   for (let i = 0; i < plan.pairs; i++) {
     const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
     for (const side of order) {
@@ -297,27 +309,12 @@ async function measureReplies(
         if (!Number.isFinite(run.rate)) continue;
         generated += run.tokens - 1;
         seconds += (run.tokens - 1) / run.rate;
-        if (side === 'on') {
-          accepted += run.accepted;
-          proposed += run.accepted + run.rejected;
-          tokens += run.tokens - 1;
-          passes += run.passes;
-        }
+        if (side === 'on') tally.add(run);
       }
       totals[side].push(generated / seconds);
     }
   }
-  const [offRate, onRate] = [median(totals.off), median(totals.on)];
-  return {
-    model: name,
-    task,
-    offTokensPerSecond: round(offRate, 1),
-    onTokensPerSecond: round(onRate, 1),
-    ratio: round(onRate / offRate, 3),
-    acceptance: proposed ? round(accepted / proposed, 3) : 0,
-    tokensPerPass: passes ? round(tokens / passes, 2) : 1,
-    proposedPerToken: tokens ? round(proposed / tokens, 2) : 0,
-  };
+  return tally.row(name, task, median(totals.off), median(totals.on));
 }
 
 export function speculationTable(results: SpeculationResults): string {

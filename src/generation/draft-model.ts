@@ -99,6 +99,19 @@ export class DraftModel<Prefill> {
   }
 }
 
+/**
+ * Checks that a draft model writes with the target's tokens: the same vocabulary (each id's token string), token for
+ * token, as Qwen3-0.6B's and Qwen3-4B's are. A draft of another tokenizer would propose ids that mean other text.
+ * `draftName` names it in the error.
+ */
+export function checkDraftVocabulary(target: readonly string[], draft: readonly string[], draftName: string): void {
+  const differs = target.length !== draft.length ? 0 : target.findIndex((token, id) => token !== draft[id]);
+  if (differs < 0) return;
+  const at =
+    target.length !== draft.length ? `${draft.length} tokens against ${target.length}` : `token ${differs} differs`;
+  throw new Error(`${draftName} has another tokenizer than the model's (${at}): it cannot propose`);
+}
+
 /** What the generation core asks of a draft model (see DraftModel). */
 export type Drafter = Pick<DraftModel<unknown>, 'propose' | 'release'>;
 

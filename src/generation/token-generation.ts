@@ -11,7 +11,7 @@ import { invalidOutput } from '../grammar/output-constraint.ts';
 import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import type { ToolPrompt } from '../tools/tool-prompt.ts';
 import { ChoicePipeline } from './choice-pipeline.ts';
-import type { NativeDraw } from './decode-loop.ts';
+import type { DecodeJob, NativeDraw } from './decode-loop.ts';
 import type { GenerationTokenizer } from './generation-tokenizer.ts';
 import { tokenLogprob, type TokenText } from './logprobs.ts';
 import { DRAFT_LENGTHS, type Drafter } from './draft-model.ts';
@@ -83,29 +83,8 @@ export interface GenerationOptions {
   onEvent?: ((event: ChatEvent) => void) | undefined;
 }
 
-/** What the engine's decode loop calls for one request: a row per choice. */
-export interface GenerationSteps {
-  readonly rows: number;
-  /** The most tokens a row may generate. */
-  readonly maxNewTokens: number;
-  /**
-   * The tokens row `row` appends after a forward pass that ended with `logits` (its own row of them, changed here):
-   * the token drawn, then any its constraint forces (jump-forward), where `mayJump`. The loop feeds them at the next
-   * step unless the row is done.
-   */
-  next(row: number, logits: Float32Array, mayJump: boolean, proposed?: number): number[];
-  /** Whether row `row` is over (ended, stopped, or at its limit). */
-  done(row: number): boolean;
-  /** Speculation: the tokens row `row` is likely to generate next (see DecodeJob.propose). */
-  propose?(
-    row: number,
-    context: readonly number[],
-    limit: number,
-    alone: boolean,
-  ): readonly number[] | Promise<readonly number[]>;
-  /** The rows' draws, where the engine may make them itself (see NativeDraw). */
-  readonly draw?: NativeDraw | undefined;
-}
+/** What the engine's decode loop calls for one request: a row per choice (the engine adds the prompt and the rest). */
+export type GenerationSteps = Pick<DecodeJob, 'rows' | 'maxNewTokens' | 'next' | 'done' | 'propose' | 'draw'>;
 
 /**
  * Generates `request`'s choices, for any engine whose logits Lantern sees: the engine encodes the prompt and runs the

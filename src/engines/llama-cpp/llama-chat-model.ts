@@ -6,7 +6,7 @@ import {
   type ChatResult,
 } from '../../engine-interface/index.ts';
 import { DecodeLoop, rowSeed, type DecodeStats } from '../../generation/decode-loop.ts';
-import { DraftModel } from '../../generation/draft-model.ts';
+import { checkDraftVocabulary, DraftModel } from '../../generation/draft-model.ts';
 import {
   generationTokenizer,
   type GenerationTokenizer,
@@ -97,7 +97,7 @@ export class LlamaChatModel {
     this.#promptLookup = options.promptLookup ?? true;
     const { draft } = options;
     this.#draftModel = draft?.model;
-    if (draft) sameVocabulary(ggml, draft.model.metadata.tokenizer.ggml);
+    if (draft) checkDraftVocabulary(ggml.tokens, draft.model.metadata.tokenizer.ggml.tokens, 'the draft model');
     this.#draft =
       draft && new DraftModel(new SequenceBatch(draft.model.sequences, draft.tokenBytes) as never, draft.contextLength);
     this.#tokens = generationTokenizer({ ...model.tokenizer, eos: endOfGenerationTokens(ggml) });
@@ -261,16 +261,3 @@ const END_OF_TURN = new Set([
   '<|return|>',
   '<|call|>',
 ]);
-
-/**
- * Checks that a draft model writes with the target's tokens: the same vocabulary, token for token (Qwen3-0.6B's and
- * Qwen3-4B's GGUFs are). A draft of another tokenizer would propose ids that mean other text.
- */
-function sameVocabulary(target: GgufTokenizer, draft: GgufTokenizer): void {
-  const [a, b] = [target.tokens, draft.tokens];
-  const differs = a.length !== b.length ? 0 : a.findIndex((token, id) => token !== b[id]);
-  if (differs >= 0) {
-    const at = a.length !== b.length ? `${b.length} tokens against ${a.length}` : `token ${differs} differs`;
-    throw new Error(`the draft model has another tokenizer than the model's (${at}): it cannot propose`);
-  }
-}

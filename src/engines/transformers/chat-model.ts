@@ -24,8 +24,8 @@ import type { ImageAccess } from '../../inputs/image-input.ts';
 import { imagePrompt, type ImagePrompt, type VisionParts } from './image-prompt.ts';
 import { loadPretrained, progressCallback, type TransformersLoadOptions } from './load-pretrained.ts';
 import { DecodeLoop, type BatchLimits, type DecodeStats } from '../../generation/decode-loop.ts';
-import { DraftModel } from '../../generation/draft-model.ts';
-import { PrefixReuse } from './prefix-reuse.ts';
+import { checkDraftVocabulary, DraftModel } from '../../generation/draft-model.ts';
+import { DEFAULT_PREFIX_CACHE_BYTES, PrefixReuse } from './prefix-reuse.ts';
 import { TransformersBatch, type TransformersPrefill } from './transformers-batch.ts';
 
 export interface ChatModelOptions extends TransformersLoadOptions {
@@ -100,7 +100,11 @@ export class TransformersChatModel {
     this.#draft =
       draft &&
       new DraftModel(
-        new TransformersBatch(draft, this.#queue, new PrefixReuse((options.prefixCacheBytes ?? DRAFT_PREFIX_BASE) / 8)),
+        new TransformersBatch(
+          draft,
+          this.#queue,
+          new PrefixReuse((options.prefixCacheBytes ?? DEFAULT_PREFIX_CACHE_BYTES) / 8),
+        ),
         (draft.config as { max_position_embeddings?: number }).max_position_embeddings ?? Infinity,
       );
     const contextWindow = options.contextWindow ?? Infinity;
@@ -136,7 +140,8 @@ export class TransformersChatModel {
         loadPretrained(source, AutoModelForCausalLM, options),
         options.draft !== undefined ? loadPretrained(options.draft, AutoModelForCausalLM, options) : undefined,
       ]);
-      if (draft) sameTokenizer(tokenizer, draft[0], options.draft!);
+      if (draft)
+        checkDraftVocabulary(tokenStrings(tokenizer), tokenStrings(draft[0]), `the draft model ${options.draft}`);
       return new TransformersChatModel(tokenizer, model, options, undefined, draft?.[1]);
     }
     if (options.draft !== undefined) throw new Error('a draft model speculates for a model of text alone');
@@ -259,20 +264,11 @@ export class TransformersChatModel {
   }
 }
 
-/** The target's prefix budget a draft's is a share of, where the options give none (PrefixReuse's default). */
-const DRAFT_PREFIX_BASE = 256 * 2 ** 20;
-
-/**
- * Checks that a draft model writes with the target's tokens: the same vocabulary, token for token (Qwen3-0.6B's and
- * Qwen3-4B's are). A draft of another tokenizer would propose ids that mean other text.
- */
-function sameTokenizer(target: PreTrainedTokenizer, draft: PreTrainedTokenizer, source: string): void {
-  const [a, b] = [target.get_vocab(), draft.get_vocab()] as unknown as [Map<string, number>, Map<string, number>];
-  const differs = a.size !== b.size ? undefined : [...a].find(([token, id]) => b.get(token) !== id);
-  if (a.size !== b.size || differs) {
-    const at = a.size !== b.size ? `${b.size} tokens against ${a.size}` : `token ${differs![1]} differs`;
-    throw new Error(`the draft model ${source} has another tokenizer than the model's (${at}): it cannot propose`);
-  }
+/** A tokenizer's token strings by id (its added tokens among them), to compare a draft's with the model's. */
+function tokenStrings(tokenizer: PreTrainedTokenizer): string[] {
+  const strings: string[] = [];
+  for (const [token, id] of tokenizer.get_vocab() as unknown as Map<string, number>) strings[id] = token;
+  return strings;
 }
 
 /** A template that renders image parts: it compares a part's type with `image` (SmolVLM's, Qwen2-VL's, tiny-vision's). */
