@@ -317,4 +317,9 @@ const PORT_TASKS: { [T in ModelTask]: PortTask<T> } = {
       return Comlink.transfer(sent, [bytes.buffer]);
     },
   },
+
+  // The audio comes back in events; the result holds its length and usage.
+  speech: {
+    watch: (_request, options) => ({ options, result: (answer) => answer }),
+  },
 };

@@ -101,7 +101,14 @@ describe('/v1/models', () => {
   it('lists the IDs only', async () => {
     const ids = [];
     for await (const model of client.models.list()) ids.push(model.id);
-    expect(ids).toEqual(['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4', 'teal-finch-4']);
+    expect(ids).toEqual([
+      'crimson-falcon-4',
+      'indigo-owl-4',
+      'amber-phoenix-4',
+      'jade-mole-4',
+      'teal-finch-4',
+      'ochre-lark-4',
+    ]);
   });
 
   it('retrieves a model by an alias, answered with its ID', async () => {

@@ -25,6 +25,7 @@ async function lantern() {
       chat: (candidate, context) => WebLLMChatModel.load(candidate as never, { ...context, create }),
       embeddings: () => Promise.reject(new Error('no embeddings here')),
       transcription: () => Promise.reject(new Error('no speech here')),
+      speech: () => Promise.reject(new Error('no speech here')),
     },
   });
   const { client, handler, keys, calls } = await sdkClient({ engine });

@@ -48,6 +48,9 @@ beforeEach(async () => {
       transcription: async () => {
         throw new Error('no speech here');
       },
+      speech: async () => {
+        throw new Error('no speech here');
+      },
     },
   });
   const { port1, port2 } = new MessageChannel();

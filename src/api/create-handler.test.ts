@@ -146,6 +146,7 @@ describe('routing', () => {
         { id: 'chat-model', object: 'model', created: 1, owned_by: 'lantern' },
         { id: 'embed-model', object: 'model', created: 2, owned_by: 'lantern' },
         { id: 'speech-model', object: 'model', created: 3, owned_by: 'lantern' },
+        { id: 'voice-model', object: 'model', created: 4, owned_by: 'lantern' },
       ],
     });
     expect(await (await request('/v1/models/embed-model')).json()).toEqual(list.data[1]);

@@ -10,6 +10,7 @@ import { createChatCompletion } from './chat-completions/route.ts';
 import { createCompletion } from './completions/route.ts';
 import { createEmbeddings } from './embeddings/route.ts';
 import { createTranscription } from './audio/route.ts';
+import { createSpeech } from './speech/route.ts';
 import { audioBodyBytes } from './audio/schema.ts';
 import { listModels, retrieveModel } from './models/route.ts';
 import { RateLimiter } from './rate-limiter.ts';
@@ -22,7 +23,7 @@ export type Handler = (request: Request) => Promise<Response>;
 /**
  * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`, `POST /v1/completions`,
  * `POST /v1/responses` (with `GET` and `DELETE /v1/responses/{id}`), `POST /v1/embeddings` and
- * `POST /v1/audio/transcriptions` and `/translations`, every route behind
+ * `POST /v1/audio/transcriptions` and `/translations` and `POST /v1/audio/speech`, every route behind
  * `Authorization: Bearer lt_…`, every route that runs a model under a per-key rate limit and a bounded engine queue,
  * and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
  *
@@ -90,6 +91,7 @@ export function createHandler(options: HandlerOptions): Handler {
   const audio = { maxBytes: audioBodyBytes(limits), timeoutMs: limits.bodyTimeoutMs };
   app.post('/v1/audio/transcriptions', rateLimit(limiter, audio), createTranscription(deps, 'transcribe'));
   app.post('/v1/audio/translations', rateLimit(limiter, audio), createTranscription(deps, 'translate'));
+  app.post('/v1/audio/speech', rateLimit(limiter, json), createSpeech(deps));
 
   return async (request) => {
     try {

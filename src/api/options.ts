@@ -50,6 +50,11 @@ export interface Limits {
    * one holds the device for minutes.
    */
   maxAudioSeconds: number;
+  /**
+   * Longest text to speak (`/v1/audio/speech`'s `input`, and its `instructions`), in characters: 4,096, as the OpenAI
+   * API. About five minutes of speech, synthesised and encoded a sentence at a time.
+   */
+  maxSpeechChars: number;
   /** Most images in one request (chat `image_url`, Responses `input_image` parts), all messages together. */
   maxImages: number;
   /** Largest image, in bytes: of a data URL's image here, of a fetched one as it downloads. 20 MB, as the OpenAI API. */
@@ -93,6 +98,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxEnumValueChars: 256,
   maxAudioBytes: 25 * 1024 * 1024,
   maxAudioSeconds: 3600,
+  maxSpeechChars: 4096,
   maxImages: 16,
   maxImageBytes: 20 * 1024 * 1024,
   maxImagePixels: 7680 * 4320,

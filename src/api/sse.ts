@@ -53,13 +53,62 @@ export async function eventStream(
   produce: (send: SendEvent, signal: AbortSignal) => Promise<void>,
   options: EventStreamOptions,
 ): Promise<Response> {
+  const encoder = new TextEncoder();
+  return producedResponse(
+    (write, signal) => {
+      const send: SendEvent = (data, event) => {
+        const json = data instanceof JsonText ? data.json : JSON.stringify(data);
+        write(encoder.encode(`${event === undefined ? '' : `event: ${event}\n`}data: ${json}\n\n`));
+      };
+      return produce(send, signal).then(() => {
+        if (options.doneFrame !== false) write(encoder.encode('data: [DONE]\n\n'));
+      });
+    },
+    {
+      signal: options.signal,
+      headers: { ...options.headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+      lateError: (error) => encoder.encode(`data: ${JSON.stringify(options.errorBody(error))}\n\n`),
+    },
+  );
+}
+
+export interface ByteStreamOptions {
+  /** The request's signal: the client going away stops the producer. */
+  signal?: AbortSignal | undefined;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Runs `produce` and streams the bytes it writes as the body, as they are written (chunked): a binary answer made as
+ * it goes, such as speech sentence by sentence. As with {@link eventStream}, the Response is returned once the first
+ * bytes are written, so a failure before any is thrown to be answered with its own status; a failure after fails the
+ * body (there is no frame to write an error into, and a file cut short must not read as a whole one).
+ */
+export function byteStream(
+  produce: (write: (bytes: Uint8Array) => void, signal: AbortSignal) => Promise<void>,
+  options: ByteStreamOptions,
+): Promise<Response> {
+  return producedResponse(produce, { signal: options.signal, headers: options.headers ?? {} });
+}
+
+/**
+ * A Response whose body is what `produce` writes, returned once it has written something (or finished). A failure
+ * before that is thrown; after, `lateError` writes it into the body, which then closes, or without one the body fails.
+ */
+async function producedResponse(
+  produce: (write: (bytes: Uint8Array) => void, signal: AbortSignal) => Promise<void>,
+  options: {
+    signal?: AbortSignal | undefined;
+    headers: Record<string, string>;
+    lateError?: (error: unknown) => Uint8Array;
+  },
+): Promise<Response> {
   const abort = new AbortController();
   const onAbort = () => abort.abort(options.signal?.reason);
   // A request aborted before it got here never fires its abort event again: check first.
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let open = true;
   const body = new ReadableStream<Uint8Array>({
@@ -71,38 +120,33 @@ export async function eventStream(
       setTimeout(() => abort.abort(), 0);
     },
   });
-  const write = (text: string) => {
-    if (open) controller.enqueue(encoder.encode(text));
-  };
 
   let started = false;
   let markStarted!: () => void;
-  const firstEvent = new Promise<void>((resolve) => (markStarted = resolve));
-  const send: SendEvent = (data, event) => {
-    const json = data instanceof JsonText ? data.json : JSON.stringify(data);
-    write(`${event === undefined ? '' : `event: ${event}\n`}data: ${json}\n\n`);
+  const firstOutput = new Promise<void>((resolve) => (markStarted = resolve));
+  const write = (bytes: Uint8Array) => {
+    if (open) controller.enqueue(bytes);
     if (!started) {
       started = true;
       markStarted();
     }
   };
 
-  const finished = produce(send, abort.signal)
-    .then(
-      () => {
-        if (options.doneFrame !== false) write('data: [DONE]\n\n');
-      },
-      (error: unknown) => {
-        if (!started) throw error;
-        if (!abort.signal.aborted) write(`data: ${JSON.stringify(options.errorBody(error))}\n\n`);
-      },
-    )
+  let failure: unknown;
+  const finished = produce(write, abort.signal)
+    .catch((error: unknown) => {
+      if (!started) throw error;
+      if (abort.signal.aborted) return;
+      if (options.lateError) write(options.lateError(error));
+      else failure = error;
+    })
     .finally(() => {
       options.signal?.removeEventListener('abort', onAbort);
       if (!open) return;
       open = false;
       // After a client abort the body fails with the abort reason, as a fetch body does when its request is aborted.
       if (abort.signal.aborted) controller.error(abort.signal.reason);
+      else if (failure !== undefined) controller.error(failure);
       else controller.close();
     });
 
@@ -110,12 +154,6 @@ export async function eventStream(
     body,
     finished.catch(() => {}),
   );
-  await Promise.race([firstEvent, finished]);
-  return new Response(body, {
-    headers: {
-      ...options.headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-    },
-  });
+  await Promise.race([firstOutput, finished]);
+  return new Response(body, { headers: options.headers });
 }

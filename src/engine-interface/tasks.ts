@@ -8,6 +8,10 @@ import type {
   EmbedResult,
   Engine,
   EngineRuns,
+  SpeakOptions,
+  SpeakRequest,
+  SpeakResult,
+  SpeechEvent,
   TranscribeOptions,
   TranscribeRequest,
   TranscribeResult,
@@ -34,11 +38,13 @@ export interface TaskTypes {
     event: TranscriptEvent;
     result: TranscribeResult;
   };
+  /** Text to speech (`/v1/audio/speech`): encoded audio, sentence by sentence. */
+  speech: { request: SpeakRequest; options: SpeakOptions; event: SpeechEvent; result: SpeakResult };
 }
 
 /**
- * What a model does: chat (and the text routes built on it), embeddings, or speech to text
- * (`/v1/audio/transcriptions` and `/translations`). One of `TaskTypes`' keys.
+ * What a model does: chat (and the text routes built on it), embeddings, speech to text
+ * (`/v1/audio/transcriptions` and `/translations`) or text to speech (`/v1/audio/speech`). One of `TaskTypes`' keys.
  */
 export type ModelTask = keyof TaskTypes;
 
@@ -62,5 +68,6 @@ export function withTaskMethods(engine: EngineRuns): Engine {
     chat: (model, request, options) => engine.run('chat', model, request, options),
     embed: (model, request, options) => engine.run('embeddings', model, request, options),
     transcribe: (model, request, options) => engine.run('transcription', model, request, options),
+    speak: (model, request, options) => engine.run('speech', model, request, options),
   };
 }

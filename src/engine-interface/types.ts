@@ -3,7 +3,10 @@
  * provides. Plain data in and out (camelCase; the wire's snake_case stays in `src/api`), so it can cross a worker
  * boundary unchanged. Each task's types are tied together in `tasks.ts` (`TaskTypes`).
  */
+import type { SpeechFormat } from '../audio/encode/speech-formats.ts';
 import type { ModelTask, TaskOptions, TaskRequest, TaskResult } from './tasks.ts';
+
+export type { SpeechFormat };
 
 /**
  * A conversation turn as the engine sees it: text, and the tool calls of an assistant turn or the call a `tool` turn
@@ -379,6 +382,44 @@ export interface TranscribeOptions extends CallOptions {
   onEvent?: (event: TranscriptEvent) => void;
 }
 
+/** One text-to-speech request, already validated by the caller (`POST /v1/audio/speech`). */
+export interface SpeakRequest {
+  /** The text to say: not empty, at most `Limits.maxSpeechChars` characters. */
+  input: string;
+  /** An OpenAI voice name (`alloy`, `marin`, …), mapped to one of the model's own, or one of the model's own names. */
+  voice: string;
+  /** How fast to speak, 0.25–4 (1 is the model's own pace). */
+  speed: number;
+  /** How to say it (tone, accent, pace): read by a model that follows instructions, accepted and unused by others. */
+  instructions?: string;
+  /** The audio's encoding, encoded where the model runs: mono at `SPEECH_SAMPLE_RATE`. */
+  format: SpeechFormat;
+}
+
+/** What a running synthesis reports: its audio, encoded, as each sentence is spoken, and how far through the text. */
+export type SpeechEvent =
+  /** The next encoded bytes, in order (concatenated, they are the file). */
+  | { type: 'audio'; bytes: Uint8Array }
+  /** Characters of the input spoken so far, of `total`. */
+  | { type: 'progress'; characters: number; total: number };
+
+export interface SpeakResult {
+  /** Seconds of audio. */
+  seconds: number;
+  /** The audio's sample rate (24 kHz, as OpenAI's `pcm`). */
+  sampleRate: number;
+  /**
+   * Input tokens: the phonemes (or characters) the model read; output tokens: audio frames, one per 25 ms (Lantern's
+   * unit: OpenAI bills speech by characters or its own audio tokens, which no local model has).
+   */
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+export interface SpeakOptions extends CallOptions {
+  /** Called synchronously for every event, in order. */
+  onEvent?: (event: SpeechEvent) => void;
+}
+
 /**
  * Progress of loading a model, one union for every engine (the statuses of transformers.js' `ProgressInfo`), named by
  * the public model ID that asked for it. `progress` is a percentage.
@@ -407,6 +448,13 @@ export interface ModelCard {
   aliases?: string[];
   /** What it reads, when the engine says: text; images too (a chat ID with a candidate that reads them here); audio. */
   inputs?: ('text' | 'image' | 'audio')[];
+  /** What it writes, when the engine says: text, or audio (a text-to-speech ID). */
+  outputs?: ('text' | 'audio')[];
+  /**
+   * A text-to-speech ID's voices, when the engine says: OpenAI's names (each mapped to one of the model's), then the
+   * model's own.
+   */
+  voices?: string[];
   /**
    * The candidates that can serve it here, in the order they are tried, when the engine says: by their public names
    * (`PublicView`), never where they live.
@@ -453,4 +501,5 @@ export interface Engine extends EngineRuns {
   chat(model: string, request: ChatRequest, options?: ChatOptions): Promise<ChatResult>;
   embed(model: string, request: EmbedRequest, options?: EmbedOptions): Promise<EmbedResult>;
   transcribe(model: string, request: TranscribeRequest, options?: TranscribeOptions): Promise<TranscribeResult>;
+  speak(model: string, request: SpeakRequest, options?: SpeakOptions): Promise<SpeakResult>;
 }

@@ -51,6 +51,7 @@ function loaders(failing: Record<string, Error> = {}) {
     chat: load,
     embeddings: load,
     transcription: () => Promise.reject(new Error('no speech here')),
+    speech: () => Promise.reject(new Error('no speech here')),
   };
   return Object.assign(result, { loads });
 }

@@ -13,6 +13,8 @@ import { checkConstraint } from '../grammar/constraint-check.ts';
 import { DEFAULT_LOADERS, type ModelLoaders, type TaskModel } from './model-loaders.ts';
 import { candidateKey, type LocalCandidate } from '../models/model-profile.ts';
 import { refuseUnfittableInput, refuseUnfittablePrompt } from './prompt-budget.ts';
+import type { LoadOptional } from '../audio/index.ts';
+import { checkSpeechFormat, speakInPieces } from './speech/speak-in-pieces.ts';
 import { TaskQueue } from './task-queue.ts';
 
 /**
@@ -68,21 +70,27 @@ export interface LocalEngineOptions {
    * are decoded by transformers.js' RawImage.
    */
   imageAccess?: ImageAccess | undefined;
+  /**
+   * How an optional package is imported here (an encoder under a copyleft licence, which the app installs and Lantern
+   * never bundles: `wasm-media-encoders` for mp3). Absent: a dynamic `import()` by its name, which Node resolves.
+   */
+  loadOptional?: LoadOptional | undefined;
 }
 
 type LoadedModel = TaskModel<ModelTask>;
 
-/** What of the engine's realm a run may use: its queue, and how it fetches images and decodes audio. */
+/** What of the engine's realm a run may use: its queue, how it fetches images, decodes audio and imports encoders. */
 interface Realm {
   queue: TaskQueue;
   imageAccess: ImageAccess | undefined;
   decodeAudio: DecodeAudio | undefined;
+  loadOptional: LoadOptional | undefined;
 }
 
 /** How the local engine serves one task, once its model is loaded. */
 interface Serve<T extends ModelTask> {
-  /** Refuses what no model would do, before any model loads (and before any waits for one). */
-  check?(request: TaskRequest<T>): void;
+  /** Refuses what no model would do here, before any model loads (and before any waits for one). */
+  check?(request: TaskRequest<T>, realm: Realm): void | Promise<void>;
   /** Runs the loaded model, told which candidate it is (`onBackend`) already. */
   serve(
     model: TaskModel<T>,
@@ -134,6 +142,13 @@ const SERVE: { [T in ModelTask]: Serve<T> } = {
       return model.transcribe(samples, params, options);
     },
   },
+
+  speech: {
+    // A format whose encoder is not here (an optional package the app did not install) is refused before any load.
+    check: (request, realm) => checkSpeechFormat(request.format, realm.loadOptional),
+    serve: (model, request, options, realm) =>
+      speakInPieces(model, request, { ...options, queue: realm.queue, loadOptional: realm.loadOptional }),
+  },
 };
 
 /**
@@ -177,11 +192,16 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     }
   };
 
-  const realm: Realm = { queue, imageAccess: options.imageAccess, decodeAudio: options.decodeAudio };
+  const realm: Realm = {
+    queue,
+    imageAccess: options.imageAccess,
+    decodeAudio: options.decodeAudio,
+    loadOptional: options.loadOptional,
+  };
   return {
     async run(task, target, request, runOptions = {}) {
       const serve = SERVE[task];
-      serve.check?.(request);
+      await serve.check?.(request, realm);
       const model = (await load(target)) as TaskModel<typeof task>;
       runOptions.onBackend?.(candidateKey(target.candidate));
       return serve.serve(model, request, runOptions, realm);

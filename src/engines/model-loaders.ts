@@ -42,8 +42,24 @@ export interface EmbeddingModel {
   embed(input: string[], options?: Omit<RunOptions, 'onEvent'>): Promise<EmbedResult>;
 }
 
+/** A loaded text-to-speech model: it says one piece of text (a sentence, or part of a long one) at a time. */
+export interface SynthesisModel {
+  /** The rate of the samples it writes. */
+  readonly sampleRate: number;
+  /** Its own voices' names. */
+  readonly voices: readonly string[];
+  /** Its OpenAI voice names, each to one of its own. */
+  readonly openaiVoices: Readonly<Record<string, string>>;
+  /** The most tokens (phonemes) it says in one pass: longer text is cut at a pause first (`splitForSpeech`). */
+  readonly maxInputTokens: number;
+  /** How many tokens the model reads for `text` (to cut text that is too long for one pass). */
+  tokenCount(text: string, voice: string): number;
+  /** Says `text` in `voice`: mono samples at `sampleRate`. One pass of the model (run it in the realm's queue). */
+  synthesize(text: string, voice: string, speed: number): Promise<{ samples: Float32Array; inputTokens: number }>;
+}
+
 /** A loaded speech-to-text model. */
-export interface SpeechModel {
+export interface TranscriptionModel {
   /** The rate its audio is decoded and resampled to. */
   readonly sampleRate: number;
   /** Refuses, naming the parameter, what the model cannot do (a language it does not know, translation, words). */
@@ -71,7 +87,8 @@ export interface LoadContext {
 export interface TaskModels {
   chat: ChatModel;
   embeddings: EmbeddingModel;
-  transcription: SpeechModel;
+  transcription: TranscriptionModel;
+  speech: SynthesisModel;
 }
 
 /** A loaded model of `task`. */
@@ -102,6 +119,7 @@ const TASK_WORDS: Readonly<Record<ModelTask, string>> = {
   chat: 'chat runs',
   embeddings: 'embeddings run',
   transcription: 'speech to text runs',
+  speech: 'text to speech runs',
 };
 
 /** The candidate's loader for a task, or why its engine cannot serve it (before anything is downloaded). */
@@ -131,6 +149,7 @@ export const DEFAULT_LOADERS: ModelLoaders = {
   chat: defaultLoader('chat'),
   embeddings: defaultLoader('embeddings'),
   transcription: defaultLoader('transcription'),
+  speech: defaultLoader('speech'),
 };
 
 /** A task's loader: the candidate's engine's, once its files are ready. */

@@ -112,10 +112,10 @@ describe('the bundled profile', () => {
       const keys = usableCandidates(profile[id]!, device).map(candidateKey);
       // The chat model first; tiny-vision after it for a request with images; the GGUF copy on llama.cpp last.
       const own = keys.filter((key) => !key.includes('tiny-vision') && !key.startsWith('llama.cpp:'));
-      expect(own.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|think|embed|whisper)@fp32\/cpu$/);
+      expect(own.at(-1)).toMatch(/^transformers:\/models\/tiny-(chat|think|embed|whisper|speech)@fp32\/cpu$/);
       const gguf = keys.filter((key) => key.startsWith('llama.cpp:'));
       expect(gguf).toEqual(
-        /whisper/.test(own[0]!)
+        /whisper|speech/.test(own[0]!)
           ? []
           : [own[0]!.replace(/^transformers:\/models\/([\w-]+)@.*$/, 'llama.cpp:/models/$1/gguf/$1-f32.gguf')],
       );

@@ -13,15 +13,21 @@ import type { RemoteCandidate } from '../engines/remote/remote-engine.ts';
 // in `src/engines/engine-registry.ts`; they are exported from here too, where profiles are written.
 export { isHubModel, type AdapterLimits, type GPUNeeds, type ReadsImages } from '../engines/engine-descriptor.ts';
 export type { LocalCandidate, ModelCandidate } from '../engines/engine-registry.ts';
-export { ONNX_FILES, type TransformersCandidate } from '../engines/transformers/transformers-engine.ts';
+export {
+  ONNX_FILES,
+  type SpeechVoices,
+  type TransformersCandidate,
+  type VoiceAccent,
+} from '../engines/transformers/transformers-engine.ts';
+import type { SpeechVoices } from '../engines/transformers/transformers-engine.ts';
 export { WEB_LLM_LIMITS, type WebLLMCandidate } from '../engines/web-llm/web-llm-engine.ts';
 export type { LlamaCppCandidate } from '../engines/llama-cpp/llama-cpp-engine.ts';
 export type { EngineName } from '../engines/engine-registry.ts';
 export { redactURL, type RemoteCandidate, type RemoteTimeouts } from '../engines/remote/remote-engine.ts';
 
 /**
- * The public model IDs of the API: three chat models and one embedding model (spec §1), and one speech-to-text model
- * (`/v1/audio/transcriptions` and `/translations`).
+ * The public model IDs of the API: three chat models and one embedding model (spec §1), one speech-to-text model
+ * (`/v1/audio/transcriptions` and `/translations`) and one text-to-speech model (`/v1/audio/speech`).
  */
 export const PUBLIC_MODELS = Object.freeze({
   'crimson-falcon-4': 'chat',
@@ -29,6 +35,7 @@ export const PUBLIC_MODELS = Object.freeze({
   'amber-phoenix-4': 'chat',
   'jade-mole-4': 'embeddings',
   'teal-finch-4': 'transcription',
+  'ochre-lark-4': 'speech',
 } as const satisfies Record<string, ModelTask>);
 
 export type PublicModelId = keyof typeof PUBLIC_MODELS;
@@ -38,7 +45,7 @@ export type PublicModelId = keyof typeof PUBLIC_MODELS;
  * for OpenAI runs unmodified: the small, fast models to the smallest chat model; the general ones to the middle one;
  * the reasoning models (o-series, `gpt-5`) to the one that thinks by default; the embedding models to the embedding
  * model (whatever dimensions the name has at OpenAI: the vectors are the model's own); the transcription models to the
- * speech-to-text model. A profile of the app's own takes
+ * speech-to-text model; the speech models to the text-to-speech model. A profile of the app's own takes
  * them with `aliases: OPENAI_ALIASES[id]`, other names, or none.
  */
 export const OPENAI_ALIASES = Object.freeze({
@@ -55,6 +62,7 @@ export const OPENAI_ALIASES = Object.freeze({
   'amber-phoenix-4': Object.freeze(['o4-mini', 'o3-mini', 'o3', 'o1', 'o1-mini', 'gpt-5']),
   'jade-mole-4': Object.freeze(['text-embedding-3-small', 'text-embedding-3-large', 'text-embedding-ada-002']),
   'teal-finch-4': Object.freeze(['whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe']),
+  'ochre-lark-4': Object.freeze(['tts-1', 'tts-1-hd', 'gpt-4o-mini-tts']),
 }) satisfies Readonly<Record<PublicModelId, readonly string[]>>;
 
 /**
@@ -407,11 +415,31 @@ function decodeURIPart(part: string): string {
 /** The bundled models that have a GGUF too (`<model>/gguf/<model>-f32.gguf`). */
 const GGUF_FIXTURES = new Set(['tiny-chat', 'tiny-think', 'tiny-embed']);
 
+/** tiny-speech's voices (each imitates an espeak-ng voice), and OpenAI's names mapped onto them by gender and accent. */
+const TINY_SPEECH: SpeechVoices = Object.freeze({
+  voices: Object.freeze({ us_female: 'en-us', us_male: 'en-us', gb_female: 'en-gb', gb_male: 'en-gb' }),
+  openaiVoices: Object.freeze({
+    alloy: 'us_female',
+    ash: 'us_male',
+    ballad: 'gb_male',
+    coral: 'us_female',
+    echo: 'us_male',
+    fable: 'gb_male',
+    onyx: 'us_male',
+    nova: 'us_female',
+    sage: 'gb_female',
+    shimmer: 'gb_female',
+    verse: 'gb_male',
+    marin: 'us_female',
+    cedar: 'us_male',
+  }),
+});
+
 /** The date the bundled fixture models were generated (`scripts/fixtures/generate.py`). */
 const BUNDLED_CREATED = Date.UTC(2026, 10, 21) / 1000;
 
 /**
- * The bundled profile: the project's own tiny fixture models (`public/models`), so all five IDs answer offline and in
+ * The bundled profile: the project's own tiny fixture models (`public/models`), so all six IDs answer offline and in
  * tests, on WebGPU where there is an adapter (a software one included) and on the CPU everywhere. The three chat IDs
  * share one tiny chat model, and the two that do not think one tiny vision model for requests with images; each ID
  * answers to its `OPENAI_ALIASES` too, and `amber-phoenix-4` thinks by default (`defaultReasoningEffort: 'medium'`),
@@ -465,6 +493,14 @@ function bundledModels(base: string): ModelProfile {
       created: BUNDLED_CREATED,
       candidates: anywhere('tiny-whisper'),
       aliases: OPENAI_ALIASES['teal-finch-4'],
+    },
+    // tiny-speech: a StyleTTS 2-layout model (Kokoro's inputs, vocabulary and voices) trained on espeak-ng speech of
+    // tiny-whisper's vocabulary (scripts/fixtures/tts_fixture.py), so the two make a round trip.
+    'ochre-lark-4': {
+      task: 'speech',
+      created: BUNDLED_CREATED,
+      candidates: anywhere('tiny-speech').map((candidate) => ({ ...candidate, speech: TINY_SPEECH })),
+      aliases: OPENAI_ALIASES['ochre-lark-4'],
     },
   });
 }

@@ -4,6 +4,7 @@ import {
   type ModelCandidate,
   type ModelEntry,
   type ModelProfile,
+  type SpeechVoices,
 } from './model-profile.ts';
 
 /** When this mapping of the public IDs to real models was published (the Qwen3 lineup). */
@@ -243,6 +244,54 @@ function whisperBytes(params: number, bytesPerWeight: number): number {
 }
 
 /**
+ * Kokoro-82M v1.0 (hexgrad, Apache-2.0) for text to speech: StyleTTS 2 with an iSTFTNet decoder, English in 28 voices,
+ * in onnx-community's export, run as kokoro-js runs it (`TransformersVoiceModel`). fp32 on WebGPU (kokoro-js' advice:
+ * its half-precision and 4-bit exports are slower or worse there) and 8-bit on the CPU; sizes from the hub's listing
+ * (326 MB and 92 MB), plus the voices downloaded with it, 0.5 MB each. Not run here (no GPU and no hub): see
+ * docs/speech.md.
+ */
+const KOKORO = { engine: 'transformers', model: 'onnx-community/Kokoro-82M-v1.0-ONNX' } as const;
+
+/**
+ * Kokoro's voices that OpenAI's names map to, and their accent (its `a…` voices are American English, `b…` British):
+ * chosen by the voice's gender and register against OpenAI's descriptions of its own.
+ */
+const KOKORO_SPEECH: SpeechVoices = Object.freeze({
+  voices: Object.freeze({
+    af_heart: 'en-us',
+    af_alloy: 'en-us',
+    af_bella: 'en-us',
+    af_nicole: 'en-us',
+    af_nova: 'en-us',
+    af_sarah: 'en-us',
+    am_echo: 'en-us',
+    am_fenrir: 'en-us',
+    am_michael: 'en-us',
+    am_onyx: 'en-us',
+    am_puck: 'en-us',
+    bf_emma: 'en-gb',
+    bm_fable: 'en-gb',
+    bm_george: 'en-gb',
+  }),
+  openaiVoices: Object.freeze({
+    alloy: 'af_alloy',
+    ash: 'am_michael',
+    ballad: 'bm_george',
+    coral: 'af_bella',
+    echo: 'am_echo',
+    fable: 'bm_fable',
+    onyx: 'am_onyx',
+    nova: 'af_nova',
+    sage: 'af_sarah',
+    shimmer: 'af_nicole',
+    verse: 'am_puck',
+    marin: 'af_heart',
+    cedar: 'am_fenrir',
+  }),
+});
+const KOKORO_VOICE_BYTES = 14 * 522_240;
+
+/**
  * FastVLM-0.5B (Apple, 2025) for requests with images: a LLaVA-layout model (its FastViTHD encoder gives 256 features
  * for an image resized to 1024 × 1024; Qwen2-0.5B reads them), in onnx-community's export of three graphs
  * (`vision_encoder`, `embed_tokens`, `decoder_model_merged`). Sizes from the hub's listing: q4f16 253 + 272 + 282 MB on
@@ -316,6 +365,21 @@ export const DEFAULT_PROFILE: ModelProfile = Object.freeze({
       { ...WHISPER_BASE, dtype: 'fp32', device: 'webgpu', downloadBytes: whisperBytes(WHISPER_BASE_PARAMS, 4) },
       { ...WHISPER_BASE, dtype: 'q8', device: 'cpu', downloadBytes: whisperBytes(WHISPER_BASE_PARAMS, 1) },
       { ...WHISPER_TINY, dtype: 'q8', device: 'cpu', downloadBytes: whisperBytes(WHISPER_TINY_PARAMS, 1) },
+    ],
+  },
+  'ochre-lark-4': {
+    task: 'speech',
+    created: REGISTRY_CREATED,
+    aliases: OPENAI_ALIASES['ochre-lark-4'],
+    candidates: [
+      {
+        ...KOKORO,
+        dtype: 'fp32',
+        device: 'webgpu',
+        speech: KOKORO_SPEECH,
+        downloadBytes: 326 * MB + KOKORO_VOICE_BYTES,
+      },
+      { ...KOKORO, dtype: 'q8', device: 'cpu', speech: KOKORO_SPEECH, downloadBytes: 92 * MB + KOKORO_VOICE_BYTES },
     ],
   },
 });

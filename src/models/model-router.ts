@@ -34,6 +34,7 @@ import {
   type RoutingConfig,
 } from './model-profile.ts';
 import { publicView, type PublicView } from './public-view.ts';
+import { voiceNames } from '../engines/speech/voices.ts';
 import { CircuitBreaker } from '../engines/remote/circuit-breaker.ts';
 import { RemoteModel } from '../engines/remote/remote-model.ts';
 
@@ -273,6 +274,8 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
           ...(aliases.length > 0 && { aliases }),
           inputs:
             entry.task === 'transcription' ? ['audio'] : chain.some((c) => c.images) ? ['text', 'image'] : ['text'],
+          ...(entry.task !== 'embeddings' && { outputs: entry.task === 'speech' ? ['audio'] : ['text'] }),
+          ...(entry.task === 'speech' && { voices: chainVoices(chain) }),
           candidates: chain.map((c) => view.name(candidateKey(c))),
           servedBy: servedBy === null ? null : view.name(servedBy),
           ...(await storedStates(chain, view)),
@@ -326,7 +329,14 @@ const ROUTES: { [T in ModelTask]: TaskRoute<T> } = {
   },
   embeddings: {},
   transcription: {},
+  speech: {},
 };
+
+/** The voices a speech chain's candidates have (OpenAI's names, then each one's own), in the chain's order. */
+function chainVoices(chain: readonly ModelCandidate[]): string[] {
+  const tables = chain.flatMap((c) => ('speech' in c && c.speech ? [c.speech] : []));
+  return [...new Set(tables.flatMap((table) => voiceNames({ ...table, voices: Object.keys(table.voices) })))];
+}
 
 /**
  * A chat route for a conversation with images: only the links whose candidates read images (the others would answer

@@ -26,7 +26,7 @@ import type { AdapterLimits, CandidateFailure, RoutingConfig } from '../models/m
  * (`LocalAPI`'s `mismatch` event). A page left open across an app update is the usual case: its service worker is new
  * (`skipWaiting`, `clients.claim`), its own code old, until it reloads.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /** What runs the models in the worker: WebGPU when an adapter exists (or is asked for), otherwise WebAssembly. */
 export type DevicePreference = 'auto' | 'webgpu' | 'wasm';

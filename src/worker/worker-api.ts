@@ -23,6 +23,8 @@ import {
 interface WorkerTask<T extends ModelTask> {
   usage(result: TaskResult<T>): { promptTokens: number; completionTokens: number };
   answer(result: TaskResult<T>): WorkerAnswers[T];
+  /** What of an event's memory moves to the caller rather than being copied (its owner never reads it again). */
+  transfer?(event: TaskEvent<T>): Transferable[];
 }
 
 /** Each task's report and answer. */
@@ -40,6 +42,12 @@ const WORKER_TASKS: { [T in ModelTask]: WorkerTask<T> } = {
   },
   // The transcript's text came in `delta` events too; the result carries the segments and words the formats need.
   transcription: { usage: (r) => ({ promptTokens: 0, completionTokens: r.usage.outputTokens }), answer: (r) => r },
+  // The audio came in `audio` events, each chunk's bytes moved rather than copied (the encoder made them for this call).
+  speech: {
+    usage: (r) => ({ promptTokens: r.usage.inputTokens, completionTokens: r.usage.outputTokens }),
+    answer: (r) => r,
+    transfer: (event) => (event.type === 'audio' ? [event.bytes.buffer as ArrayBuffer] : []),
+  },
 };
 
 export interface WorkerApiHooks {
@@ -100,6 +108,7 @@ export function createWorkerApi(
       onBackend: (backend: string) => void,
     ) => Promise<T>,
     usage: (result: T) => { promptTokens: number; completionTokens: number },
+    transfer?: (event: TaskEvent<ModelTask>) => Transferable[],
   ): Promise<T> {
     const abort = new AbortController();
     let heard = true;
@@ -125,7 +134,7 @@ export function createWorkerApi(
       if (event.type === 'delta') tokenTimes?.push(performance.timeOrigin + performance.now());
       events += 1;
       if (abort.signal.aborted) eventsAfterAbort += 1;
-      port.postMessage({ type: 'event', event } satisfies CallMessage);
+      port.postMessage({ type: 'event', event } satisfies CallMessage, transfer?.(event) ?? []);
     };
     calls += 1;
     /** The candidate that took the call (its `candidateKey`), once one has. */
@@ -180,12 +189,13 @@ export function createWorkerApi(
 
     run: async (task, target, request, port) => {
       if (broken) return unanswered();
-      const { usage, answer } = WORKER_TASKS[task];
+      const { usage, answer, transfer } = WORKER_TASKS[task] as WorkerTask<typeof task>;
       const result = await withCallPort(
         port,
         target,
         (signal, onEvent, onBackend) => engine().run(task, target, request, { signal, onEvent, onBackend }),
         usage,
+        transfer as ((event: TaskEvent<ModelTask>) => Transferable[]) | undefined,
       );
       return answer(result);
     },

@@ -9,6 +9,9 @@ import {
   type Engine,
   type ModelCard,
   type ModelTask,
+  type SpeakOptions,
+  type SpeakRequest,
+  type SpeakResult,
   type TaskOptions,
   type TaskRequest,
   type TaskResult,
@@ -39,11 +42,13 @@ export class FakeEngine implements Engine, LocalEngine {
     { id: 'chat-model', task: 'chat', created: 1 },
     { id: 'embed-model', task: 'embeddings', created: 2 },
     { id: 'speech-model', task: 'transcription', created: 3 },
+    { id: 'voice-model', task: 'speech', created: 4 },
   ];
   /** Every chat call, with the signal it got. */
   readonly chats: { model: string; request: ChatRequest; signal: AbortSignal | undefined }[] = [];
   readonly embeds: { model: string; request: EmbedRequest }[] = [];
   readonly transcriptions: { model: string; request: TranscribeRequest }[] = [];
+  readonly speeches: { model: string; request: SpeakRequest }[] = [];
 
   /** What a chat call does; by default each choice says "hi there" in two tokens and stops. */
   onChat: (request: ChatRequest, options: FakeChatOptions) => Promise<ChatResult> = async (request, options) => {
@@ -87,6 +92,16 @@ export class FakeEngine implements Engine, LocalEngine {
     };
   };
 
+  /** What a speech call does; by default the input's characters as bytes, in two chunks, said in 1 s. */
+  onSpeak: (request: SpeakRequest, options: SpeakOptions) => Promise<SpeakResult> = async (request, options) => {
+    const bytes = new TextEncoder().encode(request.input);
+    const half = Math.ceil(bytes.length / 2);
+    options.onEvent?.({ type: 'audio', bytes: bytes.slice(0, half) });
+    options.onEvent?.({ type: 'progress', characters: request.input.length, total: request.input.length });
+    options.onEvent?.({ type: 'audio', bytes: bytes.slice(half) });
+    return { seconds: 1, sampleRate: 24_000, usage: { inputTokens: bytes.length, outputTokens: 40 } };
+  };
+
   async models(): Promise<ModelCard[]> {
     return this.cards;
   }
@@ -95,9 +110,10 @@ export class FakeEngine implements Engine, LocalEngine {
   readonly chat: Engine['chat'];
   readonly embed: Engine['embed'];
   readonly transcribe: Engine['transcribe'];
+  readonly speak: Engine['speak'];
 
   constructor() {
-    ({ chat: this.chat, embed: this.embed, transcribe: this.transcribe } = withTaskMethods(this));
+    ({ chat: this.chat, embed: this.embed, transcribe: this.transcribe, speak: this.speak } = withTaskMethods(this));
   }
 
   /**
@@ -128,6 +144,10 @@ export class FakeEngine implements Engine, LocalEngine {
     transcription: (model, request, options) => {
       this.transcriptions.push({ model, request });
       return this.onTranscribe(request, options);
+    },
+    speech: (model, request, options) => {
+      this.speeches.push({ model, request });
+      return this.onSpeak(request, options);
     },
   };
 

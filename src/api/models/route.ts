@@ -9,6 +9,8 @@ const toModel = (card: ModelCard, ownedBy: string): Model => ({
   created: card.created,
   owned_by: ownedBy,
   ...(card.inputs && { input_modalities: card.inputs }),
+  ...(card.outputs && { output_modalities: card.outputs }),
+  ...(card.voices && { voices: card.voices }),
   ...(card.candidates && { candidates: card.candidates }),
   ...(card.servedBy !== undefined && { served_by: card.servedBy }),
   ...(card.stored && { stored: card.stored }),

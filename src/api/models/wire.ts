@@ -10,6 +10,13 @@ export interface Model {
    * here (`image_url` parts), `audio` for speech to text.
    */
   input_modalities?: ('text' | 'image' | 'audio')[];
+  /** Lantern's own (OpenRouter's name): what it writes, `text`, or `audio` for text to speech. */
+  output_modalities?: ('text' | 'audio')[];
+  /**
+   * Lantern's own, for text to speech: the voices `voice` may name, OpenAI's (each mapped to one of the model's) and then
+   * the model's own.
+   */
+  voices?: string[];
   /**
    * Lantern's own: the candidates that can serve it here, in the order they are tried, by the names `x-lantern-backend`
    * gives them: `remote:1` for a server (that there is one, not where), `transformers:tiny-chat@fp32/cpu` for a model.

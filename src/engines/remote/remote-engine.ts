@@ -56,7 +56,7 @@ export const REMOTE_ENGINE: EngineDescriptor<RemoteCandidate, false> = Object.fr
   name: 'remote',
   title: 'remote',
   local: false,
-  tasks: Object.freeze(['chat', 'embeddings', 'transcription'] as const),
+  tasks: Object.freeze(['chat', 'embeddings', 'transcription', 'speech'] as const),
   runsOnGPU: () => false,
   needsShaderF16: () => false,
   limits: Object.freeze({}),

@@ -7,6 +7,9 @@ import {
   type EmbedOptions,
   type EmbedRequest,
   type EmbedResult,
+  type SpeakOptions,
+  type SpeakRequest,
+  type SpeakResult,
   type TranscribeOptions,
   type TranscribeRequest,
   type TranscribeResult,
@@ -16,6 +19,7 @@ import {
   type TaskResult,
   type WireObject,
 } from '../../engine-interface/index.ts';
+import { measureAudio } from '../../audio/index.ts';
 import type { RemoteCandidate } from '../../models/model-profile.ts';
 import { cutShort, fromStreamError, notAnAnswer } from './upstream-errors.ts';
 import { postUpstream, UpstreamTarget } from './upstream-request.ts';
@@ -80,6 +84,7 @@ const REMOTE_TASKS: { [T in ModelTask]: RemoteTask<T> } = {
   chat: remoteChat,
   embeddings: remoteEmbed,
   transcription: remoteTranscribe,
+  speech: remoteSpeak,
 };
 
 async function remoteChat(
@@ -213,6 +218,49 @@ async function remoteTranscribe(
     ...(request.words && { words }),
     usage: { outputTokens: segments.reduce((n, s) => n + s.tokens.length, 0) },
   };
+}
+
+/**
+ * Text to speech on the server (`/audio/speech`), asked for the bytes as they are synthesised (`stream_format:
+ * 'audio'`) in the client's format: they are handed on as they arrive, not encoded again. The audio's length is measured
+ * from its frames once it has all come (raw `pcm` has none: its bytes count its samples).
+ */
+async function remoteSpeak(
+  target: UpstreamTarget,
+  request: SpeakRequest,
+  options: RemoteCallOptions<SpeakOptions>,
+): Promise<SpeakResult> {
+  const body = {
+    model: target.candidate.model,
+    input: request.input,
+    voice: request.voice,
+    speed: request.speed,
+    response_format: request.format,
+    stream_format: 'audio',
+    ...(request.instructions !== undefined && { instructions: request.instructions }),
+  };
+  const answer = await postUpstream(target, '/audio/speech', body, { signal: options.signal, stream: true });
+  options.onBackend?.(target.context.backend);
+  const chunks: Uint8Array[] = [];
+  await answer.bytes((bytes) => {
+    chunks.push(bytes);
+    options.onEvent?.({ type: 'audio', bytes: bytes.slice() });
+  });
+  const all = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  chunks.reduce((at, c) => (all.set(c, at), at + c.byteLength), 0);
+  const sampleRate = 24_000;
+  const seconds = request.format === 'pcm' ? all.byteLength / 2 / sampleRate : measuredSeconds(all);
+  // Servers do not say what they read; OpenAI counts a speech model's input in characters.
+  return { seconds, sampleRate, usage: { inputTokens: request.input.length, outputTokens: Math.ceil(seconds * 40) } };
+}
+
+/** The audio's length from its own frames, or 0 where they cannot be read: the bytes went to the client as they were. */
+function measuredSeconds(bytes: Uint8Array): number {
+  try {
+    return measureAudio(bytes)?.seconds ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 function usageOf(value: unknown): ChatResult['usage'] {

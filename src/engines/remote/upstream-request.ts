@@ -159,6 +159,11 @@ export class UpstreamAnswer {
     await this.#read('firstByte', (bytes) => parser.feed(decoder.decode(bytes, { stream: true })));
   }
 
+  /** Reads the body's bytes as they arrive (binary answers: audio), handing each read on before the next. */
+  async bytes(onBytes: (bytes: Uint8Array) => void): Promise<void> {
+    await this.#read('firstByte', onBytes);
+  }
+
   /** Reads the body to its end, each wait under its deadline; the first under `first`, the next ones under `idle`. */
   async #read(first: keyof RemoteTimeouts, onBytes: (bytes: Uint8Array) => void): Promise<void> {
     const reader = this.#response.body?.getReader();

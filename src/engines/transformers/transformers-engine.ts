@@ -52,6 +52,22 @@ export interface TransformersCandidate extends GPUNeeds, ReadsImages {
    * has none, and the model checks them in one pass: worth it where the model's pass costs many of the draft's.
    */
   draft?: string;
+  /**
+   * Text-to-speech models (StyleTTS 2: Kokoro, Kitten TTS): their voices, whose files (`voices/<name>.bin`) are
+   * downloaded with the model, and the OpenAI voice names each maps to one of them.
+   */
+  speech?: SpeechVoices;
+}
+
+/** The accent a voice reads its text in (the phonemes' dialect): Kokoro's `a…` voices are American, `b…` British. */
+export type VoiceAccent = 'en-us' | 'en-gb';
+
+/** What a text-to-speech candidate says of its voices (`TransformersCandidate.speech`). */
+export interface SpeechVoices {
+  /** Its own voices (`voices/<name>.bin` in its folder), each with the accent its text is read in. */
+  voices: Readonly<Record<string, VoiceAccent>>;
+  /** OpenAI's voice names (`alloy`, …), each to one of its own. */
+  openaiVoices: Readonly<Record<string, string>>;
 }
 
 /** The weights file of each transformers.js dtype, in a model folder's `onnx/`. */
@@ -71,7 +87,7 @@ export const TRANSFORMERS_ENGINE: EngineDescriptor<TransformersCandidate, true> 
   name: 'transformers',
   title: 'transformers.js',
   local: true,
-  tasks: Object.freeze(['chat', 'embeddings', 'transcription'] as const),
+  tasks: Object.freeze(['chat', 'embeddings', 'transcription', 'speech'] as const),
   runsOnGPU: (candidate: TransformersCandidate) => candidate.device === 'webgpu',
   needsShaderF16: (candidate: TransformersCandidate) =>
     candidate.device === 'webgpu' && (candidate.dtype === 'fp16' || candidate.dtype === 'q4f16'),

@@ -52,7 +52,9 @@ async function modelFiles(
     (configuration as { model_type?: string }).model_type === 'whisper' || candidate.images
       ? ['preprocessor_config.json']
       : [];
-  const all = [...new Set([...names, 'tokenizer.json', 'tokenizer_config.json', ...processor])];
+  // A text-to-speech model's voices are files of its folder that only Lantern reads.
+  const voices = Object.keys(candidate.speech?.voices ?? {}).map((voice) => `voices/${voice}.bin`);
+  const all = [...new Set([...names, 'tokenizer.json', 'tokenizer_config.json', ...processor, ...voices])];
   return all
     .filter((name) => !listing || listing.has(name) || !optional.has(name))
     .map((name) => target(name, optional.has(name) && !listing));

@@ -3,6 +3,7 @@ import { TransformersChatModel } from './chat-model.ts';
 import { TransformersEmbeddingModel } from './embedding-model.ts';
 import { TransformersSpeechModel } from './speech-model.ts';
 import type { TransformersCandidate } from './transformers-engine.ts';
+import { TransformersVoiceModel } from './voice-model.ts';
 
 /** transformers.js' loaders (`ENGINE_LOADERS` in `model-loaders.ts`): its files are ready when they are called. */
 export const TRANSFORMERS_LOADERS: EngineLoaders<TransformersCandidate> = {
@@ -26,6 +27,14 @@ export const TRANSFORMERS_LOADERS: EngineLoaders<TransformersCandidate> = {
       ...transformersOptions(candidate, context),
       queue: context.queue,
     }),
+  speech: (candidate, context) => {
+    if (!candidate.speech) throw new Error('a text-to-speech candidate lists its voices (`speech.voices`)');
+    return TransformersVoiceModel.load(candidate.model, {
+      ...transformersOptions(candidate, context),
+      speech: candidate.speech,
+      hub: candidate.hub,
+    });
+  },
 };
 
 function transformersOptions(candidate: TransformersCandidate, context: LoadContext) {

@@ -1,0 +1,85 @@
+import {
+  createAudioEncoder,
+  encoderAvailable,
+  resample,
+  type LoadOptional,
+  type SpeechFormat,
+} from '../../audio/index.ts';
+import { EngineError, type SpeakRequest, type SpeakResult, type SpeechEvent } from '../../engine-interface/index.ts';
+import type { SynthesisModel } from '../model-loaders.ts';
+import type { TaskQueue } from '../task-queue.ts';
+import { splitForSpeech } from './split-for-speech.ts';
+import { resolveVoice } from './voices.ts';
+
+/** The rate of every speech answer, whatever the model's own: 24 kHz, as OpenAI's (its `pcm` is 24 kHz 16-bit mono). */
+export const SPEECH_SAMPLE_RATE = 24_000;
+
+/** Audio frames per second in a speech answer's usage (`output_tokens`): one per 25 ms, Lantern's unit. */
+const FRAMES_PER_SECOND = 40;
+
+/**
+ * Refuses a format this realm cannot encode (an optional encoder the app did not install), before any model loads: 400
+ * `response_format`, saying what to install.
+ */
+export async function checkSpeechFormat(format: SpeechFormat, loadOptional?: LoadOptional): Promise<void> {
+  const available = await encoderAvailable(format, { loadOptional });
+  if (available !== true) throw new EngineError('invalid_request', available, { param: 'response_format' });
+}
+
+export interface SpeakOptions {
+  signal?: AbortSignal | undefined;
+  onEvent?: ((event: SpeechEvent) => void) | undefined;
+  /** The realm's queue: each piece is one turn, so other requests' passes run between a long text's sentences. */
+  queue: TaskQueue;
+  loadOptional?: LoadOptional | undefined;
+}
+
+/**
+ * Says a request's text a piece at a time (its sentences, cut further where one is longer than the model reads in a
+ * pass) and encodes each piece's audio as soon as it is said: the first sentence is heard while the rest are still
+ * being synthesised. Each piece is a turn of the realm's queue, and an abort is heard between pieces.
+ */
+export async function speakInPieces(
+  model: SynthesisModel,
+  request: SpeakRequest,
+  { signal, onEvent, queue, loadOptional }: SpeakOptions,
+): Promise<SpeakResult> {
+  const voice = resolveVoice(model, request.voice);
+  const pieces = splitForSpeech(request.input, (text) => model.tokenCount(text, voice) <= model.maxInputTokens);
+  if (pieces.length === 0) {
+    throw new EngineError('invalid_request', '`input` has nothing to say: it holds no letters or digits.', {
+      param: 'input',
+    });
+  }
+  const encoder = await createAudioEncoder(request.format, SPEECH_SAMPLE_RATE, { loadOptional });
+  // Each chunk is handed on as memory of its own, which the engine worker moves to its caller: a view into an
+  // encoder's memory (a WebAssembly heap, Node's pooled buffers) is copied first.
+  const send = (chunks: Uint8Array[]) => {
+    for (const chunk of chunks) {
+      if (chunk.byteLength === 0) continue;
+      const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
+      onEvent?.({ type: 'audio', bytes: whole ? chunk : chunk.slice() });
+    }
+  };
+  try {
+    let samples = 0;
+    let inputTokens = 0;
+    for (const piece of pieces) {
+      const spoken = await queue.run(() => model.synthesize(piece.text, voice, request.speed), signal);
+      const audio = resample(spoken.samples, model.sampleRate, SPEECH_SAMPLE_RATE);
+      samples += audio.length;
+      inputTokens += spoken.inputTokens;
+      send(await encoder.push(audio));
+      onEvent?.({ type: 'progress', characters: piece.end, total: request.input.length });
+    }
+    send(await encoder.finish());
+    const seconds = samples / SPEECH_SAMPLE_RATE;
+    return {
+      seconds,
+      sampleRate: SPEECH_SAMPLE_RATE,
+      usage: { inputTokens, outputTokens: Math.ceil(seconds * FRAMES_PER_SECOND) },
+    };
+  } finally {
+    encoder.close();
+  }
+}

@@ -1,0 +1,48 @@
+import { EngineError } from '../../engine-interface/index.ts';
+
+/** OpenAI's built-in voices (`POST /v1/audio/speech`'s `voice`), each of which a speech model maps to one of its own. */
+export const OPENAI_VOICES = Object.freeze([
+  'alloy',
+  'ash',
+  'ballad',
+  'coral',
+  'echo',
+  'fable',
+  'onyx',
+  'nova',
+  'sage',
+  'shimmer',
+  'verse',
+  'marin',
+  'cedar',
+] as const);
+
+export type OpenAIVoice = (typeof OPENAI_VOICES)[number];
+
+/** What a speech model says its voices are: its own names, and OpenAI's names mapped onto them. */
+export interface VoiceTable {
+  readonly voices: readonly string[];
+  readonly openaiVoices: Readonly<Record<string, string>>;
+}
+
+/** The voices a model answers to, as `/v1/models` lists them: OpenAI's names first, then its own. */
+export const voiceNames = (table: VoiceTable): string[] => [
+  ...OPENAI_VOICES.filter((name) => Object.hasOwn(table.openaiVoices, name)),
+  ...table.voices,
+];
+
+/**
+ * The model's own voice for a requested name: one of its own as it is, an OpenAI name through its map. Any other is
+ * refused (400 `voice`), naming the voices it has.
+ */
+export function resolveVoice(table: VoiceTable, name: string): string {
+  if (table.voices.includes(name)) return name;
+  if (Object.hasOwn(table.openaiVoices, name)) return table.openaiVoices[name]!;
+  throw new EngineError(
+    'invalid_request',
+    `Unknown voice \`${name}\`. This model speaks in ${voiceNames(table)
+      .map((v) => `\`${v}\``)
+      .join(', ')}.`,
+    { param: 'voice' },
+  );
+}
