@@ -12,8 +12,9 @@
  * Loading: `phonemize`'s ES build imports JSON without import attributes, which Vite and Vitest accept and plain Node
  * (tsx, the published `dist/`) refuses (`ERR_IMPORT_ASSERTION_TYPE_MISSING`). So in Node its CommonJS build is loaded
  * through `createRequire`, and elsewhere (a bundled worker, a page) its ES build by `import()`, which a bundler splits
- * into a chunk of its own (about 2.5 MB of English lexicon) that only speech loads. Both happen once, at module load
- * (top-level await): import this module lazily from the speech path, not from code every task runs.
+ * into a chunk of its own (3.9 MB minified, 1.24 MB gzipped: 2.9 MB of it the English lexicon, 0.87 MB phonemize's
+ * anyascii table, which its core imports whatever the language). Both happen once, at module load (top-level await):
+ * import this module lazily from the speech path, not from code every task runs.
  */
 
 type Phonemize = (text: string, language?: string) => string;

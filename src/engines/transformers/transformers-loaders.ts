@@ -3,7 +3,6 @@ import { TransformersChatModel } from './chat-model.ts';
 import { TransformersEmbeddingModel } from './embedding-model.ts';
 import { TransformersSpeechModel } from './speech-model.ts';
 import type { TransformersCandidate } from './transformers-engine.ts';
-import { TransformersVoiceModel } from './voice-model.ts';
 
 /** transformers.js' loaders (`ENGINE_LOADERS` in `model-loaders.ts`): its files are ready when they are called. */
 export const TRANSFORMERS_LOADERS: EngineLoaders<TransformersCandidate> = {
@@ -27,8 +26,10 @@ export const TRANSFORMERS_LOADERS: EngineLoaders<TransformersCandidate> = {
       ...transformersOptions(candidate, context),
       queue: context.queue,
     }),
-  speech: (candidate, context) => {
+  speech: async (candidate, context) => {
     if (!candidate.speech) throw new Error('a text-to-speech candidate lists its voices (`speech.voices`)');
+    // Imported on first use: its phonemizer (phonemize's English rules and tables, 4 MB in a browser) loads with it.
+    const { TransformersVoiceModel } = await import('./voice-model.ts');
     return TransformersVoiceModel.load(candidate.model, {
       ...transformersOptions(candidate, context),
       speech: candidate.speech,
