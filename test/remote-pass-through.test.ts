@@ -60,7 +60,7 @@ beforeAll(async () => {
     startUpstream({ mode: 'lantern', ...(HAS_STORIES_260K && { stories: STORIES_260K }) }),
     startUpstream({ mode: 'lantern', gated: true, ignoreEncodingFormat: true }),
   ]);
-  const only = (task: 'chat' | 'embeddings' | 'transcription', candidate: RemoteCandidate) => ({
+  const only = (task: 'chat' | 'embeddings' | 'transcription' | 'speech', candidate: RemoteCandidate) => ({
     task,
     created: 7,
     candidates: [candidate],
@@ -73,6 +73,7 @@ beforeAll(async () => {
     'paced-falcon': only('chat', gated.candidate('crimson-falcon-4')),
     'floats-mole': only('embeddings', gated.candidate('jade-mole-4')),
     'far-finch': only('transcription', upstream.candidate('teal-finch-4')),
+    'far-lark': only('speech', upstream.candidate('ochre-lark-4')),
   };
   ({ client, engine } = await sdkClient({ profile }));
   direct = new OpenAI({ baseURL: upstream.baseURL, apiKey: upstream.key, maxRetries: 0 });
@@ -412,6 +413,26 @@ describe('speech to text', () => {
   });
 });
 
+describe('text to speech', () => {
+  it("streams the server's audio bytes as it sends them, in the client's format, and its SSE from them", async () => {
+    const request = { input: 'The red fox runs. Open the door.', voice: 'nova', response_format: 'wav' } as const;
+    const ours = await client.audio.speech.create({ ...request, model: 'far-lark' });
+    const theirs = await direct.audio.speech.create({ ...request, model: 'ochre-lark-4' });
+    expect(ours.headers.get('x-lantern-backend')).toBe('remote:7');
+    expect(ours.headers.get('content-type')).toBe('audio/wav');
+    const bytes = new Uint8Array(await ours.arrayBuffer());
+    expect(bytes).toEqual(new Uint8Array(await theirs.arrayBuffer()));
+    const sse = await client.audio.speech.create({ ...request, model: 'far-lark', stream_format: 'sse' });
+    const events = (await sse.text())
+      .split('\n\n')
+      .filter((frame) => frame.startsWith('data: '))
+      .map((frame) => JSON.parse(frame.slice(6)) as { type: string; audio?: string });
+    const deltas = events.filter((e) => e.type === 'speech.audio.delta');
+    expect(new Uint8Array(Buffer.concat(deltas.map((e) => Buffer.from(e.audio!, 'base64'))))).toEqual(bytes);
+    expect(events.at(-1)!.type).toBe('speech.audio.done');
+  });
+});
+
 describe('models', () => {
   it('lists each ID with its chain and the candidate that answers it', async () => {
     const models = [];
@@ -426,6 +447,7 @@ describe('models', () => {
       'paced-falcon',
       'floats-mole',
       'far-finch',
+      'far-lark',
     ]);
   });
 });

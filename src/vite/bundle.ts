@@ -8,13 +8,19 @@ export interface BundleOptions {
   root: string;
   /** The Vite mode; `development` keeps workbox's logging, any other mode drops it. */
   mode: string;
+  /** The name of an ES module entry's file; default `engine-worker.js`. */
+  entryFileName?: string;
+  /** Imports left as they are, resolved when the built module runs. */
+  external?: string[];
+  /** What an external import becomes in the built code (a path relative to the importing file, say). */
+  paths?: Record<string, string>;
 }
 
 /**
  * Builds one browser entry with Vite, in memory and apart from the app's own config: an engine worker as an ES module
- * (`es`) named `engine-worker.js`, its chunks and assets (onnxruntime-web's files) beside it and found relative to
- * it wherever it is served; or a service worker as one classic script (`iife`) named `service-worker.js`, as every
- * browser can register it.
+ * (`es`) named `engine-worker.js` (or an optional encoder's module, named as asked), its chunks and assets
+ * (onnxruntime-web's files) beside it and found relative to it wherever it is served; or a service worker as one
+ * classic script (`iife`) named `service-worker.js`, as every browser can register it.
  */
 export async function bundle(entry: string, format: 'es' | 'iife', options: BundleOptions): Promise<BuiltFiles> {
   const { build } = await import('vite');
@@ -39,12 +45,16 @@ export async function bundle(entry: string, format: 'es' | 'iife', options: Bund
       assetsInlineLimit: 0,
       rollupOptions: {
         input: entry,
+        ...(options.external ? { external: options.external } : {}),
+        // An app's build drops its entries' exports; a module that others import (an optional encoder) keeps them.
+        preserveEntrySignatures: 'exports-only',
         output:
           format === 'iife'
             ? { format: 'iife', entryFileNames: 'service-worker.js' }
             : {
                 format: 'es',
-                entryFileNames: 'engine-worker.js',
+                entryFileNames: options.entryFileName ?? 'engine-worker.js',
+                ...(options.paths ? { paths: options.paths } : {}),
                 chunkFileNames: '[name]-[hash].js',
                 assetFileNames: '[name]-[hash][extname]',
               },

@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import type { Connect, Plugin, ResolvedConfig } from 'vite';
 import { bundle, type BuiltFiles } from './bundle.ts';
+import { bundleOptionalEncoders, OPTIONAL_FOLDER } from './optional-encoder-bundles.ts';
 import { PACKAGE_FILES } from './package-files.ts';
 import { injectManifest, listFiles, precacheManifest, wantsManifest } from './precache-manifest.ts';
 
@@ -43,8 +44,9 @@ const CONTENT_TYPES: Record<string, string> = {
 /**
  * Lantern's Vite plugin: one line in `vite.config.ts` (`plugins: [lantern()]`) makes a Vite app serve Lantern. A build
  * emits the service worker (`/service-worker.js`, precaching the whole build for offline use), the engine worker and
- * onnxruntime-web's files (`/lantern/`), and with `models: true` the bundled models (`/models/`); `vite dev` serves
- * the same files, with nothing precached.
+ * onnxruntime-web's files (`/lantern/`), the optional LGPL encoders the app installed (`wasm-media-encoders` for mp3,
+ * `@mediabunny/aac-encoder` for aac: `/lantern/optional/`, built from the app's node_modules), and with
+ * `models: true` the bundled models (`/models/`); `vite dev` serves the same files, with nothing precached.
  *
  * @example
  * // vite.config.ts
@@ -56,6 +58,7 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
   let config: ResolvedConfig;
   let engineFiles: Promise<BuiltFiles> | undefined;
   let serviceWorkerCode: Promise<string> | undefined;
+  let optionalFiles: Promise<BuiltFiles> | undefined;
 
   const bundleOptions = () => ({ root: config.root, mode: config.mode });
   const engineWorker = () =>
@@ -68,6 +71,19 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
           (files) => files.get(SERVICE_WORKER_FILE) as string,
         )
       : Promise.resolve(readFileSync(PACKAGE_FILES.serviceWorkerTemplate, 'utf8')));
+  // The LGPL encoders (mp3, aac) that the app installed, built from its node_modules for the engine worker: Lantern's
+  // package holds none of them.
+  const optionalEncoders = () =>
+    (optionalFiles ??= bundleOptionalEncoders(config.root, config.mode).then(({ files, built, failed }) => {
+      // Said, as the app ships LGPL code with them (which is the app's to honour, as for any dependency it installs).
+      if (built.length > 0) {
+        config.logger.info(`[lantern] optional encoders built for the engine worker: ${built.join(', ')}`);
+      }
+      for (const { name, error } of failed) {
+        config.logger.warn(`[lantern] ${name} is installed but could not be built for the engine worker: ${error}`);
+      }
+      return files;
+    }));
   const precached = (file: string) =>
     file !== SERVICE_WORKER_FILE &&
     !file.endsWith('.map') &&
@@ -80,12 +96,17 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
     },
     buildStart() {
       // A watching build builds again; its sources may have changed.
-      engineFiles = serviceWorkerCode = undefined;
+      engineFiles = serviceWorkerCode = optionalFiles = undefined;
     },
     async generateBundle() {
       if (!isBrowserBuild(this)) return;
-      for (const [name, source] of await engineWorker()) {
+      const [engine, optional] = await Promise.all([engineWorker(), optionalEncoders()]);
+      for (const [name, source] of engine) {
         this.emitFile({ type: 'asset', fileName: `${ENGINE_FOLDER}/${name}`, source });
+      }
+      // Beside the engine worker, which imports them from there (src/worker/optional-modules.ts); precached with it.
+      for (const [name, source] of optional) {
+        this.emitFile({ type: 'asset', fileName: `${ENGINE_FOLDER}/${OPTIONAL_FOLDER}/${name}`, source });
       }
       if (options.models) {
         for (const [name, source] of readFiles(PACKAGE_FILES.models)) {
@@ -108,7 +129,9 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
     configureServer(server) {
       // A relative base (`./`) is served from the root in dev.
       const base = () => (config.base.startsWith('/') ? config.base : '/');
-      server.middlewares.use(devFiles(base, { engineWorker, serviceWorker }, options.models === true));
+      server.middlewares.use(
+        devFiles(base, { engineWorker, serviceWorker, optionalEncoders }, options.models === true),
+      );
     },
   };
 }
@@ -127,10 +150,17 @@ function readFiles(folder: string): BuiltFiles {
   return new Map([...listFiles(folder)].map(([name, path]) => [name, readFileSync(path)]));
 }
 
-/** `vite dev`: serves the service worker (precaching nothing), the engine worker and, if asked, the bundled models. */
+/**
+ * `vite dev`: serves the service worker (precaching nothing), the engine worker with the app's optional encoders and,
+ * if asked, the bundled models.
+ */
 function devFiles(
   base: () => string,
-  built: { engineWorker: () => Promise<BuiltFiles>; serviceWorker: () => Promise<string> },
+  built: {
+    engineWorker: () => Promise<BuiltFiles>;
+    serviceWorker: () => Promise<string>;
+    optionalEncoders: () => Promise<BuiltFiles>;
+  },
   models: boolean,
 ): Connect.NextHandleFunction {
   return (req, res, next) => {
@@ -149,6 +179,9 @@ function devFiles(
       }
       const [folder, ...rest] = file.split('/');
       const name = rest.join('/');
+      if (folder === ENGINE_FOLDER && name.startsWith(`${OPTIONAL_FOLDER}/`)) {
+        return (await built.optionalEncoders()).get(name.slice(OPTIONAL_FOLDER.length + 1));
+      }
       if (folder === ENGINE_FOLDER) return (await built.engineWorker()).get(name);
       if (models && folder === MODELS_FOLDER) {
         const path = listFiles(PACKAGE_FILES.models).get(name);

@@ -6,6 +6,7 @@ import { createLocalEngine, type LocalEngine, type LocalTarget } from '../engine
 import { fetchAsPage } from '../inputs/image-input.ts';
 import { detectDevice } from './device.ts';
 import { loadOnnxRuntime, type OnnxRuntime } from './onnx-runtime.ts';
+import { loadOptionalModule } from './optional-modules.ts';
 import type { DecodeAudioInPage, DeviceInfo, EngineWorkerConfig } from './protocol.ts';
 
 let configured = false;
@@ -73,6 +74,8 @@ export async function createBrowserEngine(
     decodeAudio,
     // Image URLs as the page fetches them: its origin, its CORS rules; it reaches nothing its own scripts could not.
     imageAccess: { fetch: fetchAsPage },
+    // The app's optional encoders (mp3, aac), which Lantern's Vite plugin builds beside this worker.
+    loadOptional: loadOptionalModule,
   });
   return { engine: afterRuntime(engine, runtime.ready), device, runtimeKept: runtime.kept };
 }
