@@ -61,6 +61,7 @@ import { RESPONSES_PLAN, RESPONSES_SMOKE_PLAN, responsesBench } from './response
 import { SCHEMA_CORPUS_PLAN, SCHEMA_CORPUS_SMOKE_PLAN, schemaCorpusBench, schemaCorpusTable } from './schema-corpus.ts';
 import { STRUCTURED_OUTPUT_PLAN, STRUCTURED_OUTPUT_SMOKE_PLAN, structuredOutputBench } from './structured-output.ts';
 import { TOOL_CALLING_PLAN, TOOL_CALLING_SMOKE_PLAN, toolCallingBench } from './tool-calling.ts';
+import { SPEECH_PLAN, SPEECH_SMOKE_PLAN, speechBrowser, speechNode, speechTable } from './speech.ts';
 import {
   TRANSCRIPTION_PLAN,
   TRANSCRIPTION_SMOKE_PLAN,
@@ -208,6 +209,7 @@ const TOOL_CALLING = SMOKE ? TOOL_CALLING_SMOKE_PLAN : TOOL_CALLING_PLAN;
 const REALISTIC_SECTION = SMOKE ? REALISTIC_SMOKE_PLAN : REALISTIC_PLAN;
 const CONSTRAINED = SMOKE ? CONSTRAINED_OUTPUT_SMOKE_PLAN : CONSTRAINED_OUTPUT_PLAN;
 const TRANSCRIPTION = SMOKE ? TRANSCRIPTION_SMOKE_PLAN : TRANSCRIPTION_PLAN;
+const SPEECH = SMOKE ? SPEECH_SMOKE_PLAN : SPEECH_PLAN;
 const VISION = SMOKE ? VISION_SMOKE_PLAN : VISION_PLAN;
 const ENGINES = SMOKE ? ENGINES_SMOKE_PLAN : ENGINES_PLAN;
 
@@ -683,6 +685,20 @@ const transcription = {
   ),
 };
 
+const speech = {
+  node: await section('node: text to speech (real-time factor, first audio; /v1 against the engine; round trip)', () =>
+    speechNode(SPEECH, log),
+  ),
+  wasm: await section(
+    'Chromium, wasm: text to speech (the engine in a worker against /v1; encoders; round trip; bench/speech.ts)',
+    async () => {
+      const { device, chromium, ...figures } = await speechBrowser(SPEECH, log);
+      browsers.speech = { device, chromium };
+      return figures;
+    },
+  ),
+};
+
 const vision = {
   node: await section('node: images in (first token with one image; the vision encoder apart)', () =>
     visionNode(VISION, log),
@@ -754,6 +770,10 @@ const markdown = [
   `Speech to text (bench/transcription.ts; \`POST /v1/audio/transcriptions\`, the openai SDK sending a WAV file, ` +
     `against the engine's \`transcribe\` called directly; Chromium without WebGPU):\n\n` +
     transcriptionTable({ Node: transcription.node, 'Chromium, wasm': transcription.wasm }),
+  `Text to speech (bench/speech.ts; \`POST /v1/audio/speech\` through the openai SDK, its body read as it arrives, ` +
+    `against the engine's \`speak\` called directly; each format's encoder alone; the round trip through ` +
+    `\`/v1/audio/transcriptions\`; Chromium without WebGPU):\n\n` +
+    speechTable({ Node: speech.node, 'Chromium, wasm': speech.wasm }),
   `Images in (bench/vision.ts; \`POST /v1/chat/completions\` with one \`image_url\` part, streamed, against the ` +
     `engine called directly; Chromium without WebGPU):\n\n` +
     visionTable({ Node: vision.node, 'Chromium, wasm': vision.wasm }),
@@ -776,6 +796,7 @@ const results = {
   browserEngines,
   remote,
   transcription,
+  speech,
   vision,
 };
 log(`sections: ${timings.map(({ section, seconds }) => `${section.split(' (')[0]}: ${seconds} s`).join(' | ')}`);

@@ -5,6 +5,7 @@
  */
 import * as Comlink from 'comlink';
 import OpenAI from 'openai';
+import type { SpeechFormat } from '../../src/audio/index.ts';
 import { startLocalAPI, type DevicePreference, type RunReport } from '../../src/client/index.ts';
 import { sdkBatchingRunner } from '../batching.ts';
 import { benchProfile, CHAT, EMBED } from '../models.ts';
@@ -16,6 +17,7 @@ import {
   streamedFirstToken,
 } from '../requests.ts';
 import type { DirectWorker } from './direct-worker.ts';
+import { readSpeech } from './speech-measures.ts';
 
 const params = new URLSearchParams(location.search);
 const device = (params.get('device') as DevicePreference | null) ?? 'auto';
@@ -172,6 +174,35 @@ const bench = {
     const file = new File([clips.get(name)!], name, { type: 'audio/wav' });
     const { text } = await client().audio.transcriptions.create({ file, model });
     return { ms: performance.now() - started, text };
+  },
+
+  /** One synthesis by the engine in the direct worker (bench/speech.ts): ms to first audio and to the end, seconds. */
+  speakDirect: (model: string, input: string, voice: string, format: SpeechFormat) =>
+    direct.speak(model, { input, voice, speed: 1, format }),
+
+  /** The same through /v1, by the SDK, its body read as it arrives: ms to the first audio and to the end, bytes. */
+  async speakPath(model: string, input: string, voice: string, format: SpeechFormat, stream: 'audio' | 'sse') {
+    const started = performance.now();
+    const response = await client().audio.speech.create({
+      model,
+      input,
+      voice,
+      response_format: format,
+      stream_format: stream,
+    });
+    return readSpeech(response, stream, started);
+  },
+
+  /** ms to encode an input's speech into `format` in the direct worker (see DirectWorker.encode). */
+  encodeSpeech: (model: string, input: string, voice: string, format: SpeechFormat) =>
+    direct.encode(model, input, voice, format),
+
+  /** What the speech model says, as `wav` through /v1, written down by the speech-to-text model through /v1. */
+  async speechRoundTrip(speech: string, transcription: string, input: string, voice: string, speed: number) {
+    const app = client();
+    const spoken = await app.audio.speech.create({ model: speech, input, voice, speed, response_format: 'wav' });
+    const file = new File([await spoken.arrayBuffer()], 'speech.wav', { type: 'audio/wav' });
+    return (await app.audio.transcriptions.create({ file, model: transcription })).text;
   },
 
   /** ms to the first token of a question about one image (a data URL), the engine in the direct worker called. */

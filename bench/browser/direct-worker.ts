@@ -4,12 +4,14 @@
  * with no service worker, router, port, SSE or SDK between the caller and the tokens.
  */
 import * as Comlink from 'comlink';
-import type { ChatRequest, ModelTask } from '../../src/engine-interface/index.ts';
+import { probeEncoders, type LoadOptional, type SpeechFormat } from '../../src/audio/index.ts';
+import type { ChatRequest, ModelTask, SpeakRequest } from '../../src/engine-interface/index.ts';
 import type { LocalEngine, LocalTarget } from '../../src/engines/local-engine.ts';
 import { usableCandidates, type ModelProfile } from '../../src/models/model-profile.ts';
 import { createBrowserEngine } from '../../src/worker/browser-engine.ts';
 import { deviceCapabilities } from '../../src/worker/device.ts';
 import type { DeviceInfo, EngineWorkerConfig } from '../../src/worker/protocol.ts';
+import { pcmToFloat, timeEncoder } from './speech-measures.ts';
 
 /** The vision encoder alone, loaded once per folder: what the bench reports apart from the first token. */
 const encoders = new Map<string, Promise<(url: string) => Promise<number>>>();
@@ -28,6 +30,21 @@ async function loadEncoder(folder: string) {
     return performance.now() - started;
   };
 }
+
+/**
+ * The app's optional encoders (mp3, aac) for the encoder measure, from where Lantern's Vite plugin builds them: beside
+ * the engine worker (`/lantern/optional/`), not beside this worker, where the engine's own loader
+ * (src/worker/optional-modules.ts, whose contract this repeats) would look. As that loader does, it hands them this
+ * worker's mediabunny, the instance its encoders register into.
+ */
+const loadOptional: LoadOptional = (name) => {
+  globalThis.__lanternMediabunny ??= () => import('mediabunny');
+  const file = `${name.replace(/^@/, '').replace(/[^\w.-]+/g, '-')}.js`;
+  return import(/* @vite-ignore */ new URL(`/lantern/optional/${file}`, self.location.origin).href);
+};
+
+/** Each input's speech as `pcm` (one piece a sentence, as floats), synthesised once for the encoder measure. */
+const spokenPieces = new Map<string, Promise<Float32Array[]>>();
 
 let engine: LocalEngine;
 let target: (id: string, task: ModelTask, images?: boolean) => LocalTarget;
@@ -75,6 +92,49 @@ const direct = {
       words: false,
     });
     return { ms: performance.now() - started, text: result.text, duration: result.duration };
+  },
+  /**
+   * One synthesis (bench/speech.ts), timed here: ms to the first audio bytes and to the end, the audio's seconds and
+   * bytes (its encoding included, in this worker, as the engine worker encodes it).
+   */
+  async speak(model: string, request: SpeakRequest) {
+    let firstAudioMs = NaN;
+    let bytes = 0;
+    const started = performance.now();
+    const result = await engine.run('speech', target(model, 'speech'), request, {
+      onEvent: (event) => {
+        if (event.type !== 'audio') return;
+        if (bytes === 0) firstAudioMs = performance.now() - started;
+        bytes += event.bytes.byteLength;
+      },
+    });
+    return { ms: performance.now() - started, firstAudioMs, seconds: result.seconds, bytes };
+  },
+  /**
+   * ms to encode `input`'s speech (synthesised once as `pcm`, then kept) into `format`, pushed a sentence at a time as
+   * the route pushes it; its seconds, and the path the format takes in this worker (WebCodecs where Chromium has it).
+   */
+  async encode(model: string, input: string, voice: string, format: SpeechFormat) {
+    const key = `${voice}\n${input}`;
+    if (!spokenPieces.has(key)) {
+      const pieces: Float32Array[] = [];
+      const spoken = engine
+        .run(
+          'speech',
+          target(model, 'speech'),
+          { input, voice, speed: 1, format: 'pcm' },
+          {
+            onEvent: (event) => event.type === 'audio' && pieces.push(pcmToFloat(event.bytes)),
+          },
+        )
+        .then(() => pieces);
+      spokenPieces.set(key, spoken);
+    }
+    const pieces = await spokenPieces.get(key)!;
+    const { ms } = await timeEncoder(format, pieces, loadOptional);
+    const seconds = pieces.reduce((n, piece) => n + piece.length, 0) / 24_000;
+    const { paths } = await probeEncoders({ loadOptional });
+    return { ms, seconds, path: paths[format] };
   },
   /** ms to decode, resize and encode one image (a data URL) with the vision encoder of the model at `folder`. */
   async encodeImage(folder: string, url: string): Promise<number> {
