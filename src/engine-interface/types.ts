@@ -3,10 +3,10 @@
  * provides. Plain data in and out (camelCase; the wire's snake_case stays in `src/api`), so it can cross a worker
  * boundary unchanged. Each task's types are tied together in `tasks.ts` (`TaskTypes`).
  */
-import type { SpeechFormat } from '../audio/encode/speech-formats.ts';
 import type { ModelTask, TaskOptions, TaskRequest, TaskResult } from './tasks.ts';
 
-export type { SpeechFormat };
+/** The encodings of speech (`response_format` of `/v1/audio/speech`): mono at 24 kHz, `pcm` raw 16-bit little-endian. */
+export type SpeechFormat = 'mp3' | 'opus' | 'aac' | 'flac' | 'wav' | 'pcm';
 
 /**
  * A conversation turn as the engine sees it: text, and the tool calls of an assistant turn or the call a `tool` turn

@@ -3,9 +3,20 @@ import {
   encoderAvailable,
   resample,
   type LoadOptional,
-  type SpeechFormat,
+  type SpeechFormat as EncodedFormat,
 } from '../../audio/index.ts';
-import { EngineError, type SpeakRequest, type SpeakResult, type SpeechEvent } from '../../engine-interface/index.ts';
+import {
+  EngineError,
+  type SpeakRequest,
+  type SpeakResult,
+  type SpeechEvent,
+  type SpeechFormat,
+} from '../../engine-interface/index.ts';
+
+// The interface's formats and the encoders' are one list, written twice because neither layer imports the other.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const FORMATS_AGREE: Same<SpeechFormat, EncodedFormat> = true;
+void FORMATS_AGREE;
 import type { SynthesisModel } from '../model-loaders.ts';
 import type { TaskQueue } from '../task-queue.ts';
 import { splitForSpeech } from './split-for-speech.ts';
