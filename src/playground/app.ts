@@ -10,12 +10,17 @@ import './models-panel.ts';
 import type { Exchange } from './recording-fetch.ts';
 import type { ServerChoice } from './server-consent.ts';
 import './server-prompt.ts';
+import { OPENAI_VOICES } from './speech-audio.ts';
+import './speech-panel.ts';
+import type { SpeechModel } from './speech-panel.ts';
 import './transcription-panel.ts';
 
 const TABS = [
   ['chat', 'Chat'],
   ['embeddings', 'Embeddings'],
-  ['speech', 'Speech to text'],
+  // Named for their tasks (and routes): transcription is speech to text, speech is text to speech.
+  ['transcription', 'Speech to text'],
+  ['speech', 'Text to speech'],
   ['models', 'Models'],
   ['keys', 'Keys'],
   ['api', 'API'],
@@ -100,6 +105,7 @@ export class LanternPlayground extends LitElement {
     tab: { state: true },
     chatModels: { state: true },
     transcriptionModels: { state: true },
+    speechModels: { state: true },
     exchange: { state: true },
     theme: { state: true },
     offline: { state: true },
@@ -115,6 +121,8 @@ export class LanternPlayground extends LitElement {
   declare tab: Tab;
   declare chatModels: string[];
   declare transcriptionModels: string[];
+  /** The text-to-speech models, with their voices: the speech tab's, and what the chat reads replies aloud with. */
+  declare speechModels: SpeechModel[];
   declare exchange: Exchange | undefined;
   declare theme: 'light' | 'dark';
   /** Whether this device can work offline (`lantern.offlineReady`), once known. */
@@ -126,6 +134,7 @@ export class LanternPlayground extends LitElement {
     this.tab = 'chat';
     this.chatModels = [];
     this.transcriptionModels = [];
+    this.speechModels = [];
     this.theme = matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
   }
 
@@ -137,6 +146,8 @@ export class LanternPlayground extends LitElement {
         this.transcriptionModels = models
           .filter((m) => m.task === 'transcription' && m.candidates.length)
           .map((m) => m.id);
+        // Asked once the engine's host is up (`models()` waits for its device): before, `/v1/models` has no engine.
+        if (models.some((m) => m.task === 'speech' && m.candidates.length)) void this.#listSpeechModels();
       });
     }
     if (changed.has('theme')) document.documentElement.dataset.theme = this.theme;
@@ -201,14 +212,20 @@ export class LanternPlayground extends LitElement {
   #panel(tab: Tab) {
     switch (tab) {
       case 'chat':
-        return html`<chat-panel .client=${this.client} .models=${this.chatModels}></chat-panel>`;
+        return html`<chat-panel
+          .client=${this.client}
+          .models=${this.chatModels}
+          .speech=${this.speechModels[0]}
+        ></chat-panel>`;
       case 'embeddings':
         return html`<embeddings-panel .client=${this.client}></embeddings-panel>`;
-      case 'speech':
+      case 'transcription':
         return html`<transcription-panel
           .client=${this.client}
           .models=${this.transcriptionModels}
         ></transcription-panel>`;
+      case 'speech':
+        return html`<speech-panel .client=${this.client} .models=${this.speechModels}></speech-panel>`;
       case 'models':
         return html`<models-panel .lantern=${this.lantern}></models-panel>`;
       case 'keys':
@@ -217,6 +234,26 @@ export class LanternPlayground extends LitElement {
         return html`<api-panel .exchange=${this.exchange}></api-panel>`;
       case 'capabilities':
         return html`<capabilities-panel .lantern=${this.lantern}></capabilities-panel>`;
+    }
+  }
+
+  /**
+   * The speech models and their voices, from `/v1/models` (its `output_modalities` and `voices`): not through the
+   * recording client, as this listing is the page's own, not a request the API tab should show.
+   */
+  async #listSpeechModels() {
+    if (!this.client || !this.lantern) return;
+    const quiet = this.client.withOptions({ fetch: this.lantern.fetch });
+    try {
+      const { data } = await quiet.models.list();
+      // Lantern's own fields, which the SDK's Model type does not declare.
+      const cards = data as (OpenAI.Model & { output_modalities?: string[]; voices?: string[] })[];
+      this.speechModels = cards
+        .filter((m) => m.output_modalities?.includes('audio'))
+        .map((m) => ({ id: m.id, voices: m.voices?.length ? m.voices : [...OPENAI_VOICES] }));
+    } catch (error) {
+      // Without the list, the speech tab still offers OpenAI's model and voice names.
+      console.warn('Could not list the speech models:', error);
     }
   }
 

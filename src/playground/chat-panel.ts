@@ -1,5 +1,7 @@
 import { css, html, LitElement, nothing } from 'lit';
 import type OpenAI from 'openai';
+import { PcmPlayer, requestSpeech } from './speech-audio.ts';
+import type { SpeechModel } from './speech-panel.ts';
 import { panelStyles } from './styles.ts';
 import { checkReply, responseFormat, SCHEMA_EXAMPLES, type OutputMode } from './structured-output.ts';
 import { addToolCallDelta, parseTools, TOOL_EXAMPLE, toolChoice, type ToolCallView } from './tool-calling.ts';
@@ -19,6 +21,10 @@ interface Reply {
   toolCalls: ToolCallView[][];
   /** A reasoning model's thought before each choice's answer (`reasoning_content`). */
   thoughts: string[];
+  /** How reading it aloud went, for its stats (set once it was read aloud). */
+  readAloud?: string;
+  /** Why reading it aloud failed. */
+  readError?: string;
 }
 
 type Turn =
@@ -26,6 +32,17 @@ type Turn =
   | { role: 'user'; content: string; images: string[] }
   | { role: 'assistant'; reply: Reply }
   | { role: 'tool'; call: ToolCallView; content: string };
+
+/** The reply being read aloud: which choice of which reply. */
+interface Reading {
+  reply: Reply;
+  choice: number;
+  /** Until the last audio arrives. */
+  loading: boolean;
+}
+
+/** OpenAI's limit on a speech request's `input`: a longer reply is read up to it. */
+const MAX_SPEECH_INPUT = 4096;
 
 /** How the folded structured-output editor names each mode in its summary. */
 const MODE_NAMES: Record<OutputMode, string> = { text: 'text', json_object: 'JSON object', json_schema: 'JSON schema' };
@@ -37,7 +54,8 @@ const MODE_NAMES: Record<OutputMode, string> = { text: 'text', json_object: 'JSO
  * Tools can be declared: each call the assistant makes is shown with its arguments and answered here, and the
  * conversation goes on from its results. The parameters and both editors are folded at first, so that the
  * conversation and the message box are what the tab opens on. Images can be attached to a message (picked, or pasted
- * into the message box) and go with its text as `image_url` parts.
+ * into the message box) and go with its text as `image_url` parts. Where a speech model is listed, each finished reply
+ * can be read aloud through `/v1/audio/speech`: raw pcm, played through Web Audio as it arrives.
  */
 export class ChatPanel extends LitElement {
   static override styles = [
@@ -155,6 +173,10 @@ export class ChatPanel extends LitElement {
       .check.valid {
         color: var(--ok, inherit);
       }
+      .read-aloud {
+        padding: 0.1rem 0.6rem;
+        font-size: 0.8rem;
+      }
     `,
   ];
   static override properties = {
@@ -166,6 +188,8 @@ export class ChatPanel extends LitElement {
     mode: { state: true },
     useTools: { state: true },
     attached: { state: true },
+    speech: { attribute: false },
+    reading: { state: true },
   };
 
   declare client: OpenAI | undefined;
@@ -177,7 +201,12 @@ export class ChatPanel extends LitElement {
   declare useTools: boolean;
   /** Images attached to the next message (picked or pasted), as data URLs. */
   declare attached: string[];
+  /** The speech model replies are read aloud with (its first voice); none listed, no "Read aloud". */
+  declare speech: SpeechModel | undefined;
+  declare reading: Reading | undefined;
   #abort: AbortController | undefined;
+  #readAbort: AbortController | undefined;
+  #player: PcmPlayer | undefined;
 
   constructor() {
     super();
@@ -188,6 +217,11 @@ export class ChatPanel extends LitElement {
     this.mode = 'text';
     this.useTools = false;
     this.attached = [];
+  }
+
+  override disconnectedCallback() {
+    super.disconnectedCallback();
+    this.#stopReading();
   }
 
   override render() {
@@ -309,12 +343,13 @@ export class ChatPanel extends LitElement {
                     ${this.#renderThought(reply.thoughts[i])}
                     <p class="reply ${reply.checks ? 'json' : ''}">${text}</p>
                     ${this.#renderCheck(reply.checks?.[i])}
+                    ${this.#renderReadAloud(reply, i, `Read choice ${i + 1} aloud`)}
                   </section>`,
               )}
             </div>`
           : html`${this.#renderThought(reply.thoughts[0])}
               <p class="reply ${reply.checks ? 'json' : ''}">${reply.choices[0] ?? ''}</p>
-              ${this.#renderCheck(reply.checks?.[0])}`
+              ${this.#renderCheck(reply.checks?.[0])} ${this.#renderReadAloud(reply, 0, 'Read aloud')}`
       }
       ${
         reply.toolCalls[0]?.length
@@ -331,8 +366,96 @@ export class ChatPanel extends LitElement {
         ${reply.tokensPerSecond === undefined ? nothing : html`<span>${reply.tokensPerSecond} tokens/s</span>`}
         ${reply.completionTokens === undefined ? nothing : html`<span>${reply.completionTokens} tokens</span>`}
         ${reply.done && reply.finishReasons[0] ? html`<span>finish: ${reply.finishReasons.join(', ')}</span>` : nothing}
+        ${reply.readAloud ? html`<span>${reply.readAloud}</span>` : nothing}
       </p>
+      ${reply.readError ? html`<p class="error" role="alert">${reply.readError}</p>` : nothing}
     </li>`;
+  }
+
+  /**
+   * A toggle that reads a finished choice aloud, and stops it when pressed again: only where a speech model is listed
+   * and the choice has text.
+   */
+  #renderReadAloud(reply: Reply, choice: number, label: string) {
+    if (!this.speech || !reply.done || !reply.choices[choice]?.trim()) return nothing;
+    const pressed = this.reading?.reply === reply && this.reading.choice === choice;
+    return html`<div class="actions">
+      <button
+        type="button"
+        class="secondary read-aloud"
+        aria-pressed=${pressed}
+        @click=${() => (pressed ? this.#stopReading() : void this.#readAloud(reply, choice))}
+      >
+        ${label}
+      </button>
+    </div>`;
+  }
+
+  /**
+   * Says a choice through `/v1/audio/speech` in the speech model's first voice, as raw pcm that plays through Web Audio
+   * while the rest is made; the reply's stats say how long it took to start and how much was said.
+   */
+  async #readAloud(reply: Reply, choice: number) {
+    if (!this.client || !this.speech) return;
+    this.#stopReading();
+    // Made here, in the click's task: an AudioContext started outside a user's gesture stays suspended.
+    const player = new PcmPlayer();
+    const abort = new AbortController();
+    [this.#player, this.#readAbort] = [player, abort];
+    const reading: Reading = { reply, choice, loading: true };
+    this.reading = reading;
+    delete reply.readError;
+    reply.readAloud = 'reading aloud…';
+    this.status = 'Reading the reply aloud…';
+    this.#update();
+    try {
+      const audio = await requestSpeech(
+        this.client,
+        {
+          model: this.speech.id,
+          input: reply.choices[choice]!.slice(0, MAX_SPEECH_INPUT),
+          voice: this.speech.voices[0] ?? 'alloy',
+          response_format: 'pcm',
+        },
+        {
+          signal: abort.signal,
+          player,
+          onProgress: (progress) => {
+            reply.readAloud = `first audio ${progress.firstAudioMs} ms`;
+            this.#update();
+          },
+        },
+      );
+      reading.loading = false;
+      reply.readAloud = `read aloud: ${audio.streamedSeconds.toFixed(2)} s of audio, first after ${audio.firstAudioMs ?? '–'} ms`;
+      this.status = `Read aloud: ${audio.streamedSeconds.toFixed(2)} s of audio.`;
+      this.#update();
+      await player.ended();
+    } catch (error) {
+      if (abort.signal.aborted) {
+        if (reading.loading) reply.readAloud = 'reading aloud stopped';
+      } else {
+        reply.readError = `Could not read it aloud: ${(error as Error).message}`;
+        this.status = 'Reading aloud failed.';
+        delete reply.readAloud;
+      }
+    } finally {
+      // Unless another reading took over meanwhile.
+      if (this.#player === player) this.#stopReading();
+      this.#update();
+    }
+  }
+
+  #stopReading() {
+    this.#readAbort?.abort();
+    this.#player?.stop();
+    [this.#player, this.#readAbort] = [undefined, undefined];
+    this.reading = undefined;
+  }
+
+  /** Redraws the conversation after a reply changed in place. */
+  #update() {
+    this.turns = [...this.turns];
   }
 
   /** A reasoning model's thought, folded above its answer. */

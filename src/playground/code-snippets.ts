@@ -7,8 +7,50 @@ export interface ExchangeRequest {
 
 const indent = (text: string, spaces: number) => text.replace(/\n/g, `\n${' '.repeat(spaces)}`);
 
-/** The audio routes take multipart form data: a file and string fields, not JSON. */
-const isAudio = (path: string) => path.startsWith('/v1/audio/');
+/** The audio routes that take audio (a file and string fields, as multipart form data), not JSON. */
+const isAudio = (path: string) => path === '/v1/audio/transcriptions' || path === '/v1/audio/translations';
+
+interface SpeechBody {
+  response_format?: string;
+  stream_format?: string;
+}
+
+/**
+ * What to do with a speech answer (`response`, a fetch Response, which the SDK's `audio.speech.create` returns too):
+ * play the file; read pcm as it arrives (it has no header, so only Web Audio plays it); or gather the audio of the
+ * server-sent events.
+ */
+function speechReading(body: unknown): string {
+  const { response_format: format = 'mp3', stream_format: stream } = (body ?? {}) as SpeechBody;
+  const type = format === 'opus' ? 'audio/ogg' : format === 'mp3' ? 'audio/mpeg' : `audio/${format}`;
+  if (stream === 'sse') {
+    return [
+      `// Server-sent events: each speech.audio.delta carries base64 audio; speech.audio.done the usage.`,
+      `const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();`,
+      `const parts = [];`,
+      `let buffer = '';`,
+      `for (let read = await reader.read(); !read.done; read = await reader.read()) {`,
+      `  const frames = (buffer += read.value).split('\n\n');`,
+      `  buffer = frames.pop();`,
+      `  for (const frame of frames) {`,
+      `    const event = JSON.parse(frame.slice('data: '.length));`,
+      `    if (event.type === 'speech.audio.delta') parts.push(Uint8Array.from(atob(event.audio), (c) => c.charCodeAt(0)));`,
+      `  }`,
+      `}`,
+      format === 'pcm'
+        ? `// pcm: 24 kHz 16-bit little-endian mono, no header: play it through Web Audio (an AudioBuffer at 24 000 Hz).`
+        : `new Audio(URL.createObjectURL(new Blob(parts, { type: '${type}' }))).play();`,
+    ].join('\n');
+  }
+  if (format === 'pcm') {
+    return [
+      `// pcm: 24 kHz 16-bit little-endian mono, no header: play each chunk through Web Audio as it arrives.`,
+      `const reader = response.body.getReader();`,
+      `for (let read = await reader.read(); !read.done; read = await reader.read()) play(read.value); // an AudioBuffer at 24 000 Hz`,
+    ].join('\n');
+  }
+  return `const blob = await response.blob();\nnew Audio(URL.createObjectURL(blob)).play();`;
+}
 
 /** A multipart body's fields as `recording-fetch.ts` keeps them (files as labels), the file itself left out. */
 const formFields = (body: unknown) =>
@@ -60,14 +102,17 @@ export function fetchSnippet(request: ExchangeRequest): string {
   const body =
     request.body === undefined ? '' : `,\n  body: JSON.stringify(${indent(JSON.stringify(request.body, null, 2), 2)})`;
   const stream = (request.body as { stream?: boolean } | undefined)?.stream === true;
+  const speech = request.path === '/v1/audio/speech';
   return [
     `const response = await fetch(\`\${location.origin}${request.path}\`, {`,
     `  method: '${request.method}',`,
     `  headers: { Authorization: \`Bearer \${apiKey}\`${request.body === undefined ? '' : ", 'Content-Type': 'application/json'"} }${body},`,
     `});`,
-    stream
-      ? `// Server-sent events: read response.body line by line; each "data: {...}" is a chunk, "data: [DONE]" ends it.`
-      : `const data = await response.json();`,
+    speech
+      ? speechReading(request.body)
+      : stream
+        ? `// Server-sent events: read response.body line by line; each "data: {...}" is a chunk, "data: [DONE]" ends it.`
+        : `const data = await response.json();`,
   ].join('\n');
 }
 
@@ -103,6 +148,13 @@ export function sdkSnippet(request: ExchangeRequest): string {
           : `const transcription = await ${call};`,
       ].join('\n');
     }
+    case '/v1/audio/speech':
+      return [
+        ...setup,
+        `// A fetch Response: its body streams the audio as it is made.`,
+        `const response = await client.audio.speech.create(${params});`,
+        speechReading(request.body),
+      ].join('\n');
     case '/v1/audio/translations':
       return [
         ...setup,

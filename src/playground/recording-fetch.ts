@@ -8,12 +8,26 @@ export interface Exchange {
   body: unknown;
   status?: number;
   responseHeaders?: Record<string, string>;
-  /** The JSON answer (text when not JSON), or for a stream each `data:` payload as it arrived. */
+  /**
+   * The JSON answer (text when not JSON; for audio, a line saying how many bytes of what type), or for a stream each
+   * `data:` payload as it arrived.
+   */
   response?: unknown;
   events?: string[];
 }
 
 const headersOf = (headers: Headers) => Object.fromEntries(headers.entries());
+
+/**
+ * Characters of an event the view keeps: a speech stream's `speech.audio.delta` carries whole sentences of base64
+ * audio, which would bury the other events (and slow the page) if shown in full.
+ */
+const MAX_EVENT_CHARS = 400;
+
+const shortened = (event: string) =>
+  event.length <= MAX_EVENT_CHARS
+    ? event
+    : `${event.slice(0, MAX_EVENT_CHARS)}… (${event.length - MAX_EVENT_CHARS} more characters)`;
 
 /** A file in a multipart body, as the API view names it (the bytes are not shown). */
 const fileLabel = (file: File) => `<file ${file.name}: ${file.size} bytes${file.type ? `, ${file.type}` : ''}>`;
@@ -67,6 +81,19 @@ export function recordingFetch(inner: typeof fetch, report: (exchange: Exchange)
       return response;
     }
     const type = response.headers.get('content-type') ?? '';
+    if (type.startsWith('audio/') || type.startsWith('application/octet-stream')) {
+      // Audio streams as it is made (speech): counted from a tee as it arrives, so the caller plays it meanwhile.
+      const [forCaller, forView] = response.body.tee();
+      void (async () => {
+        const reader = forView.getReader();
+        let bytes = 0;
+        for (let read = await reader.read(); !read.done; read = await reader.read()) {
+          bytes += read.value.length;
+          report({ ...exchange, response: `<${type}: ${bytes} bytes>` });
+        }
+      })().catch(() => {});
+      return new Response(forCaller, response);
+    }
     if (!type.startsWith('text/event-stream')) {
       // Text, SubRip and WebVTT transcripts come back as plain text.
       const copy = response.clone();
@@ -83,7 +110,7 @@ export function recordingFetch(inner: typeof fetch, report: (exchange: Exchange)
         buffer += decoder.decode(bytes, { stream: true });
         const frames = buffer.split('\n\n');
         buffer = frames.pop()!;
-        for (const frame of frames) if (frame.startsWith('data: ')) events.push(frame.slice(6));
+        for (const frame of frames) if (frame.startsWith('data: ')) events.push(shortened(frame.slice(6)));
         report({ ...exchange, events: [...events] });
       }
     })().catch(() => {});
