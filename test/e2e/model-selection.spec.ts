@@ -46,13 +46,18 @@ test('resolves every ID of the real registry to a chain this device can run', as
       skipped: m.skipped.map((s) => s.reason),
     })),
   );
-  const chat = models.filter((m) => m.id !== 'jade-mole-4' && m.id !== 'teal-finch-4');
+  const chat = models.filter((m) => !['jade-mole-4', 'teal-finch-4', 'ochre-lark-4'].includes(m.id));
   const embed = models.find((m) => m.id === 'jade-mole-4')!;
   // Speech to text: Whisper base and tiny on the CPU first here (no adapter, or a fallback one), base on WebGPU after.
   const speech = models.find((m) => m.id === 'teal-finch-4')!;
   expect(speech.first).toMatchObject({ engine: 'transformers', device: 'cpu', dtype: 'q8' });
   expect(speech.next).toMatchObject({ engine: 'transformers', model: 'onnx-community/whisper-tiny_timestamped' });
   expect(speech.count).toBe(info.project.name === 'webgpu' ? 3 : 2);
+  // Text to speech: Kokoro's 8-bit build on the CPU first here, its fp32 build on WebGPU after (on a WebGPU adapter).
+  const voice = models.find((m) => m.id === 'ochre-lark-4')!;
+  expect(voice.first).toMatchObject({ engine: 'transformers', device: 'cpu', dtype: 'q8' });
+  expect(voice.count).toBe(info.project.name === 'webgpu' ? 2 : 1);
+  if (info.project.name === 'webgpu') expect(voice.next).toMatchObject({ device: 'webgpu', dtype: 'fp32' });
   if (info.project.name === 'webgpu') {
     // SwiftShader is a fallback adapter, far slower than wasm for a real model: the CPU comes first (transformers.js,
     // then for chat Qwen's GGUF on llama.cpp), then web-llm's single-precision build (no shader-f16: the
@@ -85,14 +90,21 @@ test('resolves every ID of the real registry to a chain this device can run', as
       expect(m.count).toBe(m.id === 'crimson-falcon-4' || m.id === 'indigo-owl-4' ? 3 : 2);
     }
   }
-  // Every ID can run here, so /v1/models lists all five.
+  // Every ID can run here, so /v1/models lists all six.
   const key = await issueKey(page);
   const listed = await page.evaluate(async (k) => {
     const ids = [];
     for await (const model of window.harness.client(k).models.list()) ids.push(model.id);
     return ids;
   }, key);
-  expect(listed).toEqual(['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4', 'teal-finch-4']);
+  expect(listed).toEqual([
+    'crimson-falcon-4',
+    'indigo-owl-4',
+    'amber-phoenix-4',
+    'jade-mole-4',
+    'teal-finch-4',
+    'ochre-lark-4',
+  ]);
 });
 
 test('with the bundled profile, each chat ID resolves to an engine on this device that answers', async ({

@@ -39,8 +39,8 @@ test('models.list returns the public models the profile serves', { tag: PORTABLE
     for await (const model of window.harness.client(k).models.list()) models.push(model.id);
     return models;
   }, key);
-  // All five; on llama.cpp alone, all but speech to text (a GGUF of Whisper is no llama.cpp model).
-  const all = ['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4', 'teal-finch-4'];
+  // All six; on llama.cpp alone, all but the speech models (Whisper and a StyleTTS 2 are no llama.cpp models).
+  const all = ['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4', 'jade-mole-4', 'teal-finch-4', 'ochre-lark-4'];
   expect(ids).toEqual(engines === 'llama.cpp' ? all.slice(0, 4) : all);
 });
 
