@@ -180,7 +180,7 @@ function expectedLines(): string[] {
   const count = reference.find((r) => r.messages.at(-1)!.content === 'Count to 10.')!.greedy_text;
   return [
     'Offline: ready',
-    'Models: crimson-falcon-4, indigo-owl-4, amber-phoenix-4, jade-mole-4, teal-finch-4',
+    'Models: crimson-falcon-4, indigo-owl-4, amber-phoenix-4, jade-mole-4, teal-finch-4, ochre-lark-4',
     `Chat: ${count}`,
     'Embeddings: 2 vectors of 64 numbers',
   ];
