@@ -139,6 +139,21 @@ const boundaries = [
     patterns: [...UPPER, '**/engine-interface/**', '**/engines/**', '**/models/**'],
     why: "src/response-store is a leaf: it keeps records of the Responses API, whose shape is src/api's business.",
   },
+  {
+    files: ['src/document-store/**'],
+    patterns: [...UPPER, '**/engine-interface/**', '**/engines/**', '**/models/**', '**/file-search/**'],
+    why: 'src/document-store is a leaf: tables of records per key, knowing nothing of files or vector stores.',
+  },
+  {
+    files: ['src/documents/**', 'src/document-search/**'],
+    patterns: [...UPPER, '**/engine-interface/**', '**/engines/**', '**/models/**', '**/file-search/**'],
+    why: 'src/documents reads files into chunks and src/document-search ranks chunks: neither knows models or storage.',
+  },
+  {
+    files: ['src/file-search/**'],
+    patterns: [...UPPER, '**/engines/**', '**/models/**', '**/grammar/**', '**/generation/**', '@huggingface/*'],
+    why: 'src/file-search keeps and indexes files for the API, and embeds through the engine interface, never an engine.',
+  },
 ];
 
 export default tseslint.config(

@@ -1,0 +1,158 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { extractText, SUPPORTED_EXTENSIONS, UnreadableFileError, UnsupportedFileError } from './extract-text.ts';
+
+const utf8 = (text: string) => new TextEncoder().encode(text);
+
+/**
+ * A PDF written by hand: a page per entry, each line of it shown in Helvetica (a standard font, so nothing embedded),
+ * and a cross-reference table of the objects' byte offsets, as a PDF reader looks objects up by. Lines left empty
+ * make a page with no text, as a scanned page has.
+ */
+function pdf(pages: string[][]): Uint8Array {
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${pages.map((_, index) => `${4 + 2 * index} 0 R`).join(' ')}] /Count ${pages.length} >>`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  for (const [index, lines] of pages.entries()) {
+    const shown = lines.map((line) => `(${line.replace(/[\\()]/g, '\\$&')}) Tj T*`).join(' ');
+    const content = lines.length === 0 ? '' : `BT /F1 12 Tf 72 720 Td 14 TL ${shown} ET`;
+    objects.push(
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> ` +
+        `/Contents ${5 + 2 * index} 0 R >>`,
+      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    );
+  }
+  let file = '%PDF-1.4\n';
+  const offsets = objects.map((object, index) => {
+    const offset = file.length;
+    file += `${index + 1} 0 obj\n${object}\nendobj\n`;
+    return offset;
+  });
+  const xref = file.length;
+  file += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  file += offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
+  file += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return utf8(file);
+}
+
+const twoPages = () => pdf([['Invoice 2024-17.', 'Total due: 120 EUR (by March).'], ['Thank you for your order.']]);
+
+describe('extractText', () => {
+  it('reads plain text and code as they are, with line breaks as \\n', async () => {
+    expect(await extractText(utf8('# Notes\r\n\r\nFirst.\rSecond.\n'), 'notes.md')).toEqual({
+      text: '# Notes\n\nFirst.\nSecond.\n',
+    });
+    expect(await extractText(utf8('def f():\n    return 1\n'), 'src/f.PY')).toEqual({
+      text: 'def f():\n    return 1\n',
+    });
+    expect(await extractText(utf8('a,b\n1,2'), 'table.csv')).toEqual({ text: 'a,b\n1,2' });
+    expect(await extractText(new Uint8Array(), 'empty.txt')).toEqual({ text: '' });
+  });
+
+  it('drops a UTF-8 byte order mark and decodes UTF-16 by its mark', async () => {
+    expect(await extractText(new Uint8Array([0xef, 0xbb, 0xbf, ...utf8('héllo')]), 'a.txt')).toEqual({ text: 'héllo' });
+    const le = new Uint8Array([0xff, 0xfe, 0x68, 0x00, 0xe9, 0x00, 0x3d, 0xd8, 0x00, 0xde]);
+    expect(await extractText(le, 'a.txt')).toEqual({ text: 'hé😀' });
+    const be = new Uint8Array([0xfe, 0xff, 0x00, 0x68, 0x00, 0xe9]);
+    expect(await extractText(be, 'a.txt')).toEqual({ text: 'hé' });
+  });
+
+  it('refuses invalid UTF-8 and binary data under a text name as unreadable', async () => {
+    const latin1 = new Uint8Array([0x63, 0x61, 0x66, 0xe9]); // "café" in Latin-1
+    await expect(extractText(latin1, 'old.txt')).rejects.toThrow(
+      new UnreadableFileError('old.txt is not valid UTF-8 text.'),
+    );
+    await expect(extractText(new Uint8Array([0x41, 0x00, 0x42, 0x00]), 'x.log')).rejects.toThrow(UnreadableFileError);
+    const oddUtf16 = new Uint8Array([0xff, 0xfe, 0x00, 0xd8]); // a lone surrogate
+    await expect(extractText(oddUtf16, 'a.txt')).rejects.toThrow(/not valid UTF-16/);
+  });
+
+  it('makes HTML and JSON readable', async () => {
+    expect(await extractText(utf8('<h1>Hi</h1><p>a&amp;b</p><script>x()</script>'), 'page.HTM')).toEqual({
+      text: 'Hi\n\na&b',
+    });
+    expect(await extractText(utf8('\ufeff{"user": {"name": "Ada"}}'), 'data.json')).toEqual({ text: 'user.name: Ada' });
+    expect(await extractText(utf8('{"a": 1}\r\n{"a": 2}\r\n'), 'rows.jsonl')).toEqual({ text: 'a: 1\n\na: 2' });
+  });
+
+  it('refuses JSON that does not parse as unreadable, saying where', async () => {
+    await expect(extractText(utf8('{"a": '), 'bad.json')).rejects.toThrow(/^bad\.json is not valid JSON: /);
+    await expect(extractText(utf8('{}\n{'), 'bad.jsonl')).rejects.toThrow(
+      /^bad\.jsonl is not valid JSON Lines: line 2: /,
+    );
+  });
+
+  it('reads a PDF page by page, pages apart by a blank line, through unpdf', async () => {
+    const bytes = twoPages();
+    const copy = bytes.slice();
+    expect(await extractText(bytes, 'invoice.pdf')).toEqual({
+      text: 'Invoice 2024-17.\nTotal due: 120 EUR (by March).\n\nThank you for your order.',
+      pages: 2,
+    });
+    // The caller's bytes are untouched (pdf.js is handed a copy): the file is kept as uploaded.
+    expect(bytes).toEqual(copy);
+  });
+
+  it('refuses a PDF without a text layer as having no text to search', async () => {
+    await expect(extractText(pdf([[], []]), 'scan.pdf')).rejects.toThrow(
+      new UnreadableFileError(
+        'scan.pdf has no text to search: its 2 pages have no text layer (a scan, or images of text). ' +
+          'Run it through OCR first.',
+      ),
+    );
+  });
+
+  it('refuses a broken PDF as unreadable', async () => {
+    const broken = extractText(utf8('%PDF-1.7\nthis is not a PDF at all'), 'broken.pdf');
+    await expect(broken).rejects.toThrow(UnreadableFileError);
+    await expect(broken).rejects.toThrow(/^broken\.pdf could not be read as a PDF: /);
+  });
+
+  it('decides the type by extension, then by MIME type, then by the bytes', async () => {
+    // The extension wins over the MIME type.
+    expect(await extractText(utf8('<b>x</b>'), 'page.txt', 'text/html')).toEqual({ text: '<b>x</b>' });
+    // No extension, or an unknown one: the MIME type decides, parameters and case aside.
+    expect(await extractText(utf8('<b>x</b>'), 'upload', 'Text/HTML; charset=utf-8')).toEqual({ text: 'x' });
+    expect(await extractText(utf8('{"a":1}'), 'blob', 'application/ld+json')).toEqual({ text: 'a: 1' });
+    expect(await extractText(utf8('key: 1'), 'config.conf', 'text/plain')).toEqual({ text: 'key: 1' });
+    expect((await extractText(twoPages(), 'download', 'application/pdf')).pages).toBe(2);
+    // Neither says: a PDF's signature does.
+    expect((await extractText(twoPages(), 'download', 'application/octet-stream')).pages).toBe(2);
+    expect((await extractText(twoPages(), 'download')).pages).toBe(2);
+  });
+
+  it('refuses other types as unsupported, naming the extension and listing the supported ones', async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const error = await extractText(png, 'photo.PNG', 'image/png').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UnsupportedFileError);
+    expect((error as Error).message).toMatch(
+      /^Lantern cannot read \.png files \(photo\.PNG\) as text\. Supported types: /,
+    );
+    for (const extension of ['.pdf', '.md', '.json', '.html']) expect((error as Error).message).toContain(extension);
+    await expect(extractText(utf8('PK\x03\x04'), 'report.docx')).rejects.toThrow(UnsupportedFileError);
+    await expect(extractText(utf8('plain words'), 'README')).rejects.toThrow(
+      /^Lantern cannot read README, which has no extension to say its type, as text\./,
+    );
+  });
+
+  it('lists the supported extensions, sorted', () => {
+    expect(SUPPORTED_EXTENSIONS).toContain('.pdf');
+    expect(SUPPORTED_EXTENSIONS).toContain('.jsonl');
+    expect(SUPPORTED_EXTENSIONS).toContain('.yml');
+    expect([...SUPPORTED_EXTENSIONS].sort()).toEqual(SUPPORTED_EXTENSIONS);
+    expect(Object.isFrozen(SUPPORTED_EXTENSIONS)).toBe(true);
+  });
+});
+
+describe('the documents folder', () => {
+  it('runs in a classic service worker script: no Node module, and unpdf imported only when a PDF arrives', () => {
+    const folder = new URL('.', import.meta.url);
+    for (const file of readdirSync(folder).filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))) {
+      const source = readFileSync(new URL(file, folder), 'utf8');
+      expect(source, file).not.toMatch(/from ['"]node:|import\(['"]node:|\bprocess\.|\bBuffer\b/);
+      expect(source, file).not.toMatch(/from ['"]unpdf['"]/);
+    }
+  });
+});

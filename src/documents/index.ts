@@ -1,0 +1,10 @@
+/** Files made searchable: an uploaded file's text, and that text cut into the chunks a vector store embeds. */
+export {
+  extractText,
+  SUPPORTED_EXTENSIONS,
+  UnreadableFileError,
+  UnsupportedFileError,
+  type ExtractedText,
+} from './extract-text.ts';
+export { CHUNKING_BOUNDS, chunkText, DEFAULT_CHUNKING, type ChunkingOptions, type TextChunk } from './chunk-text.ts';
+export { countTokens } from './count-tokens.ts';
