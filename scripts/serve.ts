@@ -7,7 +7,8 @@
  * it, comma-separated, or `*` for any (default: http(s)://localhost, 127.0.0.1 and [::1] on any port, so that a dev
  * server of another port, such as Vite's, can use it); `LANTERN_IMAGE_URL_HOSTS`, the hosts whose http(s) image URLs
  * the server may fetch, comma-separated exact names (default: none, images come as data URLs; an allowed host is still
- * refused at a loopback, private or link-local address: docs/security.md).
+ * refused at a loopback, private or link-local address: docs/security.md); `LANTERN_DOCUMENTS_DIR`, a directory to
+ * keep uploaded files and vector stores in (default: memory, as the keys are).
  */
 import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
@@ -25,6 +26,7 @@ import {
   type CorsOptions,
   type Engine,
 } from '../src/index.ts';
+import { directoryDocumentStorage } from '../src/document-store/directory-document-storage.ts';
 import type { EngineThreadMessage } from './engine-thread.ts';
 import { typescriptWorker } from './typescript-worker.ts';
 
@@ -120,7 +122,15 @@ const imageUrlHosts = (process.env.LANTERN_IMAGE_URL_HOSTS ?? '')
   .split(',')
   .map((h) => h.trim())
   .filter(Boolean);
-const handler = createHandler({ engine, keys, cors: { origins: cors.origins }, limits: { imageUrlHosts } });
+// Files and vector stores in memory, as the keys are; on disk where the operator names a directory.
+const documentsDir = process.env.LANTERN_DOCUMENTS_DIR?.trim();
+const handler = createHandler({
+  engine,
+  keys,
+  cors: { origins: cors.origins },
+  limits: { imageUrlHosts },
+  ...(documentsDir && { documents: directoryDocumentStorage(documentsDir) }),
+});
 
 // An HTTP/1.1 server: `serve` makes one unless told to make an HTTP/2 one.
 const server = serve({ fetch: handler, hostname: host, port }, (info) => {

@@ -3,6 +3,7 @@ import { createHandler, type Handler, type HandlerOptions } from '../src/api/ind
 import { createModelRouter } from '../src/models/model-router.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
 import { indexedDbResponseStore } from '../src/response-store/index.ts';
+import { indexedDbDocumentStorage } from '../src/document-store/index.ts';
 import {
   hostLock,
   isAbortRequest,
@@ -32,8 +33,8 @@ export interface MountOptions extends Partial<Omit<HandlerOptions, 'engine'>> {
 }
 
 /**
- * Mounts Lantern in a service worker: `/v1/*` on this origin is answered by the handler, with keys and stored responses
- * in the origin's IndexedDB and models from the engine worker of whichever tab hosts it; every other request is left
+ * Mounts Lantern in a service worker: `/v1/*` on this origin is answered by the handler, with keys, stored responses,
+ * files and vector stores in the origin's IndexedDB and models from the engine worker of whichever tab hosts it; every other request is left
  * alone. Call it
  * once, at the top level of your own service worker, before any other fetch listener that could answer `/v1`.
  *
@@ -114,6 +115,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
   const handler = createHandler({
     keys: new KeyRing({ storage: indexedDbKeyStorage() }),
     responses: indexedDbResponseStore(),
+    documents: indexedDbDocumentStorage(),
     ...options,
     engine,
   });

@@ -1,10 +1,15 @@
 import { Hono } from 'hono/tiny';
 import { cors } from 'hono/cors';
 import { memoryResponseStore } from '../response-store/index.ts';
+import { memoryDocumentStorage } from '../document-store/index.ts';
+import { FileLibrary } from '../file-search/index.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { newRequestId } from './ids.ts';
 import { auth } from './middleware/auth.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
+import { readBodyOf } from './middleware/read-body.ts';
+import { createFile, deleteFile, fileContent, listFiles, retrieveFile } from './files/route.ts';
+import { vectorStoreRoutes } from './vector-stores/route.ts';
 import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type CorsOptions, type HandlerOptions } from './options.ts';
 import { createChatCompletion } from './chat-completions/route.ts';
 import { createCompletion } from './completions/route.ts';
@@ -77,6 +82,13 @@ export function createHandler(options: HandlerOptions): Handler {
     ownedBy: options.ownedBy ?? 'lantern',
     errorBody: (error, requestId) => report(error, requestId).body(),
     responses: options.responses ?? memoryResponseStore(),
+    files: new FileLibrary({
+      storage: options.documents ?? memoryDocumentStorage(),
+      engine: options.engine,
+      ...options.files,
+      now,
+      onError: (error) => onServerError(error, 'indexing'),
+    }),
   };
   app.get('/v1/models', listModels(deps));
   app.get('/v1/models/:id{.+}', retrieveModel(deps));
@@ -93,6 +105,36 @@ export function createHandler(options: HandlerOptions): Handler {
   app.post('/v1/audio/translations', rateLimit(limiter, audio), createTranscription(deps, 'translate'));
   app.post('/v1/audio/speech', rateLimit(limiter, json), createSpeech(deps));
 
+  // Files and vector stores run no model when they are called (indexing runs in the background, one file at a time),
+  // so no rate limit holds them; search embeds its query, and is held like embeddings.
+  const upload = readBodyOf({
+    maxBytes: uploadBodyBytes(deps.files.limits.maxFileBytes),
+    timeoutMs: limits.bodyTimeoutMs,
+  });
+  const manage = readBodyOf(json);
+  app.post('/v1/files', upload, createFile(deps));
+  app.get('/v1/files', listFiles(deps));
+  app.get('/v1/files/:id', retrieveFile(deps));
+  app.get('/v1/files/:id/content', fileContent(deps));
+  app.delete('/v1/files/:id', deleteFile(deps));
+  const stores = vectorStoreRoutes(deps);
+  app.post('/v1/vector_stores', manage, stores.create);
+  app.get('/v1/vector_stores', stores.list);
+  app.get('/v1/vector_stores/:id', stores.retrieve);
+  app.post('/v1/vector_stores/:id', manage, stores.modify);
+  app.delete('/v1/vector_stores/:id', stores.delete);
+  app.post('/v1/vector_stores/:id/search', rateLimit(limiter, json), stores.search);
+  app.post('/v1/vector_stores/:id/files', manage, stores.attachFile);
+  app.get('/v1/vector_stores/:id/files', stores.listFiles);
+  app.get('/v1/vector_stores/:id/files/:file_id', stores.retrieveFile);
+  app.post('/v1/vector_stores/:id/files/:file_id', manage, stores.updateFile);
+  app.delete('/v1/vector_stores/:id/files/:file_id', stores.detachFile);
+  app.get('/v1/vector_stores/:id/files/:file_id/content', stores.fileContent);
+  app.post('/v1/vector_stores/:id/file_batches', manage, stores.createBatch);
+  app.get('/v1/vector_stores/:id/file_batches/:batch_id', stores.retrieveBatch);
+  app.post('/v1/vector_stores/:id/file_batches/:batch_id/cancel', stores.cancelBatch);
+  app.get('/v1/vector_stores/:id/file_batches/:batch_id/files', stores.listBatchFiles);
+
   return async (request) => {
     try {
       return await app.fetch(request);
@@ -107,6 +149,12 @@ export function createHandler(options: HandlerOptions): Handler {
     }
   };
 }
+
+/**
+ * The largest upload body: a file of `maxFileBytes`, and 64 KiB of the other fields and the multipart framing. (A
+ * larger file is refused with 413 by the library when it fits the body; a body over this, with 400 before it is read.)
+ */
+const uploadBodyBytes = (maxFileBytes: number) => maxFileBytes + 64 * 1024;
 
 /**
  * How long a browser may reuse a preflight's answer: ten minutes spares the SDK's requests a preflight each (Chromium

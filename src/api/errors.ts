@@ -1,4 +1,5 @@
 import { EngineError, type EngineErrorKind } from '../engine-interface/index.ts';
+import { LibraryError } from '../file-search/index.ts';
 
 /** An error answer's body, as every OpenAI client reads it. */
 export interface ErrorBody {
@@ -11,7 +12,7 @@ export interface ErrorBody {
 }
 
 /** The statuses this API answers with (the spec's table, and 502 / 503 for a remote server that failed). */
-export type ErrorStatus = 400 | 401 | 404 | 429 | 500 | 502 | 503;
+export type ErrorStatus = 400 | 401 | 404 | 413 | 429 | 500 | 502 | 503;
 
 export interface ApiErrorOptions {
   type?: string;
@@ -26,6 +27,7 @@ const DEFAULT_TYPE: Record<ErrorStatus, string> = {
   400: 'invalid_request_error',
   401: 'invalid_request_error',
   404: 'invalid_request_error',
+  413: 'invalid_request_error',
   429: 'requests',
   500: 'server_error',
   502: 'server_error',
@@ -124,6 +126,9 @@ export function fromEngineError(error: EngineError): ApiError {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof EngineError) return fromEngineError(error);
+  if (error instanceof LibraryError) {
+    return new ApiError(error.status, error.message, { param: error.param, code: error.code, cause: error });
+  }
   return new ApiError(500, 'The server had an error while processing your request. Sorry about that!', {
     code: 'internal_error',
     headers: { 'x-should-retry': 'false' },

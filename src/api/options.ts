@@ -1,6 +1,8 @@
 import type { Engine } from '../engine-interface/index.ts';
 import type { KeyStore } from '../keys/index.ts';
 import type { ResponseStore } from '../response-store/index.ts';
+import type { DocumentStorage } from '../document-store/index.ts';
+import type { LibraryLimits } from '../file-search/index.ts';
 
 /**
  * Every explicit limit of the API. A request over any of them is answered 400 before any work is queued, with the
@@ -153,6 +155,18 @@ export interface HandlerOptions {
    * service worker gives `indexedDbResponseStore()`.
    */
   responses?: ResponseStore;
+  /**
+   * Where the Files and Vector Stores APIs keep files, chunks and indexes: `memoryDocumentStorage()` unless given; the
+   * service worker gives `indexedDbDocumentStorage()`, `npm run serve:node` a directory (`directoryDocumentStorage`).
+   */
+  documents?: DocumentStorage;
+  /** The Files and Vector Stores APIs' own options. */
+  files?: {
+    /** Overrides of `DEFAULT_LIBRARY_LIMITS`, per key. */
+    limits?: Partial<LibraryLimits>;
+    /** The model that embeds chunks of new vector stores (default: the first embeddings model). */
+    embeddingModel?: string;
+  };
   /** Overrides of {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits>;
   /** Overrides of {@link DEFAULT_RATE_LIMITS}. */

@@ -1,5 +1,6 @@
 import type { KeyInfo } from '../keys/index.ts';
 import type { ResponseStore } from '../response-store/index.ts';
+import type { FileLibrary } from '../file-search/index.ts';
 import type { Engine, Serving } from '../engine-interface/index.ts';
 import { BACKEND_HEADER, type ErrorBody } from './errors.ts';
 import { systemFingerprint } from './ids.ts';
@@ -19,6 +20,8 @@ export interface RouteDeps {
   errorBody: (error: unknown, requestId: string) => ErrorBody;
   /** Where the Responses API keeps responses. */
   responses: ResponseStore;
+  /** The keys' files and vector stores (the Files and Vector Stores APIs, and `file_search`). */
+  files: FileLibrary;
 }
 
 /**

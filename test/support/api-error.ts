@@ -20,7 +20,7 @@ export async function sdkRefusal(call: Promise<unknown>) {
     (e: unknown) => e,
   )) as APIError;
   if (!(error instanceof APIError)) throw new Error(`expected the SDK's APIError, got ${String(error)}`);
-  return { status: error.status, param: error.param, message: error.message };
+  return { status: error.status, param: error.param, code: error.code, message: error.message };
 }
 
 /** The message of the 400 (`invalid_request`) an engine call refused with, naming `param`; fails the test otherwise. */

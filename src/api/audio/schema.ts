@@ -1,5 +1,6 @@
 import { AudioDecodeError, audioRefusal, measureAudio } from '../../audio/index.ts';
 import type { AudioFile } from '../../engine-interface/index.ts';
+import { readForm, formText } from '../multipart.ts';
 import { invalidRequest } from '../errors.ts';
 import type { Limits } from '../options.ts';
 
@@ -44,35 +45,12 @@ export async function readAudioRequest(
   limits: Limits,
   translate: boolean,
 ): Promise<AudioParams> {
-  const type = request.headers.get('content-type') ?? '';
-  if (!/^multipart\/form-data\s*;/i.test(type)) {
-    throw invalidRequest(
-      'The audio endpoints take `multipart/form-data` (a `file` and the other parameters as form fields), ' +
-        `not ${type ? `\`${type.split(';')[0]}\`` : 'a body without a content type'}.`,
-      null,
-      'invalid_content_type',
-    );
-  }
-  let form: FormData;
-  try {
-    form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': type } }).formData();
-  } catch (error) {
-    throw invalidRequest(
-      `The multipart/form-data body could not be read (${(error as Error).message}).`,
-      null,
-      'invalid_multipart',
-    );
-  }
+  const form = await readForm(request, bytes, 'The audio endpoints');
 
   for (const [name, message] of Object.entries(UNSUPPORTED)) {
     if (form.has(name) || form.has(name.slice(0, -2))) throw invalidRequest(message, name.slice(0, -2));
   }
-  const text = (name: string): string | undefined => {
-    const value = form.get(name);
-    if (value === null) return undefined;
-    if (typeof value !== 'string') throw invalidRequest(`'${name}' must be a text field, not a file.`, name);
-    return value;
-  };
+  const text = (name: string) => formText(form, name);
 
   const model = text('model');
   if (!model) throw invalidRequest("Missing required parameter: 'model'.", 'model');

@@ -36,6 +36,8 @@ export function outputAsInput(item: ResponseOutputItem): ConversationItem {
       return { type: 'reasoning', text: item.content.map((part) => part.text).join(''), id: item.id };
     case 'function_call':
       return { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments, id: item.id };
+    case 'file_search_call':
+      return { type: 'file_search_call', queries: item.queries, id: item.id };
   }
 }
 
@@ -108,6 +110,8 @@ export function toChatMessages(instructions: string | null, items: ConversationI
     return message;
   };
   items.forEach((item, i) => {
+    // A search of an earlier turn: its passages were that turn's; this turn searches for its own question.
+    if (item.type === 'file_search_call') return;
     if (item.type === 'reasoning') {
       thought = thought ? `${thought}\n${item.text}` : item.text;
       return;

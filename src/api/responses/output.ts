@@ -2,6 +2,9 @@ import type { FinishReason, GeneratedTokenLogprob } from '../../engine-interface
 import { newId } from '../ids.ts';
 import type {
   DeltaLogprob,
+  FileCitation,
+  FileSearchResult,
+  ResponseFileSearchToolCall,
   ItemStatus,
   ResponseFunctionToolCall,
   ResponseLogprob,
@@ -50,9 +53,38 @@ export class ResponseOutput {
   /** The function call items, by the engine's index of the call in its choice. */
   readonly #calls = new Map<number, { item: ResponseFunctionToolCall; index: number }>();
 
-  constructor(emit: (event: UnsequencedEvent) => void = () => {}, { summary = false }: { summary?: boolean } = {}) {
+  /** The citations of a message's text, when its answer drew on a file search's passages. */
+  readonly #cite: ((text: string) => FileCitation[]) | undefined;
+
+  constructor(
+    emit: (event: UnsequencedEvent) => void = () => {},
+    { summary = false, cite }: { summary?: boolean; cite?: (text: string) => FileCitation[] } = {},
+  ) {
     this.#emit = emit;
     this.#summary = summary;
+    this.#cite = cite;
+  }
+
+  /**
+   * The file search that ran before the answer: its item, complete, with OpenAI's events for each of its steps (it has
+   * run by the time the stream begins, so they come together).
+   */
+  addFileSearch(queries: string[], results: FileSearchResult[] | null): void {
+    const item: ResponseFileSearchToolCall = {
+      id: newId('fs_'),
+      type: 'file_search_call',
+      status: 'in_progress',
+      queries,
+      results: null,
+    };
+    const index = this.items.push(item) - 1;
+    const at = { item_id: item.id, output_index: index };
+    this.#emit({ type: 'response.output_item.added', output_index: index, item: structuredClone(item) });
+    this.#emit({ type: 'response.file_search_call.in_progress', ...at });
+    this.#emit({ type: 'response.file_search_call.searching', ...at });
+    Object.assign(item, { status: 'completed', results });
+    this.#emit({ type: 'response.file_search_call.completed', ...at });
+    this.#emit({ type: 'response.output_item.done', output_index: index, item: structuredClone(item) });
   }
 
   /** More of a reasoning model's thought: it comes before the answer, in an item of its own. */
@@ -144,6 +176,15 @@ export class ResponseOutput {
     } else if (item.type === 'message') {
       const part = item.content[0]!;
       const location = { item_id: item.id, output_index: index, content_index: 0 };
+      part.annotations = this.#cite?.(part.text) ?? [];
+      part.annotations.forEach((annotation, annotationIndex) =>
+        this.#emit({
+          type: 'response.output_text.annotation.added',
+          ...location,
+          annotation_index: annotationIndex,
+          annotation: { ...annotation },
+        }),
+      );
       this.#emit({
         type: 'response.output_text.done',
         ...location,
@@ -151,6 +192,8 @@ export class ResponseOutput {
         logprobs: part.logprobs.map(toDeltaLogprob),
       });
       this.#emit({ type: 'response.content_part.done', ...location, part: structuredClone(part) });
+    } else if (item.type === 'file_search_call') {
+      // Added complete (addFileSearch): never open here.
     } else {
       this.#emit({
         type: 'response.function_call_arguments.done',

@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import {
   EngineError,
   type ChatEvent,
+  type ChatOptions,
   type ChatRequest,
   type ChatResult,
   type Serving,
@@ -14,6 +15,7 @@ import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
 import { eventStream } from '../sse.ts';
 import { responseUsage } from '../usage.ts';
 import { itemIds, ownResponse, resolveConversation, toChatMessages, type KeptResponse } from './conversation.ts';
+import { citationsFor, itemResults, searchForTurn, withSources } from './file-search.ts';
 import { ResponseOutput, type UnsequencedEvent } from './output.ts';
 import { responsesParser, type ResponsesParams } from './schema.ts';
 import type { Response, ResponseDeleted, ResponseError, ResponseStreamEvent } from './wire.ts';
@@ -32,7 +34,7 @@ const STORED_HEADER = 'x-lantern-stored';
  * A finished response is answered whether or not it could be kept (issue 22: a failed store used to turn a finished
  * generation into a 500, or a stream's `response.failed`, and the work was lost).
  */
-export function createResponse({ engine, limits, now, ownedBy, errorBody, responses }: RouteDeps) {
+export function createResponse({ engine, limits, now, ownedBy, errorBody, responses, files }: RouteDeps) {
   const parse = responsesParser(limits);
   return async (c: Context<Env>) => {
     const params = parse(await parseJsonObject(c.get('body')));
@@ -45,6 +47,29 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
     // Prompts are cached per key: no key's prompts reach another's answers or `cached_tokens` (issue 41).
     const request: ChatRequest = { ...params.request, messages, cacheScope: owner };
     if (messages.some((m) => m.images)) request.imageLimits = imageLimitsOf(limits);
+    // `file_search` runs before the answer (an unknown vector store is a 404 before any stream).
+    const sources = params.fileSearch
+      ? await searchForTurn(files, owner, params.fileSearch, conversation, c.req.raw.signal)
+      : null;
+    /** How many of the passages found the model is given: fewer when they would not fit its context window. */
+    let given = sources?.results.length ?? 0;
+    const cite = sources ? (text: string) => citationsFor(text, sources, given) : undefined;
+    const addSearch = (output: ResponseOutput) => {
+      if (sources) output.addFileSearch([sources.query], params.includeSearchResults ? itemResults(sources) : null);
+    };
+    /** The generation, with as many of the passages as fit: a prompt over the window is refused before any output. */
+    const chat = async (options: ChatOptions): Promise<ChatResult> => {
+      for (;;) {
+        try {
+          const prompt = sources ? withSources(messages, sources, given) : messages;
+          return await engine.chat(params.model, { ...request, messages: prompt }, options);
+        } catch (error) {
+          const tooLong = error instanceof EngineError && error.kind === 'context_length_exceeded';
+          if (!tooLong || given === 0) throw error;
+          given = Math.floor(given / 2);
+        }
+      }
+    };
     const response = inProgress(newId('resp_'), Math.floor(now() / 1000), params);
     // The response names the model ID that serves it, when the request named an alias of it (`gpt-4o-mini`) too.
     const onServe = (serving: Serving) => {
@@ -81,10 +106,9 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
     };
 
     if (!params.stream) {
-      const output = new ResponseOutput(undefined, { summary: summarised });
-      const result = await engine
-        .chat(params.model, request, { signal: c.req.raw.signal, onServe })
-        .catch(asInputError);
+      const output = new ResponseOutput(undefined, { summary: summarised, ...(cite && { cite }) });
+      addSearch(output);
+      const result = await chat({ signal: c.req.raw.signal, onServe }).catch(asInputError);
       const [choice] = result.choices;
       if (choice!.reasoning !== undefined) output.addReasoning(choice!.reasoning);
       const calls = choice!.toolCalls ?? [];
@@ -107,13 +131,14 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
           const sequenced = { ...event, sequence_number: sequence++ } as ResponseStreamEvent;
           send(sequenced, sequenced.type);
         };
-        const output = new ResponseOutput(emit, { summary: summarised });
+        const output = new ResponseOutput(emit, { summary: summarised, ...(cite && { cite }) });
         const onEvent = (event: ChatEvent) => {
           // Sent with the first token, not up front: a request the engine refuses (a prompt over the context window)
           // still gets its own status code instead of a stream.
           if (sequence === 0) {
             emit({ type: 'response.created', response: structuredClone(response) });
             emit({ type: 'response.in_progress', response: structuredClone(response) });
+            addSearch(output);
           }
           if (event.type === 'delta') output.addText(event.text, event.logprobs);
           else if (event.type === 'reasoning') output.addReasoning(event.text);
@@ -122,7 +147,7 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
           else output.finish(event.reason);
         };
         try {
-          const result = await engine.chat(params.model, request, { signal, onEvent, onServe }).catch(asInputError);
+          const result = await chat({ signal, onEvent, onServe }).catch(asInputError);
           const done = await complete(output, result);
           emit({ type: done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: done });
         } catch (error) {

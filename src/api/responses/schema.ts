@@ -12,7 +12,15 @@ import { checkImageCount, checkImageUrl, imageDetail, textAndImages, type ImageP
 import type { Limits } from '../options.ts';
 import { optional, parse } from '../request-validation.ts';
 import { toConstraint, type ToolParamNamer } from '../tool-schemas.ts';
-import type { FunctionTool, ReasoningSummary, ResponseFormatTextConfig, ResponsesToolChoice } from './wire.ts';
+import type { AttributeFilter } from '../../document-search/index.ts';
+import { filters, rankingOf, rankingOptions, toFilter } from '../vector-stores/schema.ts';
+import type {
+  FileSearchTool,
+  FunctionTool,
+  ReasoningSummary,
+  ResponseFormatTextConfig,
+  ResponsesToolChoice,
+} from './wire.ts';
 
 /*
  * The Responses API's request body (`POST /v1/responses`) and its conversion to what the route needs: the input items,
@@ -34,7 +42,12 @@ export type ConversationItem =
   | { type: 'function_call'; call_id: string; name: string; arguments: string; id?: string }
   | { type: 'function_call_output'; call_id: string; output: string; id?: string }
   /** A reasoning model's thought, given back with the turn it came before (its text, or its summary's). */
-  | { type: 'reasoning'; text: string; id?: string };
+  | { type: 'reasoning'; text: string; id?: string }
+  /**
+   * A file search of an earlier turn, given back (the Agents SDK sends a run's items back as input). It adds nothing to
+   * the prompt: a turn with `file_search` searches again for its own question.
+   */
+  | { type: 'file_search_call'; queries: string[]; id?: string };
 
 /** An input item as sent: a conversation item, or a reference to an item of a stored response. */
 export type InputItem = ConversationItem | { type: 'item_reference'; id: string };
@@ -117,6 +130,13 @@ const inputItem = z.preprocess(
         status: itemStatus,
       }),
       reasoningItem,
+      z.object({
+        type: z.literal('file_search_call'),
+        id: optional(z.string()),
+        queries: optional(z.array(z.string())),
+        status: optional(z.string()),
+        results: optional(z.array(z.unknown())),
+      }),
       z.object({ type: z.literal('item_reference'), id: z.string().min(1) }),
     ],
     { error: (issue) => (issue.code === 'invalid_union' ? `Unsupported input item type. ${ITEM_TYPES}` : undefined) },
@@ -126,20 +146,36 @@ const inputItem = z.preprocess(
 /** OpenAI's rule for names of functions and schemas. */
 const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
+const TOOLS = 'Supported tools: `function` and `file_search` (other hosted tools do not run here).';
+
 const functionTool = z.object(
   {
-    type: z.literal('function', { error: 'Only function tools are supported: no hosted tools run here.' }),
+    type: z.literal('function', { error: TOOLS }),
     name: z.string().regex(NAME, 'Function names are 1 to 64 letters, digits, underscores and dashes.'),
     description: optional(z.string()),
     parameters: optional(z.record(z.string(), z.unknown())),
     strict: optional(z.boolean()),
   },
-  { error: 'Only function tools are supported: no hosted tools run here.' },
+  { error: TOOLS },
 );
+
+/** OpenAI allows two vector stores in one `file_search` tool. */
+const fileSearchTool = z.object({
+  type: z.literal('file_search'),
+  vector_store_ids: z.array(z.string().min(1)).min(1).max(2),
+  max_num_results: optional(z.int().min(1).max(50)),
+  filters: optional(filters),
+  ranking_options: optional(rankingOptions),
+});
+
+const tool = z.discriminatedUnion('type', [functionTool, fileSearchTool], {
+  error: (issue) => (issue.code === 'invalid_union' ? TOOLS : undefined),
+});
 
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
   z.object({ type: z.literal('function'), name: z.string().min(1) }),
+  z.object({ type: z.literal('file_search') }),
 ]);
 
 const format = z.discriminatedUnion(
@@ -170,7 +206,7 @@ function responsesSchema(limits: Limits) {
     stream: optional(z.boolean()),
     store: optional(z.boolean()),
     previous_response_id: optional(z.string().min(1)),
-    tools: optional(z.array(functionTool).max(128)),
+    tools: optional(z.array(tool).max(128)),
     tool_choice: optional(toolChoice),
     parallel_tool_calls: optional(z.boolean()),
     text: optional(z.object({ format: optional(format), verbosity: optional(z.enum(['low', 'medium', 'high'])) })),
@@ -203,6 +239,10 @@ export interface ResponsesParams {
   previousResponseId: string | null;
   instructions: string | null;
   input: InputItem[];
+  /** The `file_search` tool, when the request has one and its `tool_choice` is not `none`. */
+  fileSearch: ParsedFileSearch | null;
+  /** Whether `include` asks for the file search's results in its item. */
+  includeSearchResults: boolean;
   /** The engine request; `messages` is filled once the conversation is known. */
   request: Omit<ChatRequest, 'messages'>;
   /** The request's settings as the response object shows them. */
@@ -215,11 +255,27 @@ export interface ResponsesParams {
     top_p: number;
     text: { format: ResponseFormatTextConfig; verbosity: 'low' | 'medium' | 'high' };
     tool_choice: ResponsesToolChoice;
-    tools: FunctionTool[];
+    tools: (FunctionTool | FileSearchTool)[];
     top_logprobs: number;
     user?: string;
   };
 }
+
+export interface ParsedFileSearch {
+  vectorStoreIds: string[];
+  maxResults: number;
+  filter: AttributeFilter | undefined;
+  ranking: ReturnType<typeof rankingOf>;
+}
+
+/**
+ * Results a `file_search` retrieves by default: OpenAI's default is 20 for its large-context models; the models here
+ * read a few thousand tokens, so fewer, longer-read passages serve them better.
+ */
+const FILE_SEARCH_RESULTS = 8;
+
+/** `include` value that asks for the file search's results. */
+const SEARCH_RESULTS = 'file_search_call.results';
 
 /** `include` value that asks for log probabilities. */
 const LOGPROBS = 'message.output_text.logprobs';
@@ -232,16 +288,52 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
     if (p.metadata && Object.keys(p.metadata).length > 16) {
       throw invalidRequest("Invalid 'metadata': at most 16 keys.", 'metadata', 'invalid_value');
     }
-    const tools = (p.tools ?? []).map((t): FunctionTool => ({
-      type: 'function',
-      name: t.name,
-      description: t.description ?? null,
-      parameters: t.parameters ?? null,
-      strict: t.strict ?? null,
-    }));
+    const functionTools = (p.tools ?? []).filter((t) => t.type === 'function');
+    const searchTools = (p.tools ?? []).filter((t) => t.type === 'file_search');
+    if (searchTools.length > 1) {
+      throw invalidRequest('Only one `file_search` tool may be given: list every vector store in it.', 'tools');
+    }
+    const tools = (p.tools ?? []).map((t): FunctionTool | FileSearchTool =>
+      t.type === 'file_search'
+        ? {
+            type: 'file_search',
+            vector_store_ids: t.vector_store_ids,
+            ...(t.max_num_results != null && { max_num_results: t.max_num_results }),
+            ...(t.filters != null && { filters: t.filters }),
+            ...(t.ranking_options != null && {
+              ranking_options: {
+                ...(t.ranking_options.ranker != null && { ranker: t.ranking_options.ranker }),
+                ...(t.ranking_options.score_threshold != null && {
+                  score_threshold: t.ranking_options.score_threshold,
+                }),
+                ...(t.ranking_options.hybrid_search != null && { hybrid_search: t.ranking_options.hybrid_search }),
+              },
+            }),
+          }
+        : {
+            type: 'function',
+            name: t.name,
+            description: t.description ?? null,
+            parameters: t.parameters ?? null,
+            strict: t.strict ?? null,
+          },
+    );
     if (p.tool_choice != null && !tools.length && p.tool_choice !== 'none' && p.tool_choice !== 'auto') {
       throw invalidRequest("Invalid value for 'tool_choice': a tool must be chosen from 'tools'.", 'tool_choice');
     }
+    const searchTool = searchTools[0];
+    if (typeof p.tool_choice === 'object' && p.tool_choice?.type === 'file_search' && !searchTool) {
+      throw invalidRequest("Invalid value for 'tool_choice': 'tools' has no `file_search` tool.", 'tool_choice');
+    }
+    const fileSearch: ParsedFileSearch | null =
+      searchTool && p.tool_choice !== 'none'
+        ? {
+            vectorStoreIds: searchTool.vector_store_ids,
+            maxResults: searchTool.max_num_results ?? FILE_SEARCH_RESULTS,
+            filter: toFilter(searchTool.filters),
+            ranking: rankingOf(searchTool.ranking_options),
+          }
+        : null;
 
     const request: Omit<ChatRequest, 'messages'> = {
       temperature: p.temperature ?? 1,
@@ -275,8 +367,20 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
           ? { type: 'json', schema: textFormat.schema, param: 'text.format' }
           : undefined;
     // Function tools on the chat tool mechanism: the same checks and the same constraint as chat completions'.
-    const choice = typeof p.tool_choice === 'object' && p.tool_choice ? { name: p.tool_choice.name } : p.tool_choice;
-    const constraint = toConstraint(json, p.tools ?? [], choice, p.parallel_tool_calls, flatToolParam, limits);
+    // The search runs before the answer whenever the tool is there, so choosing it (or `required` with no function to
+    // call) asks nothing more of the model.
+    const choice =
+      typeof p.tool_choice === 'object' && p.tool_choice
+        ? p.tool_choice.type === 'function'
+          ? { name: p.tool_choice.name }
+          : 'auto'
+        : p.tool_choice === 'required' && !functionTools.length
+          ? 'auto'
+          : p.tool_choice;
+    // Refusals name the function's place in the request's own `tools`, file_search among them.
+    const places = (p.tools ?? []).flatMap((t, i) => (t.type === 'function' ? [i] : []));
+    const paramOf: ToolParamNamer = (i, field) => flatToolParam(places[i]!, field);
+    const constraint = toConstraint(json, functionTools, choice, p.parallel_tool_calls, paramOf, limits);
     if (constraint) request.constraint = constraint;
     if (p.include?.includes(LOGPROBS) || p.top_logprobs != null) request.logprobs = p.top_logprobs ?? 0;
 
@@ -298,6 +402,8 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
                 const parts = item.content?.length ? item.content : item.summary;
                 return withId({ type: 'reasoning', text: parts.map((part) => part.text).join('\n') }, item.id);
               }
+              case 'file_search_call':
+                return withId({ type: 'file_search_call', queries: item.queries ?? [] }, item.id);
               case 'function_call_output':
                 return withId(
                   { type: 'function_call_output', call_id: item.call_id, output: text(item.output) },
@@ -318,6 +424,8 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
       previousResponseId: p.previous_response_id ?? null,
       instructions: p.instructions ?? null,
       input,
+      fileSearch,
+      includeSearchResults: p.include?.includes(SEARCH_RESULTS) ?? false,
       request,
       settings: {
         max_output_tokens: p.max_output_tokens ?? null,

@@ -14,10 +14,21 @@ export interface ResponseLogprob {
   top_logprobs: { token: string; bytes: number[]; logprob: number }[];
 }
 
+/**
+ * A passage of a file the answer drew on (`file_search`): `index` is the position in the text where it is cited, as
+ * OpenAI's answers place it (after the sentence, or at the end).
+ */
+export interface FileCitation {
+  type: 'file_citation';
+  file_id: string;
+  filename: string;
+  index: number;
+}
+
 export interface ResponseOutputText {
   type: 'output_text';
   text: string;
-  annotations: never[];
+  annotations: FileCitation[];
   /** With `include: ["message.output_text.logprobs"]`; empty otherwise. */
   logprobs: ResponseLogprob[];
 }
@@ -52,10 +63,42 @@ export interface ResponseReasoningItem {
   status: ItemStatus;
 }
 
-export type ResponseOutputItem = ResponseOutputMessage | ResponseFunctionToolCall | ResponseReasoningItem;
+/** A result of a file search, as `include: ["file_search_call.results"]` shows it. */
+export interface FileSearchResult {
+  file_id: string;
+  filename: string;
+  score: number;
+  text: string;
+  attributes: Record<string, string | number | boolean> | null;
+}
+
+/** The search `file_search` ran before the answer: its queries and, when asked for, its results. */
+export interface ResponseFileSearchToolCall {
+  id: string;
+  type: 'file_search_call';
+  status: 'in_progress' | 'searching' | 'completed' | 'incomplete' | 'failed';
+  queries: string[];
+  results: FileSearchResult[] | null;
+}
+
+export type ResponseOutputItem =
+  ResponseOutputMessage | ResponseFunctionToolCall | ResponseReasoningItem | ResponseFileSearchToolCall;
 
 /** `reasoning.summary`: the summary a request asks for, if any. */
 export type ReasoningSummary = 'auto' | 'concise' | 'detailed';
+
+/** The `file_search` tool as the request declared it, echoed on the response. */
+export interface FileSearchTool {
+  type: 'file_search';
+  vector_store_ids: string[];
+  max_num_results?: number;
+  filters?: unknown;
+  ranking_options?: {
+    ranker?: 'auto' | 'default-2024-11-15' | 'none';
+    score_threshold?: number;
+    hybrid_search?: { embedding_weight: number; text_weight: number };
+  };
+}
 
 /** A function tool as the request declared it (`tools[]`), echoed on the response. */
 export interface FunctionTool {
@@ -66,7 +109,8 @@ export interface FunctionTool {
   strict: boolean | null;
 }
 
-export type ResponsesToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; name: string };
+export type ResponsesToolChoice =
+  'none' | 'auto' | 'required' | { type: 'function'; name: string } | { type: 'file_search' };
 
 /** `text.format`: free text, any JSON object, or JSON valid against a schema. */
 export type ResponseFormatTextConfig =
@@ -122,7 +166,7 @@ export interface Response {
   temperature: number;
   text: { format: ResponseFormatTextConfig; verbosity: 'low' | 'medium' | 'high' };
   tool_choice: ResponsesToolChoice;
-  tools: FunctionTool[];
+  tools: (FunctionTool | FileSearchTool)[];
   top_logprobs: number;
   top_p: number;
   truncation: 'disabled';
@@ -175,6 +219,22 @@ export type ResponseStreamEvent = Sequenced<
       logprobs: DeltaLogprob[];
     }
   | { type: 'response.function_call_arguments.delta'; item_id: string; output_index: number; delta: string }
+  | {
+      type:
+        | 'response.file_search_call.in_progress'
+        | 'response.file_search_call.searching'
+        | 'response.file_search_call.completed';
+      item_id: string;
+      output_index: number;
+    }
+  | {
+      type: 'response.output_text.annotation.added';
+      item_id: string;
+      output_index: number;
+      content_index: number;
+      annotation_index: number;
+      annotation: FileCitation;
+    }
   | {
       type: 'response.reasoning_text.delta';
       item_id: string;

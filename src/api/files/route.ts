@@ -1,0 +1,98 @@
+import type { Context } from 'hono';
+import type { FilePurpose } from '../../file-search/index.ts';
+import { invalidRequest } from '../errors.ts';
+import { readListQuery } from '../list-query.ts';
+import { formText, readForm } from '../multipart.ts';
+import type { Env, RouteDeps } from '../route-deps.ts';
+import type { FileDeleted, FileObject, ListPage } from './wire.ts';
+
+/** The purposes a file may have here: those of `file_search` and of files given to models. */
+const PURPOSES: readonly FilePurpose[] = ['assistants', 'user_data'];
+
+/** OpenAI's bounds of `expires_after[seconds]`: an hour to thirty days. */
+const EXPIRY_SECONDS = { min: 3600, max: 2_592_000 };
+
+/**
+ * `POST /v1/files`: stores an uploaded file (`file`, `purpose`, optionally `expires_after[anchor]=created_at` and
+ * `expires_after[seconds]`) on the caller key's shelf. The file's size and the key's storage are checked before
+ * anything is stored (413 naming the limit).
+ */
+export function createFile({ files }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const form = await readForm(c.req.raw, c.get('body'), 'File uploads');
+    const file = form.get('file');
+    if (file === null) throw invalidRequest("Missing required parameter: 'file'.", 'file');
+    if (typeof file === 'string') {
+      throw invalidRequest("'file' must be a file (a form field with a file name), not text.", 'file');
+    }
+    const purpose = formText(form, 'purpose');
+    if (!purpose) throw invalidRequest("Missing required parameter: 'purpose'.", 'purpose');
+    if (!(PURPOSES as readonly string[]).includes(purpose)) {
+      throw invalidRequest(
+        `Invalid 'purpose' \`${purpose}\`: files here are for ${PURPOSES.join(' and ')} (file_search, and input ` +
+          'files); batches, fine-tuning and evals do not run on the device.',
+        'purpose',
+      );
+    }
+    const anchor = formText(form, 'expires_after[anchor]');
+    const secondsText = formText(form, 'expires_after[seconds]');
+    let expiresAfterS: number | undefined;
+    if (anchor !== undefined || secondsText !== undefined) {
+      if (anchor !== 'created_at') {
+        throw invalidRequest("Invalid 'expires_after[anchor]': expected `created_at`.", 'expires_after.anchor');
+      }
+      expiresAfterS = Number(secondsText);
+      if (
+        !Number.isInteger(expiresAfterS) ||
+        expiresAfterS < EXPIRY_SECONDS.min ||
+        expiresAfterS > EXPIRY_SECONDS.max
+      ) {
+        throw invalidRequest(
+          `Invalid 'expires_after[seconds]': expected an integer from ${EXPIRY_SECONDS.min} (an hour) to ` +
+            `${EXPIRY_SECONDS.max} (30 days), but got \`${secondsText}\`.`,
+          'expires_after.seconds',
+        );
+      }
+    }
+    const stored = await files.createFile(c.get('key').id, {
+      bytes: new Uint8Array(await file.arrayBuffer()),
+      filename: file.name || 'upload',
+      mimeType: file.type,
+      purpose: purpose as FilePurpose,
+      ...(expiresAfterS !== undefined && { expiresAfterS }),
+    });
+    return c.json<FileObject>(stored);
+  };
+}
+
+/** `GET /v1/files`: the key's files, newest first, `purpose` filtering them. */
+export function listFiles({ files }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const query = readListQuery(c.req.url, { defaultLimit: 10_000, maxLimit: 10_000 });
+    const purpose = c.req.query('purpose') || undefined;
+    return c.json<ListPage<FileObject>>(await files.listFiles(c.get('key').id, { ...query, purpose }));
+  };
+}
+
+/** `GET /v1/files/{id}`. */
+export function retrieveFile({ files }: RouteDeps) {
+  return async (c: Context<Env>) => c.json<FileObject>(await files.retrieveFile(c.get('key').id, c.req.param('id')!));
+}
+
+/** `GET /v1/files/{id}/content`: the bytes as uploaded, with their media type. */
+export function fileContent({ files }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const { bytes, mimeType, file } = await files.fileContent(c.get('key').id, c.req.param('id')!);
+    return new Response(bytes as Uint8Array<ArrayBuffer>, {
+      headers: {
+        'content-type': mimeType || 'application/octet-stream',
+        'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`,
+      },
+    });
+  };
+}
+
+/** `DELETE /v1/files/{id}`: the file, and its place in every vector store of the key. */
+export function deleteFile({ files }: RouteDeps) {
+  return async (c: Context<Env>) => c.json<FileDeleted>(await files.deleteFile(c.get('key').id, c.req.param('id')!));
+}
