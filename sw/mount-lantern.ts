@@ -8,6 +8,7 @@ import {
   hostLock,
   isAbortRequest,
   isHostGone,
+  type Indexing,
   isPortOffer,
   isProtocolCheck,
   PORT_REQUEST,
@@ -117,6 +118,17 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     responses: indexedDbResponseStore(),
     documents: indexedDbDocumentStorage(),
     ...options,
+    files: {
+      ...options.files,
+      // Every page hears how far indexing has got (the playground shows it; an app may too: LocalAPI's `indexing`).
+      onProgress: (progress) => {
+        options.files?.onProgress?.(progress);
+        void scope.clients.matchAll({ type: 'window' }).then((windows) => {
+          for (const client of windows)
+            client.postMessage({ type: 'lantern:indexing', ...progress } satisfies Indexing);
+        });
+      },
+    },
     engine,
   });
 

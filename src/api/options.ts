@@ -2,7 +2,7 @@ import type { Engine } from '../engine-interface/index.ts';
 import type { KeyStore } from '../keys/index.ts';
 import type { ResponseStore } from '../response-store/index.ts';
 import type { DocumentStorage } from '../document-store/index.ts';
-import type { LibraryLimits } from '../file-search/index.ts';
+import type { IndexingProgress, LibraryLimits } from '../file-search/index.ts';
 
 /**
  * Every explicit limit of the API. A request over any of them is answered 400 before any work is queued, with the
@@ -166,6 +166,8 @@ export interface HandlerOptions {
     limits?: Partial<LibraryLimits>;
     /** The model that embeds chunks of new vector stores (default: the first embeddings model). */
     embeddingModel?: string;
+    /** Told as each run of a file's chunks is embedded: a page can show how far indexing has got. */
+    onProgress?: (progress: IndexingProgress) => void;
   };
   /** Overrides of {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits>;

@@ -18,6 +18,7 @@ import { indexedDbKeyStorage, KeyRing, localStorageAppKeys } from '../keys/index
 import {
   hostLock,
   isProtocolCheck,
+  isIndexing,
   isServed,
   PORT_REQUEST,
   PROTOCOL_VERSION,
@@ -27,6 +28,7 @@ import {
   type DevicePreference,
   type EngineStatus,
   type EngineWorkerConfig,
+  type Indexing,
   type KeepFiles,
   type ProtocolCheck,
   type RunReport,
@@ -96,6 +98,11 @@ export interface LocalAPIEventMap {
   mismatch: CustomEvent<VersionMismatch>;
   /** A public ID is now answered by another candidate (`backend` is its `candidateKey`). */
   served: CustomEvent<{ model: string; backend: string }>;
+  /**
+   * A vector store's file is being indexed: its chunks embedded so far, of how many (`vectorStoreId`, `fileId`,
+   * `chunksDone`, `chunksTotal`). Its status in the Vector Stores API says when it is done, or failed.
+   */
+  indexing: CustomEvent<Omit<Indexing, 'type'>>;
   /** This device can work offline from now on: the detail says which models answer offline (see `offlineReady`). */
   'offline-ready': CustomEvent<OfflineStatus>;
 }
@@ -335,6 +342,9 @@ export class LocalAPI extends EventTarget {
         // A restarted service worker knows no page's version: this page's goes with the port, if it hosts.
         this.#checkProtocol(event.source);
         if (this.#host) void this.#host.offerPort(event.source);
+      } else if (isIndexing(event.data)) {
+        const { type: _type, ...progress } = event.data;
+        this.dispatchEvent(new CustomEvent('indexing', { detail: progress }));
       } else if (isServed(event.data)) {
         const { model, backend } = event.data;
         this.#servedBy.set(model, backend);

@@ -15,6 +15,7 @@ import {
   UnsupportedFileError,
   type ChunkingOptions,
 } from '../documents/index.ts';
+import { formatBytes, storageEstimate } from '../downloads/storage-quota.ts';
 import { WindowedEmbedder } from './embed-in-windows.ts';
 import { LibraryError, notFound } from './library-error.ts';
 import { DEFAULT_LIBRARY_LIMITS, type LibraryLimits } from './library-limits.ts';
@@ -219,6 +220,7 @@ export class FileLibrary {
         { param: 'file', code: 'storage_limit_exceeded' },
       );
     }
+    await ensureOriginRoom(upload.bytes.length);
     const createdMs = this.#now();
     const createdAt = Math.floor(createdMs / 1000);
     const file: FileObject = {
@@ -232,12 +234,18 @@ export class FileLibrary {
       expires_at: upload.expiresAfterS === undefined ? null : createdAt + upload.expiresAfterS,
     };
     // The bytes first: a file listed is a file whose content can be read.
-    await this.#storage.put('file_bytes', [owner, file.id], upload.bytes);
-    await this.#storage.put('files', [owner, file.id], {
-      file,
-      createdMs,
-      mimeType: upload.mimeType,
-    } satisfies FileRow);
+    try {
+      await this.#storage.put('file_bytes', [owner, file.id], upload.bytes);
+      await this.#storage.put('files', [owner, file.id], {
+        file,
+        createdMs,
+        mimeType: upload.mimeType,
+      } satisfies FileRow);
+    } catch (error) {
+      await this.#storage.delete('file_bytes', [owner, file.id]).catch(() => false);
+      if (isStorageFull(error)) throw originFull();
+      throw error;
+    }
     return file;
   }
 
@@ -260,12 +268,16 @@ export class FileLibrary {
   /** Deletes a file and removes it from every vector store of its key, as OpenAI's does. */
   async deleteFile(owner: string, id: string): Promise<FileDeleted> {
     await this.#file(owner, id);
+    await this.#removeFile(owner, id);
+    return { id, object: 'file', deleted: true };
+  }
+
+  async #removeFile(owner: string, id: string): Promise<void> {
     for (const { store } of await this.#storage.list<StoreRow>('vector_stores', [owner])) {
       if (await this.#storage.get('vector_store_files', [owner, store.id, id])) await this.#detach(owner, store.id, id);
     }
     await this.#storage.delete('files', [owner, id]);
     await this.#storage.delete('file_bytes', [owner, id]);
-    return { id, object: 'file', deleted: true };
   }
 
   // ---- Vector stores ----
@@ -468,6 +480,7 @@ export class FileLibrary {
           code: 'vector_store_expired',
         });
       }
+      await this.#touch(owner, row);
       const index = await this.#index(owner, row.store.id);
       if (index.size === 0) continue;
       const queryVectors = row.embeddingModel
@@ -491,7 +504,6 @@ export class FileLibrary {
           content: [{ type: 'text', text: chunk.text }],
         });
       }
-      await this.#touch(owner, row);
     }
     return hits.sort((a, b) => b.score - a.score).slice(0, params.maxResults);
   }
@@ -505,7 +517,7 @@ export class FileLibrary {
     const live: FileRow[] = [];
     for (const row of rows) {
       // An expired file is deleted when next seen, as OpenAI's are (its `expires_after`).
-      if (row.file.expires_at != null && row.file.expires_at <= now) await this.deleteFile(owner, row.file.id);
+      if (row.file.expires_at != null && row.file.expires_at <= now) await this.#removeFile(owner, row.file.id);
       else live.push(row);
     }
     return live;
@@ -515,7 +527,7 @@ export class FileLibrary {
     const row = await this.#storage.get<FileRow>('files', [owner, id]);
     if (!row) throw notFound('file', id, 'file_id');
     if (row.file.expires_at != null && row.file.expires_at <= Math.floor(this.#now() / 1000)) {
-      await this.deleteFile(owner, id);
+      await this.#removeFile(owner, id);
       throw notFound('file', id, 'file_id');
     }
     return row;
@@ -737,7 +749,12 @@ export class FileLibrary {
         if (!(error instanceof EngineError) || (error.retry ?? RETRYABLE.has(error.kind))) throw error;
         return fail({ code: 'server_error', message: `The file could not be embedded: ${error.message}` });
       }
-      await this.#storage.put('chunks', [...key, runKey(done)], { texts, vectors } satisfies ChunkRun);
+      try {
+        await this.#storage.put('chunks', [...key, runKey(done)], { texts, vectors } satisfies ChunkRun);
+      } catch (error) {
+        if (!isStorageFull(error)) throw error;
+        return fail({ code: 'server_error', message: originFull().message });
+      }
       done += texts.length;
       this.#options.onProgress?.({ vectorStoreId: storeId, fileId, chunksDone: done, chunksTotal: chunks.length });
     }
@@ -811,6 +828,33 @@ export class FileLibrary {
     }
   }
 }
+
+/**
+ * What an upload needs of the origin's storage beyond its bytes: its chunks' text and vectors and the index, about as
+ * much again. Where the browser says (the Storage API), an upload that would not fit is refused before it is stored.
+ */
+const ROOM_PER_BYTE = 2;
+
+async function ensureOriginRoom(bytes: number): Promise<void> {
+  const estimate = await storageEstimate();
+  if (estimate && estimate.free < bytes * ROOM_PER_BYTE) throw originFull(estimate.free);
+}
+
+const originFull = (free?: number) =>
+  new LibraryError(
+    413,
+    "This site's storage on the device is full" +
+      (free === undefined ? '' : ` (${formatBytes(free)} free)`) +
+      ': the file and its index do not fit. Free space (delete files or vector stores, or remove stored models), or ' +
+      'ask the browser to keep more (navigator.storage.persist).',
+    { param: 'file', code: 'storage_full' },
+  );
+
+/** The browser's error for an origin over its quota (IndexedDB's QuotaExceededError), or a full disk in Node. */
+const isStorageFull = (error: unknown) =>
+  typeof error === 'object' &&
+  error !== null &&
+  ((error as { name?: unknown }).name === 'QuotaExceededError' || (error as { code?: unknown }).code === 'ENOSPC');
 
 function toIndexed(fileId: string, filename: string, attributes: Attributes | null, runs: ChunkRun[]): IndexedChunk[] {
   const chunks: IndexedChunk[] = [];

@@ -253,6 +253,22 @@ export function isServed(data: unknown): data is Served {
 }
 
 /**
+ * Service worker → pages: how far the indexing of a vector store's file has got (its chunks embedded so far), so that a
+ * page can show it; the file's status in the API says when it is done.
+ */
+export interface Indexing {
+  type: 'lantern:indexing';
+  vectorStoreId: string;
+  fileId: string;
+  chunksDone: number;
+  chunksTotal: number;
+}
+
+export function isIndexing(data: unknown): data is Indexing {
+  return typeof data === 'object' && data !== null && (data as Indexing).type === 'lantern:indexing';
+}
+
+/**
  * Page → service worker: keep these files of the app (same-origin URLs) for offline use. Lantern's prebuilt service
  * worker, which lists no app files of its own, keeps them (the page and scripts it served before it controlled the
  * page); a precaching one has them already and ignores it.
