@@ -1,6 +1,8 @@
 /**
  * A PDF's text layer, through unpdf (a build of Mozilla's pdf.js that runs without a DOM or a worker: in Node, and in
- * the service worker). pdf.js is 1.6 MB, so it is imported when a PDF arrives, never before.
+ * the service worker). pdf.js is 1.6 MB, so it is imported when a PDF arrives: in Node and an ES module bundle it is
+ * loaded then; the service worker, one classic script where `import()` is not allowed, carries it inlined and runs it
+ * only then (docs/file-search.md says what that costs).
  */
 
 /** A PDF's text, its pages apart by a blank line, and its number of pages. */

@@ -7,6 +7,8 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { HumanMessage } from '@langchain/core/messages';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
+import { Agent, Runner, StreamedRunResult, tool as agentTool, type RunItem } from '@openai/agents-core';
+import { fileSearchTool, OpenAIProvider } from '@openai/agents-openai';
 import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
@@ -172,6 +174,50 @@ function describeError(error: unknown): string {
   return code ? `${name} ${code}` : name;
 }
 
+/**
+ * A run of the OpenAI Agents SDK as plain data: its final output, its items' kinds (a tool call by the tool's item type),
+ * its searches (status, queries, files found in order) and the message's citations, and how many model responses.
+ */
+async function agentRunSummary(result: { newItems: RunItem[]; rawResponses: unknown[]; finalOutput?: unknown }) {
+  if (result instanceof StreamedRunResult) {
+    // `for await (const event of result)` as the SDK's docs write it, where the browser can: the SDK iterates its
+    // ReadableStream, and WebKit's has no [Symbol.asyncIterator] (webkit.org/b/194379); there, its reader.
+    if (Symbol.asyncIterator in ReadableStream.prototype) {
+      for await (const _event of result) void _event;
+    } else {
+      const reader = (result.toStream() as unknown as ReadableStream<unknown>).getReader();
+      while (!(await reader.read()).done);
+    }
+    await result.completed;
+  }
+  const items = result.newItems;
+  return {
+    finalOutput: result.finalOutput,
+    responses: result.rawResponses.length,
+    kinds: items.map((item) =>
+      item.type !== 'tool_call_item'
+        ? item.type
+        : item.rawItem.type === 'hosted_tool_call'
+          ? item.rawItem.name
+          : item.rawItem.type,
+    ),
+    searches: items.flatMap((item) => {
+      if (item.type !== 'tool_call_item' || item.rawItem.type !== 'hosted_tool_call') return [];
+      const data = item.rawItem.providerData as { queries: string[]; results?: { filename: string }[] | null };
+      return [{ status: item.rawItem.status, queries: data.queries, files: data.results?.map((r) => r.filename) }];
+    }),
+    citations: items.flatMap((item) =>
+      item.type === 'message_output_item'
+        ? item.rawItem.content.flatMap((part) =>
+            ((part.providerData?.annotations ?? []) as { type: string; file_id: string; filename: string }[]).map(
+              ({ type, file_id, filename }) => ({ type, file_id, filename }),
+            ),
+          )
+        : [],
+    ),
+  };
+}
+
 const harness = {
   lantern,
   OpenAI,
@@ -181,6 +227,11 @@ const harness = {
   tools: { z, zodFunction, generateText, streamText, tool, stepCountIs, ChatOpenAI, langchainTool, HumanMessage },
   /** The Responses API's clients, for test/e2e/responses.spec.ts: the AI SDK's default OpenAI provider and its calls. */
   responses: { zodTextFormat, createOpenAI, generateText, streamText },
+  /**
+   * The OpenAI Agents SDK (agents-core and agents-openai), unmodified, for test/e2e/file-search.spec.ts; `summary` makes
+   * a run's result plain data for the test.
+   */
+  agents: { Agent, Runner, tool: agentTool, fileSearchTool, OpenAIProvider, z, summary: agentRunSummary },
   runs,
   progress,
   restarts,
