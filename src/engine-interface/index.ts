@@ -10,3 +10,4 @@ export { REASONING_EFFORTS, thinksAt } from './reasoning-effort.ts';
 export { EngineError, modelNotFound, throwIfAborted, type EngineErrorKind, type EngineErrorOptions } from './errors.ts';
 export { breaksRealm, failureMeaning, movesOnLocally, type FailureMeaning } from './failures.ts';
 export { isWireObject } from './wire-object.ts';
+export { OPENAI_VOICES, type OpenAIVoice } from './voices.ts';

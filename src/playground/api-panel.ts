@@ -26,7 +26,9 @@ export class ApiPanel extends LitElement {
     const x = this.exchange;
     if (!x)
       return html`<h2>API</h2>
-        <p class="hint">Chat, compare embeddings, transcribe or speak: the request shows up here.</p>`;
+        <p class="hint">
+          Chat, compare embeddings, transcribe, speak or ask your documents: the request shows up here.
+        </p>`;
     const request = { method: x.method, path: x.path, body: x.body };
     return html`
       <h2>API: <code>${x.method} ${x.path}</code></h2>

@@ -4,6 +4,7 @@ import type { LocalAPI, OfflineStatus } from '../client/index.ts';
 import './api-panel.ts';
 import './capabilities-panel.ts';
 import './chat-panel.ts';
+import './documents-panel.ts';
 import './embeddings-panel.ts';
 import './keys-panel.ts';
 import './models-panel.ts';
@@ -21,6 +22,7 @@ const TABS = [
   // Named for their tasks (and routes): transcription is speech to text, speech is text to speech.
   ['transcription', 'Speech to text'],
   ['speech', 'Text to speech'],
+  ['documents', 'Documents'],
   ['models', 'Models'],
   ['keys', 'Keys'],
   ['api', 'API'],
@@ -226,6 +228,13 @@ export class LanternPlayground extends LitElement {
         ></transcription-panel>`;
       case 'speech':
         return html`<speech-panel .client=${this.client} .models=${this.speechModels}></speech-panel>`;
+      case 'documents':
+        return html`<documents-panel
+          .client=${this.client}
+          .lantern=${this.lantern}
+          .models=${this.chatModels}
+          .active=${this.tab === 'documents'}
+        ></documents-panel>`;
       case 'models':
         return html`<models-panel .lantern=${this.lantern}></models-panel>`;
       case 'keys':

@@ -32,3 +32,38 @@ describe('speech snippets', () => {
     expect(sse).toContain("new Blob(parts, { type: 'audio/ogg' })");
   });
 });
+
+describe('documents snippets', () => {
+  it('uploads a file as a form, and makes a vector store', () => {
+    const upload = {
+      method: 'POST',
+      path: '/v1/files',
+      body: { file: '<file a.md: 10 bytes>', purpose: 'assistants' },
+    };
+    expect(sdkSnippet(upload)).toContain('await client.files.create({\n  file,\n  "purpose": "assistants"\n})');
+    expect(fetchSnippet(upload)).toContain('form.append("purpose", "assistants");');
+    const store = { method: 'POST', path: '/v1/vector_stores', body: { name: 'Playground documents' } };
+    expect(sdkSnippet(store)).toContain('client.vectorStores.create({\n  "name": "Playground documents"\n})');
+    const attach = { method: 'POST', path: '/v1/vector_stores/vs_1/files', body: { file_id: 'file-1' } };
+    expect(sdkSnippet(attach)).toContain("client.vectorStores.files.create('vs_1', {");
+    const detach = { method: 'DELETE', path: '/v1/vector_stores/vs_1/files/file-1' };
+    expect(sdkSnippet(detach)).toContain("client.vectorStores.files.delete('file-1', { vector_store_id: 'vs_1' })");
+    expect(sdkSnippet({ method: 'DELETE', path: '/v1/files/file-1' })).toContain("client.files.delete('file-1')");
+  });
+
+  it('streams a response with file_search, reading its citations and passages', () => {
+    const code = sdkSnippet({
+      method: 'POST',
+      path: '/v1/responses',
+      body: {
+        model: 'crimson-falcon-4',
+        input: 'How much for a hotel night?',
+        tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }],
+        stream: true,
+      },
+    });
+    expect(code).toContain('const stream = await client.responses.create({');
+    expect(code).toContain('"type": "file_search"');
+    expect(code).toContain("'response.output_text.annotation.added'");
+  });
+});

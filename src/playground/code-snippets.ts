@@ -7,8 +7,9 @@ export interface ExchangeRequest {
 
 const indent = (text: string, spaces: number) => text.replace(/\n/g, `\n${' '.repeat(spaces)}`);
 
-/** The audio routes that take audio (a file and string fields, as multipart form data), not JSON. */
-const isAudio = (path: string) => path === '/v1/audio/transcriptions' || path === '/v1/audio/translations';
+/** The routes that take a file and string fields, as multipart form data, not JSON: audio, and uploads. */
+const isMultipart = (path: string) =>
+  path === '/v1/audio/transcriptions' || path === '/v1/audio/translations' || path === '/v1/files';
 
 interface SpeechBody {
   response_format?: string;
@@ -56,7 +57,7 @@ function speechReading(body: unknown): string {
 const formFields = (body: unknown) =>
   Object.entries((body ?? {}) as Record<string, string | string[]>).filter(([name]) => name !== 'file');
 
-function audioFetchSnippet(request: ExchangeRequest): string {
+function multipartFetchSnippet(request: ExchangeRequest): string {
   const appends = formFields(request.body).flatMap(([name, value]) =>
     (Array.isArray(value) ? value : [value]).map((v) => `form.append(${JSON.stringify(name)}, ${JSON.stringify(v)});`),
   );
@@ -98,7 +99,7 @@ function audioParams(body: unknown): string {
 }
 
 export function fetchSnippet(request: ExchangeRequest): string {
-  if (isAudio(request.path)) return audioFetchSnippet(request);
+  if (isMultipart(request.path)) return multipartFetchSnippet(request);
   const body =
     request.body === undefined ? '' : `,\n  body: JSON.stringify(${indent(JSON.stringify(request.body, null, 2), 2)})`;
   const stream = (request.body as { stream?: boolean } | undefined)?.stream === true;
@@ -116,6 +117,62 @@ export function fetchSnippet(request: ExchangeRequest): string {
   ].join('\n');
 }
 
+/**
+ * The SDK calls of the Files and Vector Stores routes the playground's documents tab makes, with the IDs of the path;
+ * undefined for another route.
+ */
+function documentsCall(request: ExchangeRequest, params: string): string | undefined {
+  const [, files, file] = /^\/v1\/files(\/([^/]+))?$/.exec(request.path) ?? [];
+  if (files !== undefined || request.path === '/v1/files') {
+    if (request.method === 'POST' && !file) {
+      return [
+        `const file = document.querySelector('input[type=file]').files[0]; // or a File dropped on the page`,
+        `const uploaded = await client.files.create(${audioParams(request.body)});`,
+      ].join('\n');
+    }
+    if (file && request.method === 'DELETE') return `await client.files.delete('${file}');`;
+    if (file) return `const file = await client.files.retrieve('${file}');`;
+    return `const files = await client.files.list();`;
+  }
+  const [, store, , storeFile] = /^\/v1\/vector_stores\/([^/]+)\/files(\/([^/]+))?$/.exec(request.path) ?? [];
+  if (store && storeFile) {
+    const ids = `'${storeFile}', { vector_store_id: '${store}' }`;
+    if (request.method === 'DELETE') return `await client.vectorStores.files.delete(${ids});`;
+    return `const file = await client.vectorStores.files.retrieve(${ids}); // its status: in_progress, then completed`;
+  }
+  if (store) {
+    return request.method === 'POST'
+      ? `const file = await client.vectorStores.files.create('${store}', ${params});\n// Indexed in the background: poll until it is completed.\nawait client.vectorStores.files.poll('${store}', file.id);`
+      : `const files = await client.vectorStores.files.list('${store}');`;
+  }
+  if (request.path === '/v1/vector_stores' && request.method === 'POST')
+    return `const store = await client.vectorStores.create(${params});`;
+  const [, id] = /^\/v1\/vector_stores\/([^/]+)$/.exec(request.path) ?? [];
+  if (id && request.method === 'DELETE') return `await client.vectorStores.delete('${id}');`;
+  if (id) return `const store = await client.vectorStores.retrieve('${id}');`;
+  return undefined;
+}
+
+/** A Responses API call: streamed, its text, citations and file search results read from the events. */
+function responsesCall(params: string, stream: boolean): string {
+  if (!stream) {
+    return [
+      `const response = await client.responses.create(${params});`,
+      `console.log(response.output_text);`,
+      `// file_search: response.output has a file_search_call (its results), then the message with file_citation annotations.`,
+    ].join('\n');
+  }
+  return [
+    `const stream = await client.responses.create(${params});`,
+    `for await (const event of stream) {`,
+    `  if (event.type === 'response.output_text.delta') console.log(event.delta);`,
+    `  if (event.type === 'response.output_text.annotation.added') console.log('cites', event.annotation.filename);`,
+    `  if (event.type === 'response.output_item.done' && event.item.type === 'file_search_call')`,
+    `    console.log('passages', event.item.results);`,
+    `}`,
+  ].join('\n');
+}
+
 /** The openai SDK call for an endpoint of the API, with the request's own parameters. */
 export function sdkSnippet(request: ExchangeRequest): string {
   const setup = [
@@ -128,7 +185,11 @@ export function sdkSnippet(request: ExchangeRequest): string {
   ];
   const params = indent(JSON.stringify(request.body ?? {}, null, 2), 0);
   const body = request.body as { stream?: boolean } | undefined;
+  const documents = documentsCall(request, params);
+  if (documents) return [...setup, documents].join('\n');
   switch (request.path) {
+    case '/v1/responses':
+      return [...setup, responsesCall(params, body?.stream === true)].join('\n');
     case '/v1/chat/completions':
       return [
         ...setup,

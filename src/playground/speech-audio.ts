@@ -11,22 +11,7 @@ export type StreamFormat = NonNullable<OpenAI.Audio.SpeechCreateParams['stream_f
 /** OpenAI's `pcm`: 24 kHz, 16-bit little-endian, mono, no header. Lantern's `wav` carries the same samples. */
 export const PCM_SAMPLE_RATE = 24_000;
 
-/** OpenAI's built-in voices, offered when a model card does not list its own (a server's model, say). */
-export const OPENAI_VOICES = [
-  'alloy',
-  'ash',
-  'ballad',
-  'coral',
-  'echo',
-  'fable',
-  'onyx',
-  'nova',
-  'sage',
-  'shimmer',
-  'verse',
-  'marin',
-  'cedar',
-] as const;
+export { OPENAI_VOICES } from '../client/index.ts';
 
 /**
  * Each format's file extension and the type its Blob is given. Opus comes as Ogg Opus labelled `audio/opus`; the Blob

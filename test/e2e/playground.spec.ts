@@ -323,6 +323,56 @@ test('text to speech: raw pcm plays through Web Audio as it arrives, and stop en
   await expect(panel.getByRole('button', { name: 'Stop' })).toBeDisabled();
 });
 
+test('documents: two files indexed, a question answered from the right one and cited; kept over a reload', async ({
+  page,
+}, info) => {
+  test.skip(info.project.name !== 'wasm', 'the service worker indexes and searches: the device adds nothing here');
+  await openPlayground(page);
+  await page.getByRole('tab', { name: 'Documents' }).click();
+  const panel = page.locator('documents-panel');
+  await panel.getByLabel('Files to add (or drop them here)').setInputFiles([
+    {
+      name: 'travel-policy.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from(
+        '# Travel policy\n\nEconomy class is the rule for trips under six hours. Hotel nights are reimbursed up to ' +
+          '180 euros in Paris and 140 euros elsewhere. Receipts are filed within 30 days.',
+      ),
+    },
+    {
+      name: 'garden.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('Tomatoes need six to eight hours of sun. Basil planted beside them keeps aphids away.'),
+    },
+  ]);
+  const files = panel.getByRole('table', { name: 'Documents in the store' });
+  await expect(files.locator('tbody tr')).toHaveCount(2);
+  await expect(files.locator('.file-status')).toHaveText(['completed', 'completed']);
+
+  await panel.getByLabel('Question').fill('How much for a hotel night in Paris?');
+  await panel.getByRole('button', { name: 'Ask' }).click();
+  await expect(panel.getByRole('status')).toHaveText(/^Answered from \d+ passages, with [1-9]\d* citations?\.$/);
+  const passages = panel.getByRole('list', { name: 'Passages found' }).getByRole('listitem');
+  await expect(passages.first()).toContainText('travel-policy.md');
+  await expect(passages.first()).toContainText('180 euros in Paris');
+  await expect(passages.first()).toContainText(/score \d\.\d\d/);
+  await expect(panel.getByRole('list', { name: 'Citations' })).toContainText('travel-policy.md');
+  await shot(page, 'documents', info.project.name);
+  await expectAccessible(page);
+  await page.getByRole('tab', { name: 'API' }).click();
+  await expect(page.getByLabel('openai SDK code')).toContainText('client.responses.create({');
+  await expect(page.getByLabel('openai SDK code')).toContainText('"type": "file_search"');
+
+  // The store is the playground key's, in IndexedDB, and the tab finds it again.
+  await page.reload();
+  await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
+  await page.getByRole('tab', { name: 'Documents' }).click();
+  await expect(files.locator('tbody tr')).toHaveCount(2);
+  await expect(files).toContainText('travel-policy.md');
+  await expect(files).toContainText('garden.txt');
+  await expect(files.locator('.file-status')).toHaveText(['completed', 'completed']);
+});
+
 test('chat: a reply read aloud by the speech model, and the request in the API tab', async ({ page }, info) => {
   await openPlayground(page);
   expect(await sayHello(page)).toBe('Hello! How can I help you today?');

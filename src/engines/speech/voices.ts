@@ -1,23 +1,6 @@
-import { EngineError } from '../../engine-interface/index.ts';
+import { EngineError, OPENAI_VOICES, type OpenAIVoice } from '../../engine-interface/index.ts';
 
-/** OpenAI's built-in voices (`POST /v1/audio/speech`'s `voice`), each of which a speech model maps to one of its own. */
-export const OPENAI_VOICES = Object.freeze([
-  'alloy',
-  'ash',
-  'ballad',
-  'coral',
-  'echo',
-  'fable',
-  'onyx',
-  'nova',
-  'sage',
-  'shimmer',
-  'verse',
-  'marin',
-  'cedar',
-] as const);
-
-export type OpenAIVoice = (typeof OPENAI_VOICES)[number];
+export { OPENAI_VOICES, type OpenAIVoice };
 
 /** What a speech model says its voices are: its own names, and OpenAI's names mapped onto them. */
 export interface VoiceTable {
