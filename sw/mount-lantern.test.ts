@@ -13,7 +13,8 @@ import {
 } from '../src/worker/protocol.ts';
 import { createWorkerApi } from '../src/worker/worker-api.ts';
 import { startUpstream } from '../test/support/upstream.ts';
-import { mountLantern } from './mount-lantern.ts';
+import { mountLantern, type MountOptions } from './mount-lantern.ts';
+import { memoryDocumentStorage } from '../src/document-store/index.ts';
 
 /** The service worker's side, driven with hand-made events (as Hono tests its service worker adapter). */
 registerEngineErrorTransfer();
@@ -124,7 +125,7 @@ function engineThatWaitsForAbort() {
   return { engine, stopped };
 }
 
-async function mounted(options: { portWaitMs?: number } = {}) {
+async function mounted(options: Partial<MountOptions> = {}) {
   const scope = new FakeScope();
   const keys = new KeyRing();
   const { key } = await keys.issue('sw test');
@@ -136,7 +137,7 @@ async function mounted(options: { portWaitMs?: number } = {}) {
       body: JSON.stringify(body),
     });
   const chat = { model: 'chat-model', messages: [{ role: 'user', content: 'hi' }] };
-  return { scope, post, chat };
+  return { scope, post, chat, key };
 }
 
 describe('mountLantern', () => {
@@ -306,5 +307,41 @@ describe('mountLantern', () => {
     } finally {
       await upstream.kill();
     }
+  });
+
+  it('keeps itself alive for the indexing a request starts, and tells its pages how far it has got', async () => {
+    // Node has no IndexedDB: the service worker's files in memory.
+    const { scope, post, key } = await mounted({ documents: memoryDocumentStorage() });
+    scope.offer(new FakeEngine());
+    const heard: unknown[] = [];
+    scope.windows.set('page-1', { postMessage: (data) => heard.push(data) });
+    const form = new FormData();
+    form.set('purpose', 'assistants');
+    form.set('file', new File(['Owls hunt at night.'], 'owls.txt', { type: 'text/plain' }));
+    const upload = new Request(`${ORIGIN}/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+    const file = (await (await scope.fetch(upload))!.json()) as { id: string };
+
+    const waited: Promise<unknown>[] = [];
+    let answered: Promise<Response> | undefined;
+    scope.dispatch('fetch', {
+      request: post('/v1/vector_stores', { file_ids: [file.id] }),
+      clientId: 'page-1',
+      respondWith: (r: Promise<Response>) => (answered = r),
+      waitUntil: (work: Promise<unknown>) => waited.push(work),
+    });
+    const store = (await (await answered!).json()) as { id: string };
+    expect(waited).toHaveLength(1);
+    await waited[0];
+    expect(heard).toContainEqual({
+      type: 'lantern:indexing',
+      vectorStoreId: store.id,
+      fileId: file.id,
+      chunksDone: 1,
+      chunksTotal: 1,
+    });
   });
 });

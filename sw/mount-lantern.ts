@@ -76,6 +76,13 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     },
   });
   const running = new Map<string, AbortController>();
+  /**
+   * The fetch events being answered. Indexing that a request starts outlasts its answer, and a browser stops an idle
+   * service worker within seconds (Chromium: 30): each such event is asked to wait for it (`waitUntil`, while its
+   * answer is still pending, when the browser allows it), so that indexing runs to its end, or for minutes, rather
+   * than until the worker is next stopped (it would resume on the next request, but only then).
+   */
+  const answering = new Set<FetchEventLike>();
   // A host page that goes without a word (its renderer crashed: no pagehide, no message, its ports silent) still
   // releases its locks: granted its lock, this worker knows the host is gone (see hostLock).
   const watched = new Set<string>();
@@ -120,6 +127,10 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     ...options,
     files: {
       ...options.files,
+      keepAlive: (work) => {
+        options.files?.keepAlive?.(work);
+        for (const event of answering) event.waitUntil?.(work);
+      },
       // Every page hears how far indexing has got (the playground shows it; an app may too: LocalAPI's `indexing`).
       onProgress: (progress) => {
         options.files?.onProgress?.(progress);
@@ -137,7 +148,9 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
    * that the engine stops generating for nobody. The watch ends when the answer starts: from then on, an abort or a
    * closed tab cancels a streamed body, which the handler hears by itself.
    */
-  const answer = async ({ request, clientId }: FetchEventLike): Promise<Response> => {
+  const answer = async (event: FetchEventLike): Promise<Response> => {
+    const { request, clientId } = event;
+    answering.add(event);
     const abort = new AbortController();
     const id = request.headers.get(REQUEST_ID_HEADER);
     if (id) running.set(id, abort);
@@ -149,6 +162,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     const done = () => {
       clearInterval(timer);
       if (id) running.delete(id);
+      answering.delete(event);
     };
     try {
       return await handler(new Request(request, { signal: abort.signal }));

@@ -4,6 +4,8 @@ export interface FetchEventLike {
   /** The page that sent the request ('' for navigations). */
   readonly clientId: string;
   respondWith(response: Response | Promise<Response>): void;
+  /** Keeps the worker alive for work that outlasts the answer (indexing a vector store's files). */
+  waitUntil?(work: Promise<unknown>): void;
 }
 
 /** Whether a request is for Lantern: `/v1` or below it, on the worker's own origin. */

@@ -168,6 +168,8 @@ export interface HandlerOptions {
     embeddingModel?: string;
     /** Told as each run of a file's chunks is embedded: a page can show how far indexing has got. */
     onProgress?: (progress: IndexingProgress) => void;
+    /** Told of background indexing as it starts (a service worker keeps itself alive for it). */
+    keepAlive?: (work: Promise<void>) => void;
   };
   /** Overrides of {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits>;

@@ -95,6 +95,8 @@ export interface FileLibraryOptions {
   limits?: Partial<LibraryLimits>;
   now?: () => number;
   onProgress?: (progress: IndexingProgress) => void;
+  /** Told of each spell of background indexing as it starts, until it ends (a service worker waits for it). */
+  keepAlive?: (work: Promise<void>) => void;
   /** Told of a failure while indexing that is not the file's own (a model that failed to load). */
   onError?: (error: unknown) => void;
 }
@@ -661,7 +663,9 @@ export class FileLibrary {
 
   #enqueue(job: { owner: string; storeId: string; fileId: string }): void {
     this.#queue.push(job);
-    this.#draining ??= this.#drain().finally(() => (this.#draining = undefined));
+    if (this.#draining) return;
+    this.#draining = this.#drain().finally(() => (this.#draining = undefined));
+    this.#options.keepAlive?.(this.#draining);
   }
 
   async #resume(): Promise<void> {
