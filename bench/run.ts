@@ -39,6 +39,13 @@ import {
   browserEnginesTable,
 } from './browser-engines.ts';
 import { enginesBench, enginesTable, ENGINES_PLAN, ENGINES_SMOKE_PLAN } from './engines.ts';
+import {
+  FILE_SEARCH_PLAN,
+  FILE_SEARCH_SMOKE_PLAN,
+  fileSearchBrowser,
+  fileSearchNode,
+  fileSearchTable,
+} from './file-search.ts';
 import { SPECULATION_PLAN, SPECULATION_SMOKE_PLAN, speculationBench, speculationTable } from './speculation.ts';
 import { decode, delivery, embeddings, firstToken, type ChatSamples, type EmbeddingSamples } from './measures.ts';
 import { coldStartBench, coldStartTable, visit } from './cold-start.ts';
@@ -211,6 +218,7 @@ const CONSTRAINED = SMOKE ? CONSTRAINED_OUTPUT_SMOKE_PLAN : CONSTRAINED_OUTPUT_P
 const TRANSCRIPTION = SMOKE ? TRANSCRIPTION_SMOKE_PLAN : TRANSCRIPTION_PLAN;
 const SPEECH = SMOKE ? SPEECH_SMOKE_PLAN : SPEECH_PLAN;
 const VISION = SMOKE ? VISION_SMOKE_PLAN : VISION_PLAN;
+const FILE_SEARCH = SMOKE ? FILE_SEARCH_SMOKE_PLAN : FILE_SEARCH_PLAN;
 const ENGINES = SMOKE ? ENGINES_SMOKE_PLAN : ENGINES_PLAN;
 
 async function measureChat(name: string, plan: Plan, runner: Runner, model: string) {
@@ -708,6 +716,21 @@ const vision = {
   ),
 };
 
+const fileSearch = {
+  node: await section(
+    'node: files and vector stores (indexing, search latency, storage, recall@5; the index alone; bench/file-search.ts)',
+    () => fileSearchNode(FILE_SEARCH, log),
+  ),
+  wasm: await section(
+    'Chromium, wasm: files and vector stores (the service worker, the engine worker, IndexedDB; bench/file-search.ts)',
+    async () => {
+      const { device, chromium, ...figures } = await fileSearchBrowser(FILE_SEARCH, log);
+      browsers.fileSearch = { device, chromium };
+      return figures;
+    },
+  ),
+};
+
 const { decodeTokensPerSecond: d, compileMs: c } = structured;
 const structuredTable = [
   '| Measure (Node, bundled tiny-chat) | Figure |',
@@ -777,6 +800,11 @@ const markdown = [
   `Images in (bench/vision.ts; \`POST /v1/chat/completions\` with one \`image_url\` part, streamed, against the ` +
     `engine called directly; Chromium without WebGPU):\n\n` +
     visionTable({ Node: vision.node, 'Chromium, wasm': vision.wasm }),
+  `Files, vector stores and retrieval (bench/file-search.ts; the openai SDK through /v1, on the bundled tiny-embed, ` +
+    `whose random weights give vectors of shared letters, not meaning; pages of 3,000 characters; Node on a ` +
+    `directory storage, Chromium without WebGPU through the service worker on IndexedDB; recall@5 (@1) of the ` +
+    `paragraph that answers each SQuAD question of bench/data/squad-retrieval.json):\n\n` +
+    fileSearchTable({ Node: fileSearch.node, 'Chromium, wasm': fileSearch.wasm }),
   `A remote candidate in Node: Lantern's handler forwarding to Lantern's own server in another process over HTTP, ` +
     `against the SDK calling that server directly:\n\n${remoteTable(remote)}`,
 ].join('\n\n');
@@ -798,6 +826,7 @@ const results = {
   transcription,
   speech,
   vision,
+  fileSearch,
 };
 log(`sections: ${timings.map(({ section, seconds }) => `${section.split(' (')[0]}: ${seconds} s`).join(' | ')}`);
 if (!SMOKE) {

@@ -398,7 +398,7 @@ describe('vector stores on disk', () => {
   afterAll(() => rm(directory, { recursive: true, force: true }));
 
   it('survive a restart: a new handler on the same directory searches without indexing again', async () => {
-    const key = (await keys.issue('disk')).key;
+    const { key, info } = await keys.issue('disk');
     const first = openaiClient(createHandler({ engine, keys, documents: directoryDocumentStorage(directory) }), key);
     const file = await first.files.create({
       file: await toFile(Buffer.from(DOCUMENTS['garden.txt']!), 'garden.txt'),
@@ -406,6 +406,10 @@ describe('vector stores on disk', () => {
     });
     const store = await first.vectorStores.create({ file_ids: [file.id] });
     await first.vectorStores.files.poll(store.id, file.id, { pollIntervalMs: 20 });
+    // Indexing left the store's full-text snapshot beside its chunks: the next context restores it.
+    await expect
+      .poll(() => directoryDocumentStorage(directory).get('indexes', [info.id, store.id]))
+      .toMatchObject({ fileIds: [file.id] });
 
     const second = openaiClient(createHandler({ engine, keys, documents: directoryDocumentStorage(directory) }), key);
     const page = await second.vectorStores.search(store.id, { query: 'basil aphids' });

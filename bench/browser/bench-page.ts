@@ -7,6 +7,7 @@ import * as Comlink from 'comlink';
 import OpenAI from 'openai';
 import type { SpeechFormat } from '../../src/audio/index.ts';
 import { startLocalAPI, type DevicePreference, type RunReport } from '../../src/client/index.ts';
+import { indexedDbDocumentStorage } from '../../src/document-store/index.ts';
 import { sdkBatchingRunner } from '../batching.ts';
 import { benchProfile, CHAT, EMBED } from '../models.ts';
 import {
@@ -17,6 +18,7 @@ import {
   streamedFirstToken,
 } from '../requests.ts';
 import type { DirectWorker } from './direct-worker.ts';
+import { chunkRecords, indexFiles, searchStore, type BenchChunking, type BenchFile } from './file-search-measures.ts';
 import { readSpeech } from './speech-measures.ts';
 
 const params = new URLSearchParams(location.search);
@@ -46,6 +48,8 @@ const keys: string[] = [];
 for (let i = 0; i < 32; i++) keys.push((await lantern.keys.issue(`bench ${i}`)).key);
 
 const warm = new Set<string>();
+/** The origin's document storage, opened on first use (bench/file-search.ts), once the service worker has made it. */
+let documents: ReturnType<typeof indexedDbDocumentStorage> | undefined;
 /** The speech clips `bench.audio` was given, by name. */
 const clips = new Map<string, Uint8Array<ArrayBuffer>>();
 const now = () => performance.timeOrigin + performance.now();
@@ -237,6 +241,37 @@ const bench = {
     );
     return { ms, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0 };
   },
+
+  /**
+   * A key of its own for a vector store (bench/file-search.ts): a store is its key's, and each key may search 120
+   * times a minute.
+   */
+  fileSearchKey: async () => (await lantern.keys.issue('file search')).key,
+
+  /**
+   * Uploads files through the SDK, makes a vector store of them and waits until the service worker has indexed them;
+   * with the engine worker's embedding runs meanwhile (their ms, from its run reports) and what the origin's storage
+   * grew by (`navigator.storage.estimate()`).
+   */
+  async fileSearchIndex(key: string, files: BenchFile[], chunking: BenchChunking) {
+    const usage = async () => (await navigator.storage.estimate()).usage ?? 0;
+    const before = { runs: runs.length, usage: await usage() };
+    const indexed = await indexFiles(client(key), files, chunking, (f) => new File([f.text], f.name, { type: f.type }));
+    const embeddings = runs.slice(before.runs).filter((run) => run.task === 'embeddings');
+    return {
+      ...indexed,
+      embedMs: embeddings.reduce((sum, run) => sum + run.milliseconds, 0),
+      embedCalls: embeddings.length,
+      storageGrown: (await usage()) - before.usage,
+    };
+  },
+
+  /** Each query through `vectorStores.search`, in turn: ms and the files found, best first. */
+  fileSearchSearch: (key: string, storeId: string, queries: string[], maxResults: number) =>
+    searchStore(client(key), storeId, queries, maxResults),
+
+  /** What a store's chunk records in IndexedDB hold (read as the service worker wrote them). */
+  fileSearchRecords: (storeId: string) => chunkRecords((documents ??= indexedDbDocumentStorage()), storeId),
 
   /** `streams` simultaneous streamed chats of `tokens` tokens each, spread over the keys. */
   async concurrent(model: string, streams: number, tokens: number) {

@@ -507,6 +507,10 @@ export class FileLibrary {
         });
       }
     }
+    // An index built here (no snapshot, or a stale one) is written now, in the background, so that the next context
+    // restores it rather than builds it again (0.2 s against 1.3 s at 10,000 chunks); indexing writes its own.
+    if (this.#unsaved.size && !this.#draining)
+      void this.#saveIndexes().catch((error) => this.#options.onError?.(error));
     return hits.sort((a, b) => b.score - a.score).slice(0, params.maxResults);
   }
 
@@ -770,13 +774,12 @@ export class FileLibrary {
     row.file.usage_bytes = new TextEncoder().encode(text).length + chunks.length * dims * 4;
     row.file.status = 'completed';
     await this.#storage.put('vector_store_files', key, row);
-    const cached = this.#indexes.get(indexKey(owner, storeId));
-    if (cached) {
-      const index = await cached;
-      index.removeFile(fileId);
-      index.add(toIndexed(fileId, fileRow.file.filename, row.file.attributes, indexed));
-      this.#unsaved.add(indexKey(owner, storeId));
-    }
+    // Into the store's index, loaded (restored, or built from the chunks) if it is not: the drain writes its snapshot
+    // when the store's last queued file is done, so that no later context builds it again.
+    const index = await this.#index(owner, storeId);
+    index.removeFile(fileId);
+    index.add(toIndexed(fileId, fileRow.file.filename, row.file.attributes, indexed));
+    this.#unsaved.add(indexKey(owner, storeId));
   }
 
   /** A store's index: kept in memory once loaded, restored from its snapshot, or rebuilt from its chunks. */
