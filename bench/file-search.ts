@@ -38,6 +38,7 @@ import { fileURLToPath } from 'node:url';
 import { toFile } from 'openai';
 import { HybridIndex, type SearchOptions } from '../src/document-search/index.ts';
 import { directoryDocumentStorage } from '../src/document-store/directory-document-storage.ts';
+import { handWrittenPdf } from '../src/documents/hand-written-pdf.test-support.ts';
 import { chunkText, DEFAULT_CHUNKING, extractText } from '../src/documents/index.ts';
 import { createEngine, createHandler, KeyRing, type Engine } from '../src/index.ts';
 import type { DeviceInfo } from '../src/worker/protocol.ts';
@@ -147,31 +148,7 @@ function pdf(title: string, paragraphs: string[]): string {
   const lines = [title, '', ...paragraphs.flatMap((p) => [...wrap(ascii(p), 90), ''])];
   const pages: string[][] = [];
   for (let i = 0; i < lines.length; i += 55) pages.push(lines.slice(i, i + 55));
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    `<< /Type /Pages /Kids [${pages.map((_, index) => `${4 + 2 * index} 0 R`).join(' ')}] /Count ${pages.length} >>`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
-  ];
-  for (const [index, page] of pages.entries()) {
-    const shown = page.map((line) => `(${line.replace(/[\\()]/g, '\\$&')}) Tj T*`).join(' ');
-    const content = `BT /F1 10 Tf 72 740 Td 12 TL ${shown} ET`;
-    objects.push(
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> ` +
-        `/Contents ${5 + 2 * index} 0 R >>`,
-      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-    );
-  }
-  let file = '%PDF-1.4\n';
-  const offsets = objects.map((object, index) => {
-    const offset = file.length;
-    file += `${index + 1} 0 obj\n${object}\nendobj\n`;
-    return offset;
-  });
-  const xref = file.length;
-  file += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  file += offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
-  file += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return file;
+  return handWrittenPdf(pages, { fontSize: 10, leading: 12, top: 740 });
 }
 
 /** An article as a file of its type: Markdown; HTML with the chrome a saved page has; a PDF. */

@@ -1,41 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { handWrittenPdf } from './hand-written-pdf.test-support.ts';
 import { extractText, SUPPORTED_EXTENSIONS, UnreadableFileError, UnsupportedFileError } from './extract-text.ts';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
-/**
- * A PDF written by hand: a page per entry, each line of it shown in Helvetica (a standard font, so nothing embedded),
- * and a cross-reference table of the objects' byte offsets, as a PDF reader looks objects up by. Lines left empty
- * make a page with no text, as a scanned page has.
- */
-function pdf(pages: string[][]): Uint8Array {
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    `<< /Type /Pages /Kids [${pages.map((_, index) => `${4 + 2 * index} 0 R`).join(' ')}] /Count ${pages.length} >>`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ];
-  for (const [index, lines] of pages.entries()) {
-    const shown = lines.map((line) => `(${line.replace(/[\\()]/g, '\\$&')}) Tj T*`).join(' ');
-    const content = lines.length === 0 ? '' : `BT /F1 12 Tf 72 720 Td 14 TL ${shown} ET`;
-    objects.push(
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> ` +
-        `/Contents ${5 + 2 * index} 0 R >>`,
-      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-    );
-  }
-  let file = '%PDF-1.4\n';
-  const offsets = objects.map((object, index) => {
-    const offset = file.length;
-    file += `${index + 1} 0 obj\n${object}\nendobj\n`;
-    return offset;
-  });
-  const xref = file.length;
-  file += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  file += offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
-  file += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return utf8(file);
-}
+const pdf = (pages: string[][]) => utf8(handWrittenPdf(pages));
 
 const twoPages = () => pdf([['Invoice 2024-17.', 'Total due: 120 EUR (by March).'], ['Thank you for your order.']]);
 

@@ -1,3 +1,4 @@
+import { handWrittenPdf } from '../../src/documents/hand-written-pdf.test-support.ts';
 import type { Page } from '@playwright/test';
 import { expect, PORTABLE, test, type Tab } from './browsers.ts';
 import { issueKey, openHarness } from './harness-page.ts';
@@ -50,11 +51,13 @@ const DOCUMENTS: Record<string, { text: string; type: string }> = {
   },
   'parking.pdf': {
     type: 'application/pdf',
-    text: pdfOf([
-      'Parking rules',
-      'Staff park their cars in garage B, on level minus two.',
-      'Visitors use bays 1 to 12 beside the main entrance.',
-      'Bicycles are locked in the shed behind reception.',
+    text: handWrittenPdf([
+      [
+        'Parking rules',
+        'Staff park their cars in garage B, on level minus two.',
+        'Visitors use bays 1 to 12 beside the main entrance.',
+        'Bicycles are locked in the shed behind reception.',
+      ],
     ]),
   },
 };
@@ -67,35 +70,6 @@ const QUESTIONS: [string, string][] = [
   ['which plant keeps aphids off tomatoes', 'garden.txt'],
   ['Where can visitors leave their car?', 'parking.pdf'],
 ];
-
-/**
- * A one-page PDF whose text layer holds `lines` (Helvetica, one line each), written by hand as pdf.js reads it: five
- * objects and a cross-reference table with their byte offsets. Its bytes are ASCII, so a string carries it into the
- * page, where `new File([text])` encodes it to the same bytes.
- */
-function pdfOf(lines: string[]): string {
-  const escape = (s: string) => s.replace(/[\\()]/g, (c) => `\\${c}`);
-  const content = ['BT', '/F1 12 Tf', '72 720 Td', '14 TL', ...lines.map((line) => `(${escape(line)}) '`), 'ET'];
-  const stream = content.join('\n');
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ];
-  let pdf = '%PDF-1.4\n';
-  const offsets = objects.map((body, i) => {
-    const at = pdf.length;
-    pdf += `${i + 1} 0 obj\n${body}\nendobj\n`;
-    return at;
-  });
-  const xref = pdf.length;
-  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
-  pdf += offsets.map((at) => `${String(at).padStart(10, '0')} 00000 n \n`).join('');
-  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return pdf;
-}
 
 /**
  * Uploads `names` as browser `File`s (`files.create`), makes a vector store of them and polls each until indexed.

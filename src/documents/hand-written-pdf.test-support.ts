@@ -1,0 +1,36 @@
+/**
+ * A PDF written by hand, for the tests and the bench: a page per entry, each line of it shown in Helvetica (a standard
+ * font, so nothing embedded), and a cross-reference table of the objects' byte offsets, as a PDF reader looks objects
+ * up by. A page with no lines has no text, as a scanned page has. Its bytes are the string's (ASCII lines give ASCII
+ * bytes), so a string carries it into a browser page, where `new File([text])` encodes it to the same bytes.
+ */
+export function handWrittenPdf(
+  pages: string[][],
+  { fontSize = 12, leading = 14, top = 720 }: { fontSize?: number; leading?: number; top?: number } = {},
+): string {
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${pages.map((_, index) => `${4 + 2 * index} 0 R`).join(' ')}] /Count ${pages.length} >>`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+  ];
+  for (const [index, lines] of pages.entries()) {
+    const shown = lines.map((line) => `(${line.replace(/[\\()]/g, '\\$&')}) Tj T*`).join(' ');
+    const content = lines.length === 0 ? '' : `BT /F1 ${fontSize} Tf 72 ${top} Td ${leading} TL ${shown} ET`;
+    objects.push(
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> ` +
+        `/Contents ${5 + 2 * index} 0 R >>`,
+      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    );
+  }
+  let file = '%PDF-1.4\n';
+  const offsets = objects.map((object, index) => {
+    const offset = file.length;
+    file += `${index + 1} 0 obj\n${object}\nendobj\n`;
+    return offset;
+  });
+  const xref = file.length;
+  file += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  file += offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
+  file += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return file;
+}
