@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, Runner, StreamedRunResult, tool as agentTool, type RunItem } from '@openai/agents-core';
+import { Agent, Runner, StreamedRunResult, tool as agentTool } from '@openai/agents-core';
 import { fileSearchTool, OpenAIProvider } from '@openai/agents-openai';
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
@@ -15,6 +15,7 @@ import { createEngine } from '../src/engines/index.ts';
 import { KeyRing } from '../src/keys/index.ts';
 import { openaiClient, testProfile } from './support/lantern.ts';
 import { sdkRefusal } from './support/api-error.ts';
+import { agentRunItems } from './support/agent-run-items.ts';
 
 /**
  * Files, vector stores and `file_search` through the official openai SDK (and the OpenAI Agents SDK) on the bundled
@@ -515,31 +516,6 @@ describe('OpenAI Agents SDK: fileSearchTool with a function tool (Responses API)
       modelSettings: { temperature: 0, maxTokens: 32, ...(toolChoice && { toolChoice }) },
     });
 
-  /** A run's items as the SDK gives them: their kinds, its searches (queries and files found) and citations. */
-  const summary = (items: RunItem[]) => ({
-    kinds: items.map((item) =>
-      item.type === 'tool_call_item'
-        ? item.rawItem.type === 'hosted_tool_call'
-          ? item.rawItem.name
-          : item.rawItem.type
-        : item.type,
-    ),
-    searches: items.flatMap((item) => {
-      if (item.type !== 'tool_call_item' || item.rawItem.type !== 'hosted_tool_call') return [];
-      const data = item.rawItem.providerData as { queries: string[]; results?: { filename: string }[] | null };
-      return [{ status: item.rawItem.status, queries: data.queries, files: data.results?.map((r) => r.filename) }];
-    }),
-    citations: items.flatMap((item) =>
-      item.type === 'message_output_item'
-        ? item.rawItem.content.flatMap((part) =>
-            ((part.providerData?.annotations ?? []) as { type: string; file_id: string; filename: string }[]).map(
-              ({ type, file_id, filename }) => ({ type, file_id, filename }),
-            ),
-          )
-        : [],
-    ),
-  });
-
   it('runs, streamed and not, to a final output whose turn searched the right file and cites it', async () => {
     const question = 'On the XR-7734, what does error code E4 mean?';
     const citation = {
@@ -558,7 +534,7 @@ describe('OpenAI Agents SDK: fileSearchTool with a function tool (Responses API)
       }
       expect(typeof result.finalOutput, `stream: ${stream}`).toBe('string');
       expect(result.finalOutput!.length).toBeGreaterThan(0);
-      const run = summary(result.newItems);
+      const run = agentRunItems(result.newItems);
       expect(run.kinds).toEqual(['file_search_call', 'message_output_item']);
       expect(run.searches).toEqual([
         { status: 'completed', queries: [question], files: expect.arrayContaining(['espresso-machine.html']) },
@@ -582,7 +558,7 @@ describe('OpenAI Agents SDK: fileSearchTool with a function tool (Responses API)
     const question = 'Book the Lighthouse room, then tell me the Wi-Fi name.';
     const result = await runner.run(agent('book_room'), question);
     expect(typeof result.finalOutput).toBe('string');
-    const run = summary(result.newItems);
+    const run = agentRunItems(result.newItems);
     expect(run.kinds).toEqual([
       'file_search_call',
       'function_call',

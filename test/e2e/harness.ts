@@ -26,6 +26,7 @@ import {
 } from '../../src/client/index.ts';
 import type { EngineName } from '../../src/engines/engine-registry.ts';
 import { soakPlan } from '../support/soak.ts';
+import { agentRunItems } from '../support/agent-run-items.ts';
 
 const params = new URLSearchParams(location.search);
 // ?profile=default: the real models (they need the network); otherwise the bundled ones, on the engines that
@@ -190,32 +191,7 @@ async function agentRunSummary(result: { newItems: RunItem[]; rawResponses: unkn
     }
     await result.completed;
   }
-  const items = result.newItems;
-  return {
-    finalOutput: result.finalOutput,
-    responses: result.rawResponses.length,
-    kinds: items.map((item) =>
-      item.type !== 'tool_call_item'
-        ? item.type
-        : item.rawItem.type === 'hosted_tool_call'
-          ? item.rawItem.name
-          : item.rawItem.type,
-    ),
-    searches: items.flatMap((item) => {
-      if (item.type !== 'tool_call_item' || item.rawItem.type !== 'hosted_tool_call') return [];
-      const data = item.rawItem.providerData as { queries: string[]; results?: { filename: string }[] | null };
-      return [{ status: item.rawItem.status, queries: data.queries, files: data.results?.map((r) => r.filename) }];
-    }),
-    citations: items.flatMap((item) =>
-      item.type === 'message_output_item'
-        ? item.rawItem.content.flatMap((part) =>
-            ((part.providerData?.annotations ?? []) as { type: string; file_id: string; filename: string }[]).map(
-              ({ type, file_id, filename }) => ({ type, file_id, filename }),
-            ),
-          )
-        : [],
-    ),
-  };
+  return { finalOutput: result.finalOutput, responses: result.rawResponses.length, ...agentRunItems(result.newItems) };
 }
 
 const harness = {
