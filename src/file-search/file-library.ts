@@ -604,7 +604,10 @@ export class FileLibrary {
   }
 
   async #touch(owner: string, row: StoreRow): Promise<void> {
-    row.store.last_active_at = Math.floor(this.#now() / 1000);
+    const now = Math.floor(this.#now() / 1000);
+    // `last_active_at` is in seconds: searches within the same second write nothing.
+    if (row.store.last_active_at === now) return;
+    row.store.last_active_at = now;
     setExpiry(row, row.store.expires_after);
     await this.#storage.put('vector_stores', [owner, row.store.id], row);
   }
