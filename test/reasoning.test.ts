@@ -125,8 +125,8 @@ describe('chat completions (openai SDK)', () => {
     expect(stopped.choices[0]!.message.content).toBe('3');
     const logprobs = await ask({ logprobs: true, top_logprobs: 2 });
     expect(logprobs.choices[0]!.logprobs!.content!.map((t) => t.token).join('')).toBe(ANSWER);
-    // Cut while thinking: all of it is thought, and no answer.
-    const cut = await ask({ max_tokens: 6 });
+    // Cut while thinking (at `max` effort, which leaves the thought all of max_tokens): all of it is thought, no answer.
+    const cut = await ask({ max_tokens: 6, reasoning_effort: 'max' });
     expect(cut.choices[0]!.finish_reason).toBe('length');
     expect(cut.choices[0]!.message.content).toBe('');
     expect(THOUGHT.startsWith((cut.choices[0]!.message as Thinking).reasoning_content!)).toBe(true);

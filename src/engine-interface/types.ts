@@ -4,6 +4,7 @@
  * boundary unchanged. Each task's types are tied together in `tasks.ts` (`TaskTypes`).
  */
 import type { ModelTask, TaskOptions, TaskRequest, TaskResult } from './tasks.ts';
+import type { ReasoningEffort } from './reasoning-effort.ts';
 
 /** The encodings of speech (`response_format` of `/v1/audio/speech`): mono at 24 kHz, `pcm` raw 16-bit little-endian. */
 export type SpeechFormat = 'mp3' | 'opus' | 'aac' | 'flac' | 'wav' | 'pcm';
@@ -130,6 +131,11 @@ export interface ChatRequest {
    * Absent: the model's default (its profile entry's `defaultReasoningEffort`). Models without one ignore it.
    */
   thinking?: boolean;
+  /**
+   * How long a thought may run where Lantern decodes (see `thoughtBudget`): the effort asked for (`reasoning_effort`,
+   * `reasoning.effort`), or the model's default. Absent: `medium`.
+   */
+  reasoningEffort?: ReasoningEffort;
   /**
    * What every choice must be, enforced token by token (a logits mask before sampling) and checked when it ends: JSON
    * valid against a schema, or a reply that may call the given tools. Absent: free text.

@@ -140,6 +140,11 @@ export class ChoicePipeline {
     this.#finish(reason);
   }
 
+  /** Whether the model is still thinking: the reply opens with a thought that has not closed. */
+  get thinking(): boolean {
+    return this.#thought !== undefined && !this.#thought.inAnswer && this.finishReason === null;
+  }
+
   /** Whether what is fed now is the answer's (log probabilities are listed for the answer's tokens only). */
   get #answering(): boolean {
     return this.#thought?.answering ?? true;

@@ -2,7 +2,8 @@
 type Place = 'opening' | 'thought' | 'gap' | 'answer';
 
 const OPEN = '<think>';
-const CLOSE = '</think>';
+/** The tag that ends a thought (Qwen3's, DeepSeek-R1's). */
+export const THOUGHT_END = '</think>';
 
 /** The longest end of `text` that begins `tag` (what may still become it when more text comes). */
 function partialTagAtEnd(text: string, tag: string): number {
@@ -53,10 +54,10 @@ export class ThoughtSplitter {
     }
     if (this.#place === 'thought') {
       if (!this.#begun) text = text.trimStart();
-      const end = text.indexOf(CLOSE);
+      const end = text.indexOf(THOUGHT_END);
       if (end === -1) {
         // Held back: what may begin the closing tag, and trailing white space (dropped if the tag follows).
-        const partial = partialTagAtEnd(text, CLOSE);
+        const partial = partialTagAtEnd(text, THOUGHT_END);
         const body = text.slice(0, text.length - partial);
         const kept = body.trimEnd();
         this.#held = body.slice(kept.length) + text.slice(text.length - partial);
@@ -64,7 +65,7 @@ export class ThoughtSplitter {
         return { thought: kept, answer: '' };
       }
       thought = text.slice(0, end).trimEnd();
-      text = text.slice(end + CLOSE.length);
+      text = text.slice(end + THOUGHT_END.length);
       this.#place = 'gap';
     }
     // The gap: white space between the thought and the answer.

@@ -14,14 +14,15 @@ import {
   type GenerationSteps,
 } from './token-generation.ts';
 
-/** A tiny vocabulary: 0 ends a reply; `{"` is one token, so `{` followed by `"` merges. */
-const STRINGS = ['<eos>', 'a', 'b', 'c', '{', '"', '{"', 'x', 'y'];
+/** A tiny vocabulary: 0 ends a reply; `{"` is one token, so `{` followed by `"` merges; a thought's tags. */
+const STRINGS = ['<eos>', 'a', 'b', 'c', '{', '"', '{"', 'x', 'y', '<think>', '</think>'];
 const EOS = 0;
 const A = 1;
 const B = 2;
 const C = 3;
 const X = 7;
 const Y = 8;
+const THINK_END = 10;
 
 const encoder = new TextEncoder();
 
@@ -221,8 +222,8 @@ describe('generateTokens', () => {
     const { result } = await generate({ maxTokens: 1, logprobs: 1 }, () => logits({ [A]: 1, [B]: 1 }));
     const [entry] = result.choices[0]!.logprobs!;
     expect(entry).toMatchObject({ token: 'a', topLogprobs: [{ token: 'a' }] });
-    // The other seven tokens at -10 weigh too.
-    expect(entry!.logprob).toBeCloseTo(1 - Math.log(2 * Math.exp(1) + 7 * Math.exp(-10)), 5);
+    // The other nine tokens at -10 weigh too.
+    expect(entry!.logprob).toBeCloseTo(1 - Math.log(2 * Math.exp(1) + 9 * Math.exp(-10)), 5);
   });
 
   it('appends the tokens a grammar forces (jump-forward), each with probability 1', async () => {
@@ -255,6 +256,65 @@ describe('generateTokens', () => {
     expect(disposed).toBe(2);
     expect(result.choices.map((c) => c.text)).toEqual(['a', 'a']);
     expect(events.filter((e) => e.type === 'finish')).toHaveLength(2);
+  });
+});
+
+describe('thought budget', () => {
+  // A model that would think forever: `a` after `a`, never `</think>` of its own.
+  const thinker = () => logits({ [A]: 1, [B]: 0.5 });
+  const think = (request: Partial<ChatRequest>) => generate({ maxTokens: 40, ...request }, thinker, { thinking: true });
+
+  it.each([
+    ['low', 10],
+    ['medium', 20],
+    ['high', 30],
+    ['xhigh', 36],
+  ] as const)(
+    'closes a thought at %s effort after its share of max_tokens (%i tokens), then answers',
+    async (effort, budget) => {
+      const { result, appended } = await think({ reasoningEffort: effort });
+      // The end tag is written in the model's place, as the budget's last token.
+      expect(appended.flat().indexOf(THINK_END)).toBe(budget - 1);
+      expect(result.choices[0]).toMatchObject({
+        reasoning: 'a'.repeat(budget - 1),
+        text: 'a'.repeat(40 - budget),
+        finishReason: 'length',
+      });
+      expect(result.usage).toMatchObject({ completionTokens: 40, reasoningTokens: budget });
+    },
+  );
+
+  it('gives a request without an effort the medium budget, and one that thinks at max only max_tokens', async () => {
+    expect((await think({})).result.usage.reasoningTokens).toBe(20);
+    const unbounded = await think({ reasoningEffort: 'max' });
+    expect(unbounded.appended.flat()).not.toContain(THINK_END);
+    expect(unbounded.result.choices[0]).toMatchObject({ text: '', finishReason: 'length' });
+    expect(unbounded.result.usage.reasoningTokens).toBe(40);
+  });
+
+  it('leaves a thought that ends within its budget as the model wrote it', async () => {
+    const { appended, result } = await generate(
+      { maxTokens: 40, reasoningEffort: 'low' },
+      (_, i) =>
+        i < 3 ? logits({ [A]: 1 }) : i === 3 ? logits({ [THINK_END]: 1 }) : logits({ [B]: 1, [EOS]: i > 5 ? 2 : 0 }),
+      { thinking: true },
+    );
+    expect(appended.flat()).toEqual([A, A, A, THINK_END, B, B, EOS]);
+    expect(result.choices[0]).toMatchObject({ reasoning: 'aaa', text: 'bb', finishReason: 'stop' });
+  });
+
+  it('writes the end tag through the grammar, with probability 1, and holds the answer to it after', async () => {
+    const accepted: number[] = [];
+    const grammar = (): ChoiceGrammar => ({ ...forcingGrammar([]), accept: (t) => (accepted.push(t), true) });
+    const { result } = await generate(
+      { maxTokens: 8, reasoningEffort: 'low', constraint: { type: 'json', schema: null }, logprobs: 0 },
+      thinker,
+      { thinking: true, jumpForward: false },
+      fakeTokenizer(grammar),
+    );
+    expect(accepted.slice(0, 2)).toEqual([A, THINK_END]);
+    expect(result.choices[0]).toMatchObject({ reasoning: 'a', text: 'aaaaaa' });
+    expect(result.choices[0]!.logprobs).toHaveLength(6);
   });
 });
 

@@ -6,6 +6,7 @@ import {
   type ChatRequest,
   type ChatResult,
   type GeneratedTokenLogprob,
+  thoughtBudget,
 } from '../engine-interface/index.ts';
 import { invalidOutput } from '../grammar/output-constraint.ts';
 import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
@@ -19,6 +20,7 @@ import { PromptLookup } from './prompt-lookup.ts';
 import { ProposalLength } from './proposal-length.ts';
 import { adjustLogits, argmax, logitBiasOf, sampleOrAccept, sampleToken, type SamplingParams } from './sampling.ts';
 import { seededRandom } from './seeded-random.ts';
+import { THOUGHT_END } from './thought-splitter.ts';
 
 /** A template with a thinking mode: Qwen3's switch, or the `<think>` tag that DeepSeek-R1's and others write. */
 const THINKING_TEMPLATE = /enable_thinking|<think>/;
@@ -96,7 +98,9 @@ export type GenerationSteps = Pick<DecodeJob, 'rows' | 'maxNewTokens' | 'next' |
  * penalties, so that none can lift a masked token), then the draw (greedy is the argmax; otherwise a seeded draw under
  * temperature and top_p); each token goes through the choice's pipeline (stop sequences, calls, logprobs, the end
  * checked against the constraint). Where a constraint allows exactly one continuation, its tokens are appended at once
- * and fed in one pass (jump-forward, see {@link forcedTokens}).
+ * and fed in one pass (jump-forward, see {@link forcedTokens}). A thought that reaches its budget (`thoughtBudget`: a
+ * share of the reply's tokens by reasoning effort) is closed there: its end tag is written in the model's place, one
+ * token a step, and the model answers after it, as it would after a thought of its own.
  */
 export async function generateTokens(
   tokenizer: GenerationTokenizer,
@@ -117,6 +121,10 @@ export async function generateTokens(
     options.onEvent?.(event);
   };
   const decode = (ids: number[]) => tokenizer.decode(ids);
+  const thoughtEnd = thinking ? thoughtEndTokens(tokenizer) : [];
+  // Room for the end tag inside the budget; a tokenizer that cannot write the tag leaves thoughts unbounded.
+  const thoughtLimit =
+    thoughtEnd.length > 0 ? thoughtBudget(request.reasoningEffort, maxNewTokens) - thoughtEnd.length : Infinity;
   const prediction = options.promptLookup ? predictionTokens(tokenizer, request.prediction) : [];
   const choices = Array.from({ length: request.n }, (_, index) => ({
     pipeline: new ChoicePipeline(index, {
@@ -139,6 +147,8 @@ export async function generateTokens(
     drafted: options.draft ? new ProposalLength(DRAFT_LENGTHS) : undefined,
     /** Who made the proposal being checked. */
     proposer: undefined as PromptLookup | ProposalLength | undefined,
+    /** The tokens of the thought's end tag still to write, once its budget is spent (undefined before). */
+    closing: undefined as number[] | undefined,
   }));
   const accept = (index: number, token: number, logprob: GeneratedTokenLogprob | undefined) => {
     const choice = choices[index]!;
@@ -178,6 +188,14 @@ export async function generateTokens(
     maxNewTokens,
     next: (row, logits, mayJump, proposed) => {
       const choice = choices[row]!;
+      const { pipeline } = choice;
+      if (!choice.closing && pipeline.thinking && pipeline.reasoningTokens >= thoughtLimit)
+        choice.closing = [...thoughtEnd];
+      if (choice.closing?.length && pipeline.thinking) {
+        const token = choice.closing.shift()!;
+        accept(row, token, logprobs && forcedLogprob(token, logprobs.top, logprobs.words));
+        return [token];
+      }
       adjustLogits(logits, sampling, choice.counts);
       if (choice.grammar && !choice.grammar.apply(logits)) {
         throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
@@ -243,6 +261,26 @@ export async function generateTokens(
     ...(proposed > 0 && { acceptedPredictionTokens: accepted, rejectedPredictionTokens: proposed - accepted }),
   });
 }
+
+/** The tokens of a thought's end tag: the one token that spells it (Qwen3's, DeepSeek-R1's), else its text's tokens. */
+function thoughtEndTokens(tokenizer: GenerationTokenizer): number[] {
+  const known = thoughtEnds.get(tokenizer);
+  if (known) return known;
+  const tag = new TextEncoder().encode(THOUGHT_END);
+  const id = tokenizer
+    .vocabulary()
+    .bytes.findIndex((bytes) => bytes.length === tag.length && bytes.every((byte, i) => byte === tag[i]));
+  let tokens: number[];
+  try {
+    tokens = id >= 0 ? [id] : tokenizer.encode(THOUGHT_END);
+  } catch {
+    tokens = []; // a tokenizer that cannot encode here (wllama's, in its own worker) and has no such token
+  }
+  thoughtEnds.set(tokenizer, tokens);
+  return tokens;
+}
+
+const thoughtEnds = new WeakMap<GenerationTokenizer, number[]>();
 
 /**
  * The tokens of the client's prediction (OpenAI's Predicted Outputs), which prompt lookup searches first; none where

@@ -10,6 +10,7 @@ import {
   type OutputListeners,
   type ModelCard,
   type ModelTask,
+  type ReasoningEffort,
   type StoredState,
   type TaskRequest,
   thinksAt,
@@ -76,6 +77,8 @@ interface Route {
   view: PublicView;
   /** Whether a model with a thinking mode thinks when a request does not say (its `defaultReasoningEffort`). */
   thinks: boolean;
+  /** The effort of a request that names none (its `defaultReasoningEffort`): how long its thought may run. */
+  effort: ReasoningEffort | undefined;
   /** The local candidates left out for having failed to load here (see `failuresOf`), named when all fail. */
   skipped: CandidateFailure[];
   /** The local load failures this route's walk adds to (see `failuresOf`). */
@@ -181,7 +184,8 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     const thinks = thinksAt(entry.defaultReasoningEffort);
     const { failed: skipped } = withoutFailures(usableCandidates(entry, config.device), failed);
     const view = publicView(config.profile);
-    return { card: { id, task, created: entry.created }, links, view, thinks, skipped, loadFailures };
+    const effort = entry.defaultReasoningEffort;
+    return { card: { id, task, created: entry.created }, links, view, thinks, effort, skipped, loadFailures };
   };
 
   const served = (id: string, backend: string) => {
@@ -323,7 +327,13 @@ const ROUTES: { [T in ModelTask]: TaskRoute<T> } = {
     prepare(found, request) {
       const route = readingImages(found, request.messages);
       // A request that does not say whether to think gets the model's default on this device (a server has its own).
-      const localRequest = request.thinking === undefined ? { ...request, thinking: route.thinks } : request;
+      const localRequest = {
+        ...request,
+        thinking: request.thinking ?? route.thinks,
+        ...((request.reasoningEffort ?? route.effort) !== undefined && {
+          reasoningEffort: request.reasoningEffort ?? route.effort,
+        }),
+      };
       return { route, localRequest };
     },
   },

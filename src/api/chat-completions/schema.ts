@@ -140,6 +140,7 @@ export function chatParser(limits: Limits): (body: unknown) => ChatParams {
       p.chat_template_kwargs?.enable_thinking ??
       (p.reasoning_effort != null ? thinksAt(p.reasoning_effort) : undefined);
     if (thinking !== undefined) request.thinking = thinking;
+    if (p.reasoning_effort != null) request.reasoningEffort = p.reasoning_effort;
     if (p.logprobs === true) request.logprobs = p.top_logprobs ?? 0;
     if (p.prediction) {
       const { content } = p.prediction;

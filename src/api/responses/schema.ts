@@ -347,7 +347,10 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
     else request.defaultMaxTokens = limits.maxTokens;
     // Thinking on or off as the effort says; no effort: the model's default.
     const effort = p.reasoning?.effort;
-    if (effort != null) request.thinking = thinksAt(effort);
+    if (effort != null) {
+      request.thinking = thinksAt(effort);
+      request.reasoningEffort = effort;
+    }
     const summary = p.reasoning?.summary ?? p.reasoning?.generate_summary ?? null;
     const f = p.text?.format;
     const textFormat: ResponseFormatTextConfig =
