@@ -186,7 +186,7 @@ export class ChoicePipeline {
    * the finish event.
    */
   #finish(reason: FinishReason): void {
-    if (this.#parser) this.#report(this.#parser.end());
+    if (this.#parser) this.#report(this.#parser.end(reason === 'length'));
     const calls = this.toolCalls;
     const why =
       this.#constraint && reason === 'stop'

@@ -110,6 +110,15 @@ describe('ReplyParser, Hermes syntax', () => {
     expect(calls).toEqual([{ name: 'get_weather', arguments: '{"city": "Par' }]);
   });
 
+  it('drops a call cut by the token limit before its name, and gives it back as text when the reply ended there', () => {
+    const opening = 'Sure. <tool_call>\n{"name": "get_wea';
+    const parser = new ReplyParser(HERMES, { names });
+    const events = [...parser.push(opening), ...parser.end(true)];
+    expect(events).toEqual([{ type: 'text', text: 'Sure.' }]);
+    expect(parser).toMatchObject({ text: 'Sure.', calls: [] });
+    expect(parse(chars(opening))).toMatchObject({ text: opening, calls: [] });
+  });
+
   it('reads one call when parallel calls are off, and is done once it is closed', () => {
     const parser = new ReplyParser(HERMES, { names, maxCalls: 1 });
     parser.push(call('get_weather', '{"city": "Paris"}').slice(0, -3));

@@ -68,12 +68,16 @@ export class ReplyParser {
     return this.#take();
   }
 
-  /** The reply has ended: held-back text goes out, and a call cut short keeps what it had. */
-  end(): ReplyEvent[] {
+  /**
+   * The reply has ended: held-back text goes out, and a call cut short keeps what it had. `cut`: by the token limit,
+   * when a call begun but cut before its name is not text either (its opening is no answer; the choice's
+   * `finish_reason: "length"` tells the client), where a reply that ended there on its own gives it back as text.
+   */
+  end(cut = false): ReplyEvent[] {
     const call = this.#call;
     this.#call = null;
     if (call?.started) this.#finishCall(call);
-    else if (call) this.#pending = call.raw + this.#pending;
+    else if (call && !cut) this.#pending = call.raw + this.#pending;
     // After calls, white space (or a close marker cut short) is nothing; otherwise all of it is reply text.
     if (!(this.calls.length && (this.#pending.trim() === '' || this.#awaitClose))) this.#emitText(this.#pending);
     this.#pending = '';
