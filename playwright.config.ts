@@ -3,11 +3,13 @@ import type { LanternOptions } from './test/e2e/browsers.ts';
 
 /**
  * End-to-end tests through the real service worker and engine worker, served from the `--mode e2e` build, in Debian's
- * browsers (Playwright's own browser download does not work offline). Every test runs in Chromium twice: on the
- * WebAssembly path (no WebGPU adapter) and on the WebGPU path (`--enable-unsafe-webgpu`: SwiftShader's adapter, on the
- * CPU). The tests written with test/e2e/browsers.ts' portable layer (tagged `@portable`) run in Firefox too (the wasm
- * path: no WebGPU on Linux), driven by puppeteer-core, and in WebKit (Safari's engine: WebKitGTK's MiniBrowser, no
- * WebGPU), driven over W3C WebDriver.
+ * browsers (Playwright's own browser download does not work offline). Every test runs in Chromium on the WebAssembly
+ * path (no WebGPU adapter); the WebGPU path (`--enable-unsafe-webgpu`: SwiftShader's adapter, on the CPU, several
+ * times slower) runs what differs there, and the tests that do not depend on the device skip it with a reason naming
+ * what covers them (`test.skip(info.project.name === 'webgpu', …)`; docs/tests.md lists what runs there). The tests
+ * written with test/e2e/browsers.ts' portable layer (tagged `@portable`) run in Firefox too (the wasm path: no WebGPU
+ * on Linux), driven by puppeteer-core, and in WebKit (Safari's engine: WebKitGTK's MiniBrowser, no WebGPU), driven
+ * over W3C WebDriver.
  */
 const PORT = 4183;
 export const E2E_ORIGIN = `http://127.0.0.1:${PORT}`;

@@ -127,10 +127,18 @@ const resumedFrom = (request: HubRequest | undefined) => Number(/^bytes=(\d+)-$/
  */
 const keepsWhatArrived = (browser: LanternBrowser) => browser === 'firefox';
 
+/**
+ * The downloader and the storage are the same on either device: the webgpu project runs only the partly stored model
+ * (its chain there tries the GPU's candidate and then the CPU's, which share their files, and answers on WebGPU from
+ * the stored files) and web-llm's placement (WebGPU only).
+ */
+const WASM_COVERS = 'the same downloader and storage on either device: the wasm project covers it';
+
 test(
   'a download cut at half resumes from the bytes the browser handed over (Firefox: 1.0× the file crosses the network)',
   { tag: PORTABLE },
-  async ({ tab, lanternBrowser }) => {
+  async ({ tab, lanternBrowser }, info) => {
+    test.skip(info.project.name === 'webgpu', WASM_COVERS);
     hub.faults.push({ path: CHAT_WEIGHTS, kind: 'cut', at: 0.5 });
     await openHarness(tab, hubQuery());
     expect(await prefetch(tab, 'crimson-falcon-4')).toMatchObject({ state: 'complete', missing: [] });
@@ -307,7 +315,8 @@ test('a quota too small: the hub model is passed over before its weights are fet
   playwright,
   launchOptions,
   baseURL,
-}) => {
+}, info) => {
+  test.skip(info.project.name === 'webgpu', `${WASM_COVERS} (the CPU candidates only, on either project)`);
   // Chromium's estimate() reports usage + 10 GiB whatever the quota (its StaticStorageQuota feature, against
   // fingerprinting; see the next test): without it, the estimate is the quota, the CDP override included.
   const args = [...(launchOptions.args ?? []), '--disable-features=StaticStorageQuota'];
@@ -383,7 +392,8 @@ test("Chromium's static quota (estimate() says usage + 10 GiB): a download that 
 test(
   'removing a stored model frees its bytes; the next request downloads it again',
   { tag: PORTABLE },
-  async ({ tab }) => {
+  async ({ tab }, info) => {
+    test.skip(info.project.name === 'webgpu', WASM_COVERS);
     await openHarness(tab, hubQuery());
     expect(await prefetch(tab, 'crimson-falcon-4')).toMatchObject({ state: 'complete' });
     const freed = await tab.evaluate(() => window.harness.lantern.storage.remove('crimson-falcon-4'));
@@ -406,8 +416,9 @@ test(
 test(
   'persistent storage is asked for once, at the first download',
   { tag: PORTABLE },
-  async ({ tab, lanternBrowser }) => {
+  async ({ tab, lanternBrowser }, info) => {
     test.skip(lanternBrowser === 'webkit', 'WebKitGTK has no StorageManager: there is no persist() to ask');
+    test.skip(info.project.name === 'webgpu', WASM_COVERS);
     // Firefox asks its user, with a prompt a test cannot answer: there the call is counted and answered false.
     await openHarness(tab, hubQuery(`&countPersist=${lanternBrowser === 'firefox' ? 'stub' : '1'}`));
     expect(await tab.evaluate(() => window.harness.persistCalls)).toEqual([]); // nothing asked at start
@@ -451,7 +462,8 @@ test("web-llm's files are placed where web-llm looks: its own hasModelInCache fi
 test(
   'a model named by an absolute URL on another origin is downloaded on first use and answers',
   { tag: PORTABLE },
-  async ({ tab }) => {
+  async ({ tab }, info) => {
+    test.skip(info.project.name === 'webgpu', WASM_COVERS);
     await openHarness(tab, hubQuery());
     const key = await issueKey(tab);
     expect(await embed(tab, key)).toBeGreaterThan(0);

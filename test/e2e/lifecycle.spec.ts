@@ -8,6 +8,12 @@ import { startServer } from './servers.ts';
  * keys shared by every tab, offline reloads, and an engine worker replaced after it broke. The tests tagged PORTABLE
  * run in Firefox too (see browsers.ts).
  */
+
+// Tabs, service workers, keys and caches are the browser's and the service worker's, the same on either device. What
+// differs on WebGPU is tested there: a stop mid-stream (playground.spec.ts), a fresh worker after a lost GPU device
+// (reliability.spec.ts), a corrupt candidate replaced (fallback.spec.ts), an offline reload (onnx-runtime.spec.ts).
+test.skip(({ device }) => device === 'webgpu', 'device-independent lifecycles: the wasm project covers them');
+
 test(
   'aborting a stream stops the generation within a token; every window is answered after',
   { tag: PORTABLE },

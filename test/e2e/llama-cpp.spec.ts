@@ -74,7 +74,8 @@ const EXPECTED = {
 test(
   'llama.cpp in this browser: the GGUF copies answer chat, streams, JSON schemas and embeddings',
   { tag: PORTABLE },
-  async ({ tab }) => {
+  async ({ tab }, info) => {
+    test.skip(info.project.name === 'webgpu', 'llama.cpp runs on WebAssembly on either project: runs on wasm');
     await openHarness(tab, 'engines=llama.cpp');
     const key = await issueKey(tab);
     const answered = await answers(tab, key);

@@ -33,7 +33,11 @@ function chatAndEmbed(tab: Tab, key: string): Promise<{ streamed: string; chunks
 test(
   'a first visit that runs no model is enough: once offlineReady resolves, a reload without the network streams a chat and embeds',
   { tag: PORTABLE },
-  async ({ tab }) => {
+  async ({ tab }, info) => {
+    test.skip(
+      info.project.name === 'webgpu',
+      'the precache is the same on either device: the wasm project covers it; onnx-runtime.spec.ts reloads offline on WebGPU',
+    );
     const server = await startServer(4194);
     try {
       await openHarness(tab, '', server.origin);
@@ -92,9 +96,10 @@ test(
 test(
   'a network that goes before the runtime is stored: a clear retryable error, and the download resumes once it is back',
   { tag: PORTABLE },
-  async ({ tab, engines }) => {
+  async ({ tab, engines }, info) => {
     // The runtime stored apart is onnxruntime-web's; llama.cpp's (wllama's binary, 2.7 MB) is precached with the app.
     test.skip(engines === 'llama.cpp', "llama.cpp's runtime is precached with the app: nothing is stored apart");
+    test.skip(info.project.name === 'webgpu', 'the same retry on either device: the wasm project covers it');
     const server = await startServer(4195);
     try {
       server.withholdRuntime = true; // onnxruntime-web's binary answers 503, as an unreachable network would

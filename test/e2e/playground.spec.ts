@@ -12,6 +12,10 @@ import { clipAllowance, wordErrors } from '../support/word-error-rate.ts';
  * The playground, driven as a person would: type and send, watch the reply stream, compare embeddings on the heatmap,
  * transcribe a clip and speak a sentence (and hear a reply read aloud), issue and revoke a key; every tab checked for
  * accessibility, and screenshots saved (test-results/screenshots).
+ *
+ * The page does the same on either device: the webgpu project runs only what differs there (the capabilities tab's
+ * adapter and shader-f16, the engine's device, a stop while SwiftShader is still generating). Each kind of model
+ * answers on WebGPU in its own spec (openai-sdk, vision, transcription, speech).
  */
 const shot = (page: Page, name: string, project: string) =>
   page.screenshot({ path: `test-results/screenshots/${project}-${name}.png`, fullPage: true });
@@ -59,6 +63,7 @@ async function expectAccessible(page: Page) {
 test('chat opens on the conversation and the message box, with the parameters and editors folded', async ({
   page,
 }, info) => {
+  test.skip(info.project.name === 'webgpu', 'the page before any model runs: the wasm run covers it');
   await openPlayground(page); // at Playwright's default viewport, 1280 × 720
   // The first screen, unscrolled: the conversation and everything needed to send a message.
   expect(await page.evaluate(() => scrollY)).toBe(0);
@@ -89,6 +94,10 @@ test('chat opens on the conversation and the message box, with the parameters an
 });
 
 test('chat: type, send, watch the reply stream, with its speed; regenerate', async ({ page }, info) => {
+  test.skip(
+    info.project.name === 'webgpu',
+    'the page renders what streams: the wasm run covers it; openai-sdk.spec.ts streams on WebGPU',
+  );
   await openPlayground(page);
   await chooseGreedy(page);
   await page.getByLabel('Message').fill('Count to 10.');
@@ -126,7 +135,11 @@ test('chat: type, send, watch the reply stream, with its speed; regenerate', asy
   await expectAccessible(page);
 });
 
-test('chat with n = 2 and a stop sequence shows both choices', async ({ page }) => {
+test('chat with n = 2 and a stop sequence shows both choices', async ({ page }, info) => {
+  test.skip(
+    info.project.name === 'webgpu',
+    'the page shows the choices: the wasm run covers it; prefix-reuse.spec.ts runs n = 2 on WebGPU',
+  );
   await openPlayground(page);
   await chooseGreedy(page);
   await page.getByLabel('n (choices)').fill('2');
@@ -137,7 +150,11 @@ test('chat with n = 2 and a stop sequence shows both choices', async ({ page }) 
   await expect(page.locator('li.assistant .stats')).toContainText('finish: stop, stop');
 });
 
-test('chat: an image attached goes as an image_url part, and the model answers about it', async ({ page }) => {
+test('chat: an image attached goes as an image_url part, and the model answers about it', async ({ page }, info) => {
+  test.skip(
+    info.project.name === 'webgpu',
+    'the page attaches and sends: the wasm run covers it; vision.spec.ts sees on WebGPU',
+  );
   await openPlayground(page);
   await chooseGreedy(page);
   // A red square on a light background, as the bundled tiny-vision was trained to see.
@@ -177,6 +194,10 @@ test('stop ends a reply while it streams', async ({ page }, info) => {
 });
 
 test('embeddings: compare texts on a cosine-similarity heatmap', async ({ page }, info) => {
+  test.skip(
+    info.project.name === 'webgpu',
+    'the page draws the heatmap: the wasm run covers it; openai-sdk.spec.ts embeds on WebGPU',
+  );
   await openPlayground(page);
   await page.getByRole('tab', { name: 'Embeddings' }).click();
   await page.getByLabel('Texts').fill('The cat sat on the mat.\nA kitten is sitting on the sofa.\nhello world');
@@ -189,6 +210,10 @@ test('embeddings: compare texts on a cosine-similarity heatmap', async ({ page }
 });
 
 test('speech to text: a file chosen, its transcript streamed in, then its subtitles', async ({ page }, info) => {
+  test.skip(
+    info.project.name === 'webgpu',
+    'the page sends and shows: the wasm run covers it; transcription.spec.ts transcribes on WebGPU',
+  );
   await openPlayground(page);
   await page.getByRole('tab', { name: 'Speech to text' }).click();
   const panel = page.locator('transcription-panel');
@@ -226,6 +251,10 @@ async function download(page: Page, link: ReturnType<Page['getByRole']>) {
 }
 
 test('text to speech: a sentence said, played as it arrives, then from a file; downloaded', async ({ page }, info) => {
+  test.skip(
+    info.project.name === 'webgpu',
+    'the page plays what arrives: the wasm run covers it; speech.spec.ts speaks on WebGPU',
+  );
   await openPlayground(page);
   await page.getByRole('tab', { name: 'Text to speech' }).click();
   const panel = page.locator('speech-panel');
@@ -374,6 +403,10 @@ test('documents: two files indexed, a question answered from the right one and c
 });
 
 test('chat: a reply read aloud by the speech model, and the request in the API tab', async ({ page }, info) => {
+  test.skip(
+    info.project.name === 'webgpu',
+    'the page reads a reply aloud: the wasm run covers it; speech.spec.ts speaks on WebGPU',
+  );
   await openPlayground(page);
   expect(await sayHello(page)).toBe('Hello! How can I help you today?');
   const read = page.locator('li.assistant').last().getByRole('button', { name: 'Read aloud' });
@@ -395,6 +428,7 @@ test('chat: a reply read aloud by the speech model, and the request in the API t
 });
 
 test('keys: issue one (shown once, copied), see it listed, revoke it', async ({ page, context }, info) => {
+  test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   await openPlayground(page);
   await page.getByRole('tab', { name: 'Keys' }).click();
@@ -630,6 +664,7 @@ test('a server named by a link gets no chat until the person allows it; allowed 
 });
 
 test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
+  test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
   await page.setViewportSize({ width: 390, height: 844 });
   await openPlayground(page);
   await expect(page.getByLabel('Message')).toBeInViewport({ ratio: 1 });
@@ -714,7 +749,11 @@ test('chat: tools declared, a call shown with its arguments, answered, and the c
 
 test('offline from the first visit: the header says when it is ready, and a reload without the network chats and embeds', async ({
   page,
-}) => {
+}, info) => {
+  test.skip(
+    info.project.name === 'webgpu',
+    'the caches are the service worker’s: the wasm run covers it; onnx-runtime.spec.ts reloads offline on WebGPU',
+  );
   const server = await startServer(4197);
   try {
     await openPlayground(page, `${server.origin}/`);

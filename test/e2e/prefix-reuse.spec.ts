@@ -65,6 +65,11 @@ test('a conversation and a shared system prompt reuse cached prefixes, answering
 test("another key of the origin reuses nothing of a key's prompts (issue 41), and the key itself still does", async ({
   page,
 }, info) => {
+  // Which key may reuse what is decided before the cache is read; the GPU buffers are the test above's.
+  test.skip(
+    info.project.name === 'webgpu',
+    'the caches are kept per key the same on either device: the wasm project covers it',
+  );
   await openHarness(page);
   const [a, b] = [await issueKey(page, 'a'), await issueKey(page, 'b')];
   const cached = await page.evaluate(

@@ -12,6 +12,12 @@ import { issueKey, openHarness } from './harness-page.ts';
  */
 let key: string;
 
+// The encoders run on the CPU whatever the device; speech.spec.ts speaks on WebGPU.
+test.skip(
+  ({ device }) => device === 'webgpu',
+  'the encoders do not depend on the device: the wasm project covers them',
+);
+
 test.beforeEach(async ({ tab }) => {
   await openHarness(tab);
   key = await issueKey(tab);

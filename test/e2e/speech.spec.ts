@@ -66,7 +66,12 @@ async function speakInPage(tab: Tab, format: string, input = THREE_SENTENCES): P
 test(
   'wav, flac and opus: spoken in the engine worker, played and decoded by the page',
   { tag: PORTABLE },
-  async ({ tab }) => {
+  async ({ tab }, info) => {
+    // The encoders and the page's decoders are the same on either device; SwiftShader takes a minute for the three.
+    test.skip(
+      info.project.name === 'webgpu',
+      'the formats are the encoders’: the wasm project covers them; the next test speaks on WebGPU',
+    );
     const wav = await speakInPage(tab, 'wav');
     expect(wav.error).toBeUndefined();
     expect(wav.type).toBe('audio/wav');
