@@ -4,6 +4,7 @@ import { PcmPlayer, requestSpeech } from './speech-audio.ts';
 import type { SpeechModel } from './speech-panel.ts';
 import { panelStyles } from './styles.ts';
 import { checkReply, responseFormat, SCHEMA_EXAMPLES, type OutputMode } from './structured-output.ts';
+import { SUGGESTED_PROMPTS } from './suggested-prompts.ts';
 import { addToolCallDelta, parseTools, TOOL_EXAMPLE, toolChoice, type ToolCallView } from './tool-calling.ts';
 
 interface Reply {
@@ -131,6 +132,12 @@ export class ChatPanel extends LitElement {
         padding: 0;
         color: var(--muted);
       }
+      .suggestions {
+        display: inline-flex;
+        flex-wrap: wrap;
+        gap: 0.4rem;
+        margin-left: 0.3rem;
+      }
       .conversation li.user {
         background: var(--user-bubble);
       }
@@ -233,7 +240,22 @@ export class ChatPanel extends LitElement {
         ${
           this.turns.length
             ? this.turns.map((turn) => this.#renderTurn(turn))
-            : html`<li class="empty">No messages yet: write one below.</li>`
+            : html`<li class="empty">
+                No messages yet: write one below, or try
+                <span class="suggestions" role="group" aria-label="Suggested prompts">
+                  ${SUGGESTED_PROMPTS.map(
+                    (prompt) =>
+                      html`<button
+                        type="button"
+                        class="secondary"
+                        ?disabled=${!this.#canSend()}
+                        @click=${() => this.#sendText(prompt)}
+                      >
+                        ${prompt}
+                      </button>`,
+                  )}
+                </span>
+              </li>`
         }
       </ol>
       <p class="status" role="status" aria-live="polite">${this.status}</p>
@@ -604,12 +626,16 @@ export class ChatPanel extends LitElement {
   #send(event: Event) {
     event.preventDefault();
     const box = this.renderRoot.querySelector('#message') as HTMLTextAreaElement;
-    const content = box.value.trim();
-    if ((!content && !this.attached.length) || !this.#canSend()) return;
-    box.value = '';
+    if (this.#sendText(box.value.trim())) box.value = '';
+  }
+
+  /** Sends `content` (with the attached images) as the next user turn; false when there is nothing to send yet. */
+  #sendText(content: string): boolean {
+    if ((!content && !this.attached.length) || !this.#canSend()) return false;
     this.turns = [...this.turns, { role: 'user', content, images: this.attached }];
     this.attached = [];
     void this.#reply();
+    return true;
   }
 
   /** The images attached to the next message, each with a button that takes it off. */

@@ -79,6 +79,20 @@ test('chat opens on the conversation and the message box, with the parameters an
   }
   await shot(page, 'chat-first-screen', info.project.name);
 
+  // An empty conversation suggests first prompts; one click sends it, and the model answers.
+  const suggestions = page.getByRole('group', { name: 'Suggested prompts' });
+  await expect(suggestions.getByRole('button')).toHaveText([
+    'Hello',
+    'Tell me a story.',
+    'What is the capital of France?',
+    'Count to 10.',
+  ]);
+  await chooseGreedy(page);
+  await suggestions.getByRole('button', { name: 'What is the capital of France?' }).click();
+  await expect(page.locator('li.user').last()).toContainText('What is the capital of France?');
+  await expect(page.locator('li.assistant .reply').last()).toContainText('Paris');
+  await expect(suggestions).toBeHidden();
+
   // Unfolded, each shows its controls; a folded editor's summary says what it has on.
   await unfold(page, 'Structured output');
   await page.getByLabel('Response format').selectOption('json_schema');
