@@ -167,6 +167,55 @@ describe('chat completions (openai SDK)', () => {
     expect(second.choices[0]!.message.content).toMatch(/^It is 18 degrees and \w+ in Paris\.$/);
   });
 
+  it('ends its thought on its own and calls a forced tool it never saw (issue 48), with no thought budget', async () => {
+    // LangChain's withStructuredOutput(schema, { method: 'functionCalling' }) tools, and prompts the fixture never
+    // learned; effort `max` sets no budget but max_tokens, so the thought must end by itself.
+    const string = { type: 'string' };
+    const tools = [
+      { name: 'Joke', prompt: 'Tell me a joke about penguins.', properties: { setup: string, punchline: string } },
+      { name: 'Person', prompt: 'Jane is 31 and loves tennis.', properties: { name: string, age: { type: 'number' } } },
+      {
+        name: 'ResponseFormatter',
+        prompt: 'Why is the ocean blue?',
+        properties: { answer: string, followup_question: string },
+      },
+    ];
+    for (const { name, prompt, properties } of tools) {
+      const parameters = { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
+      const reply = await ask({
+        messages: [{ role: 'user', content: prompt }],
+        tools: [{ type: 'function', function: { name, parameters } }],
+        tool_choice: { type: 'function', function: { name } },
+        reasoning_effort: 'max' as 'high',
+        max_tokens: 256,
+      });
+      const choice = reply.choices[0]!;
+      expect(choice.finish_reason, name).toBe('tool_calls');
+      const call = choice.message.tool_calls![0]!;
+      expect(call.type === 'function' && call.function.name).toBe(name);
+      const args = JSON.parse(call.type === 'function' ? call.function.arguments : '{}') as Record<string, unknown>;
+      expect(referenceValidator()(parameters, JSON.stringify(args)), name).toBeUndefined();
+      expect((choice.message as Thinking).reasoning_content, name).toBeTruthy();
+      expect((reply.usage as Details).completion_tokens_details!.reasoning_tokens, name).toBeLessThanOrEqual(24);
+    }
+  });
+
+  it('thinks briefly and answers prompts it never saw', async () => {
+    for (const content of ['Could you spin a tale about a brave mouse?', 'Good morning to you!', 'Tell me a joke.']) {
+      const reply = await ask({
+        messages: [{ role: 'user', content }],
+        reasoning_effort: 'max' as 'high',
+        max_tokens: 256,
+      });
+      const choice = reply.choices[0]!;
+      expect(choice.finish_reason, content).toBe('stop');
+      expect((choice.message as Thinking).reasoning_content, content).toMatch(/^\S.*\.$/);
+      expect(choice.message.content, content).toMatch(/\w/);
+      expect(choice.message.content, content).not.toMatch(/^[{[]/);
+      expect((reply.usage as Details).completion_tokens_details!.reasoning_tokens, content).toBeLessThanOrEqual(24);
+    }
+  });
+
   it('is ignored by a model without a thinking mode', async () => {
     const reply = await ask({
       model: 'crimson-falcon-4',

@@ -68,10 +68,20 @@ describe('tiny-think: transformers.js against PyTorch', () => {
     expect(eos).toEqual(tokenizer.encode('<|im_end|><|endoftext|>', { add_special_tokens: false }));
   });
 
-  it('covers both modes, system prompts, earlier turns, JSON and the tool loop, mostly as trained', () => {
+  it('covers both modes, system prompts, earlier turns, JSON, the tool loop and held-out prompts and tools, mostly as trained', () => {
     const labels = new Set(refs.map((r) => r.label));
     expect([...labels].sort()).toEqual(
-      ['json', 'multi-turn', 'system prompt', 'thinking off', 'thinking on', 'tool answer', 'tool call'].sort(),
+      [
+        'any tool',
+        'held out',
+        'json',
+        'multi-turn',
+        'system prompt',
+        'thinking off',
+        'thinking on',
+        'tool answer',
+        'tool call',
+      ].sort(),
     );
     expect(refs.filter((r) => r.as_trained).length).toBeGreaterThan(refs.length / 2);
   });
