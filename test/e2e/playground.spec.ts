@@ -187,7 +187,7 @@ test('chat: an image attached goes as an image_url part, and the model answers a
   await expect(page.getByRole('img', { name: /^Attached image/ })).toHaveCount(2);
   await page.getByRole('button', { name: 'Remove image 2' }).click();
   await expect(page.getByRole('img', { name: /^Attached image/ })).toHaveCount(1);
-  await page.getByLabel('Message').fill('What shape is this?');
+  await page.getByLabel('Message').fill('What shape appears in the picture?');
   await page.getByRole('button', { name: 'Send' }).click();
   await expect(page.getByRole('img', { name: 'Image 1 you sent' })).toBeVisible();
   await expect(page.getByRole('img', { name: /^Attached image/ })).toHaveCount(0);

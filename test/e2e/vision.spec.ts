@@ -83,7 +83,7 @@ test(
               {
                 role: 'user',
                 content: [
-                  { type: 'text', text: 'What is this?' },
+                  { type: 'text', text: 'What shape appears in the picture?' },
                   { type: 'image_url', image_url: { url } },
                 ],
               },

@@ -177,7 +177,7 @@ export function soakPlan(clients: OpenAI[], inputs: SoakInputs, concurrency: num
             role: 'user',
             content: [
               { type: 'image_url', image_url: { url } },
-              { type: 'text', text: 'What colour is the shape?' },
+              { type: 'text', text: 'Can you tell the colour of the shape?' },
             ],
           },
         ],
