@@ -75,9 +75,10 @@ interface Route {
   card: ModelCard;
   links: Link[];
   view: PublicView;
-  /** Whether a model with a thinking mode thinks when a request does not say (its `defaultReasoningEffort`). */
-  thinks: boolean;
-  /** The effort of a request that names none (its `defaultReasoningEffort`): how long its thought may run. */
+  /**
+   * The effort of a request that names none (its `defaultReasoningEffort`): whether a model with a thinking mode
+   * thinks, and how long its thought may run.
+   */
   effort: ReasoningEffort | undefined;
   /** The local candidates left out for having failed to load here (see `failuresOf`), named when all fail. */
   skipped: CandidateFailure[];
@@ -181,11 +182,10 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     if (links.length === 0) {
       throw new EngineError('model_not_found', `The model \`${id}\` cannot run on this device.`, { param: 'model' });
     }
-    const thinks = thinksAt(entry.defaultReasoningEffort);
     const { failed: skipped } = withoutFailures(usableCandidates(entry, config.device), failed);
     const view = publicView(config.profile);
     const effort = entry.defaultReasoningEffort;
-    return { card: { id, task, created: entry.created }, links, view, thinks, effort, skipped, loadFailures };
+    return { card: { id, task, created: entry.created }, links, view, effort, skipped, loadFailures };
   };
 
   const served = (id: string, backend: string) => {
@@ -329,7 +329,7 @@ const ROUTES: { [T in ModelTask]: TaskRoute<T> } = {
       // A request that does not say whether to think gets the model's default on this device (a server has its own).
       const localRequest = {
         ...request,
-        thinking: request.thinking ?? route.thinks,
+        thinking: request.thinking ?? thinksAt(route.effort),
         ...((request.reasoningEffort ?? route.effort) !== undefined && {
           reasoningEffort: request.reasoningEffort ?? route.effort,
         }),
