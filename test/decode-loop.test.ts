@@ -20,7 +20,7 @@ const load = (options: Partial<ChatModelOptions> = {}) =>
 const ask = (content: string, overrides: Partial<ChatRequest> = {}) =>
   chatRequest({ messages: [{ role: 'user', content }], maxTokens: 40, ...overrides });
 
-const PROMPTS = ['Tell me a story about a dog and a ball.', 'What is 7 + 8?', 'Once upon a time', 'Hello!'];
+const PROMPTS = ['Tell me a story about a dog and a ball.', 'What is 7 + 8?', 'Tell me a story.', 'Hello!'];
 
 const texts = (results: { choices: { text: string }[] }[]) => results.map((r) => r.choices.map((c) => c.text));
 

@@ -307,7 +307,7 @@ describe('/v1/vector_stores', () => {
         model: 'gpt-4o-mini',
         input: 'Hotel budget for a night in Paris?',
         tools: [{ type: 'file_search', vector_store_ids: [store.id] }],
-        max_output_tokens: 16,
+        max_output_tokens: 64,
         temperature: 0,
         stream: true,
       });

@@ -105,7 +105,7 @@ function answerWithSearch(tab: Tab, key: string, storeId: string, question: stri
         input,
         tools: [{ type: 'file_search', vector_store_ids: [id] }],
         include: ['file_search_call.results'],
-        max_output_tokens: 24,
+        max_output_tokens: 64,
         temperature: 0,
       });
       const [search, message] = response.output;
@@ -223,7 +223,7 @@ test(
           model: 'crimson-falcon-4',
           input: 'Hotel budget for a night in Paris?',
           tools: [{ type: 'file_search', vector_store_ids: [id] }],
-          max_output_tokens: 16,
+          max_output_tokens: 64,
           temperature: 0,
           stream: true,
         });
