@@ -9,9 +9,10 @@ import { TaskQueue } from '../src/engines/task-queue.ts';
 import { ggufParts, LLAMA_CPP_ENGINE, type LlamaCppCandidate } from '../src/engines/llama-cpp/llama-cpp-engine.ts';
 import { readFileSync } from 'node:fs';
 import { getLlama, type Token } from 'node-llama-cpp';
+import { seededRandom } from '../src/generation/seeded-random.ts';
 import { readGgufMetadata } from '../src/engines/llama-cpp/gguf-metadata.ts';
 import { ggufVocabulary, vocabularyDecoder } from '../src/engines/llama-cpp/gguf-vocabulary.ts';
-import { loadChatModel } from '../src/engines/llama-cpp/node-llama-runtime.ts';
+import { createSequencesContext, loadChatModel } from '../src/engines/llama-cpp/node-llama-runtime.ts';
 import type { LlamaChatModel } from '../src/engines/llama-cpp/llama-chat-model.ts';
 import { chatRequest } from './support/chat-request.ts';
 import {
@@ -176,6 +177,70 @@ describe('the sequences', () => {
     }
     const think = { model: `${BUNDLED_MODELS}/tiny-think`, file: 'gguf/tiny-think-f32.gguf' };
     await expect(load({ ...tinyChat, draft: think })).rejects.toThrow(/another tokenizer/);
+  });
+
+  it('gives each sequence of a batch its own distribution, batches of mixed lengths in any order included', async () => {
+    // llama.cpp reorders a batch's outputs on their first read, and node-llama-cpp reads them from a thread per
+    // sequence at once: unguarded, about one check in a hundred here got another sequence's distribution.
+    const llama = await getLlama({ gpu: false, build: 'never' });
+    const gguf = await llama.loadModel({ modelPath: `${BUNDLED_MODELS}/tiny-chat/gguf/tiny-chat-f32.gguf` });
+    const batched = await createSequencesContext(gguf, { sequences: 4, contextSize: 256, threads: 1 });
+    const alone = await createSequencesContext(gguf, { sequences: 1, contextSize: 256, threads: 1 });
+    try {
+      const sequences = Array.from({ length: 4 }, () => batched.getSequence());
+      const reference = alone.getSequence();
+      const texts = [
+        'Tell me a story about a fox who lived in the woods and found a lantern.',
+        'Count to ten please: one two three four five six seven eight nine ten.',
+        'What is the weather like in Paris today? It is sunny and warm there.',
+        'Hello there my friend, how are you doing on this fine spring morning?',
+      ];
+      const streams = texts.map((t) => [...gguf.tokenize(t)]);
+      const fed = [0, 0, 0, 0];
+      const options = { temperature: 1, topK: 0, topP: 1, minP: 0 };
+      // Each token asks for the distribution after it.
+      const evaluate = async (sequence: typeof reference, tokens: number[]) =>
+        (
+          await sequence.controlledEvaluate(
+            tokens.map((t) => [t as Token, { generateNext: { probabilities: true, options } }] as const),
+          )
+        ).map((item) => item!.next.probabilities!);
+      const random = seededRandom(7);
+      let checks = 0;
+      for (let round = 0; round < 200; round++) {
+        const rows = [0, 1, 2, 3].filter(() => random() < 0.8).sort(() => random() - 0.5);
+        const counts = rows.map(() => 1 + Math.floor(random() * 4));
+        const got = await Promise.all(
+          rows.map(async (i, k) => {
+            if (fed[i]! + counts[k]! > streams[i]!.length) {
+              await sequences[i]!.clearHistory();
+              fed[i] = 0;
+            }
+            const tokens = streams[i]!.slice(fed[i], (fed[i] = fed[i]! + counts[k]!));
+            return evaluate(sequences[i]!, tokens);
+          }),
+        );
+        for (const [k, i] of rows.entries()) {
+          await reference.clearHistory();
+          const want = (await evaluate(reference, streams[i]!.slice(0, fed[i]))).slice(-counts[k]!);
+          for (const [at, distribution] of want.entries()) {
+            const [top, p] = [...distribution].sort((a, b) => b[1] - a[1])[0]!;
+            checks++;
+            expect({ round, row: i, at, p: got[k]![at]!.get(top) ?? 0 }).toEqual({
+              round,
+              row: i,
+              at,
+              p: expect.closeTo(p, 2),
+            });
+          }
+        }
+      }
+      expect(checks).toBeGreaterThan(1000);
+    } finally {
+      await batched.dispose();
+      await alone.dispose();
+      await gguf.dispose();
+    }
   });
 
   it('refuses more choices than it has sequences, naming n, before any work', async () => {

@@ -83,13 +83,10 @@ export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadC
     const contextLength = contextWindowOf(candidate, model.trainContextSize);
     const tokenBytes = kvBytesPerToken(model.fileInfo.metadata as unknown as GgufMetadata);
     const fit = Math.floor(DEFAULT_SEQUENCE_BYTES / ((tokenBytes || 2 ** 17) * contextLength));
-    const llamaContext = await model.createContext({
+    const llamaContext = await createSequencesContext(model, {
       sequences: candidate.sequences ?? Math.max(2, Math.min(MAX_SEQUENCES, fit)),
       contextSize: contextLength,
       threads: threads(candidate),
-      // Every sequence keeps its own keys and values, and none is shifted: the generation core keeps each request
-      // within the window.
-      batchSize: Math.min(512, contextLength),
     });
     const runtimeModel = nodeRuntimeModel(model, llamaContext);
     try {
@@ -108,6 +105,60 @@ export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadC
     await model.dispose();
     throw error;
   }
+}
+
+/**
+ * A context of several sequences, decoded together. Every sequence keeps its own keys and values, and none is shifted:
+ * the generation core keeps each request within the window.
+ */
+export async function createSequencesContext(
+  model: LlamaModel,
+  options: { sequences: number; contextSize: number; threads: number },
+): Promise<LlamaContext> {
+  const llamaContext = await model.createContext({ ...options, batchSize: Math.min(512, options.contextSize) });
+  serializeOutputReorder(llamaContext);
+  return llamaContext;
+}
+
+/** The part of node-llama-cpp's native context (`LlamaContext._ctx`, 3.21.1) that decodes a batch and samples from it. */
+interface AddonContext {
+  decodeBatch(...args: unknown[]): Promise<unknown>;
+  sampleToken(...args: unknown[]): Promise<unknown>;
+}
+
+/**
+ * After a batch of several sequences, node-llama-cpp samples each sequence's outputs on a worker thread of its own, all
+ * at once. llama.cpp puts a batch's outputs back in the batch's order lazily, on the first read of any of them
+ * (`llama_context::output_reorder`, swapping rows in place, unguarded), so those first reads race: a sequence is handed
+ * another's distribution, or a half-swapped one. It showed as seeded requests that did not repeat, about one step in a
+ * hundred with four sequences of mixed lengths (a speculating row beside others). The first sampling after each decode
+ * now runs alone, and reorders; the others wait for it, then run together.
+ */
+function serializeOutputReorder(llamaContext: LlamaContext): void {
+  const native = (llamaContext as unknown as { _ctx?: Partial<AddonContext> })._ctx;
+  if (typeof native?.decodeBatch !== 'function' || typeof native.sampleToken !== 'function') {
+    throw new Error(
+      'node-llama-cpp no longer has the context this project guards: install the version package.json pins',
+    );
+  }
+  const decodeBatch = native.decodeBatch.bind(native);
+  const sampleToken = native.sampleToken.bind(native);
+  /** The first sampling since the last decode, once one has started. */
+  let first: Promise<unknown> | undefined;
+  // The addon's methods are read-only on its prototype: each is shadowed on the instance.
+  const own = <K extends keyof AddonContext>(name: K, value: AddonContext[K]) =>
+    Object.defineProperty(native, name, { value, configurable: true });
+  own('decodeBatch', async (...args) => {
+    const decoded = await decodeBatch(...args);
+    first = undefined;
+    return decoded;
+  });
+  own('sampleToken', (...args) => {
+    if (first) return first.then(() => sampleToken(...args));
+    const sampled = sampleToken(...args);
+    first = sampled.catch(() => undefined);
+    return sampled;
+  });
 }
 
 /** A loaded GGUF and its context as a chat model reads them (LlamaRuntimeModel); disposing frees both. */
