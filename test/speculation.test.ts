@@ -81,12 +81,19 @@ describe('speculation', () => {
     expect(wrong.usage.completionTokens).toBe(tokens);
   });
 
-  it('samples reproducibly under a seed, and the draws keep the model distribution', async () => {
-    const model = await load();
-    const request = ask(`Repeat this passage: ${PASSAGE}`, { temperature: 0.8, seed: 42, n: 2, maxTokens: 48 });
-    const [a, b] = [await model.generate(request), await model.generate(request)];
-    expect(text(a)).toEqual(text(b));
-    expect(text(a)[0]).not.toBe('');
+  it('samples under a seed what decoding without it samples, draw for draw, one choice or several', async () => {
+    const [off, on] = [await load({ promptLookup: false }), await load()];
+    for (const n of [1, 2]) {
+      const request = ask(`Repeat this passage: ${PASSAGE}`, { temperature: 0.8, seed: 42, n, maxTokens: 48 });
+      const plain = await off.generate(request);
+      // The first choice's own words predicted: proposed, taken where drawn, and the rest drawn as without them.
+      const predicted = { ...request, prediction: text(plain)[0]! };
+      const [a, b] = [await on.generate(predicted), await on.generate(predicted)];
+      expect(text(a)).toEqual(text(b));
+      if (n === 1) expect(a.usage.acceptedPredictionTokens).toBeGreaterThan(plain.usage.completionTokens / 2);
+      expect(text(a)).toEqual(text(plain));
+      expect(text(a)[0]).not.toBe('');
+    }
   });
 
   it('gives the same tokens on a model whose attention ignores its mask (rejected tokens are cut out)', async () => {
@@ -147,6 +154,7 @@ describe('a draft model', () => {
     const [a, b] = [await model.generate(request), await model.generate(request)];
     expect(text(a)).toEqual(text(b));
     expect(a.usage.acceptedPredictionTokens).toBeGreaterThan(0);
+    expect(text(a)).toEqual(text(await (await load({ promptLookup: false })).generate(request)));
     const plain = await (await load({ promptLookup: false })).generate(ask(`Repeat this passage: ${PASSAGE}`));
     const predicted = await model.generate({ ...ask(`Repeat this passage: ${PASSAGE}`), prediction: text(plain)[0]! });
     expect(text(predicted)).toEqual(text(plain));

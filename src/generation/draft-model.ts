@@ -4,8 +4,8 @@ import { argmax } from './sampling.ts';
 /**
  * Speculation with a draft model (Leviathan et al., 2023; llama.cpp's `--model-draft`, vLLM's draft speculator): a
  * small model with the target's tokenizer writes the next few tokens greedily, one cheap pass each, and the target
- * checks them all in one pass of its own. Drafts are greedy, so a proposal is one token at each position and the
- * target's accept/reject draw (`sampleOrAccept`) keeps its distribution exactly.
+ * checks them all in one pass of its own. Drafts are greedy, so a proposal is one token at each position, which the
+ * target takes where its own draw is that token: its distribution, and its draws under a seed, stay exactly its own.
  *
  * The draft runs on an engine's own DecodeBatch of the draft model, beside the target's, with its own keys and values:
  * one row, for the request whose row the target decodes alone. It follows that row's context (the prompt, then what

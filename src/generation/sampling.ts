@@ -64,28 +64,6 @@ export function sampleToken(
 }
 
 /**
- * The draw of speculative decoding for a proposed token (one of a proposal that did not come from the model's own
- * distribution, so `q` is 1 for it): accepted with its probability `p` under the request's sampling; otherwise a token
- * drawn from the rest of the distribution, `p` without it, renormalized. The token this gives is distributed exactly
- * as {@link sampleToken}'s (Leviathan et al., 2023), so speculation leaves what the model samples unchanged.
- */
-export function sampleOrAccept(
-  logits: Float32Array,
-  params: SamplingParams,
-  random: Random,
-  scratch: Float32Array,
-  proposed: number,
-): number {
-  let sum = nucleus(logits, params, scratch);
-  if (sum === 0) return argmax(logits);
-  const p = scratch[proposed]! / sum;
-  if (random() < p) return proposed;
-  sum -= scratch[proposed]!;
-  scratch[proposed] = 0;
-  return sum > 0 ? drawFrom(scratch, sum, random) : proposed;
-}
-
-/**
  * Writes the unnormalized probabilities of `softmax(logits / temperature)` within the top-p nucleus into `probs` (0
  * outside it), and gives their sum: 0 where the logits have no finite maximum (nothing to draw from).
  */

@@ -12,13 +12,13 @@ import { invalidOutput } from '../grammar/output-constraint.ts';
 import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import type { ToolPrompt } from '../tools/tool-prompt.ts';
 import { ChoicePipeline } from './choice-pipeline.ts';
-import type { DecodeJob, NativeDraw } from './decode-loop.ts';
+import { rowSeed, type DecodeJob, type NativeDraw } from './decode-loop.ts';
 import type { GenerationTokenizer } from './generation-tokenizer.ts';
 import { tokenLogprob, type TokenText } from './logprobs.ts';
 import { DRAFT_LENGTHS, type Drafter } from './draft-model.ts';
 import { PromptLookup } from './prompt-lookup.ts';
 import { ProposalLength } from './proposal-length.ts';
-import { adjustLogits, argmax, logitBiasOf, sampleOrAccept, sampleToken, type SamplingParams } from './sampling.ts';
+import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from './sampling.ts';
 import { seededRandom } from './seeded-random.ts';
 import { THOUGHT_END } from './thought-splitter.ts';
 
@@ -139,6 +139,11 @@ export async function generateTokens(
       reasoning: thinking,
     }),
     counts: new Map<number, number>(),
+    /**
+     * Its own draws, one a sampled token: what a choice samples under a seed does not depend on what was proposed, nor
+     * on how the other choices' steps fell beside it.
+     */
+    random: seededRandom(choiceSeed(request.seed, index)),
     grammar: grammars?.[index],
     /** The tokens generated so far (jump-forward retokenizes the last of them). */
     tokens: [] as number[],
@@ -168,7 +173,6 @@ export async function generateTokens(
     logitBias: request.logitBias && logitBiasOf(request.logitBias),
   };
   const greedy = sampling.temperature === 0;
-  const random = seededRandom(request.seed);
   // Nothing of the distribution is needed but a draw from it at the temperature: the engine may draw itself. Not with a
   // nucleus (llama.cpp cuts it before the temperature, OpenAI after), nor for sampled choices that would share the
   // prompt's first draw.
@@ -201,13 +205,11 @@ export async function generateTokens(
         throw new EngineError('invalid_output', 'The grammar allows no next token: the constrained output is stuck.');
       }
       scratch ??= new Float32Array(logits.length);
-      // A proposed token is checked by the draw itself: greedy takes it where it is the most likely; sampling accepts
-      // it with its probability, else draws from the rest (the model's distribution either way).
-      const token = greedy
-        ? argmax(logits)
-        : proposed === undefined
-          ? sampleToken(logits, sampling, random, scratch)
-          : sampleOrAccept(logits, sampling, random, scratch, proposed);
+      // A proposed token is checked by the draw itself, which is the one made without a proposal: it is taken where
+      // the model draws it. Proposals are single tokens (prompt lookup, a greedy draft), for which this is speculative
+      // sampling's rule (accepted with its probability, else a draw from the rest) with one uniform draw, so that
+      // speculation changes no draw.
+      const token = greedy ? argmax(logits) : sampleToken(logits, sampling, choice.random, scratch);
       if (proposed !== undefined && token === proposed) choice.proposer?.accept();
       accept(row, token, logprobs && tokenLogprob(logits, token, sampling.temperature, logprobs.top, logprobs.words));
       const tokens = [token];
@@ -261,6 +263,13 @@ export async function generateTokens(
     ...(proposed > 0 && { acceptedPredictionTokens: accepted, rejectedPredictionTokens: proposed - accepted }),
   });
 }
+
+/**
+ * A choice's seed: the request's for the first (one choice samples as a request of one does), and for each other one
+ * mixed from it as a native draw's row is (`rowSeed`).
+ */
+const choiceSeed = (seed: number | undefined, index: number) =>
+  seed === undefined || index === 0 ? seed : rowSeed(Math.floor(seededRandom(seed)() * 0x7fffffff), index);
 
 /** The tokens of a thought's end tag: the one token that spells it (Qwen3's, DeepSeek-R1's), else its text's tokens. */
 function thoughtEndTokens(tokenizer: GenerationTokenizer): number[] {
