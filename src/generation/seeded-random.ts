@@ -4,6 +4,12 @@
  */
 export type Random = () => number;
 
+/**
+ * A 31-bit seed drawn from a seed of any safe integer (all of it), or at random when none is given: what llama.cpp's
+ * native draws take, and what the choices of a request mix their own from (`rowSeed`).
+ */
+export const seed31 = (seed?: number): number => Math.floor(seededRandom(seed)() * 0x7fffffff);
+
 /** A generator seeded from any safe integer (negative and above 2^32 included), or randomly when none is given. */
 export function seededRandom(seed?: number): Random {
   let a: number, b: number, c: number, d: number;

@@ -19,7 +19,7 @@ import { DRAFT_LENGTHS, type Drafter } from './draft-model.ts';
 import { PromptLookup } from './prompt-lookup.ts';
 import { ProposalLength } from './proposal-length.ts';
 import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from './sampling.ts';
-import { seededRandom } from './seeded-random.ts';
+import { seed31, seededRandom } from './seeded-random.ts';
 import { THOUGHT_END } from './thought-splitter.ts';
 
 /** A template with a thinking mode: Qwen3's switch, or the `<think>` tag that DeepSeek-R1's and others write. */
@@ -126,6 +126,8 @@ export async function generateTokens(
   const thoughtLimit =
     thoughtEnd.length > 0 ? thoughtBudget(request.reasoningEffort, maxNewTokens) - thoughtEnd.length : Infinity;
   const prediction = options.promptLookup ? predictionTokens(tokenizer, request.prediction) : [];
+  // All of the request's seed in 31 bits (at random without one): native draws take it, choices mix theirs from it.
+  const seed = seed31(request.seed);
   const choices = Array.from({ length: request.n }, (_, index) => ({
     pipeline: new ChoicePipeline(index, {
       onEvent,
@@ -141,9 +143,10 @@ export async function generateTokens(
     counts: new Map<number, number>(),
     /**
      * Its own draws, one a sampled token: what a choice samples under a seed does not depend on what was proposed, nor
-     * on how the other choices' steps fell beside it.
+     * on how the other choices' steps fell beside it. The first draws from the request's seed (one choice samples as a
+     * request of one does), each other from one mixed as a native draw's row is.
      */
-    random: seededRandom(choiceSeed(request.seed, index)),
+    random: seededRandom(index === 0 ? request.seed : rowSeed(seed, index)),
     grammar: grammars?.[index],
     /** The tokens generated so far (jump-forward retokenizes the last of them). */
     tokens: [] as number[],
@@ -183,9 +186,7 @@ export async function generateTokens(
     sampling.presencePenalty === 0 &&
     sampling.frequencyPenalty === 0 &&
     (greedy || (sampling.topP >= 1 && request.n === 1));
-  const draw: NativeDraw | undefined = native
-    ? { temperature: sampling.temperature, seed: Math.floor(seededRandom(request.seed)() * 0x7fffffff) }
-    : undefined;
+  const draw: NativeDraw | undefined = native ? { temperature: sampling.temperature, seed } : undefined;
   let scratch: Float32Array | undefined;
   const steps: GenerationSteps = {
     rows: request.n,
@@ -263,13 +264,6 @@ export async function generateTokens(
     ...(proposed > 0 && { acceptedPredictionTokens: accepted, rejectedPredictionTokens: proposed - accepted }),
   });
 }
-
-/**
- * A choice's seed: the request's for the first (one choice samples as a request of one does), and for each other one
- * mixed from it as a native draw's row is (`rowSeed`).
- */
-const choiceSeed = (seed: number | undefined, index: number) =>
-  seed === undefined || index === 0 ? seed : rowSeed(Math.floor(seededRandom(seed)() * 0x7fffffff), index);
 
 /** The tokens of a thought's end tag: the one token that spells it (Qwen3's, DeepSeek-R1's), else its text's tokens. */
 function thoughtEndTokens(tokenizer: GenerationTokenizer): number[] {

@@ -12,7 +12,7 @@ import {
   type GenerationTokenizer,
   type TokenizerBasics,
 } from '../../generation/generation-tokenizer.ts';
-import { seededRandom } from '../../generation/seeded-random.ts';
+import { seed31 } from '../../generation/seeded-random.ts';
 import { generateTokens, requestThinks, templateThinks } from '../../generation/token-generation.ts';
 import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../../tools/tool-prompt.ts';
@@ -183,7 +183,7 @@ export class LlamaChatModel {
   async #inTurn(request: ChatRequest, options: RunOptions): Promise<ChatResult> {
     const results: ChatResult[] = [];
     // A 31-bit seed from all of the request's (a safe integer), as its native draws take theirs, then one per choice.
-    const base = request.seed === undefined ? undefined : Math.floor(seededRandom(request.seed)() * 0x7fffffff);
+    const base = request.seed === undefined ? undefined : seed31(request.seed);
     for (let choice = 0; choice < request.n; choice++) {
       const seed = base === undefined ? undefined : rowSeed(base, choice);
       const onEvent = options.onEvent && ((event: ChatEvent) => options.onEvent!({ ...event, choice }));

@@ -108,8 +108,8 @@ export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadC
 }
 
 /**
- * A context of several sequences, decoded together. Every sequence keeps its own keys and values, and none is shifted:
- * the generation core keeps each request within the window.
+ * A context of sequences decoded together (a chat model's several, a draft's one). Every sequence keeps its own keys
+ * and values, and none is shifted: the generation core keeps each request within the window.
  */
 export async function createSequencesContext(
   model: LlamaModel,
@@ -192,11 +192,10 @@ async function loadDraft(
   const model = await runtime.loadModel({ modelPath: await ggufPath(file, context) });
   try {
     const contextLength = Math.min(targetWindow, model.trainContextSize);
-    const llamaContext = await model.createContext({
+    const llamaContext = await createSequencesContext(model, {
       sequences: 1,
       contextSize: contextLength,
       threads: threads(candidate),
-      batchSize: Math.min(512, contextLength),
     });
     const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
     return { model: nodeRuntimeModel(model, llamaContext), tokenBytes: kvBytesPerToken(metadata), contextLength };
