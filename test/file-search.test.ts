@@ -346,13 +346,23 @@ describe('/v1/vector_stores', () => {
             type: 'function',
             name: 'book_room',
             description: 'Books a meeting room.',
-            parameters: { type: 'object', properties: { room: { type: 'string' } }, required: ['room'] },
+            // A room from a list, as in the Agents SDK test below: the fixture's reply to a prompt of retrieved
+            // passages is out of its training, and a free string there may run past any budget unclosed (as the
+            // API's own would: an incomplete response with its arguments cut). This test is of the items, not that.
+            parameters: {
+              type: 'object',
+              properties: { room: { type: 'string', enum: ['Lighthouse', 'Harbour'] } },
+              required: ['room'],
+              additionalProperties: false,
+            },
             strict: true,
           },
         ],
         tool_choice: { type: 'function', name: 'book_room' },
         max_output_tokens: 128,
+        temperature: 0,
       });
+      expect(first.status).toBe('completed');
       expect(first.output.map((item) => item.type)).toEqual(['file_search_call', 'function_call']);
       const call = first.output[1]!;
       if (call.type !== 'function_call') throw new Error('no call');
@@ -396,7 +406,8 @@ describe('vector stores on disk', () => {
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'lantern-documents-'));
   });
-  afterAll(() => rm(directory, { recursive: true, force: true }));
+  // Retries: a write the last test's indexing left in flight may land in a folder as it is removed.
+  afterAll(() => rm(directory, { recursive: true, force: true, maxRetries: 5 }));
 
   it('survive a restart: a new handler on the same directory searches without indexing again', async () => {
     const { key, info } = await keys.issue('disk');
@@ -419,7 +430,7 @@ describe('vector stores on disk', () => {
   });
 
   it('resumes indexing that a stopped context left in progress, after the chunks it had embedded', async () => {
-    const key = (await keys.issue('resume')).key;
+    const { key, info } = await keys.issue('resume');
     const long = Array.from(
       { length: 300 },
       (_, i) => `Paragraph ${i} tells of lighthouse number ${i} and its keeper.`,
@@ -462,6 +473,10 @@ describe('vector stores on disk', () => {
     expect(done.status).toBe('completed');
     const page = await after.vectorStores.search(store.id, { query: 'lighthouse number 257' });
     expect(page.data[0]!.content[0]!.text).toContain('lighthouse number 257');
+    // The resumed indexing saves the store's full-text snapshot as the first did (and is done writing to the folder).
+    await expect
+      .poll(() => directoryDocumentStorage(directory).get('indexes', [info.id, store.id]))
+      .toMatchObject({ fileIds: [file.id] });
   });
 });
 
