@@ -408,6 +408,9 @@ describe('vector stores on disk', () => {
   });
   // Retries: a write the last test's indexing left in flight may land in a folder as it is removed.
   afterAll(() => rm(directory, { recursive: true, force: true, maxRetries: 5 }));
+  /** The store's full-text snapshot that indexing leaves beside its chunks, as a new storage on the folder reads it. */
+  const savedIndex = (owner: string, storeId: string) =>
+    directoryDocumentStorage(directory).get('indexes', [owner, storeId]);
 
   it('survive a restart: a new handler on the same directory searches without indexing again', async () => {
     const { key, info } = await keys.issue('disk');
@@ -419,9 +422,7 @@ describe('vector stores on disk', () => {
     const store = await first.vectorStores.create({ file_ids: [file.id] });
     await first.vectorStores.files.poll(store.id, file.id, { pollIntervalMs: 20 });
     // Indexing left the store's full-text snapshot beside its chunks: the next context restores it.
-    await expect
-      .poll(() => directoryDocumentStorage(directory).get('indexes', [info.id, store.id]))
-      .toMatchObject({ fileIds: [file.id] });
+    await expect.poll(() => savedIndex(info.id, store.id)).toMatchObject({ fileIds: [file.id] });
 
     const second = openaiClient(createHandler({ engine, keys, documents: directoryDocumentStorage(directory) }), key);
     const page = await second.vectorStores.search(store.id, { query: 'basil aphids' });
@@ -474,9 +475,7 @@ describe('vector stores on disk', () => {
     const page = await after.vectorStores.search(store.id, { query: 'lighthouse number 257' });
     expect(page.data[0]!.content[0]!.text).toContain('lighthouse number 257');
     // The resumed indexing saves the store's full-text snapshot as the first did (and is done writing to the folder).
-    await expect
-      .poll(() => directoryDocumentStorage(directory).get('indexes', [info.id, store.id]))
-      .toMatchObject({ fileIds: [file.id] });
+    await expect.poll(() => savedIndex(info.id, store.id)).toMatchObject({ fileIds: [file.id] });
   });
 });
 

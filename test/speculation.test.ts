@@ -154,8 +154,9 @@ describe('a draft model', () => {
     const [a, b] = [await model.generate(request), await model.generate(request)];
     expect(text(a)).toEqual(text(b));
     expect(a.usage.acceptedPredictionTokens).toBeGreaterThan(0);
-    expect(text(a)).toEqual(text(await (await load({ promptLookup: false })).generate(request)));
-    const plain = await (await load({ promptLookup: false })).generate(ask(`Repeat this passage: ${PASSAGE}`));
+    const off = await load({ promptLookup: false });
+    expect(text(a)).toEqual(text(await off.generate(request)));
+    const plain = await off.generate(ask(`Repeat this passage: ${PASSAGE}`));
     const predicted = await model.generate({ ...ask(`Repeat this passage: ${PASSAGE}`), prediction: text(plain)[0]! });
     expect(text(predicted)).toEqual(text(plain));
     expect(predicted.usage.acceptedPredictionTokens).toBeGreaterThan(plain.usage.completionTokens / 2);
