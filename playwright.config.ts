@@ -47,7 +47,7 @@ export default defineConfig<LanternOptions>({
   expect: { timeout: 30_000 },
   // Two cores run one browser's inference at a time best; each test still gets its own profile (service worker, caches).
   workers: 1,
-  reporter: [['list']],
+  reporter: [['list'], ['./test/timing/playwright-reporter.ts']],
   use: {
     baseURL: E2E_ORIGIN,
     serviceWorkers: 'allow',
