@@ -1,6 +1,7 @@
 import { test as base, type Browser, type BrowserContext } from '@playwright/test';
 import type { Browser as PuppeteerBrowser } from 'puppeteer-core';
 import { firefoxTab, startFirefox } from './firefox-driver.ts';
+import { workerPort } from './servers.ts';
 import { launchWebKitDriver, type WebKitDriver, webkitTab } from './webkit-driver.ts';
 
 /**
@@ -112,10 +113,10 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     { scope: 'worker' },
   ],
   launchWebKit: [
-    async ({ lanternBrowser }, use) => {
+    async ({ lanternBrowser }, use, { parallelIndex }) => {
       const webkit = lazy(async () => {
         if (lanternBrowser !== 'webkit') throw new Error(`the ${lanternBrowser} project does not launch WebKit`);
-        return launchWebKitDriver();
+        return launchWebKitDriver(workerPort(4444, parallelIndex));
       });
       await use(webkit.get);
       await webkit.close();

@@ -4,6 +4,7 @@ import type { BrowserContext, Page } from '@playwright/test';
 import { BUNDLED_REPOS, startHubServer, TINY_MLC, type HubRequest, type HubServer } from '../support/hub-server.ts';
 import { expect, PORTABLE, test, type LanternBrowser, type Tab } from './browsers.ts';
 import { HELLO_REPLY, issueKey, openHarness } from './harness-page.ts';
+import { workerPort } from './servers.ts';
 
 /**
  * Lantern's own model downloads in real browsers (src/downloads/, src/engines/model-downloads.ts), against the hub
@@ -16,7 +17,6 @@ import { HELLO_REPLY, issueKey, openHarness } from './harness-page.ts';
  * URL of another origin loads. The same code is tested in Node by test/downloads.test.ts.
  */
 
-const HUB_PORT = 5190;
 /** web-llm's prebuilt model whose repo the hub's synthetic MLC model stands in for (see `webllm` in harness.ts). */
 const WEB_LLM_MODEL = 'Qwen3-0.6B-q4f32_1-MLC';
 const CHAT_WEIGHTS = 'tiny-chat/resolve/main/onnx/model.onnx';
@@ -25,7 +25,7 @@ const CHAT_SIZE = statSync(join(BUNDLED_REPOS['lantern/tiny-chat']!, 'onnx/model
 let hub: HubServer;
 test.beforeAll(async () => {
   hub = await startHubServer({
-    port: HUB_PORT,
+    port: workerPort(5190),
     repos: BUNDLED_REPOS,
     webLLM: true,
     webLLMRepo: `mlc-ai/${WEB_LLM_MODEL}`,

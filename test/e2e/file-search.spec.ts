@@ -2,7 +2,7 @@ import { handWrittenPdf } from '../../src/documents/hand-written-pdf.test-suppor
 import type { Page } from '@playwright/test';
 import { expect, PORTABLE, test, type Tab } from './browsers.ts';
 import { issueKey, openHarness } from './harness-page.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /*
  * Files, vector stores and `file_search` in the browser: the openai SDK in the page uploads browser `File`s, the
@@ -301,7 +301,7 @@ test(
   'the files and the index outlive a reload without the network: search, file_search and the bytes as they were',
   { tag: PORTABLE },
   async ({ tab, lanternBrowser }) => {
-    const server = await startServer(4199);
+    const server = await startServer(workerPort(4199));
     try {
       await openHarness(tab, '', server.origin);
       const key = await issueKey(tab);

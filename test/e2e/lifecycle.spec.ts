@@ -1,7 +1,7 @@
 import { expect, PORTABLE, test } from './browsers.ts';
 import { HELLO_REPLY, issueKey, openHarness, openPage, sayHello, storeResponse } from './harness-page.ts';
 import { buildNextRelease, NEXT_RELEASE } from './next-release.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /**
  * The shape of Lantern in a browser: abort, several tabs sharing one engine, a service worker stopped and restarted,
@@ -152,7 +152,7 @@ test(
 );
 
 test('after a first visit, a reload with the server gone still answers /v1', { tag: PORTABLE }, async ({ tab }) => {
-  const server = await startServer(4184);
+  const server = await startServer(workerPort(4184));
   try {
     await openHarness(tab, '', server.origin);
     const key = await issueKey(tab);
@@ -243,7 +243,7 @@ test("every open tab hears of an app update, the first visit's too, and keeps be
   context,
 }, info) => {
   test.skip(info.project.name !== 'wasm', 'service worker lifecycles are the same on either project: runs once');
-  const server = await startServer(4190);
+  const server = await startServer(workerPort(4190));
   try {
     // The first visit: no service worker controlled this page when it loaded (workbox-window's `isUpdate` is false).
     const first = await openPage(context, '', server.origin);
@@ -271,7 +271,7 @@ test('a page left open across an update of another protocol version is told, sto
   test.skip(info.project.name !== 'wasm', 'service worker lifecycles are the same on either project: runs once');
   test.setTimeout(240_000); // the next release is built first
   const { current, next } = await buildNextRelease();
-  let server = await startServer(4191);
+  let server = await startServer(workerPort(4191));
   try {
     const old = await openPage(context, '', server.origin);
     await expect.poll(() => old.evaluate(() => window.harness.lantern.isHost)).toBe(true);
@@ -280,7 +280,7 @@ test('a page left open across an update of another protocol version is told, sto
 
     // The app deploys its next release, whose protocol differs; the open page finds its service worker.
     await server.close();
-    server = await startServer(4191, {}, {}, NEXT_RELEASE);
+    server = await startServer(workerPort(4191), {}, {}, NEXT_RELEASE);
     await old.evaluate(async () => void (await (await navigator.serviceWorker.getRegistration())!.update()));
     await expect
       .poll(() => old.evaluate(() => window.harness.versions.mismatches))

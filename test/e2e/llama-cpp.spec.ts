@@ -1,6 +1,6 @@
 import { expect, PORTABLE, test, type Tab } from './browsers.ts';
 import { HELLO_REPLY, issueKey, openHarness } from './harness-page.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /**
  * llama.cpp in each browser (wllama in the engine worker, WebAssembly): the bundled models' GGUF copies serve chat,
@@ -89,7 +89,7 @@ test(
 
 test("llama.cpp's multi-threaded build where the page is cross-origin isolated", async ({ tab }, info) => {
   test.skip(info.project.name !== 'wasm', 'SharedArrayBuffer is the browser’s, the same on either Chromium project');
-  const server = await startServer(4197, {
+  const server = await startServer(workerPort(4197), {
     'Cross-Origin-Opener-Policy': 'same-origin',
     'Cross-Origin-Embedder-Policy': 'require-corp',
   });

@@ -1,6 +1,6 @@
 import { expect, PORTABLE, test } from './browsers.ts';
 import { issueKey, openHarness, openPage } from './harness-page.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /**
  * Load and abort storms, through the real service worker and engine worker. Run on the WebAssembly path only: the
@@ -15,7 +15,7 @@ test('50 concurrent chat requests from 3 tabs: each answers correctly or gets a 
   context,
 }) => {
   // Cross-origin isolation lets the test read the memory of the page and its engine worker.
-  const server = await startServer(4186, {
+  const server = await startServer(workerPort(4186), {
     'Cross-Origin-Opener-Policy': 'same-origin',
     'Cross-Origin-Embedder-Policy': 'require-corp',
   });
@@ -85,7 +85,7 @@ test(
   'an abort storm: 100 requests aborted at random points leave the engine idle and whole',
   { tag: PORTABLE },
   async ({ tab }) => {
-    const server = await startServer(4187);
+    const server = await startServer(workerPort(4187));
     try {
       await openHarness(tab, '', server.origin);
       const keys: string[] = [];

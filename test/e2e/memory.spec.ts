@@ -3,7 +3,7 @@ import type { CDPSession } from '@playwright/test';
 import { SOAK_KEYS, type SoakInputs } from '../support/soak.ts';
 import { expect, test } from './browsers.ts';
 import { issueKey, openHarness } from './harness-page.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /*
  * Issue 42: memory that stays flat, in Chromium through the service worker. The soak of test/memory-soak.test.ts
@@ -120,7 +120,7 @@ test('1,000 mixed requests through the service worker leave each heap within 10%
 }) => {
   test.setTimeout(360_000);
   // Cross-origin isolated, so that the page can call `performance.measureUserAgentSpecificMemory()`.
-  const server = await startServer(4198, {
+  const server = await startServer(workerPort(4198), {
     'Cross-Origin-Opener-Policy': 'same-origin',
     'Cross-Origin-Embedder-Policy': 'require-corp',
   });

@@ -1,6 +1,6 @@
 import { expect, PORTABLE, test, type Tab } from './browsers.ts';
 import { HELLO_REPLY, issueKey, openHarness } from './harness-page.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /**
  * Offline from the first visit (issue 42): a visitor opens the app, Lantern says it is ready to work offline, and the
@@ -38,7 +38,7 @@ test(
       info.project.name === 'webgpu',
       'the precache is the same on either device: the wasm project covers it; onnx-runtime.spec.ts reloads offline on WebGPU',
     );
-    const server = await startServer(4194);
+    const server = await startServer(workerPort(4194));
     try {
       await openHarness(tab, '', server.origin);
       const key = await issueKey(tab);
@@ -70,7 +70,7 @@ test(
   { tag: PORTABLE },
   async ({ tab, engines }) => {
     test.skip(engines === 'llama.cpp', 'a profile of llama.cpp alone never needs onnxruntime-web');
-    const server = await startServer(4198);
+    const server = await startServer(workerPort(4198));
     try {
       server.withholdRuntime = true;
       await openHarness(tab, '', server.origin);
@@ -100,7 +100,7 @@ test(
     // The runtime stored apart is onnxruntime-web's; llama.cpp's (wllama's binary, 2.7 MB) is precached with the app.
     test.skip(engines === 'llama.cpp', "llama.cpp's runtime is precached with the app: nothing is stored apart");
     test.skip(info.project.name === 'webgpu', 'the same retry on either device: the wasm project covers it');
-    const server = await startServer(4195);
+    const server = await startServer(workerPort(4195));
     try {
       server.withholdRuntime = true; // onnxruntime-web's binary answers 503, as an unreachable network would
       // transformers.js' candidates alone: the bundled chains end with llama.cpp's GGUF copies, whose runtime is

@@ -1,6 +1,6 @@
 import { expect, PORTABLE, test, type Tab } from './browsers.ts';
 import { HELLO_REPLY, issueKey, openHarness, sayHello } from './harness-page.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /**
  * onnxruntime-web by device (issue 26, item 5; src/worker/onnx-runtime.ts): the engine worker runs the plain
@@ -26,7 +26,7 @@ test(
   "the engine worker keeps its device's build of onnxruntime-web only, and answers from it offline after a first visit",
   { tag: PORTABLE },
   async ({ tab, device }) => {
-    const server = await startServer(4193);
+    const server = await startServer(workerPort(4193));
     try {
       // No model is used on the first visit: the worker fetches its build as it starts, which is enough for offline.
       await openHarness(tab, '', server.origin);

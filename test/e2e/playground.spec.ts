@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import sharp from 'sharp';
 import type { AddressInfo } from 'node:net';
 import { speechClip } from '../support/speech-fixture.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 import { clipAllowance, wordErrors } from '../support/word-error-rate.ts';
 
 /**
@@ -771,7 +771,7 @@ test('offline from the first visit: the header says when it is ready, and a relo
     info.project.name === 'webgpu',
     'the caches are the service worker’s: the wasm run covers it; onnx-runtime.spec.ts reloads offline on WebGPU',
   );
-  const server = await startServer(4197);
+  const server = await startServer(workerPort(4197));
   try {
     await openPlayground(page, `${server.origin}/`);
     // No model runs before the network goes: the header's word is enough.

@@ -4,6 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import { workerPort } from './servers.ts';
 import { launchWebKitDriver, webkitTab } from './webkit-driver.ts';
 
 /**
@@ -15,10 +16,12 @@ import { launchWebKitDriver, webkitTab } from './webkit-driver.ts';
  * (Safari's engine). It needs the
  * npm registry (Lantern's own dependencies, create-vite, vite, typescript, openai).
  */
-const PORT = 4197;
-const ORIGIN = `http://127.0.0.1:${PORT}`;
+
 /** What `npm create vite@latest` runs, pinned so that CI scaffolds the same app every time. */
 const CREATE_VITE = '9.3.0';
+/** The app's port: one no other spec's server uses (see servers.ts' workerPort), as this runs beside other specs. */
+const PORT = 4196;
+const ORIGIN = `http://127.0.0.1:${PORT}`;
 
 interface Snippets {
   commands: string[];
@@ -234,7 +237,7 @@ test('`npm run dev` serves the same app, with Lantern working', async ({ page })
 
 test("the same app in WebKit (Safari's engine), online and offline", async () => {
   server = await serve('preview');
-  const driver = await launchWebKitDriver();
+  const driver = await launchWebKitDriver(workerPort(4444));
   try {
     const session = await driver.newSession();
     const tab = await webkitTab(session, ORIGIN);

@@ -1,7 +1,7 @@
 import type { BrowserContext, Page, TestInfo } from '@playwright/test';
 import { expect, PORTABLE, test, type Tab } from './browsers.ts';
 import { ENDLESS, HELLO_REPLY, issueKey, openHarness, openPage, sayHello } from './harness-page.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /**
  * Faults: an engine worker terminated mid-stream, a model that cannot load until its files arrive, a service worker
@@ -79,7 +79,7 @@ test(
   { tag: PORTABLE },
   async ({ tab }, info) => {
     test.skip(info.project.name === 'webgpu', WASM_COVERS);
-    const server = await startServer(4185);
+    const server = await startServer(workerPort(4185));
     try {
       server.withhold = true;
       await openHarness(tab, 'late=amber-phoenix-4', server.origin);

@@ -1,7 +1,7 @@
 import { expect, test } from '@playwright/test';
 import { E2E_ORIGIN } from '../../playwright.config.ts';
 import { HELLO_REPLY, issueKey, openHarness, sayHello } from './harness-page.ts';
-import { startServer } from './servers.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /** Keys never logged, /v1 only for this origin's own pages, and no remote code: a strict CSP works. */
 
@@ -89,7 +89,9 @@ test('everything runs under a strict Content-Security-Policy: no remote code, no
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
   ].join('; ');
-  const server = await startServer(info.project.name === 'wasm' ? 4188 : 4189, { 'Content-Security-Policy': csp });
+  const server = await startServer(workerPort(info.project.name === 'wasm' ? 4188 : 4189), {
+    'Content-Security-Policy': csp,
+  });
   const violations: string[] = [];
   page.on(
     'console',

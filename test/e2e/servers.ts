@@ -1,3 +1,4 @@
+import { test } from '@playwright/test';
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import type { Connect, Plugin } from 'vite';
@@ -15,6 +16,14 @@ export interface TestServer {
    */
   serviceWorkerSuffix: string | undefined;
   close(): Promise<void>;
+}
+
+/**
+ * A port of this Playwright worker's own: `base` in the first worker, `base + 100` in the second, and so on, so that
+ * the servers (and drivers) of tests running side by side in two workers never ask for the same port.
+ */
+export function workerPort(base: number, parallelIndex = test.info().parallelIndex): number {
+  return base + 100 * parallelIndex;
 }
 
 const TYPES: Record<string, string> = { '.json': 'application/json', '.onnx': 'application/octet-stream' };
