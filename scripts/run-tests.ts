@@ -4,7 +4,7 @@
  * slowest spec files, from the reporters in test/timing/. It is printed at the end and written to
  * test-results/timing/summary.md (docs/tests.md quotes it). `npm test -- vitest playwright` runs only the layers named.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,16 +15,22 @@ interface Layer {
   command: string;
 }
 
-/** The layers, in the order they run: the cheap checks first, so that a slip fails in seconds. */
-const LAYERS: Layer[] = [
-  { name: 'types', command: 'tsc --noEmit' },
-  { name: 'lint', command: 'eslint .' },
-  { name: 'format', command: 'prettier --check .' },
-  { name: 'vitest', command: 'vitest run' },
-  { name: 'e2e-build', command: 'vite build --mode e2e' },
-  { name: 'playwright', command: 'playwright test' },
-  { name: 'bench-smoke', command: 'tsx bench/run.ts --smoke' },
+/**
+ * The layers, in the order they run: the cheap checks first, so that a slip fails in seconds. The layers of one stage
+ * run side by side (each of the checks keeps one core busy; their output is printed as each ends).
+ */
+const STAGES: Layer[][] = [
+  [
+    { name: 'types', command: 'tsc --noEmit' },
+    { name: 'lint', command: 'eslint .' },
+    { name: 'format', command: 'prettier --check .' },
+  ],
+  [{ name: 'vitest', command: 'vitest run' }],
+  [{ name: 'e2e-build', command: 'vite build --mode e2e' }],
+  [{ name: 'playwright', command: 'playwright test' }],
+  [{ name: 'bench-smoke', command: 'tsx bench/run.ts --smoke' }],
 ];
+const LAYERS = STAGES.flat();
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !LAYERS.some((layer) => layer.name === name));
@@ -32,7 +38,9 @@ if (unknown.length > 0) {
   console.error(`unknown layer ${unknown.join(', ')}: the layers are ${LAYERS.map((layer) => layer.name).join(', ')}`);
   process.exit(2);
 }
-const layers = wanted.length > 0 ? LAYERS.filter((layer) => wanted.includes(layer.name)) : LAYERS;
+const stages = STAGES.map((stage) =>
+  stage.filter((layer) => wanted.length === 0 || wanted.includes(layer.name)),
+).filter((stage) => stage.length > 0);
 
 rmSync(TIMING_DIR, { recursive: true, force: true });
 mkdirSync(TIMING_DIR, { recursive: true });
@@ -41,13 +49,11 @@ const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?
 
 const started = performance.now();
 const ran: { name: string; seconds: number; status: number }[] = [];
-for (const layer of layers) {
-  console.log(`\n▶ ${layer.name}: ${layer.command}`);
-  const layerStarted = performance.now();
-  const result = spawnSync(layer.command, { shell: true, stdio: 'inherit', env });
-  const status = result.status ?? 1;
-  ran.push({ name: layer.name, seconds: secondsSince(layerStarted), status });
-  if (status !== 0) break;
+for (const stage of stages) {
+  const alone = stage.length === 1;
+  const results = await Promise.all(stage.map((layer) => runLayer(layer, alone)));
+  ran.push(...results);
+  if (results.some((result) => result.status !== 0)) break;
 }
 const total = secondsSince(started);
 
@@ -57,6 +63,23 @@ console.log(`\n${summary}`);
 const failed = ran.find((layer) => layer.status !== 0);
 if (failed) console.error(`✗ ${failed.name} failed (exit ${failed.status}); the layers after it did not run`);
 process.exit(failed ? failed.status : 0);
+
+/** Runs one layer: its output as it comes when it runs alone, else all of it (one block) when it ends. */
+function runLayer(layer: Layer, alone: boolean): Promise<{ name: string; seconds: number; status: number }> {
+  console.log(`\n▶ ${layer.name}: ${layer.command}${alone ? '' : ' (beside the others of its stage)'}`);
+  const layerStarted = performance.now();
+  const child = spawn(layer.command, { shell: true, stdio: alone ? 'inherit' : ['ignore', 'pipe', 'pipe'], env });
+  const output: Buffer[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      const seconds = secondsSince(layerStarted);
+      if (!alone) console.log(`\n◀ ${layer.name} (${seconds} s, exit ${code})\n${Buffer.concat(output).toString()}`);
+      resolve({ name: layer.name, seconds, status: code ?? 1 });
+    });
+  });
+}
 
 function secondsSince(start: number): number {
   return Math.round((performance.now() - start) / 100) / 10;

@@ -1,4 +1,4 @@
-import { test as base, type Browser, type BrowserContext } from '@playwright/test';
+import { test as base, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import type { Browser as PuppeteerBrowser } from 'puppeteer-core';
 import { firefoxTab, startFirefox } from './firefox-driver.ts';
 import { workerPort } from './servers.ts';
@@ -62,12 +62,24 @@ interface WorkerFixtures extends LanternOptions {
   launchChromium: () => Promise<Browser>;
   launchFirefox: () => Promise<PuppeteerBrowser>;
   launchWebKit: () => Promise<WebKitDriver>;
+  /** The profile that the tests of one spec file share, when the file asks for one (`profileScope: 'file'`). */
+  fileProfile: FileProfile;
 }
 
 interface TestFixtures {
-  /** A fresh browser context of the project's browser, closed after the test. */
+  /**
+   * How long a browser profile (its service worker and the app it stored, caches, IndexedDB, the tab that hosts the
+   * engine and the models loaded there) lives: `'test'`, a fresh one for each test (the default); or `'file'`, one
+   * for all the tests of a spec file, which then pay for the first visit (the service worker's install stores the
+   * whole app, about 5 s) and the models' loads once. A file whose tests do not depend on a fresh profile (a first
+   * visit, storage, a service worker's or a tab's lifecycle) says `test.use({ profileScope: 'file' })`. Its tests
+   * share `tab` (Playwright's `page`: the same tab), which stays open from one test to the next; the tabs a test opens
+   * beside it close when it ends, and a profile whose shared tab a test closed is replaced by a fresh one.
+   */
+  profileScope: 'test' | 'file';
+  /** A browser context of the project's browser: fresh for each test, or the file's (see `profileScope`). */
   tabs: Tabs;
-  /** A tab in `tabs` (nothing loaded yet). */
+  /** A tab in `tabs` (nothing loaded yet in a fresh profile; in a file's, what the last test left open). */
   tab: Tab;
 }
 
@@ -80,10 +92,106 @@ function lazy<B extends { close(): Promise<unknown> }>(launch: () => Promise<B>)
   };
 }
 
+/** A browser profile of the project's browser: where tabs open, each tracked until it closes, and how it ends. */
+interface Profile {
+  newPage(): Promise<Tab>;
+  /** The tabs opened in it and not closed since. */
+  open: Set<Tab>;
+  /** Chromium's: Playwright's context, for the tests that use `context` and `page`. */
+  context?: BrowserContext;
+  close(): Promise<void>;
+}
+
+interface ProfileLaunchers {
+  lanternBrowser: LanternBrowser;
+  launchChromium: () => Promise<Browser>;
+  launchFirefox: () => Promise<PuppeteerBrowser>;
+  launchWebKit: () => Promise<WebKitDriver>;
+  baseURL: string | undefined;
+  serviceWorkers: 'allow' | 'block';
+}
+
+async function openProfile(launchers: ProfileLaunchers): Promise<Profile> {
+  const { lanternBrowser, baseURL, serviceWorkers } = launchers;
+  const open = new Set<Tab>();
+  const tracked = (tab: Tab): Tab => {
+    open.add(tab);
+    const close = tab.close.bind(tab);
+    tab.close = async () => {
+      open.delete(tab);
+      await close();
+    };
+    return tab;
+  };
+  if (lanternBrowser === 'chromium') {
+    const context = await (await launchers.launchChromium()).newContext({ baseURL, serviceWorkers });
+    // Pages opened through `context` directly (Playwright's own fixtures, popups) are tracked too.
+    context.on('page', (page) => {
+      open.add(page);
+      page.once('close', () => open.delete(page));
+    });
+    return { newPage: () => context.newPage(), open, context, close: () => context.close() };
+  }
+  if (lanternBrowser === 'webkit') {
+    const session = await (await launchers.launchWebKit()).newSession();
+    return { newPage: async () => tracked(await webkitTab(session, baseURL)), open, close: () => session.quit() };
+  }
+  const context = await (await launchers.launchFirefox()).createBrowserContext();
+  return {
+    newPage: async () => tracked(firefoxTab(await context.newPage(), baseURL)),
+    open,
+    close: () => context.close(),
+  };
+}
+
+/**
+ * The profile a spec file's tests share (see `profileScope`), held by the worker: opened at the file's first test,
+ * closed when the worker moves on to another file, or ends. Its first tab is the file's `tab`.
+ */
+class FileProfile {
+  #file: string | undefined;
+  #profile: Promise<Profile> | undefined;
+  #tab: Tab | undefined;
+
+  /** The file's profile; `launchers` opens it, where it is not open yet (or a test broke it). */
+  async for(file: string, launchers?: ProfileLaunchers): Promise<{ profile: Profile; tab: () => Promise<Tab> }> {
+    const current = this.#profile && (await this.#profile.catch(() => undefined));
+    // A test closed the shared tab (or the profile failed to open): the next test starts on a fresh profile.
+    const broken = !current || (this.#tab !== undefined && !current.open.has(this.#tab));
+    if (this.#file !== file || broken) {
+      if (!launchers) throw new Error(`no profile is open for ${file}`);
+      await this.close();
+      this.#file = file;
+      this.#profile = openProfile(launchers);
+    }
+    const profile = await this.#profile!;
+    return { profile, tab: async () => (this.#tab ??= await profile.newPage()) };
+  }
+
+  async close(): Promise<void> {
+    const profile = this.#profile;
+    this.#profile = undefined;
+    this.#tab = undefined;
+    this.#file = undefined;
+    await (await profile?.catch(() => undefined))?.close();
+  }
+}
+
+/**
+ * Runs a test (`run`) in a file's profile; the tabs it opened beside the shared `kept` one close when it ends, as its
+ * own profile would have.
+ */
+async function closingWhatTheTestOpens(profile: Profile, kept: Tab, run: () => Promise<void>): Promise<void> {
+  const before = new Set(profile.open);
+  await run();
+  for (const opened of [...profile.open]) if (opened !== kept && !before.has(opened)) await opened.close();
+}
+
 export const test = base.extend<TestFixtures, WorkerFixtures>({
   lanternBrowser: ['chromium', { scope: 'worker', option: true }],
   device: ['wasm', { scope: 'worker', option: true }],
   engines: [undefined, { scope: 'worker', option: true }],
+  profileScope: ['test', { option: true }],
 
   launchChromium: [
     async ({ playwright, lanternBrowser, launchOptions }, use) => {
@@ -123,27 +231,60 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     },
     { scope: 'worker' },
   ],
+  // Closed before the browsers (fixtures tear down in the reverse order of their setup, and it needs them).
+  fileProfile: [
+    async ({ launchChromium, launchFirefox, launchWebKit }, use) => {
+      void [launchChromium, launchFirefox, launchWebKit];
+      const profile = new FileProfile();
+      await use(profile);
+      await profile.close();
+    },
+    { scope: 'worker' },
+  ],
   // Playwright's `browser` (behind `page` and `context`) is the same Chromium as the one behind `tabs`: one per worker.
   browser: [async ({ launchChromium }, use) => use(await launchChromium()), { scope: 'worker', timeout: 0 }],
 
-  tabs: async ({ lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers }, use) => {
-    if (lanternBrowser === 'chromium') {
-      const context: BrowserContext = await (await launchChromium()).newContext({ baseURL, serviceWorkers });
+  tabs: async (
+    { profileScope, fileProfile, lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers },
+    use,
+    info,
+  ) => {
+    const launchers = { lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers };
+    if (profileScope === 'test') {
+      const profile = await openProfile(launchers);
+      await use(profile.context ?? { newPage: () => profile.newPage() });
+      await profile.close();
+      return;
+    }
+    const { profile, tab } = await fileProfile.for(info.file, launchers);
+    await closingWhatTheTestOpens(profile, await tab(), () => use(profile.context ?? { newPage: profile.newPage }));
+  },
+  tab: async ({ tabs, profileScope, fileProfile }, use, info) => {
+    if (profileScope === 'test') return use(await tabs.newPage());
+    // `tabs` has opened (or kept) the file's profile: its first tab is the test's.
+    await use(await (await fileProfile.for(info.file)).tab());
+  },
+  // Playwright's `context` and `page` (Chromium only), as Playwright makes them (a context with the project's
+  // baseURL, its page), or in a file's profile its context and shared tab.
+  context: async (
+    { profileScope, fileProfile, lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers },
+    use,
+    info,
+  ) => {
+    if (profileScope === 'test') {
+      const context = await (await launchChromium()).newContext({ baseURL, serviceWorkers });
       await use(context);
       await context.close();
       return;
     }
-    if (lanternBrowser === 'webkit') {
-      const session = await (await launchWebKit()).newSession();
-      await use({ newPage: () => webkitTab(session, baseURL) });
-      await session.quit();
-      return;
-    }
-    const context = await (await launchFirefox()).createBrowserContext();
-    await use({ newPage: async () => firefoxTab(await context.newPage(), baseURL) });
-    await context.close();
+    const launchers = { lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers };
+    const { profile, tab } = await fileProfile.for(info.file, launchers);
+    await closingWhatTheTestOpens(profile, await tab(), () => use(profile.context!));
   },
-  tab: async ({ tabs }, use) => use(await tabs.newPage()),
+  page: async ({ context, profileScope, fileProfile }, use, info) => {
+    if (profileScope === 'test') return use(await context.newPage());
+    await use((await (await fileProfile.for(info.file)).tab()) as Page);
+  },
 });
 
 export { expect } from '@playwright/test';

@@ -8,16 +8,28 @@ declare global {
   }
 }
 
+/** The tabs whose page errors are logged already. */
+const logged = new WeakSet<Tab>();
+
 /**
  * Opens the harness page and waits until Lantern controls it. `query` configures it (`device`, `profile`, `broken`,
- * `late`, `fallback`); `origin` picks a test server of its own. `page` is a Playwright page or any other `Tab`.
+ * `late`, `fallback`); `origin` picks a test server of its own. `page` is a Playwright page or any other `Tab`. A tab
+ * that holds the harness at that address already (in a profile a spec file's tests share: browsers.ts'
+ * `profileScope`) is kept as it is, with its engine and the models loaded there.
  */
 export async function openHarness(page: Tab, query = '', origin = ''): Promise<void> {
-  page.on('pageerror', (error) => console.log(`[page error] ${error.message}`));
+  if (!logged.has(page)) page.on('pageerror', (error) => console.log(`[page error] ${error.message}`));
+  logged.add(page);
   // The project's engines (the llama.cpp project's), for every page it opens.
-  const { engines } = test.info().project.use as Partial<LanternOptions>;
+  const { engines, baseURL } = test.info().project.use as Partial<LanternOptions> & { baseURL?: string };
   if (engines && !/(^|&)engines=/.test(query)) query = [query, `engines=${engines}`].filter(Boolean).join('&');
-  await page.goto(`${origin}/test/e2e/harness.html${query ? `?${query}` : ''}`);
+  const address = `${origin || baseURL}/test/e2e/harness.html${query ? `?${query}` : ''}`;
+  const open = await page.evaluate(
+    (href) => location.href === href && (window as { harness?: unknown }).harness !== undefined,
+    new URL(address).href,
+  );
+  if (open) return;
+  await page.goto(address);
   await page.waitForFunction(() => window.harness !== undefined, undefined, { timeout: 60_000 });
 }
 

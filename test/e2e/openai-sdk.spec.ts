@@ -17,6 +17,9 @@ const count = refs.find((r) => r.messages.at(-1)!.content === 'Count to 10.')!;
 
 let key: string;
 
+// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
+test.use({ profileScope: 'file' });
+
 /**
  * The webgpu project runs what differs there: the device found, one greedy chat streamed token by token against the
  * PyTorch reference, a prediction verified (several positions a pass, some masked), and embeddings. The rest is the

@@ -1,5 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { expect, test } from './browsers.ts';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import sharp from 'sharp';
@@ -54,6 +55,9 @@ test.afterEach(async ({ page }, info) => {
   const alerts = await page.getByRole('alert').allTextContents();
   console.log(`${info.title}: alerts ${JSON.stringify(alerts)}, errors ${JSON.stringify(pageErrors.get(page))}`);
 });
+
+// The tests that only drive the page share one profile (its service worker and stored app); each opens the page anew.
+test.use({ profileScope: 'file' });
 
 async function expectAccessible(page: Page) {
   const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21aa']).analyze();
@@ -369,56 +373,6 @@ test('text to speech: raw pcm plays through Web Audio as it arrives, and stop en
   await expect(panel.getByRole('button', { name: 'Stop' })).toBeDisabled();
 });
 
-test('documents: two files indexed, a question answered from the right one and cited; kept over a reload', async ({
-  page,
-}, info) => {
-  test.skip(info.project.name !== 'wasm', 'the service worker indexes and searches: the device adds nothing here');
-  await openPlayground(page);
-  await page.getByRole('tab', { name: 'Documents' }).click();
-  const panel = page.locator('documents-panel');
-  await panel.getByLabel('Files to add (or drop them here)').setInputFiles([
-    {
-      name: 'travel-policy.md',
-      mimeType: 'text/markdown',
-      buffer: Buffer.from(
-        '# Travel policy\n\nEconomy class is the rule for trips under six hours. Hotel nights are reimbursed up to ' +
-          '180 euros in Paris and 140 euros elsewhere. Receipts are filed within 30 days.',
-      ),
-    },
-    {
-      name: 'garden.txt',
-      mimeType: 'text/plain',
-      buffer: Buffer.from('Tomatoes need six to eight hours of sun. Basil planted beside them keeps aphids away.'),
-    },
-  ]);
-  const files = panel.getByRole('table', { name: 'Documents in the store' });
-  await expect(files.locator('tbody tr')).toHaveCount(2);
-  await expect(files.locator('.file-status')).toHaveText(['completed', 'completed']);
-
-  await panel.getByLabel('Question').fill('How much for a hotel night in Paris?');
-  await panel.getByRole('button', { name: 'Ask' }).click();
-  await expect(panel.getByRole('status')).toHaveText(/^Answered from \d+ passages, with [1-9]\d* citations?\.$/);
-  const passages = panel.getByRole('list', { name: 'Passages found' }).getByRole('listitem');
-  await expect(passages.first()).toContainText('travel-policy.md');
-  await expect(passages.first()).toContainText('180 euros in Paris');
-  await expect(passages.first()).toContainText(/score \d\.\d\d/);
-  await expect(panel.getByRole('list', { name: 'Citations' })).toContainText('travel-policy.md');
-  await shot(page, 'documents', info.project.name);
-  await expectAccessible(page);
-  await page.getByRole('tab', { name: 'API' }).click();
-  await expect(page.getByLabel('openai SDK code')).toContainText('client.responses.create({');
-  await expect(page.getByLabel('openai SDK code')).toContainText('"type": "file_search"');
-
-  // The store is the playground key's, in IndexedDB, and the tab finds it again.
-  await page.reload();
-  await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
-  await page.getByRole('tab', { name: 'Documents' }).click();
-  await expect(files.locator('tbody tr')).toHaveCount(2);
-  await expect(files).toContainText('travel-policy.md');
-  await expect(files).toContainText('garden.txt');
-  await expect(files.locator('.file-status')).toHaveText(['completed', 'completed']);
-});
-
 test('chat: a reply read aloud by the speech model, and the request in the API tab', async ({ page }, info) => {
   test.skip(
     info.project.name === 'webgpu',
@@ -442,42 +396,6 @@ test('chat: a reply read aloud by the speech model, and the request in the API t
   await expect(page.getByLabel('openai SDK code')).toContainText('client.audio.speech.create({');
   await expect(page.getByLabel('openai SDK code')).toContainText('"input": "Hello! How can I help you today?"');
   await expect(page.getByLabel('Response body')).toContainText('audio/pcm');
-});
-
-test('keys: issue one (shown once, copied), see it listed, revoke it', async ({ page, context }, info) => {
-  test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
-  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
-  await openPlayground(page);
-  await page.getByRole('tab', { name: 'Keys' }).click();
-  await page.getByLabel('Name').fill('my app');
-  await page.getByRole('button', { name: 'Issue a key' }).click();
-  const key = (await page.locator('#new-key').textContent())!;
-  expect(key).toMatch(/^lt_[A-Za-z0-9_-]{43}$/);
-  await page.getByRole('button', { name: 'Copy' }).click();
-  await expect(page.getByRole('button', { name: 'Copied' })).toBeVisible();
-  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
-  await shot(page, 'keys', info.project.name);
-  await expectAccessible(page);
-  await page.getByRole('button', { name: 'Done' }).click();
-  await expect(page.locator('#new-key')).toHaveCount(0); // shown once
-
-  const row = page.getByRole('row').filter({ hasText: 'my app' });
-  await expect(row).toContainText('active');
-  await expect(row.getByRole('cell').nth(3)).toHaveText('never'); // last used
-  const status = (k: string) =>
-    page.evaluate(
-      async (presented) => (await fetch('/v1/models', { headers: { authorization: `Bearer ${presented}` } })).status,
-      k,
-    );
-  expect(await status(key)).toBe(200);
-  await row.getByRole('button', { name: 'Revoke my app' }).click();
-  await expect(row).toContainText('revoked');
-  await expect(row.getByRole('cell').nth(3)).not.toHaveText('never'); // the request above was recorded
-  // The revoked key really is refused.
-  expect(await status(key)).toBe(401);
-  // Every key here was used or made today: none is unused for a day.
-  await page.getByRole('button', { name: 'Revoke unused keys' }).click();
-  await expect(page.locator('keys-panel [role=status]')).toHaveText('No key was unused for that long.');
 });
 
 test('models and capabilities: what each ID resolved to, and what the browser offers', async ({ page }, info) => {
@@ -506,35 +424,6 @@ test('models and capabilities: what each ID resolved to, and what the browser of
   const device = info.project.name === 'webgpu' ? 'webgpu' : 'wasm';
   await expect(capabilities).toContainText(new RegExp(`Engine\\s*${device} · hosted by this tab`));
   await shot(page, 'capabilities', info.project.name);
-  await expectAccessible(page);
-});
-
-test('models: a server added in the models tab joins the chat chains, and the tab shows which one answers', async ({
-  page,
-}, info) => {
-  test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
-  await openPlayground(page);
-  await page.getByRole('tab', { name: 'Models' }).click();
-  await page.getByLabel('Base URL').fill('http://127.0.0.1:9/v1'); // nothing listens there
-  await page.getByLabel('Model on the server').fill('far-model');
-  await page.getByLabel('Policy').selectOption('remote-first');
-  await page.getByRole('button', { name: 'Use it' }).click();
-  await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
-  await page.getByRole('tab', { name: 'Models' }).click();
-  const crimson = page.getByRole('region', { name: 'crimson-falcon-4' });
-  await expect(crimson.locator('li').first()).toContainText('remote server far-model at http://127.0.0.1:9/v1');
-  await expect(crimson.locator('li').first()).toContainText('first in line');
-
-  // The server is not there: the device answers instead, and the tab says so.
-  await page.getByRole('tab', { name: 'Chat' }).click();
-  await chooseGreedy(page);
-  await page.getByLabel('Message').fill('Hello');
-  await page.getByRole('button', { name: 'Send' }).click();
-  await expect(page.locator('li.assistant .reply')).toHaveText('Hello! How can I help you today?');
-  await page.getByRole('tab', { name: 'Models' }).click();
-  await expect(crimson.locator('li', { hasText: 'fp32 /models/tiny-chat' })).toContainText('answers now');
-  await expect(crimson.locator('li', { hasText: 'far-model' })).not.toContainText('answers now');
-  await shot(page, 'models-remote', info.project.name);
   await expectAccessible(page);
 });
 
@@ -610,94 +499,6 @@ async function clickAndReload(page: Page, name: string) {
   await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
 }
 
-test('a server named by a link gets no chat until the person allows it; allowed once, the next load asks again', async ({
-  page,
-}, info) => {
-  test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
-  const server = await recordingServer();
-  try {
-    const link = `/?remote=${encodeURIComponent(server.baseURL)}&remoteModel=far-model&policy=remote-first`;
-    const local = 'Hello! How can I help you today?';
-    const prompt = page.getByRole('region', { name: 'Send your chats to another server?' });
-    const header = page.locator('lantern-playground header .status');
-    const allow = `Yes, use ${server.origin}`;
-
-    // The link names the server: the page shows its origin and asks; meanwhile chats are answered here, and nothing
-    // reaches the server, even with remote-first.
-    await openPlayground(page, link);
-    await expect(prompt).toBeVisible();
-    await expect(prompt.locator('#server-origin')).toHaveText(server.origin);
-    await expect(prompt).toContainText(`${server.baseURL}, model far-model, remote-first`);
-    await expect(prompt).toContainText('Nothing has been sent there');
-    await shot(page, 'server-prompt', info.project.name);
-    await expectAccessible(page);
-    expect(await sayHello(page)).toBe(local);
-    await expect(header).not.toContainText('chats also go to');
-    expect(server.requests).toEqual([]);
-
-    // Allowed, for this load: the chats go to the server.
-    await clickAndReload(page, allow);
-    await expect(prompt).toHaveCount(0);
-    await expect(header).toContainText(`chats also go to ${server.origin} (remote-first)`);
-    expect(await sayHello(page)).toBe(SERVER_REPLY);
-    const chats = server.requests.filter((r) => r.method === 'POST' && r.path === '/v1/chat/completions');
-    expect(chats).toHaveLength(1);
-    expect(JSON.parse(chats[0]!.body)).toMatchObject({
-      model: 'far-model',
-      messages: [{ role: 'user', content: 'Hello' }],
-    });
-
-    // Not remembered: a reload asks again, and sends the server nothing.
-    const seen = server.requests.length;
-    await page.reload();
-    await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
-    await expect(prompt).toBeVisible();
-    expect(await sayHello(page)).toBe(local);
-    expect(server.requests).toHaveLength(seen);
-
-    // Refused: the page says so, and the server leaves the URL, so a reload does not ask again.
-    await page.getByRole('button', { name: 'No, stay in this browser' }).click();
-    await expect(page.locator('server-prompt [role=status]')).toHaveText(
-      `Chats stay in this browser: nothing was sent to ${server.origin}.`,
-    );
-    expect(new URL(page.url()).searchParams.has('remote')).toBe(false);
-    await page.reload();
-    await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
-    await expect(prompt).toHaveCount(0);
-
-    // Remembered: every later load uses it without asking.
-    await openPlayground(page, link);
-    await page.getByLabel('Remember this server', { exact: true }).check();
-    await clickAndReload(page, allow);
-    await page.reload();
-    await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
-    await expect(prompt).toHaveCount(0);
-    await expect(header).toContainText(`chats also go to ${server.origin}`);
-    expect(await sayHello(page)).toBe(SERVER_REPLY);
-    expect(server.requests.filter((r) => r.path === '/v1/chat/completions' && r.method === 'POST')).toHaveLength(2);
-  } finally {
-    await server.close();
-  }
-});
-
-test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
-  test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
-  await page.setViewportSize({ width: 390, height: 844 });
-  await openPlayground(page);
-  await expect(page.getByLabel('Message')).toBeInViewport({ ratio: 1 });
-  await page.getByRole('tab', { name: 'Chat' }).focus();
-  await page.keyboard.press('ArrowRight');
-  await expect(page.getByRole('tab', { name: 'Embeddings' })).toBeFocused();
-  await expect(page.getByRole('tab', { name: 'Embeddings' })).toHaveAttribute('aria-selected', 'true');
-  await page.keyboard.press('End');
-  await expect(page.getByRole('tab', { name: 'Capabilities' })).toHaveAttribute('aria-selected', 'true');
-  await page.getByRole('button', { name: 'Dark theme' }).click();
-  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await page.keyboard.press('Home');
-  await shot(page, 'mobile-dark', info.project.name);
-  await expectAccessible(page);
-});
-
 test('chat: structured output, a schema picked, the JSON streamed and validated in the page', async ({
   page,
 }, info) => {
@@ -764,33 +565,244 @@ test('chat: tools declared, a call shown with its arguments, answered, and the c
   await expect(page.getByLabel('openai SDK code')).toContainText('get_time');
 });
 
-test('offline from the first visit: the header says when it is ready, and a reload without the network chats and embeds', async ({
-  page,
-}, info) => {
-  test.skip(
-    info.project.name === 'webgpu',
-    'the caches are the service worker’s: the wasm run covers it; onnx-runtime.spec.ts reloads offline on WebGPU',
-  );
-  const server = await startServer(workerPort(4197));
-  try {
-    await openPlayground(page, `${server.origin}/`);
-    // No model runs before the network goes: the header's word is enough.
-    await expect(page.locator('header [role=status]')).toHaveText('ready to work offline', { timeout: 60_000 });
-    await server.close();
-    await expect(fetch(`${server.origin}/`)).rejects.toThrow();
+/**
+ * What a fresh profile shows, or what a test leaves in its profile (documents, keys, servers added or allowed, a theme
+ * and a narrow window, a first visit): each of these tests has a profile of its own.
+ */
+test.describe('with a profile of its own', () => {
+  test.use({ profileScope: 'test' });
 
+  test('documents: two files indexed, a question answered from the right one and cited; kept over a reload', async ({
+    page,
+  }, info) => {
+    test.skip(info.project.name !== 'wasm', 'the service worker indexes and searches: the device adds nothing here');
+    await openPlayground(page);
+    await page.getByRole('tab', { name: 'Documents' }).click();
+    const panel = page.locator('documents-panel');
+    await panel.getByLabel('Files to add (or drop them here)').setInputFiles([
+      {
+        name: 'travel-policy.md',
+        mimeType: 'text/markdown',
+        buffer: Buffer.from(
+          '# Travel policy\n\nEconomy class is the rule for trips under six hours. Hotel nights are reimbursed up to ' +
+            '180 euros in Paris and 140 euros elsewhere. Receipts are filed within 30 days.',
+        ),
+      },
+      {
+        name: 'garden.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.from('Tomatoes need six to eight hours of sun. Basil planted beside them keeps aphids away.'),
+      },
+    ]);
+    const files = panel.getByRole('table', { name: 'Documents in the store' });
+    await expect(files.locator('tbody tr')).toHaveCount(2);
+    await expect(files.locator('.file-status')).toHaveText(['completed', 'completed']);
+
+    await panel.getByLabel('Question').fill('How much for a hotel night in Paris?');
+    await panel.getByRole('button', { name: 'Ask' }).click();
+    await expect(panel.getByRole('status')).toHaveText(/^Answered from \d+ passages, with [1-9]\d* citations?\.$/);
+    const passages = panel.getByRole('list', { name: 'Passages found' }).getByRole('listitem');
+    await expect(passages.first()).toContainText('travel-policy.md');
+    await expect(passages.first()).toContainText('180 euros in Paris');
+    await expect(passages.first()).toContainText(/score \d\.\d\d/);
+    await expect(panel.getByRole('list', { name: 'Citations' })).toContainText('travel-policy.md');
+    await shot(page, 'documents', info.project.name);
+    await expectAccessible(page);
+    await page.getByRole('tab', { name: 'API' }).click();
+    await expect(page.getByLabel('openai SDK code')).toContainText('client.responses.create({');
+    await expect(page.getByLabel('openai SDK code')).toContainText('"type": "file_search"');
+
+    // The store is the playground key's, in IndexedDB, and the tab finds it again.
     await page.reload();
     await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
+    await page.getByRole('tab', { name: 'Documents' }).click();
+    await expect(files.locator('tbody tr')).toHaveCount(2);
+    await expect(files).toContainText('travel-policy.md');
+    await expect(files).toContainText('garden.txt');
+    await expect(files.locator('.file-status')).toHaveText(['completed', 'completed']);
+  });
+
+  test('keys: issue one (shown once, copied), see it listed, revoke it', async ({ page, context }, info) => {
+    test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await openPlayground(page);
+    await page.getByRole('tab', { name: 'Keys' }).click();
+    await page.getByLabel('Name').fill('my app');
+    await page.getByRole('button', { name: 'Issue a key' }).click();
+    const key = (await page.locator('#new-key').textContent())!;
+    expect(key).toMatch(/^lt_[A-Za-z0-9_-]{43}$/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await expect(page.getByRole('button', { name: 'Copied' })).toBeVisible();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    await shot(page, 'keys', info.project.name);
+    await expectAccessible(page);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await expect(page.locator('#new-key')).toHaveCount(0); // shown once
+
+    const row = page.getByRole('row').filter({ hasText: 'my app' });
+    await expect(row).toContainText('active');
+    await expect(row.getByRole('cell').nth(3)).toHaveText('never'); // last used
+    const status = (k: string) =>
+      page.evaluate(
+        async (presented) => (await fetch('/v1/models', { headers: { authorization: `Bearer ${presented}` } })).status,
+        k,
+      );
+    expect(await status(key)).toBe(200);
+    await row.getByRole('button', { name: 'Revoke my app' }).click();
+    await expect(row).toContainText('revoked');
+    await expect(row.getByRole('cell').nth(3)).not.toHaveText('never'); // the request above was recorded
+    // The revoked key really is refused.
+    expect(await status(key)).toBe(401);
+    // Every key here was used or made today: none is unused for a day.
+    await page.getByRole('button', { name: 'Revoke unused keys' }).click();
+    await expect(page.locator('keys-panel [role=status]')).toHaveText('No key was unused for that long.');
+  });
+
+  test('models: a server added in the models tab joins the chat chains, and the tab shows which one answers', async ({
+    page,
+  }, info) => {
+    test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
+    await openPlayground(page);
+    await page.getByRole('tab', { name: 'Models' }).click();
+    await page.getByLabel('Base URL').fill('http://127.0.0.1:9/v1'); // nothing listens there
+    await page.getByLabel('Model on the server').fill('far-model');
+    await page.getByLabel('Policy').selectOption('remote-first');
+    await page.getByRole('button', { name: 'Use it' }).click();
+    await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
+    await page.getByRole('tab', { name: 'Models' }).click();
+    const crimson = page.getByRole('region', { name: 'crimson-falcon-4' });
+    await expect(crimson.locator('li').first()).toContainText('remote server far-model at http://127.0.0.1:9/v1');
+    await expect(crimson.locator('li').first()).toContainText('first in line');
+
+    // The server is not there: the device answers instead, and the tab says so.
+    await page.getByRole('tab', { name: 'Chat' }).click();
     await chooseGreedy(page);
     await page.getByLabel('Message').fill('Hello');
     await page.getByRole('button', { name: 'Send' }).click();
     await expect(page.locator('li.assistant .reply')).toHaveText('Hello! How can I help you today?');
-    await page.getByRole('tab', { name: 'Embeddings' }).click();
-    await page.getByRole('button', { name: 'Compare' }).click();
-    await expect(page.getByRole('table', { name: 'Cosine similarity of every pair of texts' })).toBeVisible();
-    await expect(page.locator('embeddings-panel [role=alert]')).toHaveCount(0);
-    await expect(page.locator('header [role=status]')).toHaveText('ready to work offline');
-  } finally {
-    await server.close();
-  }
+    await page.getByRole('tab', { name: 'Models' }).click();
+    await expect(crimson.locator('li', { hasText: 'fp32 /models/tiny-chat' })).toContainText('answers now');
+    await expect(crimson.locator('li', { hasText: 'far-model' })).not.toContainText('answers now');
+    await shot(page, 'models-remote', info.project.name);
+    await expectAccessible(page);
+  });
+
+  test('a server named by a link gets no chat until the person allows it; allowed once, the next load asks again', async ({
+    page,
+  }, info) => {
+    test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
+    const server = await recordingServer();
+    try {
+      const link = `/?remote=${encodeURIComponent(server.baseURL)}&remoteModel=far-model&policy=remote-first`;
+      const local = 'Hello! How can I help you today?';
+      const prompt = page.getByRole('region', { name: 'Send your chats to another server?' });
+      const header = page.locator('lantern-playground header .status');
+      const allow = `Yes, use ${server.origin}`;
+
+      // The link names the server: the page shows its origin and asks; meanwhile chats are answered here, and nothing
+      // reaches the server, even with remote-first.
+      await openPlayground(page, link);
+      await expect(prompt).toBeVisible();
+      await expect(prompt.locator('#server-origin')).toHaveText(server.origin);
+      await expect(prompt).toContainText(`${server.baseURL}, model far-model, remote-first`);
+      await expect(prompt).toContainText('Nothing has been sent there');
+      await shot(page, 'server-prompt', info.project.name);
+      await expectAccessible(page);
+      expect(await sayHello(page)).toBe(local);
+      await expect(header).not.toContainText('chats also go to');
+      expect(server.requests).toEqual([]);
+
+      // Allowed, for this load: the chats go to the server.
+      await clickAndReload(page, allow);
+      await expect(prompt).toHaveCount(0);
+      await expect(header).toContainText(`chats also go to ${server.origin} (remote-first)`);
+      expect(await sayHello(page)).toBe(SERVER_REPLY);
+      const chats = server.requests.filter((r) => r.method === 'POST' && r.path === '/v1/chat/completions');
+      expect(chats).toHaveLength(1);
+      expect(JSON.parse(chats[0]!.body)).toMatchObject({
+        model: 'far-model',
+        messages: [{ role: 'user', content: 'Hello' }],
+      });
+
+      // Not remembered: a reload asks again, and sends the server nothing.
+      const seen = server.requests.length;
+      await page.reload();
+      await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
+      await expect(prompt).toBeVisible();
+      expect(await sayHello(page)).toBe(local);
+      expect(server.requests).toHaveLength(seen);
+
+      // Refused: the page says so, and the server leaves the URL, so a reload does not ask again.
+      await page.getByRole('button', { name: 'No, stay in this browser' }).click();
+      await expect(page.locator('server-prompt [role=status]')).toHaveText(
+        `Chats stay in this browser: nothing was sent to ${server.origin}.`,
+      );
+      expect(new URL(page.url()).searchParams.has('remote')).toBe(false);
+      await page.reload();
+      await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
+      await expect(prompt).toHaveCount(0);
+
+      // Remembered: every later load uses it without asking.
+      await openPlayground(page, link);
+      await page.getByLabel('Remember this server', { exact: true }).check();
+      await clickAndReload(page, allow);
+      await page.reload();
+      await expect(page.getByRole('button', { name: 'Send', exact: true })).toBeEnabled({ timeout: 60_000 });
+      await expect(prompt).toHaveCount(0);
+      await expect(header).toContainText(`chats also go to ${server.origin}`);
+      expect(await sayHello(page)).toBe(SERVER_REPLY);
+      expect(server.requests.filter((r) => r.path === '/v1/chat/completions' && r.method === 'POST')).toHaveLength(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
+    test.skip(info.project.name === 'webgpu', 'nothing here depends on the device: the wasm run covers it');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await openPlayground(page);
+    await expect(page.getByLabel('Message')).toBeInViewport({ ratio: 1 });
+    await page.getByRole('tab', { name: 'Chat' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await expect(page.getByRole('tab', { name: 'Embeddings' })).toBeFocused();
+    await expect(page.getByRole('tab', { name: 'Embeddings' })).toHaveAttribute('aria-selected', 'true');
+    await page.keyboard.press('End');
+    await expect(page.getByRole('tab', { name: 'Capabilities' })).toHaveAttribute('aria-selected', 'true');
+    await page.getByRole('button', { name: 'Dark theme' }).click();
+    await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+    await page.keyboard.press('Home');
+    await shot(page, 'mobile-dark', info.project.name);
+    await expectAccessible(page);
+  });
+
+  test('offline from the first visit: the header says when it is ready, and a reload without the network chats and embeds', async ({
+    page,
+  }, info) => {
+    test.skip(
+      info.project.name === 'webgpu',
+      'the caches are the service worker’s: the wasm run covers it; onnx-runtime.spec.ts reloads offline on WebGPU',
+    );
+    const server = await startServer(workerPort(4197));
+    try {
+      await openPlayground(page, `${server.origin}/`);
+      // No model runs before the network goes: the header's word is enough.
+      await expect(page.locator('header [role=status]')).toHaveText('ready to work offline', { timeout: 60_000 });
+      await server.close();
+      await expect(fetch(`${server.origin}/`)).rejects.toThrow();
+
+      await page.reload();
+      await expect(page.getByRole('button', { name: 'Send' })).toBeEnabled({ timeout: 60_000 });
+      await chooseGreedy(page);
+      await page.getByLabel('Message').fill('Hello');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await expect(page.locator('li.assistant .reply')).toHaveText('Hello! How can I help you today?');
+      await page.getByRole('tab', { name: 'Embeddings' }).click();
+      await page.getByRole('button', { name: 'Compare' }).click();
+      await expect(page.getByRole('table', { name: 'Cosine similarity of every pair of texts' })).toBeVisible();
+      await expect(page.locator('embeddings-panel [role=alert]')).toHaveCount(0);
+      await expect(page.locator('header [role=status]')).toHaveText('ready to work offline');
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import type { LanternOptions } from './browsers.ts';
+import { expect, test, type LanternOptions } from './browsers.ts';
 import { engineDevice, issueKey, openHarness } from './harness-page.ts';
 
 /**
@@ -7,6 +6,10 @@ import { engineDevice, issueKey, openHarness } from './harness-page.ts';
  * tensors, on WebGPU GPU buffers (handed to the next turn whole, or read back to copy a shared prefix). Every answer
  * must equal the one of the same model with reuse off (`?scratch=`), on the same device.
  */
+// The two tests share one profile, and one harness (with the model whose reuse is off): one first visit, one load.
+test.use({ profileScope: 'file' });
+const QUERY = 'scratch=scratch-chat';
+
 const SYSTEM =
   'You are a careful assistant. You answer in short sentences, you never invent facts, and when a question is ' +
   'unclear you say so and ask for what is missing. You write numbers as digits.';
@@ -14,7 +17,7 @@ const SYSTEM =
 test('a conversation and a shared system prompt reuse cached prefixes, answering exactly as without', async ({
   page,
 }, info) => {
-  await openHarness(page, 'scratch=scratch-chat');
+  await openHarness(page, QUERY);
   expect(await engineDevice(page)).toBe((info.project.use as LanternOptions).device);
   const key = await issueKey(page);
   const runs = await page.evaluate(
@@ -70,7 +73,7 @@ test("another key of the origin reuses nothing of a key's prompts (issue 41), an
     info.project.name === 'webgpu',
     'the caches are kept per key the same on either device: the wasm project covers it',
   );
-  await openHarness(page);
+  await openHarness(page, QUERY);
   const [a, b] = [await issueKey(page, 'a'), await issueKey(page, 'b')];
   const cached = await page.evaluate(
     async ({ keys: [first, second], system }) => {

@@ -12,6 +12,9 @@ const THOUGHT = 'The user asks for 3 plus 4. 3 plus 4 is 7.';
 const ANSWER = '3 plus 4 is 7.';
 let key: string;
 
+// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
+test.use({ profileScope: 'file' });
+
 test.skip(
   ({ device }) => device === 'webgpu',
   'the same service worker code on both paths: the wasm project covers it (test/e2e/model-selection runs tiny-think on WebGPU)',

@@ -1,4 +1,4 @@
-import { expect, PORTABLE, test } from './browsers.ts';
+import { expect, PORTABLE, test, type Tab } from './browsers.ts';
 import { issueKey, openHarness, storeResponse } from './harness-page.ts';
 
 /*
@@ -11,6 +11,9 @@ import { issueKey, openHarness, storeResponse } from './harness-page.ts';
 let key: string;
 
 // Every browser's wasm path; the WebGPU project runs the same worker code, ten times slower on SwiftShader.
+// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
+test.use({ profileScope: 'file' });
+
 test.skip(
   ({ device }) => device === 'webgpu',
   'the same service worker code on both paths: the wasm project covers it',
@@ -87,15 +90,34 @@ test(
   },
 );
 
+/** How many responses the origin's IndexedDB holds (`lantern-responses`), read as any script of the origin could. */
+function storedResponses(tab: Tab): Promise<number> {
+  return tab.evaluate(
+    () =>
+      new Promise<number>((resolve, reject) => {
+        const open = indexedDB.open('lantern-responses');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const count = open.result.transaction('responses').objectStore('responses').count();
+          count.onsuccess = () => {
+            resolve(count.result);
+            open.result.close();
+          };
+        };
+      }),
+  );
+}
+
 // The service worker keeps nothing itself: stored responses are the origin's IndexedDB's (lifecycle.spec.ts reads one
 // back after a service worker restart).
 test(
   'stored responses: previous_response_id across two requests, kept in IndexedDB',
   { tag: PORTABLE },
   async ({ tab }) => {
+    // The file's other tests store responses in the same profile: this one's two are counted as they are added.
+    const before = await storedResponses(tab);
     const first = await storeResponse(tab, key);
-
-    const result = await tab.evaluate(
+    const continued = await tab.evaluate(
       async ({ k, id, text }) => {
         const client = window.harness.client(k);
         const retrieved = await client.responses.retrieve(id);
@@ -114,17 +136,21 @@ test(
           ],
           temperature: 0,
         });
-        const stored = await new Promise<number>((resolve, reject) => {
-          const open = indexedDB.open('lantern-responses');
-          open.onerror = () => reject(open.error);
-          open.onsuccess = () => {
-            const count = open.result.transaction('responses').objectStore('responses').count();
-            count.onsuccess = () => {
-              resolve(count.result);
-              open.result.close();
-            };
-          };
-        });
+        return {
+          retrieved: retrieved.output_text,
+          second: { text: second.output_text, previous: second.previous_response_id },
+          chat: chat.choices[0]!.message.content,
+        };
+      },
+      { k: key, ...first },
+    );
+    expect(continued.retrieved).toBe(first.text);
+    expect(continued.second).toEqual({ text: continued.chat, previous: first.id });
+    expect((await storedResponses(tab)) - before).toBe(2);
+
+    const gone = await tab.evaluate(
+      async ({ k, id }) => {
+        const client = window.harness.client(k);
         await client.responses.delete(id);
         const afterDelete = await client.responses
           .retrieve(id)
@@ -138,22 +164,11 @@ test(
         const unkeptRead = await client.responses
           .retrieve(unkept.id)
           .catch((error: unknown) => window.harness.describeError(error));
-        return {
-          retrieved: retrieved.output_text,
-          second: { text: second.output_text, previous: second.previous_response_id },
-          chat: chat.choices[0]!.message.content,
-          stored,
-          afterDelete,
-          unkeptRead,
-        };
+        return { afterDelete, unkeptRead };
       },
-      { k: key, ...first },
+      { k: key, id: first.id },
     );
-    expect(result.retrieved).toBe(first.text);
-    expect(result.second).toEqual({ text: result.chat, previous: first.id });
-    expect(result.stored).toBe(2);
-    expect(result.afterDelete).toBe('NotFoundError not_found');
-    expect(result.unkeptRead).toBe('NotFoundError not_found');
+    expect(gone).toEqual({ afterDelete: 'NotFoundError not_found', unkeptRead: 'NotFoundError not_found' });
   },
 );
 

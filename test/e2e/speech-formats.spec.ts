@@ -13,6 +13,9 @@ import { issueKey, openHarness } from './harness-page.ts';
 let key: string;
 
 // The encoders run on the CPU whatever the device; speech.spec.ts speaks on WebGPU.
+// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
+test.use({ profileScope: 'file' });
+
 test.skip(
   ({ device }) => device === 'webgpu',
   'the encoders do not depend on the device: the wasm project covers them',

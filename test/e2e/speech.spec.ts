@@ -8,6 +8,9 @@ import { issueKey, openHarness } from './harness-page.ts';
  */
 let key: string;
 
+// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
+test.use({ profileScope: 'file' });
+
 test.beforeEach(async ({ tab }) => {
   await openHarness(tab);
   key = await issueKey(tab);

@@ -10,6 +10,9 @@ import { issueKey, openHarness } from './harness-page.ts';
 let key: string;
 
 // Every browser's wasm path; the WebGPU project runs the same worker code, ten times slower on SwiftShader.
+// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
+test.use({ profileScope: 'file' });
+
 test.skip(({ device }) => device === 'webgpu', 'tool calling is tested on the wasm path only');
 
 test.beforeEach(async ({ tab }) => {

@@ -25,6 +25,9 @@ const singles = reference.pytorch_answers
 
 let key: string;
 
+// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
+test.use({ profileScope: 'file' });
+
 test.beforeEach(async ({ tab }) => {
   await openHarness(tab);
   key = await issueKey(tab);
