@@ -45,23 +45,26 @@ export default defineConfig<LanternOptions>({
   // Model loading and SwiftShader's shader compilation take seconds on a shared CPU; this bounds hangs only.
   timeout: 180_000,
   expect: { timeout: 30_000 },
-  // Two cores run one browser's inference at a time best; each test still gets its own profile (service worker, caches).
-  workers: 1,
+  // Two workers on two cores: about half the wall time of one (docs/tests.md), each with its own browser; servers that
+  // tests start take ports of their worker's own (servers.ts' workerPort).
+  workers: 2,
   reporter: [['list'], ['./test/timing/playwright-reporter.ts']],
+  // Playwright empties its output folder when it starts: its own, so that the timing that vitest recorded before it
+  // (test-results/timing) stays for npm test's table.
+  outputDir: 'test-results/playwright',
   use: {
     baseURL: E2E_ORIGIN,
     serviceWorkers: 'allow',
     launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs },
   },
+  // First what takes longest alone (the quick start's installs and builds, SwiftShader's WebGPU), so that the two
+  // workers end together rather than one finishing a long file alone.
   projects: [
+    // The README's quick start in a fresh app, from the packed tarball, in Chromium without WebGPU.
     {
-      name: 'wasm',
-      testIgnore: OWN_BROWSER,
-      use: {
-        lanternBrowser: 'chromium',
-        device: 'wasm',
-        launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs },
-      },
+      name: 'quickstart',
+      testMatch: 'quickstart.spec.ts',
+      use: { launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs } },
     },
     {
       name: 'webgpu',
@@ -73,6 +76,15 @@ export default defineConfig<LanternOptions>({
           executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
           args: [...chromiumArgs, '--enable-unsafe-webgpu'],
         },
+      },
+    },
+    {
+      name: 'wasm',
+      testIgnore: OWN_BROWSER,
+      use: {
+        lanternBrowser: 'chromium',
+        device: 'wasm',
+        launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs },
       },
     },
     // The shared behaviour (the wire, the clients, structured output, tools, reasoning, prefix reuse, abort, offline)
@@ -100,12 +112,6 @@ export default defineConfig<LanternOptions>({
       testIgnore: OWN_BROWSER,
       grep: /@portable/,
       use: { lanternBrowser: 'webkit', device: 'wasm' },
-    },
-    // The README's quick start in a fresh app, from the packed tarball, in Chromium without WebGPU.
-    {
-      name: 'quickstart',
-      testMatch: 'quickstart.spec.ts',
-      use: { launchOptions: { executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: chromiumArgs } },
     },
   ],
   webServer: {

@@ -97,6 +97,8 @@ export default defineConfig(({ mode }) => ({
     // onnxruntime-node and node-llama-cpp are native addons: separate processes isolate them more reliably than
     // worker threads.
     pool: 'forks',
+    // Both cores (vitest's default leaves one free on a machine of two): 604 s → 409 s here (docs/tests.md).
+    maxWorkers: 2,
     // The timing reporter records each file's time for the table `npm test` prints (scripts/run-tests.ts).
     reporters: ['default', './test/timing/vitest-reporter.ts'],
     // Loading a model and generating on a shared CPU can take seconds; these bound hangs, they do not time anything.

@@ -62,24 +62,27 @@ interface WorkerFixtures extends LanternOptions {
   launchChromium: () => Promise<Browser>;
   launchFirefox: () => Promise<PuppeteerBrowser>;
   launchWebKit: () => Promise<WebKitDriver>;
-  /** The profile that the tests of one spec file share, when the file asks for one (`profileScope: 'file'`). */
-  fileProfile: FileProfile;
+  /** The profile that tests which need no fresh one share (`profileScope: 'shared'`), held by the worker. */
+  sharedProfile: SharedProfile;
 }
 
 interface TestFixtures {
   /**
    * How long a browser profile (its service worker and the app it stored, caches, IndexedDB, the tab that hosts the
-   * engine and the models loaded there) lives: `'test'`, a fresh one for each test (the default); or `'file'`, one
-   * for all the tests of a spec file, which then pay for the first visit (the service worker's install stores the
-   * whole app, about 5 s) and the models' loads once. A file whose tests do not depend on a fresh profile (a first
-   * visit, storage, a service worker's or a tab's lifecycle) says `test.use({ profileScope: 'file' })`. Its tests
-   * share `tab` (Playwright's `page`: the same tab), which stays open from one test to the next; the tabs a test opens
-   * beside it close when it ends, and a profile whose shared tab a test closed is replaced by a fresh one.
+   * engine and the models loaded there) lives: `'test'`, a fresh one for each test (the default); or `'shared'`, one
+   * kept from a test to the next of the tests that say so, one file after another, until a test that needs its own
+   * starts (WebKit's driver holds one session at a time). A first visit (the service worker's install stores the
+   * whole app: about 5 s) and the models' loads are then paid once for all of them. A file whose tests do not depend
+   * on a fresh profile (a first visit, storage, a service worker's or a tab's lifecycle) says
+   * `test.use({ profileScope: 'shared' })`. Those tests share `tab` (Playwright's `page`: the same tab), which stays
+   * open from one test to the next; the tabs a test opens beside it close when it ends, and a profile whose shared tab
+   * a test closed is replaced by a fresh one. Each test issues its own keys, which keep its prompts' caches and its
+   * stored objects apart.
    */
-  profileScope: 'test' | 'file';
-  /** A browser context of the project's browser: fresh for each test, or the file's (see `profileScope`). */
+  profileScope: 'test' | 'shared';
+  /** A browser context of the project's browser: fresh for each test, or the shared one (see `profileScope`). */
   tabs: Tabs;
-  /** A tab in `tabs` (nothing loaded yet in a fresh profile; in a file's, what the last test left open). */
+  /** A tab in `tabs` (nothing loaded yet in a fresh profile; in the shared one, what the last test left open). */
   tab: Tab;
 }
 
@@ -145,23 +148,19 @@ async function openProfile(launchers: ProfileLaunchers): Promise<Profile> {
 }
 
 /**
- * The profile a spec file's tests share (see `profileScope`), held by the worker: opened at the file's first test,
- * closed when the worker moves on to another file, or ends. Its first tab is the file's `tab`.
+ * The profile that tests share (see `profileScope`), held by the worker: opened at the first test that asks for it,
+ * closed when a test opens a profile of its own, or when the worker ends. Its first tab is those tests' `tab`.
  */
-class FileProfile {
-  #file: string | undefined;
+class SharedProfile {
   #profile: Promise<Profile> | undefined;
   #tab: Tab | undefined;
 
-  /** The file's profile; `launchers` opens it, where it is not open yet (or a test broke it). */
-  async for(file: string, launchers?: ProfileLaunchers): Promise<{ profile: Profile; tab: () => Promise<Tab> }> {
+  /** The shared profile; `launchers` opens it where none is open (or a test broke it: closed its tab). */
+  async get(launchers?: ProfileLaunchers): Promise<{ profile: Profile; tab: () => Promise<Tab> }> {
     const current = this.#profile && (await this.#profile.catch(() => undefined));
-    // A test closed the shared tab (or the profile failed to open): the next test starts on a fresh profile.
-    const broken = !current || (this.#tab !== undefined && !current.open.has(this.#tab));
-    if (this.#file !== file || broken) {
-      if (!launchers) throw new Error(`no profile is open for ${file}`);
+    if (!current || (this.#tab !== undefined && !current.open.has(this.#tab))) {
+      if (!launchers) throw new Error('no shared profile is open');
       await this.close();
-      this.#file = file;
       this.#profile = openProfile(launchers);
     }
     const profile = await this.#profile!;
@@ -172,14 +171,13 @@ class FileProfile {
     const profile = this.#profile;
     this.#profile = undefined;
     this.#tab = undefined;
-    this.#file = undefined;
     await (await profile?.catch(() => undefined))?.close();
   }
 }
 
 /**
- * Runs a test (`run`) in a file's profile; the tabs it opened beside the shared `kept` one close when it ends, as its
- * own profile would have.
+ * Runs a test (`run`) in the shared profile; the tabs it opened beside the shared `kept` one close when it ends, as
+ * its own profile would have.
  */
 async function closingWhatTheTestOpens(profile: Profile, kept: Tab, run: () => Promise<void>): Promise<void> {
   const before = new Set(profile.open);
@@ -232,10 +230,10 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     { scope: 'worker' },
   ],
   // Closed before the browsers (fixtures tear down in the reverse order of their setup, and it needs them).
-  fileProfile: [
+  sharedProfile: [
     async ({ launchChromium, launchFirefox, launchWebKit }, use) => {
       void [launchChromium, launchFirefox, launchWebKit];
-      const profile = new FileProfile();
+      const profile = new SharedProfile();
       await use(profile);
       await profile.close();
     },
@@ -245,45 +243,63 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   browser: [async ({ launchChromium }, use) => use(await launchChromium()), { scope: 'worker', timeout: 0 }],
 
   tabs: async (
-    { profileScope, fileProfile, lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers },
+    {
+      profileScope,
+      sharedProfile,
+      lanternBrowser,
+      launchChromium,
+      launchFirefox,
+      launchWebKit,
+      baseURL,
+      serviceWorkers,
+    },
     use,
-    info,
   ) => {
     const launchers = { lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers };
     if (profileScope === 'test') {
+      await sharedProfile.close();
       const profile = await openProfile(launchers);
       await use(profile.context ?? { newPage: () => profile.newPage() });
       await profile.close();
       return;
     }
-    const { profile, tab } = await fileProfile.for(info.file, launchers);
+    const { profile, tab } = await sharedProfile.get(launchers);
     await closingWhatTheTestOpens(profile, await tab(), () => use(profile.context ?? { newPage: profile.newPage }));
   },
-  tab: async ({ tabs, profileScope, fileProfile }, use, info) => {
+  tab: async ({ tabs, profileScope, sharedProfile }, use) => {
     if (profileScope === 'test') return use(await tabs.newPage());
-    // `tabs` has opened (or kept) the file's profile: its first tab is the test's.
-    await use(await (await fileProfile.for(info.file)).tab());
+    // `tabs` has opened (or kept) the shared profile: its first tab is the test's.
+    await use(await (await sharedProfile.get()).tab());
   },
   // Playwright's `context` and `page` (Chromium only), as Playwright makes them (a context with the project's
-  // baseURL, its page), or in a file's profile its context and shared tab.
+  // baseURL, its page), or in the shared profile its context and shared tab.
   context: async (
-    { profileScope, fileProfile, lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers },
+    {
+      profileScope,
+      sharedProfile,
+      lanternBrowser,
+      launchChromium,
+      launchFirefox,
+      launchWebKit,
+      baseURL,
+      serviceWorkers,
+    },
     use,
-    info,
   ) => {
     if (profileScope === 'test') {
+      await sharedProfile.close();
       const context = await (await launchChromium()).newContext({ baseURL, serviceWorkers });
       await use(context);
       await context.close();
       return;
     }
     const launchers = { lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers };
-    const { profile, tab } = await fileProfile.for(info.file, launchers);
+    const { profile, tab } = await sharedProfile.get(launchers);
     await closingWhatTheTestOpens(profile, await tab(), () => use(profile.context!));
   },
-  page: async ({ context, profileScope, fileProfile }, use, info) => {
+  page: async ({ context, profileScope, sharedProfile }, use) => {
     if (profileScope === 'test') return use(await context.newPage());
-    await use((await (await fileProfile.for(info.file)).tab()) as Page);
+    await use((await (await sharedProfile.get()).tab()) as Page);
   },
 });
 

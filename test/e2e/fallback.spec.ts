@@ -88,6 +88,8 @@ test('a chat chain whose first candidate fails at session creation answers from 
 test('an embeddings chain whose first candidate fails at session creation answers from the second, every time', async ({
   page,
 }, info) => {
+  // The hand-over is the same for every task: on WebGPU the chat chain above proves it (a minute of SwiftShader each).
+  test.skip(info.project.name === 'webgpu', 'the chat chain shows the hand-over on WebGPU; the wasm project runs this');
   await openHarness(page, 'fallback=jade-mole-4');
   const key = await issueKey(page);
   const device = deviceOf(info.project.name);

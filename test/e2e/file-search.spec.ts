@@ -12,8 +12,8 @@ import { startServer, workerPort } from './servers.ts';
  * carry word overlap, not meaning) and tiny-chat answers nonsense: the checks are the files found and cited, not the
  * prose. The routes run in the service worker as on both devices: the WebAssembly project is enough.
  */
-// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
-test.use({ profileScope: 'file' });
+// Nothing here depends on a fresh profile: these tests share one (its service worker, stored app and models).
+test.use({ profileScope: 'shared' });
 
 test.skip(
   ({ device }) => device === 'webgpu',

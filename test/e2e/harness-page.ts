@@ -14,8 +14,8 @@ const logged = new WeakSet<Tab>();
 /**
  * Opens the harness page and waits until Lantern controls it. `query` configures it (`device`, `profile`, `broken`,
  * `late`, `fallback`); `origin` picks a test server of its own. `page` is a Playwright page or any other `Tab`. A tab
- * that holds the harness at that address already (in a profile a spec file's tests share: browsers.ts'
- * `profileScope`) is kept as it is, with its engine and the models loaded there.
+ * that holds the harness at that address already (in the profile tests share: browsers.ts' `profileScope`) is kept as
+ * it is, with its engine and the models loaded there.
  */
 export async function openHarness(page: Tab, query = '', origin = ''): Promise<void> {
   if (!logged.has(page)) page.on('pageerror', (error) => console.log(`[page error] ${error.message}`));

@@ -56,8 +56,8 @@ test.afterEach(async ({ page }, info) => {
   console.log(`${info.title}: alerts ${JSON.stringify(alerts)}, errors ${JSON.stringify(pageErrors.get(page))}`);
 });
 
-// The tests that only drive the page share one profile (its service worker and stored app); each opens the page anew.
-test.use({ profileScope: 'file' });
+// The tests that only drive the page share a profile (its service worker and stored app); each opens the page anew.
+test.use({ profileScope: 'shared' });
 
 async function expectAccessible(page: Page) {
   const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21aa']).analyze();

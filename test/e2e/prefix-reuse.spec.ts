@@ -6,8 +6,8 @@ import { engineDevice, issueKey, openHarness } from './harness-page.ts';
  * tensors, on WebGPU GPU buffers (handed to the next turn whole, or read back to copy a shared prefix). Every answer
  * must equal the one of the same model with reuse off (`?scratch=`), on the same device.
  */
-// The two tests share one profile, and one harness (with the model whose reuse is off): one first visit, one load.
-test.use({ profileScope: 'file' });
+// The two tests share a profile, and one harness (with the model whose reuse is off): one first visit, one load.
+test.use({ profileScope: 'shared' });
 const QUERY = 'scratch=scratch-chat';
 
 const SYSTEM =

@@ -12,8 +12,8 @@ const THOUGHT = 'The user asks for 3 plus 4. 3 plus 4 is 7.';
 const ANSWER = '3 plus 4 is 7.';
 let key: string;
 
-// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
-test.use({ profileScope: 'file' });
+// Nothing here depends on a fresh profile: these tests share one (its service worker, stored app and models).
+test.use({ profileScope: 'shared' });
 
 test.skip(
   ({ device }) => device === 'webgpu',

@@ -13,8 +13,8 @@ import { issueKey, openHarness } from './harness-page.ts';
 let key: string;
 
 // The encoders run on the CPU whatever the device; speech.spec.ts speaks on WebGPU.
-// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
-test.use({ profileScope: 'file' });
+// Nothing here depends on a fresh profile: these tests share one (its service worker, stored app and models).
+test.use({ profileScope: 'shared' });
 
 test.skip(
   ({ device }) => device === 'webgpu',

@@ -10,8 +10,8 @@ import { issueKey, openHarness } from './harness-page.ts';
 let key: string;
 
 // Every browser's wasm path; the WebGPU project runs the same worker code, ten times slower on SwiftShader.
-// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
-test.use({ profileScope: 'file' });
+// Nothing here depends on a fresh profile: these tests share one (its service worker, stored app and models).
+test.use({ profileScope: 'shared' });
 
 test.skip(({ device }) => device === 'webgpu', 'tool calling is tested on the wasm path only');
 

@@ -30,8 +30,8 @@ let key: string;
  */
 const PAGE_DECODES = 'decoding and refusals do not depend on the device: the wasm project covers them';
 
-// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
-test.use({ profileScope: 'file' });
+// Nothing here depends on a fresh profile: these tests share one (its service worker, stored app and models).
+test.use({ profileScope: 'shared' });
 
 test.beforeEach(async ({ tab }) => {
   await openHarness(tab);

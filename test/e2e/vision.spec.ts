@@ -25,8 +25,8 @@ const singles = reference.pytorch_answers
 
 let key: string;
 
-// Nothing here depends on a fresh profile: the file's tests share one (its service worker, app and models kept).
-test.use({ profileScope: 'file' });
+// Nothing here depends on a fresh profile: these tests share one (its service worker, stored app and models).
+test.use({ profileScope: 'shared' });
 
 test.beforeEach(async ({ tab }) => {
   await openHarness(tab);
