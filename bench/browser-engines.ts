@@ -268,8 +268,13 @@ export async function browserEnginesBench(
   const results: BrowserEnginesResults['models'] = {};
   const speculation: SpeculationRow[] = [];
   const realisticDir = prepareRealisticModel(log, { smoke }).model?.dir;
+  // The smoke pass measures one model, the same code for each: the realistic one (which the speculation measure
+  // needs) where it was built, else the bundled tiny-chat.
+  const measured = smoke ? [models.find((model) => model.dir === realisticDir) ?? models.at(-1)!] : models;
+  if (smoke) log(`smoke pass: ${measured[0]!.name} alone (each model runs the same measures)`);
   try {
-    for (const [i, model] of models.entries()) {
+    for (const model of measured) {
+      const i = models.indexOf(model);
       const fitted = await fitPlan(log, plan, model);
       const prompt = await promptOf(model.dir, model.words, plan.firstToken[0]);
       const tokenizer = await loadTokenizer(model.dir);

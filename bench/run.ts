@@ -7,7 +7,8 @@
  *
  * `npm run bench:smoke` (`tsx bench/run.ts --smoke`, part of `npm test`): every section of the same run, each measure
  * once on a few tokens, and the scripts of bench/ that run alone on a few schemas, so that a bench broken by a change
- * fails the tests rather than the next `npm run bench`. It asserts no timing, writes nothing, and uses the dist-e2e
+ * fails the tests rather than the next `npm run bench`. Code that one measure runs for several models or devices runs
+ * for one there (the cold start and memory measures on wasm, not WebGPU; the browser engines on one model). It asserts no timing, writes nothing, and uses the dist-e2e
  * build that `npm run test:e2e` made. Any section that throws, or a figure that comes out as no number (NaN), fails
  * either run with a non-zero exit.
  */
@@ -443,10 +444,14 @@ async function browserBench(path: 'wasm' | 'webgpu', origin: string, realistic?:
     );
     const decodeBreakdown = await whereDecodeTimeGoes(path, page, PLANS[path], results.bundled.decode);
     await page.close();
-    log(`${path}: cold start`);
-    const cold = await coldStart(browser, origin);
-    log(`${path}: memory, one tab and two`);
-    const mem = await memory(browser, origin);
+    // The smoke pass runs these two once, on wasm: the same code in a fresh context, where SwiftShader would compile
+    // every shader again (about a minute).
+    const again = SMOKE && path === 'webgpu';
+    if (again) log(`${path}: cold start and memory left to the wasm path (smoke pass: the same code)`);
+    else log(`${path}: cold start`);
+    const cold = again ? undefined : await coldStart(browser, origin);
+    if (!again) log(`${path}: memory, one tab and two`);
+    const mem = again ? undefined : await memory(browser, origin);
     return {
       device,
       chromium: browser.version(),
