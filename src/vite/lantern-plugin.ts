@@ -133,8 +133,24 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
         devFiles(base, { engineWorker, serviceWorker, optionalEncoders }, options.models === true),
       );
     },
+    configurePreviewServer(server) {
+      server.middlewares.use(weightsUncompressed);
+    },
   };
 }
+
+/** Model weights: binary, which gzip barely shrinks. */
+const WEIGHTS = /\.(onnx|onnx_data|gguf|bin|safetensors)$/i;
+
+/**
+ * `vite preview`: model weights are sent as they are. Vite's preview server gzips every file whose type it does not
+ * know as text (an `.onnx` or a `.gguf` has none), on every request: about 3 s of CPU for the 65 MB of bundled models
+ * that a first visit stores, for a few percent of their size.
+ */
+const weightsUncompressed: Connect.NextHandleFunction = (req, _res, next) => {
+  if (WEIGHTS.test(new URL(req.url ?? '/', 'http://preview').pathname)) delete req.headers['accept-encoding'];
+  next();
+};
 
 /** Whether a hook runs in the build of the app's browser code (not a server-side build, nor `vite dev`). */
 function isBrowserBuild(context: { environment?: { mode: string; config: { consumer: string } } }): boolean {

@@ -3,6 +3,7 @@ import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import type { Connect, Plugin } from 'vite';
 import { preview } from 'vite';
+import { lantern } from '../../src/vite/lantern-plugin.ts';
 
 export interface TestServer {
   origin: string;
@@ -95,7 +96,8 @@ export async function startServer(
   const server = await preview({
     mode: 'e2e',
     configFile: false,
-    plugins: [plugin],
+    // Lantern's plugin too, as the app's `vite preview` has it (model weights sent uncompressed).
+    plugins: [plugin, lantern()],
     build: { outDir },
     preview: { host: '127.0.0.1', port, strictPort: true, headers },
     logLevel: 'silent',
