@@ -231,7 +231,7 @@ test(
 test(
   'offline: a partly stored model says what is missing and resumes once the hub is back; stored models answer with it gone',
   { tag: PORTABLE },
-  async ({ tab, lanternBrowser }) => {
+  async ({ tab, lanternBrowser, device }) => {
     await openHarness(tab, hubQuery());
     const key = await issueKey(tab);
     expect(await prefetch(tab, 'jade-mole-4')).toMatchObject({ state: 'complete' });
@@ -270,6 +270,9 @@ test(
     const from = resumedFrom(resumed);
     expect(resumed).toMatchObject({ status: from > 0 ? 206 : 200, bytesSent: CHAT_SIZE - from });
     if (keepsWhatArrived(lanternBrowser)) expect(from).toBeGreaterThanOrEqual(CHAT_SIZE * 0.45);
+    // What the store serves offline is the same on either device (the wasm project's run goes on); SwiftShader would
+    // compile both models' shaders again for it.
+    if (device === 'webgpu') return;
 
     // Both models stored: a fresh page answers chat and embeddings with the hub unreachable.
     hub.offline = true;
