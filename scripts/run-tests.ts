@@ -17,17 +17,16 @@ interface Layer {
 
 /**
  * The layers, in the order they run: the cheap checks first, so that a slip fails in seconds. The layers of one stage
- * run side by side (each of the first stage keeps about one core busy for under a minute; their output is printed as
- * each ends); vitest and Playwright use both cores alone.
+ * run side by side (each of the checks keeps one core busy; their output is printed as each ends).
  */
 const STAGES: Layer[][] = [
   [
     { name: 'types', command: 'tsc --noEmit' },
     { name: 'lint', command: 'eslint .' },
     { name: 'format', command: 'prettier --check .' },
-    { name: 'e2e-build', command: 'vite build --mode e2e' },
   ],
   [{ name: 'vitest', command: 'vitest run' }],
+  [{ name: 'e2e-build', command: 'vite build --mode e2e' }],
   [{ name: 'playwright', command: 'playwright test' }],
   [{ name: 'bench-smoke', command: 'tsx bench/run.ts --smoke' }],
 ];
