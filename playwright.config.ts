@@ -9,7 +9,8 @@ import type { LanternOptions } from './test/e2e/browsers.ts';
  * what covers them (`test.skip(info.project.name === 'webgpu', …)`; docs/tests.md lists what runs there). The tests
  * written with test/e2e/browsers.ts' portable layer (tagged `@portable`) run in Firefox too (the wasm path: no WebGPU
  * on Linux), driven by puppeteer-core, and in WebKit (Safari's engine: WebKitGTK's MiniBrowser, no WebGPU), driven
- * over W3C WebDriver.
+ * over W3C WebDriver. They, and the llama.cpp project, likewise skip what the browser or the engine takes no part in,
+ * naming what covers it (docs/tests.md, "Where the time goes").
  */
 const PORT = 4183;
 export const E2E_ORIGIN = `http://127.0.0.1:${PORT}`;
