@@ -70,6 +70,9 @@ export default defineConfig<LanternOptions>({
     {
       name: 'webgpu',
       testIgnore: OWN_BROWSER,
+      // SwiftShader generates several times slower than WebAssembly, and slower again beside the other worker: an
+      // assertion that waits for a reply (the playground's) gets longer before it calls it a hang.
+      expect: { timeout: 120_000 },
       use: {
         lanternBrowser: 'chromium',
         device: 'webgpu',
