@@ -72,7 +72,7 @@ interface TestFixtures {
    * engine and the models loaded there) lives: `'test'`, a fresh one for each test (the default); or `'shared'`, one
    * kept from a test to the next of the tests that say so, one file after another, until a test that needs its own
    * starts (WebKit's driver holds one session at a time). A first visit (the service worker's install stores the
-   * whole app: about 5 s) and the models' loads are then paid once for all of them. A file whose tests do not depend
+   * whole app: about 4 s) and the models' loads are then paid once for all of them. A file whose tests do not depend
    * on a fresh profile (a first visit, storage, a service worker's or a tab's lifecycle) says
    * `test.use({ profileScope: 'shared' })`. Those tests share `tab` (Playwright's `page`: the same tab), which stays
    * open from one test to the next; the tabs a test opens beside it close when it ends, and a profile whose shared tab
@@ -84,6 +84,8 @@ interface TestFixtures {
   tabs: Tabs;
   /** A tab in `tabs` (nothing loaded yet in a fresh profile; in the shared one, what the last test left open). */
   tab: Tab;
+  /** What opens a profile of the project's browser, for the test's options (its baseURL, its service workers). */
+  profileLaunchers: ProfileLaunchers;
 }
 
 /** A lazily launched browser: `get` launches it on first use; `close` closes it if it was. */
@@ -242,20 +244,11 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   // Playwright's `browser` (behind `page` and `context`) is the same Chromium as the one behind `tabs`: one per worker.
   browser: [async ({ launchChromium }, use) => use(await launchChromium()), { scope: 'worker', timeout: 0 }],
 
-  tabs: async (
-    {
-      profileScope,
-      sharedProfile,
-      lanternBrowser,
-      launchChromium,
-      launchFirefox,
-      launchWebKit,
-      baseURL,
-      serviceWorkers,
-    },
+  profileLaunchers: async (
+    { lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers },
     use,
-  ) => {
-    const launchers = { lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers };
+  ) => use({ lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers }),
+  tabs: async ({ profileScope, sharedProfile, profileLaunchers: launchers }, use) => {
     if (profileScope === 'test') {
       await sharedProfile.close();
       const profile = await openProfile(launchers);
@@ -274,16 +267,7 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
   // Playwright's `context` and `page` (Chromium only), as Playwright makes them (a context with the project's
   // baseURL, its page), or in the shared profile its context and shared tab.
   context: async (
-    {
-      profileScope,
-      sharedProfile,
-      lanternBrowser,
-      launchChromium,
-      launchFirefox,
-      launchWebKit,
-      baseURL,
-      serviceWorkers,
-    },
+    { profileScope, sharedProfile, profileLaunchers: launchers, launchChromium, baseURL, serviceWorkers },
     use,
   ) => {
     if (profileScope === 'test') {
@@ -293,7 +277,6 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
       await context.close();
       return;
     }
-    const launchers = { lanternBrowser, launchChromium, launchFirefox, launchWebKit, baseURL, serviceWorkers };
     const { profile, tab } = await sharedProfile.get(launchers);
     await closingWhatTheTestOpens(profile, await tab(), () => use(profile.context!));
   },
