@@ -157,7 +157,7 @@ describe('mountLantern', () => {
     const { scope, post, chat } = await mounted();
     scope.windows.set('page-1', { postMessage: (data) => scope.asked.push(data) });
     const pending = scope.fetch(post('/v1/chat/completions', chat))!;
-    await expect.poll(() => scope.asked).toEqual([{ type: PORT_REQUEST }]);
+    await expect.poll(() => scope.asked).toContainEqual({ type: PORT_REQUEST });
     scope.offer(new FakeEngine());
     expect((await pending).status).toBe(200);
   });
@@ -172,6 +172,29 @@ describe('mountLantern', () => {
     scope.dispatch('message', { data: { type: 'lantern:abort', id: 'req-42' }, ports: [] });
     await stopped;
     await pending;
+  });
+
+  it('tells its windows it is busy while a request is in flight, and answers each keep-awake with whether it still is', async () => {
+    const { scope, post, chat } = await mounted();
+    scope.offer(engineThatWaitsForAbort().engine);
+    const heard: unknown[] = [];
+    scope.windows.set('page-1', { postMessage: (data) => heard.push(data) });
+    const keepAwake = () => {
+      const replies: unknown[] = [];
+      scope.dispatch('message', {
+        data: { type: 'lantern:keep-awake' },
+        ports: [],
+        source: { postMessage: (data: unknown) => replies.push(data) },
+      });
+      return replies;
+    };
+    expect(keepAwake()).toEqual([{ type: 'lantern:busy', busy: false }]);
+    const pending = scope.fetch(post('/v1/chat/completions', chat, { [REQUEST_ID_HEADER]: 'req-7' }))!;
+    await expect.poll(() => heard).toEqual([{ type: 'lantern:busy', busy: true }]);
+    expect(keepAwake()).toEqual([{ type: 'lantern:busy', busy: true }]);
+    scope.dispatch('message', { data: { type: 'lantern:abort', id: 'req-7' }, ports: [] });
+    await pending;
+    expect(keepAwake()).toEqual([{ type: 'lantern:busy', busy: false }]);
   });
 
   it('aborts a request whose page has gone away', async () => {

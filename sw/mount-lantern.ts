@@ -8,6 +8,8 @@ import {
   hostLock,
   isAbortRequest,
   isHostGone,
+  isKeepAwake,
+  type Busy,
   type Indexing,
   isPortOffer,
   isProtocolCheck,
@@ -118,6 +120,8 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     } else if (isProtocolCheck(event.data)) told(event.source, event.data.protocol);
     else if (isHostGone(event.data)) worker.disconnect(event.data.host);
     else if (isAbortRequest(event.data)) running.get(event.data.id)?.abort();
+    else if (isKeepAwake(event.data))
+      event.source?.postMessage({ type: 'lantern:busy', busy: answering.size > 0 } satisfies Busy);
   });
 
   const handler = createHandler({
@@ -151,6 +155,12 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
   const answer = async (event: FetchEventLike): Promise<Response> => {
     const { request, clientId } = event;
     answering.add(event);
+    // The first request in flight: the windows keep this worker awake until it has none (see KEEP_AWAKE_MS).
+    if (answering.size === 1) {
+      void scope.clients.matchAll({ type: 'window' }).then((windows) => {
+        for (const client of windows) client.postMessage({ type: 'lantern:busy', busy: true } satisfies Busy);
+      });
+    }
     const abort = new AbortController();
     const id = request.headers.get(REQUEST_ID_HEADER);
     if (id) running.set(id, abort);

@@ -18,8 +18,11 @@ import { indexedDbKeyStorage, KeyRing, localStorageAppKeys } from '../keys/index
 import {
   hostLock,
   isProtocolCheck,
+  isBusy,
   isIndexing,
   isServed,
+  KEEP_AWAKE_MS,
+  type KeepAwake,
   PORT_REQUEST,
   PROTOCOL_VERSION,
   REQUEST_ID_HEADER,
@@ -164,6 +167,8 @@ export class LocalAPI extends EventTarget {
   readonly #servedBy = new Map<string, string>();
   #host: EngineHost | undefined;
   readonly #closed = new AbortController();
+  /** The next keep-awake this page sends its busy service worker (see KEEP_AWAKE_MS). */
+  #awake: ReturnType<typeof setTimeout> | undefined;
   /** What this page hosts with, once started; and its place in the election, while it is in it. */
   #election: { config: EngineWorkerConfig; script: URL } | undefined;
   #candidacy: AbortController | undefined;
@@ -329,6 +334,7 @@ export class LocalAPI extends EventTarget {
   /** Leaves: stops hosting (another tab takes over) and stops listening. `/v1` keeps working from other tabs. */
   close(): void {
     this.#closed.abort();
+    clearTimeout(this.#awake);
     this.#tabs.close();
   }
 
@@ -349,6 +355,8 @@ export class LocalAPI extends EventTarget {
         const { model, backend } = event.data;
         this.#servedBy.set(model, backend);
         this.dispatchEvent(new CustomEvent('served', { detail: { model, backend } }));
+      } else if (isBusy(event.data) && event.source instanceof ServiceWorker) {
+        this.#keepAwake(event.source, event.data.busy);
       } else if (isProtocolCheck(event.data) && event.source === container.controller) {
         this.#onServiceWorkerProtocol(event.data.protocol);
       }
@@ -517,6 +525,17 @@ export class LocalAPI extends EventTarget {
     }
     this.#offlineReady(status);
     if (status.ready) this.dispatchEvent(new CustomEvent('offline-ready', { detail: status }));
+  }
+
+  /**
+   * While the service worker says it is busy, one event for it every KEEP_AWAKE_MS, each answered with whether it still
+   * is: a browser would otherwise stop it in the middle of a long request (see KEEP_AWAKE_MS).
+   */
+  #keepAwake(serviceWorker: ServiceWorker, busy: boolean): void {
+    clearTimeout(this.#awake);
+    if (!busy || this.#closed.signal.aborted) return;
+    const keepAwake: KeepAwake = { type: 'lantern:keep-awake' };
+    this.#awake = setTimeout(() => serviceWorker.postMessage(keepAwake), KEEP_AWAKE_MS);
   }
 
   /** Sends a message to every other tab and dispatches it here too. */

@@ -269,6 +269,35 @@ export function isIndexing(data: unknown): data is Indexing {
 }
 
 /**
+ * Browsers stop a service worker whose events stay pending too long: Firefox once its idle timeout has passed and as
+ * long again (30 s and 30 s by default), Chromium after five minutes per event. A model's first download or a long
+ * generation takes longer, and the request then fails as a network error. Every event a page sends restarts those
+ * clocks: so while a service worker has work in flight it tells its windows it is busy (`Busy`), each of them sends a
+ * `KeepAwake` every KEEP_AWAKE_MS, and each KeepAwake is answered with a Busy that says whether it still is (a page
+ * stops when it is not, or when a service worker stopped after all restarted for the KeepAwake, knowing of no work).
+ */
+export const KEEP_AWAKE_MS = 5_000;
+
+/** Service worker → windows: whether it has requests in flight (see KEEP_AWAKE_MS). */
+export interface Busy {
+  type: 'lantern:busy';
+  busy: boolean;
+}
+
+export function isBusy(data: unknown): data is Busy {
+  return typeof data === 'object' && data !== null && (data as Busy).type === 'lantern:busy';
+}
+
+/** Page → service worker: an event that restarts its idle clocks, sent while it says it is busy. */
+export interface KeepAwake {
+  type: 'lantern:keep-awake';
+}
+
+export function isKeepAwake(data: unknown): data is KeepAwake {
+  return typeof data === 'object' && data !== null && (data as KeepAwake).type === 'lantern:keep-awake';
+}
+
+/**
  * Page → service worker: keep these files of the app (same-origin URLs) for offline use. Lantern's prebuilt service
  * worker, which lists no app files of its own, keeps them (the page and scripts it served before it controlled the
  * page); a precaching one has them already and ignores it.

@@ -7,8 +7,17 @@ import type { Tab } from './browsers.ts';
  */
 export const FIREFOX = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
 
-export async function startFirefox(headless: boolean | 'shell' = true): Promise<Browser> {
-  const browser = await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX, headless });
+/** `prefs`: about:config preferences of its profile (fault injection: shorter service worker timeouts). */
+export async function startFirefox(
+  headless: boolean | 'shell' = true,
+  prefs: Record<string, unknown> = {},
+): Promise<Browser> {
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath: FIREFOX,
+    headless,
+    extraPrefsFirefox: prefs,
+  });
   listsWorkers.set(browser, await probeWorkerListing(browser));
   return browser;
 }

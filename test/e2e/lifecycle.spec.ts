@@ -1,6 +1,7 @@
 import { expect, PORTABLE, test } from './browsers.ts';
 import { HELLO_REPLY, issueKey, openHarness, openPage, sayHello, storeResponse } from './harness-page.ts';
 import { buildNextRelease, NEXT_RELEASE } from './next-release.ts';
+import { firefoxTab, startFirefox } from './firefox-driver.ts';
 import { startServer, workerPort } from './servers.ts';
 
 /**
@@ -309,3 +310,48 @@ test('a page left open across an update of another protocol version is told, sto
     await server.close();
   }
 });
+
+test(
+  'a request that outlasts the browser’s idle timeouts is answered, streamed or not: the page keeps the service worker awake',
+  { tag: PORTABLE },
+  async ({ lanternBrowser }) => {
+    test.skip(
+      lanternBrowser !== 'firefox',
+      'Firefox stops a service worker whose events stay pending past its idle timeouts (30 s, then 30 s more): it has the shortest',
+    );
+    // The same timeouts, made short (5 s and 5 s: the first visit's install fits), so that a model's download stalled
+    // for 15 s outlasts them both.
+    const firefox = await startFirefox(true, {
+      'dom.serviceWorkers.idle_timeout': 5000,
+      'dom.serviceWorkers.idle_extended_timeout': 5000,
+    });
+    const server = await startServer(workerPort(4231));
+    try {
+      const tab = firefoxTab(await firefox.newPage(), server.origin);
+      await openHarness(tab, 'late=slow-falcon', server.origin);
+      const key = await issueKey(tab);
+      server.stallMs = 15_000;
+      expect(await sayHello(tab, key, 'slow-falcon')).toBe(HELLO_REPLY);
+      // A stream read slowly, as a page that renders each token may: its body outlasts the timeouts too.
+      const streamed = await tab.evaluate(async (k) => {
+        const stream = await window.harness.client(k).chat.completions.create({
+          model: 'slow-falcon',
+          messages: [{ role: 'user', content: 'Tell me a story.' }],
+          stream: true,
+          max_tokens: 60,
+          temperature: 0,
+        });
+        let chunks = 0;
+        for await (const _chunk of stream) {
+          chunks += 1;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+        return chunks;
+      }, key);
+      expect(streamed).toBeGreaterThan(40);
+    } finally {
+      await firefox.close();
+      await server.close();
+    }
+  },
+);

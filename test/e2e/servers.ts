@@ -11,6 +11,8 @@ export interface TestServer {
   withhold: boolean;
   /** While true, onnxruntime-web's binaries answer 503, as if the network went before their download. */
   withholdRuntime: boolean;
+  /** Each file under `/e2e/late-chat/` starts this many milliseconds late, as over a slow network. */
+  stallMs: number;
   /**
    * While set, `/service-worker.js` is served with this text appended (a comment): a service worker that differs from
    * the one installed, as an app update deploys, without another build.
@@ -66,6 +68,7 @@ export async function startServer(
     origin: `http://127.0.0.1:${port}`,
     withhold: false,
     withholdRuntime: false,
+    stallMs: 0,
     serviceWorkerSuffix: undefined,
   };
   const updating: Connect.NextHandleFunction = (req, res, next) => {
@@ -78,6 +81,12 @@ export async function startServer(
     if (state.withholdRuntime && /\/ort-wasm[^/]*\.wasm$/.test(req.url ?? '')) {
       res.statusCode = 503;
       res.end('withheld by the test');
+      return;
+    }
+    if (state.stallMs && req.url?.startsWith('/e2e/late-chat/')) {
+      const stall = state.stallMs;
+      state.stallMs = 0; // (the first file only: the others follow it)
+      setTimeout(next, stall);
       return;
     }
     if (!state.withhold || !req.url?.startsWith('/e2e/late-chat/')) return next();
