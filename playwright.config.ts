@@ -108,6 +108,12 @@ export default defineConfig<LanternOptions>({
       name: 'firefox',
       testIgnore: OWN_BROWSER,
       grep: /@portable/,
+      // An open bug: about once in two full runs, beside the other worker, one Firefox test's request never completes
+      // (seen in offline.spec's llama.cpp fallback and llama-cpp.spec; never alone, in 24 repeats of those files). Each
+      // failed test logs its engine's state (harness-page.ts' logEngineState), the table of `npm test` counts the failed
+      // attempt, and Playwright reports the test as flaky when its retry passes; docs/tests.md says more.
+      retries: 1,
+      timeout: 120_000,
       use: { lanternBrowser: 'firefox', device: 'wasm' },
     },
     // Debian's WebKitGTK MiniBrowser (webkit2gtk-driver, under xvfb-run), driven over WebDriver: the portable tests.

@@ -1,6 +1,7 @@
 import { test as base, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import type { Browser as PuppeteerBrowser } from 'puppeteer-core';
 import { firefoxTab, startFirefox } from './firefox-driver.ts';
+import { logEngineState } from './harness-page.ts';
 import { workerPort } from './servers.ts';
 import { launchWebKitDriver, type WebKitDriver, webkitTab } from './webkit-driver.ts';
 
@@ -259,10 +260,11 @@ export const test = base.extend<TestFixtures, WorkerFixtures>({
     const { profile, tab } = await sharedProfile.get(launchers);
     await closingWhatTheTestOpens(profile, await tab(), () => use(profile.context ?? { newPage: profile.newPage }));
   },
-  tab: async ({ tabs, profileScope, sharedProfile }, use) => {
-    if (profileScope === 'test') return use(await tabs.newPage());
-    // `tabs` has opened (or kept) the shared profile: its first tab is the test's.
-    await use(await (await sharedProfile.get()).tab());
+  tab: async ({ tabs, profileScope, sharedProfile }, use, info) => {
+    // In the shared profile, `tabs` has opened (or kept) it: its first tab is the test's.
+    const tab = profileScope === 'test' ? await tabs.newPage() : await (await sharedProfile.get()).tab();
+    await use(tab);
+    if (info.status !== info.expectedStatus) await logEngineState(tab);
   },
   // Playwright's `context` and `page` (Chromium only), as Playwright makes them (a context with the project's
   // baseURL, its page), or in the shared profile its context and shared tab.

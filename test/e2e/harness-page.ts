@@ -42,6 +42,33 @@ export async function openPage<T extends Tab>(context: { newPage(): Promise<T> }
 
 export const HELLO_REPLY = 'Hello! How can I help you today?';
 
+/**
+ * Logs what the engine of `tab` did (loads, runs, calls in flight, whether the tab hosts and is controlled): called when
+ * a test fails, so that a request that hung says where. Bounded: a wedged tab says so within 5 s.
+ */
+export async function logEngineState(tab: Tab): Promise<void> {
+  const state = tab
+    .evaluate(async () => {
+      const harness = (window as { harness?: Harness }).harness;
+      if (!harness) return { page: location.href, harness: false };
+      return {
+        page: location.href,
+        controlled: navigator.serviceWorker.controller?.state ?? null,
+        isHost: harness.lantern.isHost,
+        // The engine worker answers between forward passes: one stuck in a pass says nothing.
+        engine: await Promise.race([
+          harness.lantern.engineStatus(),
+          new Promise((resolve) => setTimeout(() => resolve('the engine worker did not answer within 2 s'), 2000)),
+        ]),
+        progress: harness.progress.map((p) => JSON.stringify(p).slice(0, 300)),
+        runs: harness.runs.map((r) => `${r.task} ${r.model}: ${r.outcome} in ${Math.round(r.milliseconds)} ms`),
+      };
+    })
+    .catch((error: unknown) => String(error));
+  const silent = new Promise((resolve) => setTimeout(() => resolve('(the tab did not answer within 5 s)'), 5000));
+  console.log(`[engine state at failure] ${JSON.stringify(await Promise.race([state, silent]), null, 1)}`);
+}
+
 /** Sends one greedy "Hello" through the SDK in `page`; resolves with the reply, or the SDK error's class and code. */
 export function sayHello(page: Tab, key: string, model = 'crimson-falcon-4'): Promise<string | null> {
   return page.evaluate(
