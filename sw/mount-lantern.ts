@@ -55,6 +55,11 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     const windows = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
     for (const client of windows) client.postMessage({ type: PORT_REQUEST });
   };
+  /** Tells every window this worker controls `message` (they hear it whether or not they host). */
+  const tellWindows = (message: Served | Indexing | Busy) =>
+    void scope.clients.matchAll({ type: 'window' }).then((windows) => {
+      for (const client of windows) client.postMessage(message);
+    });
   // Each page's protocol version: a request that no open page can serve (each is another version of the app) is
   // answered at once, rather than after waiting for a port.
   const versions = new PageVersions(scope.clients);
@@ -72,9 +77,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     routing: (signal) => worker.routing(signal),
     // Tell the pages when an ID starts being answered by another candidate (a server, when the device cannot serve it).
     onServed: (model, backend) => {
-      void scope.clients.matchAll({ type: 'window' }).then((windows) => {
-        for (const client of windows) client.postMessage({ type: 'lantern:served', model, backend } satisfies Served);
-      });
+      tellWindows({ type: 'lantern:served', model, backend });
     },
   });
   const running = new Map<string, AbortController>();
@@ -138,10 +141,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
       // Every page hears how far indexing has got (the playground shows it; an app may too: LocalAPI's `indexing`).
       onProgress: (progress) => {
         options.files?.onProgress?.(progress);
-        void scope.clients.matchAll({ type: 'window' }).then((windows) => {
-          for (const client of windows)
-            client.postMessage({ type: 'lantern:indexing', ...progress } satisfies Indexing);
-        });
+        tellWindows({ type: 'lantern:indexing', ...progress });
       },
     },
     engine,
@@ -156,11 +156,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     const { request, clientId } = event;
     answering.add(event);
     // The first request in flight: the windows keep this worker awake until it has none (see KEEP_AWAKE_MS).
-    if (answering.size === 1) {
-      void scope.clients.matchAll({ type: 'window' }).then((windows) => {
-        for (const client of windows) client.postMessage({ type: 'lantern:busy', busy: true } satisfies Busy);
-      });
-    }
+    if (answering.size === 1) tellWindows({ type: 'lantern:busy', busy: true });
     const abort = new AbortController();
     const id = request.headers.get(REQUEST_ID_HEADER);
     if (id) running.set(id, abort);

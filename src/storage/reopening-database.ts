@@ -15,8 +15,8 @@ export type WithDatabase<DB extends DBSchema> = <T>(use: (database: IDBPDatabase
  * the closing (`AbortError`, and Chromium's `UnknownError` when the backing store goes; an aborted transaction
  * committed nothing, so running it again is safe). Without this, one cleared storage answered 500 until the service
  * worker restarted, a request that met the clearing half-way answered 500, and a page deleting the database waited for
- * as long as the service worker lived. `onLost` is called whenever a connection is
- * given up: what the database held may have changed without this context writing it (deleted, cleared).
+ * as long as the service worker lived. `onLost` is called whenever a connection is given up: what the database held may
+ * have changed without this context writing it (deleted, cleared).
  */
 export function reopeningDatabase<DB extends DBSchema>(
   name: string,

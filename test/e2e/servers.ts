@@ -11,7 +11,7 @@ export interface TestServer {
   withhold: boolean;
   /** While true, onnxruntime-web's binaries answer 503, as if the network went before their download. */
   withholdRuntime: boolean;
-  /** Each file under `/e2e/late-chat/` starts this many milliseconds late, as over a slow network. */
+  /** The next file asked for under `/e2e/late-chat/` starts this many milliseconds late, as over a slow network. */
   stallMs: number;
   /**
    * While set, `/service-worker.js` is served with this text appended (a comment): a service worker that differs from
