@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModelProfile } from '../src/index.ts';
 import { sdkRefusal } from './support/api-error.ts';
 import {
+  DIRECT,
   HAS_STORIES_260K,
   reference,
   sdkClient,
@@ -230,7 +231,7 @@ describe('POST /v1/completions', () => {
     async () => {
       const prompt = 'Once upon a time, there was a dog';
       const tokenizer = await AutoTokenizer.from_pretrained(STORIES_260K);
-      const model = await AutoModelForCausalLM.from_pretrained(STORIES_260K, { dtype: 'fp32' });
+      const model = await AutoModelForCausalLM.from_pretrained(STORIES_260K, DIRECT);
       const inputs = tokenizer(prompt) as { input_ids: Tensor };
       const output = (await model.generate({ ...inputs, max_new_tokens: 40, do_sample: false })) as Tensor;
       const length = inputs.input_ids.dims.at(-1)!;

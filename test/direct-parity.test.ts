@@ -1,6 +1,13 @@
 import { AutoModelForCausalLM, AutoTokenizer, type PreTrainedTokenizer, type Tensor } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLED_MODELS, HAS_STORIES_260K, sdkClient, STORIES_260K, type SdkClient } from './support/lantern.ts';
+import {
+  BUNDLED_MODELS,
+  DIRECT,
+  HAS_STORIES_260K,
+  sdkClient,
+  STORIES_260K,
+  type SdkClient,
+} from './support/lantern.ts';
 
 /**
  * Greedy output through the whole /v1 path (openai SDK → handler → engine) must be exactly what transformers.js
@@ -15,7 +22,7 @@ const prompts = [
 
 async function directGreedy(folder: string, content: string, maxNewTokens: number) {
   const tokenizer: PreTrainedTokenizer = await AutoTokenizer.from_pretrained(folder);
-  const model = await AutoModelForCausalLM.from_pretrained(folder, { dtype: 'fp32' });
+  const model = await AutoModelForCausalLM.from_pretrained(folder, DIRECT);
   const text = tokenizer.apply_chat_template([{ role: 'user', content }], {
     tokenize: false,
     add_generation_prompt: true,

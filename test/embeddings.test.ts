@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../src/index.ts';
 import {
   BUNDLED_MODELS,
+  DIRECT,
   reference,
   sdkClient,
   TEST_ENGINES,
@@ -25,7 +26,7 @@ const engine = createEngine({ profile: testProfile() });
 
 beforeAll(async () => {
   ({ client } = await sdkClient({ engine }));
-  direct = await pipeline('feature-extraction', `${BUNDLED_MODELS}/tiny-embed`, { dtype: 'fp32' });
+  direct = await pipeline('feature-extraction', `${BUNDLED_MODELS}/tiny-embed`, DIRECT);
 });
 
 const norm = (v: number[]) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));

@@ -19,6 +19,7 @@ import {
   readWav,
   wordErrors,
 } from '../scripts/fixtures/speech-wer.ts';
+import { DIRECT } from './support/lantern.ts';
 import { clipAllowance } from './support/word-error-rate.ts';
 
 /**
@@ -49,9 +50,10 @@ let asr: AutomaticSpeechRecognitionPipeline;
 
 beforeAll(async () => {
   processor = await AutoProcessor.from_pretrained(SPEECH_MODEL);
-  model = (await WhisperForConditionalGeneration.from_pretrained(SPEECH_MODEL, {
-    dtype: 'fp32',
-  })) as WhisperForConditionalGeneration;
+  model = (await WhisperForConditionalGeneration.from_pretrained(
+    SPEECH_MODEL,
+    DIRECT,
+  )) as WhisperForConditionalGeneration;
   asr = await loadSpeechPipeline();
 }, 60_000);
 

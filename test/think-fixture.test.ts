@@ -7,7 +7,7 @@ import {
   type Tensor,
 } from '@huggingface/transformers';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLED_MODELS } from './support/lantern.ts';
+import { BUNDLED_MODELS, DIRECT } from './support/lantern.ts';
 
 /**
  * The bundled thinking fixture, public/models/tiny-think (scripts/fixtures/generate.py tiny-think): for every case of
@@ -42,7 +42,7 @@ let eos: number[];
 
 beforeAll(async () => {
   tokenizer = await AutoTokenizer.from_pretrained(folder);
-  model = await AutoModelForCausalLM.from_pretrained(folder, { dtype: 'fp32' });
+  model = await AutoModelForCausalLM.from_pretrained(folder, DIRECT);
   eos = [(model.generation_config as { eos_token_id: number | number[] }).eos_token_id].flat();
 });
 

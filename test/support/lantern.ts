@@ -14,7 +14,15 @@ import {
   type ModelProfile,
 } from '../../src/index.ts';
 import type { EngineName } from '../../src/engines/engine-registry.ts';
+import { defaultCpuThreads } from '../../src/engines/transformers/load-pretrained.ts';
 import { overrideTask } from './task-override.ts';
+
+/**
+ * The options a test gives transformers.js when it calls it directly, beside Lantern: fp32 weights (the fixtures'),
+ * and the onnxruntime threads Lantern's own sessions take in Node (its default would spin every core's thread against
+ * the other test fork's).
+ */
+export const DIRECT = { dtype: 'fp32', session_options: { intraOpNumThreads: defaultCpuThreads() } } as const;
 
 /** The bundled fixture models (public/models). */
 export const BUNDLED_MODELS = fileURLToPath(new URL('../../public/models', import.meta.url));

@@ -18,6 +18,8 @@ export interface TransformersLoadOptions {
   /** Default: what transformers.js picks (`cpu` in Node, `wasm` in a browser). */
   device?: TransformersDevice;
   dtype?: TransformersDtype;
+  /** Node (`cpu`): the threads onnxruntime computes each operator with. Default: {@link defaultCpuThreads}. */
+  threads?: number | undefined;
   /** The public model ID the progress events are reported under. */
   id: string;
   onProgress?: ((progress: LoadProgress) => void) | undefined;
@@ -41,6 +43,9 @@ export async function loadPretrained(
       progress_callback,
       ...(options.device && { device: options.device }),
       ...(options.dtype && { dtype: options.dtype }),
+      ...(options.device === 'cpu' && {
+        session_options: { intraOpNumThreads: options.threads ?? defaultCpuThreads() },
+      }),
     }),
   ]).catch((error: unknown) => {
     throw loadFailure(error);
@@ -54,6 +59,15 @@ export async function loadPretrained(
   };
   return [tokenizer, model];
 }
+
+/**
+ * onnxruntime-node's threads per session when the candidate names none: half the cores, as llama.cpp's. Its own default
+ * (every physical core) spins threads while they wait for each other; on 2 vCPUs beside another busy process (the
+ * server's other model, a test's other fork) that doubled the CPU time of the same forward passes and took 70% longer
+ * (docs/tests.md). Half the logical cores is the physical cores of most servers, where it changes nothing.
+ */
+export const defaultCpuThreads = (): number =>
+  Math.max(1, Math.floor(process.getBuiltinModule('node:os').availableParallelism() / 2));
 
 /**
  * What a failed load says, with the cause a reader can act on in front of transformers.js' own words: its files are

@@ -19,6 +19,12 @@ export interface TransformersCandidate extends GPUNeeds, ReadsImages {
   hub?: string;
   dtype?: TransformersDtype;
   device: 'webgpu' | 'cpu';
+  /**
+   * Node (`cpu`): the threads onnxruntime computes each operator with. Default: half the cores, since its threads spin
+   * while they wait for each other and starve whatever else the machine runs (as llama.cpp's; see `defaultCpuThreads`).
+   * In browsers onnxruntime-web chooses (one thread without cross-origin isolation).
+   */
+  threads?: number;
   /** What a first use downloads, in bytes (an estimate, for the storage check and docs/models.md). */
   downloadBytes?: number;
   /**

@@ -45,6 +45,7 @@ function transformersOptions(candidate: TransformersCandidate, context: LoadCont
     // transformers.js calls the CPU `wasm` in browsers and `cpu` in Node.
     device: candidate.device === 'webgpu' ? ('webgpu' as const) : isNode() ? ('cpu' as const) : ('wasm' as const),
     ...(candidate.dtype && { dtype: candidate.dtype }),
+    threads: candidate.threads,
   };
 }
 
