@@ -262,6 +262,45 @@ describe('/v1/vector_stores', () => {
     expect(missing).toMatchObject({ status: 404, param: 'file_ids' });
   });
 
+  it('refuses filters past their limits with a 400 on filters, before searching: deep, wide or long lists', async () => {
+    type Filter = OpenAI.ComparisonFilter | OpenAI.CompoundFilter;
+    // 800 deep: validating it recursively overflowed the stack (a 500 with a stack trace).
+    let deep: Filter = { type: 'eq', key: 'lang', value: 'en' };
+    for (let i = 0; i < 800; i++) deep = { type: 'and', filters: [deep] };
+    // 8,000,000 values: each chunk scanned the list (24 s on a 650-chunk store, every other key blocked).
+    const long: Filter = { type: 'in', key: 'lang', value: new Array<number>(8_000_000).fill(0) as never };
+    const wide: Filter = {
+      type: 'or',
+      filters: Array.from({ length: 64 }, () => ({
+        type: 'and' as const,
+        filters: Array.from({ length: 8 }, () => ({ type: 'eq' as const, key: 'lang', value: 'en' })),
+      })),
+    };
+    for (const [filter, says] of [
+      [deep, 'nested at most 16 deep'],
+      [long, 'at most 1024 values'],
+      [wide, 'at most 256 filters'],
+    ] as const) {
+      const refusal = await sdkRefusal(client.vectorStores.search(store.id, { query: 'hotel', filters: filter }));
+      expect(refusal).toMatchObject({ status: 400, param: 'filters' });
+      expect(refusal.message).toContain(says);
+      const tool = await sdkRefusal(
+        client.responses.create({
+          model: 'gpt-4o-mini',
+          input: 'hotel',
+          tools: [{ type: 'file_search', vector_store_ids: [store.id], filters: filter }],
+        }),
+      );
+      expect(tool).toMatchObject({ status: 400 });
+      expect(tool.message).toContain(says);
+    }
+    // Within the limits, the same shapes search: 1,024 values, 16 deep.
+    let nested: Filter = { type: 'in', key: 'team', value: [...new Array<string>(1_023).fill('xx'), 'garden'] };
+    for (let i = 1; i < 16; i++) nested = { type: 'or', filters: [nested] };
+    const found = await client.vectorStores.search(store.id, { query: 'tomatoes sun water', filters: nested });
+    expect(found.data.length).toBeGreaterThan(0);
+  });
+
   it('keeps each key to its own files and stores', async () => {
     const other = openaiClient(handler, (await keys.issue('other')).key, { maxRetries: 0 });
     expect((await sdkRefusal(other.vectorStores.retrieve(store.id))).status).toBe(404);

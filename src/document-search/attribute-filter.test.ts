@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { type AttributeFilter, type Attributes, type ComparisonFilter, matchesFilter } from './attribute-filter.ts';
+import {
+  type AttributeFilter,
+  type Attributes,
+  type ComparisonFilter,
+  FILTER_LIMITS,
+  filterSizeProblem,
+  matchesFilter,
+} from './attribute-filter.ts';
 
 const doc: Attributes = { region: 'eu', year: 2024, draft: false, updated: '2024-03-18', score: 0.5 };
 const passes = (filter: AttributeFilter, attributes: Attributes = doc) => matchesFilter(attributes, filter);
@@ -77,5 +84,26 @@ describe('matchesFilter', () => {
   it('takes `and` of nothing as true and `or` of nothing as false', () => {
     expect(passes({ type: 'and', filters: [] })).toBe(true);
     expect(passes({ type: 'or', filters: [] })).toBe(false);
+  });
+
+  it('looks values up in a long list as a set, by type, the same list reused', () => {
+    const list = [...Array.from({ length: 1_000 }, (_, i) => i), 'eu'];
+    const filter: AttributeFilter = { type: 'in', key: 'year', value: list };
+    expect(passes(filter, { year: 999 })).toBe(true);
+    expect(passes(filter, { year: '999' })).toBe(false);
+    expect(passes(filter, { year: 1_000 })).toBe(false);
+    expect(passes({ type: 'nin', key: 'region', value: list })).toBe(false);
+  });
+});
+
+describe('filterSizeProblem', () => {
+  it('measures any JSON value without recursion, and names the limit it passes', () => {
+    let deep: unknown = { type: 'eq', key: 'a', value: 1 };
+    for (let i = 0; i < 100_000; i++) deep = { type: 'and', filters: [deep] };
+    expect(filterSizeProblem(deep)).toBe(`Filters may be nested at most ${FILTER_LIMITS.maxDepth} deep.`);
+    expect(filterSizeProblem({ type: 'in', key: 'a', value: new Array(1_025).fill(0) })).toMatch(/at most 1024 values/);
+    expect(filterSizeProblem({ type: 'in', key: 'a', value: new Array(1_024).fill(0) })).toBeUndefined();
+    expect(filterSizeProblem('not a filter')).toBeUndefined(); // the schema refuses it, naming what is wrong
+    expect(filterSizeProblem(null)).toBeUndefined();
   });
 });

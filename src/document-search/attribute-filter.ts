@@ -12,6 +12,45 @@
  * @see https://platform.openai.com/docs/api-reference/vector-stores/search
  */
 
+/**
+ * How large a filter may be: a search evaluates it for every file of a store, and a request could otherwise nest
+ * compound filters until validating them overflows the stack, or list millions of values. OpenAI documents none of
+ * these; each is far above what a filter over 16 attributes needs. A filter over any of them is refused (400, on
+ * `filters`) before the search runs.
+ */
+export const FILTER_LIMITS = Object.freeze({
+  /** Compound filters nested in each other (a comparison inside `and` inside `or` is depth 3). */
+  maxDepth: 16,
+  /** Filters in all, compound and comparison. */
+  maxFilters: 256,
+  /** Values in one `in` or `nin` list, and in all of a filter's lists. */
+  maxValues: 1_024,
+});
+
+/**
+ * What is wrong with a filter's size, or undefined when it is within {@link FILTER_LIMITS}. It walks the value as a
+ * request sent it, before any validation that recurses, with a stack of its own: any JSON value is safe to give it.
+ */
+export function filterSizeProblem(input: unknown): string | undefined {
+  const stack: { node: unknown; depth: number }[] = [{ node: input, depth: 1 }];
+  let filters = 0;
+  let values = 0;
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > FILTER_LIMITS.maxDepth) return `Filters may be nested at most ${FILTER_LIMITS.maxDepth} deep.`;
+    if (++filters > FILTER_LIMITS.maxFilters) return `A filter may hold at most ${FILTER_LIMITS.maxFilters} filters.`;
+    const { filters: inner, value } = node as { filters?: unknown; value?: unknown };
+    if (Array.isArray(value)) {
+      values += value.length;
+      if (values > FILTER_LIMITS.maxValues)
+        return `The lists of 'in' and 'nin' filters may hold at most ${FILTER_LIMITS.maxValues} values in all.`;
+    }
+    if (Array.isArray(inner)) for (const child of inner) stack.push({ node: child, depth: depth + 1 });
+  }
+  return undefined;
+}
+
 /** What an attribute holds: OpenAI's vector store files have up to 16 of them. */
 export type AttributeValue = string | number | boolean;
 export type Attributes = Record<string, AttributeValue>;
@@ -61,9 +100,9 @@ export function matchesFilter(attributes: Attributes, filter: AttributeFilter): 
     case 'ne':
       return !(actual !== undefined && actual === value);
     case 'in':
-      return actual !== undefined && (Array.isArray(value) ? value.includes(actual) : actual === value);
+      return actual !== undefined && listed(value, actual);
     case 'nin':
-      return !(actual !== undefined && (Array.isArray(value) ? value.includes(actual) : actual === value));
+      return !(actual !== undefined && listed(value, actual));
     case 'gt':
       return orderedPair(actual, value) && actual! > (value as number | string);
     case 'gte':
@@ -73,6 +112,17 @@ export function matchesFilter(attributes: Attributes, filter: AttributeFilter): 
     case 'lte':
       return orderedPair(actual, value) && actual! <= (value as number | string);
   }
+}
+
+/** Each `in` and `nin` list as a set, made once however many files the filter is evaluated for. */
+const listSets = new WeakMap<AttributeValue[], Set<AttributeValue>>();
+
+/** Whether an `in` list holds a value (of the same type: a Set compares as `===` does). */
+function listed(value: AttributeValue | AttributeValue[], actual: AttributeValue): boolean {
+  if (!Array.isArray(value)) return actual === value;
+  let set = listSets.get(value);
+  if (set === undefined) listSets.set(value, (set = new Set(value)));
+  return set.has(actual);
 }
 
 /** Whether two values can be ordered: two numbers, or two strings. */

@@ -5,6 +5,8 @@ export {
   type AttributeValue,
   type ComparisonFilter,
   type CompoundFilter,
+  FILTER_LIMITS,
+  filterSizeProblem,
   matchesFilter,
 } from './attribute-filter.ts';
 export { HybridIndex, type IndexedChunk, type SearchHit, type SearchOptions } from './hybrid-index.ts';

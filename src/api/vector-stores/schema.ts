@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { AttributeFilter } from '../../document-search/index.ts';
+import { filterSizeProblem, type AttributeFilter } from '../../document-search/index.ts';
 import { CHUNKING_BOUNDS, DEFAULT_CHUNKING, type ChunkingOptions } from '../../documents/index.ts';
 import { invalidRequest } from '../errors.ts';
 import { optional, parse } from '../request-validation.ts';
@@ -44,10 +44,20 @@ const comparison = z.object({
   value: z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()])).min(1)]),
 });
 type FilterInput = z.infer<typeof comparison> | { type: 'and' | 'or'; filters: FilterInput[] };
-/** OpenAI's filters over file attributes, nested as deep as a request nests them (the body's own bounds hold it). */
-export const filters: z.ZodType<FilterInput> = z.lazy(() =>
-  z.union([comparison, z.object({ type: z.enum(['and', 'or']), filters: z.array(filters).min(1).max(64) })]),
+const filterTree: z.ZodType<FilterInput> = z.lazy(() =>
+  z.union([comparison, z.object({ type: z.enum(['and', 'or']), filters: z.array(filterTree).min(1).max(64) })]),
 );
+/**
+ * OpenAI's filters over file attributes, within FILTER_LIMITS: their size is checked first, without recursion, so that
+ * a filter nested thousands deep is a 400 rather than a stack overflow in the validation that follows.
+ */
+export const filters: z.ZodType<FilterInput> = z
+  .unknown()
+  .superRefine((input, ctx) => {
+    const problem = filterSizeProblem(input);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .pipe(filterTree);
 
 export const rankingOptions = z.object({
   ranker: optional(z.enum(['none', 'auto', 'default-2024-11-15'])),
