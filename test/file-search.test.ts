@@ -75,6 +75,19 @@ describe('/v1/files', () => {
     const content = await client.files.content(file.id);
     expect(content.headers.get('content-type')).toBe('text/plain');
     expect(await content.text()).toBe('hello files');
+    // An uploader's HTML comes back as what it says it is, but never sniffed nor run (issue 63 #12).
+    const page = await client.files.create({
+      file: await toFile(Buffer.from('<script>parent.postMessage(1, "*")</script>'), 'page.html', {
+        type: 'text/html',
+      }),
+      purpose: 'user_data',
+    });
+    const served = await client.files.content(page.id);
+    expect(served.headers.get('content-type')).toBe('text/html');
+    expect(served.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(served.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+    expect(served.headers.get('content-disposition')).toMatch(/^attachment;/);
+    await client.files.delete(page.id);
     expect(await client.files.delete(file.id)).toEqual({ id: file.id, object: 'file', deleted: true });
     expect((await sdkRefusal(client.files.retrieve(file.id))).status).toBe(404);
   });
