@@ -115,6 +115,25 @@ describe('logit_bias', () => {
     });
     expect(response.status).toBe(200);
   });
+
+  it('ids the model does not have are refused as the OpenAI API refuses them, on every engine', async () => {
+    // tiny-chat's vocabulary is far below 100,000; 2³² was read as token 0 in a 32-bit array (issue 63 #10).
+    for (const id of ['100000', '4294967296', '2147483648']) {
+      for (const path of ['/v1/chat/completions', '/v1/completions'] as const) {
+        const body =
+          path === '/v1/completions'
+            ? { model: 'crimson-falcon-4', prompt: 'Hello', max_tokens: 4 }
+            : chat({ max_tokens: 4 });
+        const response = await post(path, lantern.key, { ...body, logit_bias: { [id]: 100 } });
+        expect(response.status).toBe(400);
+        const { error } = (await response.json()) as { error: ErrorBody };
+        expect(error).toMatchObject({ type: 'invalid_request_error', param: 'logit_bias' });
+        expect(error.message).toMatch(
+          new RegExp(`^Invalid key in 'logit_bias': ${id}\\. This model's token ids run from 0 to \\d+\\.$`),
+        );
+      }
+    }
+  });
 });
 
 describe('size is refused before it is paid for', () => {

@@ -7,6 +7,7 @@ import { registerEngineErrorTransfer } from '../src/worker/protocol.ts';
 import { createWorkerApi } from '../src/worker/worker-api.ts';
 import { EngineWorkerClient } from '../sw/engine-worker-client.ts';
 import { fakeCreate, webLLMError } from './support/fake-web-llm.ts';
+import { sdkRefusal } from './support/api-error.ts';
 import { sdkClient, type SdkClient } from './support/lantern.ts';
 
 /**
@@ -172,6 +173,17 @@ describe('web-llm through /v1', () => {
     expect(message.reasoning_content).toBe('Greet back.');
     expect(reply.usage!.completion_tokens_details?.reasoning_tokens).toBeGreaterThan(0);
     expect(create.engines[0]!.requests.at(-1)).not.toHaveProperty('extra_body');
+  });
+
+  it('refuses a logit_bias id past the vocabulary before web-llm indexes its GPU logits with it', async () => {
+    await client.chat.completions.create({ model: 'indigo-owl-4', messages: hello, max_tokens: 1 }); // loads it
+    const sent = create.engines[0]!.requests.length;
+    const refusal = await sdkRefusal(
+      client.chat.completions.create({ model: 'indigo-owl-4', messages: hello, logit_bias: { 4294967296: 100 } }),
+    );
+    expect(refusal).toMatchObject({ status: 400, param: 'logit_bias' });
+    expect(refusal.message).toMatch(/Invalid key in 'logit_bias': 4294967296\. This model's token ids run from 0 to/);
+    expect(create.engines[0]!.requests.length).toBe(sent);
   });
 
   it("continues a raw prompt with web-llm's text completion (no template, no thinking switch), logprobs and stop", async () => {

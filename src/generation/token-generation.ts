@@ -37,6 +37,23 @@ export function requestThinks(modelThinks: boolean, request: ChatRequest): boole
 }
 
 /**
+ * Refuses a `logit_bias` that names a token the model does not have, as the OpenAI API does ("Invalid key in
+ * 'logit_bias'"): an id past the vocabulary biased nothing, or (past 2³¹, read as a 32-bit id) another token, or, on
+ * a GPU kernel that indexes by it, memory that is not the logits'.
+ */
+export function checkLogitBias(bias: Readonly<Record<number, number>> | undefined, vocabularySize: number): void {
+  if (bias === undefined) return;
+  for (const id of Object.keys(bias)) {
+    if (Number(id) < vocabularySize) continue;
+    throw new EngineError(
+      'invalid_request',
+      `Invalid key in 'logit_bias': ${id}. This model's token ids run from 0 to ${vocabularySize - 1}.`,
+      { param: 'logit_bias' },
+    );
+  }
+}
+
+/**
  * The most tokens each choice may generate, for a prompt of `promptTokens` in a context window of `contextLength`;
  * refuses an empty prompt, and one whose reply (the tokens asked for, or one) would not fit (`context_length_exceeded`,
  * worded as the OpenAI API words it).
@@ -110,6 +127,7 @@ export async function generateTokens(
 ): Promise<ChatResult> {
   const { promptTokens, thinking, signal } = options;
   const maxNewTokens = maxNewTokensFor(request, promptTokens, options.contextLength);
+  if (request.logitBias) checkLogitBias(request.logitBias, tokenizer.vocabulary().strings.length);
   const { constraint } = request;
   const grammars = constraint
     ? await (await tokenizer.grammars()).matchers(constraint, request.n, options.syntax, thinking)

@@ -30,6 +30,7 @@ import { readWebLLMTokenizer, type WebLLMTokenizer } from './web-llm-tokenizer.t
 import { LogprobRecorder, logitProcessorSlot, type LogitProcessorSlot } from './web-llm-logprobs.ts';
 import { endingWebLLMTakes, readAssistantRole, withoutPastThoughts } from './web-llm-turns.ts';
 import type { TokenText } from '../../generation/logprobs.ts';
+import { checkLogitBias } from '../../generation/token-generation.ts';
 
 /**
  * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
@@ -220,6 +221,12 @@ export class WebLLMChatModel {
     const grammar = request.constraint
       ? await constraintGrammar(request.constraint, TOOL_FORMAT.syntax, { thinking })
       : undefined;
+    // web-llm indexes its GPU logits by each id as given: one past the vocabulary is refused here, where its tokenizer
+    // can be read (without it, web-llm's own checks are all there are).
+    if (request.logitBias) {
+      const vocabulary = (await this.#tokenizerFile())?.vocabulary;
+      if (vocabulary) checkLogitBias(request.logitBias, vocabulary.strings.length);
+    }
     // A raw prompt gets the BOS its tokenizer adds (transformers.js' too), which web-llm's text completion does not.
     const bos = request.prompt === undefined ? '' : ((await this.#tokenizerFile())?.bosText ?? '');
     const words = request.logprobs === undefined ? undefined : await this.#tokenText();
