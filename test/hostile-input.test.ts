@@ -259,6 +259,23 @@ describe('size is refused before it is paid for', () => {
     expect(status).toBe(400);
     expect(error).toMatchObject({ param: 'stop' });
   });
+
+  it('a prediction of 64 parts of 32,768 characters (issue 63 #9: 7.5 s for a 40-token answer)', async () => {
+    const part = { type: 'text', text: words(DEFAULT_LIMITS.maxInputChars) };
+    const { status, error } = await hostile(
+      'prediction of 64 × 32,768 characters',
+      '/v1/chat/completions',
+      chat({ max_tokens: 40, prediction: { type: 'content', content: new Array(64).fill(part) } }),
+    );
+    expect(status).toBe(400);
+    expect(error).toMatchObject({ param: 'prediction.content' });
+    expect(error.message).toContain('at most 32768 characters, its parts together');
+    const within = await post('/v1/chat/completions', lantern.key, {
+      ...chat({ max_tokens: 4 }),
+      prediction: { type: 'content', content: [part] },
+    });
+    expect(within.status).toBe(200);
+  });
 });
 
 describe('literal sizes in schemas', () => {
