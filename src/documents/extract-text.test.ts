@@ -1,7 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { handWrittenPdf } from './hand-written-pdf.test-support.ts';
-import { extractText, SUPPORTED_EXTENSIONS, UnreadableFileError, UnsupportedFileError } from './extract-text.ts';
+import {
+  extractedTextLimit,
+  extractText,
+  SUPPORTED_EXTENSIONS,
+  UnreadableFileError,
+  UnsupportedFileError,
+} from './extract-text.ts';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
@@ -52,6 +58,22 @@ describe('extractText', () => {
     await expect(extractText(utf8('{}\n{'), 'bad.jsonl')).rejects.toThrow(
       /^bad\.jsonl is not valid JSON Lines: line 2: /,
     );
+  });
+
+  it('refuses a file whose text would pass 64 KiB and 32 characters a byte, saying why; reads one within', async () => {
+    // One long key over 10,000 numbers: every number's line carries its path (bounded, but 128 characters each).
+    const key = 'measurement_series_'.repeat(6);
+    const numbers = (count: number) => utf8(JSON.stringify({ [key]: new Array(count).fill(0) }));
+    const large = numbers(10_000);
+    expect(large.length).toBeLessThan(21_000);
+    await expect(extractText(large, 'series.json')).rejects.toThrow(UnreadableFileError);
+    await expect(extractText(large, 'series.json')).rejects.toThrow(
+      new RegExp(
+        `^series\\.json makes \\d+ characters of text, more than a file of ${large.length} bytes may \\(${64 * 1024 + 32 * large.length}: `,
+      ),
+    );
+    expect((await extractText(numbers(200), 'series.json')).text.split('\n')).toHaveLength(200);
+    expect(extractedTextLimit(1_000)).toBe(64 * 1024 + 32_000);
   });
 
   it('reads a PDF page by page, pages apart by a blank line, through unpdf', async () => {

@@ -31,6 +31,14 @@ export class UnreadableFileError extends Error {
 
 type Kind = 'text' | 'html' | 'json' | 'jsonl' | 'pdf';
 
+/**
+ * The most text a file may become: 64 KiB, and 32 characters more for each of its bytes. Text is chunked, embedded and
+ * searched, so what a file makes readable is bounded by what it is: JSON's paths, HTML's markup and a PDF's
+ * compressed streams make some files longer as text, never by this much for a document people write. A file past it
+ * fails, saying so, rather than hold the indexing of every key (issue 63).
+ */
+export const extractedTextLimit = (fileBytes: number): number => 64 * 1024 + 32 * fileBytes;
+
 /** The extensions read, by how. Plain text and code are the text types of OpenAI's file_search list, and a few more. */
 const EXTENSIONS: Readonly<Record<string, Kind>> = Object.freeze({
   ...Object.fromEntries(
@@ -85,6 +93,19 @@ const MIME_TYPES: Readonly<Record<string, Kind>> = Object.freeze({
  * await extractText(pdfBytes, 'report.pdf'); // { text: 'Page one…\n\nPage two…', pages: 2 }
  */
 export async function extractText(bytes: Uint8Array, filename: string, mimeType?: string): Promise<ExtractedText> {
+  const extracted = await extractAnyLength(bytes, filename, mimeType);
+  const limit = extractedTextLimit(bytes.length);
+  if (extracted.text.length > limit) {
+    throw new UnreadableFileError(
+      `${filename} makes ${extracted.text.length} characters of text, more than a file of ${bytes.length} bytes ` +
+        `may (${limit}: 64 KiB and 32 a byte). Split it, or flatten its structure.`,
+    );
+  }
+  return extracted;
+}
+
+/** The text of a file by its type, however long it comes out. */
+async function extractAnyLength(bytes: Uint8Array, filename: string, mimeType?: string): Promise<ExtractedText> {
   const extension = extensionOf(filename);
   const kind =
     EXTENSIONS[extension] ?? kindOfMimeType(mimeType) ?? (startsWith(bytes, PDF_SIGNATURE) ? 'pdf' : undefined);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonLinesToText, jsonToText } from './json-text.ts';
+import { jsonLinesToText, jsonToText, MAX_PATH_CHARS } from './json-text.ts';
 
 describe('jsonToText', () => {
   it('writes each leaf with its full path, and records apart by a blank line', () => {
@@ -44,6 +44,24 @@ describe('jsonToText', () => {
     expect(jsonToText('42')).toBe('42');
     expect(jsonToText('{}')).toBe('{}');
     expect(jsonToText('[]')).toBe('[]');
+  });
+
+  it('writes a document nested thousands deep in text linear in its size, each path ending as it did', () => {
+    // 192 KB of {"a":1,"b":{"a":1,"b":…}}: every level wrote its whole path, hundreds of millions of characters in all,
+    // and the process died (issue 63 #1).
+    const depth = 16_384;
+    const json = '{"a":1,"b":'.repeat(depth) + '{}' + '}'.repeat(depth);
+    expect(json.length).toBeGreaterThan(192_000);
+    const text = jsonToText(json);
+    expect(text.length).toBeLessThan(16 * json.length);
+    const lines = text.split('\n');
+    expect(lines).toHaveLength(depth + 1);
+    expect(lines[0]).toBe('a: 1');
+    expect(lines[2]).toBe('b.b.a: 1');
+    const last = lines.at(-2)!;
+    expect(last).toMatch(/^….*\.b\.b\.a: 1$/);
+    expect(last.length).toBe(MAX_PATH_CHARS + ': 1'.length);
+    expect(lines.at(-1)).toMatch(/\.b: \{\}$/);
   });
 
   it('walks a deeply nested document without overflowing the stack', () => {

@@ -7,6 +7,14 @@
  * elements of an array that are objects or arrays) lets the chunker end chunks between them rather than inside one.
  */
 
+/**
+ * The longest path written before a value, in characters; a longer one keeps its end (the keys nearest the value,
+ * which say most about it) after an ellipsis: `…b.b.b.a: 1`. Without it, text grew with the square of a document's
+ * depth (every level wrote its whole path): a 192 KB file nested `{"a":1,"b":{…}}` made hundreds of millions of
+ * characters and took the process down (issue 63). With it, a document's text is at most a fixed multiple of its size.
+ */
+export const MAX_PATH_CHARS = 128;
+
 /** A key written as is in a path: no dots, brackets, colons or quotes, and single spaces only between words. */
 const PLAIN_KEY = /^[^\s.[\]:"]+(?: [^\s.[\]:"]+)*$/;
 
@@ -67,16 +75,26 @@ function leafLines(root: unknown): string[] {
 /** An array's or object's members, with their paths and whether each is a record; undefined for a scalar. */
 function childrenOf(value: unknown, path: string): { path: string; value: unknown; record: boolean }[] | undefined {
   if (Array.isArray(value)) {
-    return value.map((item: unknown, index) => ({ path: `${path}[${index}]`, value: item, record: isContainer(item) }));
+    return value.map((item: unknown, index) => ({
+      path: bounded(`${path}[${index}]`),
+      value: item,
+      record: isContainer(item),
+    }));
   }
   if (isContainer(value)) {
     return Object.entries(value).map(([key, item]) => ({
-      path: (path === '' ? '' : path + (PLAIN_KEY.test(key) ? '.' : '')) + keyInPath(key),
+      path: bounded((path === '' ? '' : path + (PLAIN_KEY.test(key) ? '.' : '')) + keyInPath(key)),
       value: item,
       record: false,
     }));
   }
   return undefined;
+}
+
+/** A path of at most {@link MAX_PATH_CHARS}, its end kept (a parent's path is already bounded: each child's costs
+ * at most its own key more). */
+function bounded(path: string): string {
+  return path.length <= MAX_PATH_CHARS ? path : `…${path.slice(-(MAX_PATH_CHARS - 1))}`;
 }
 
 function keyInPath(key: string): string {
