@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeImageAccess, openPinned } from '../src/inputs/node-image-access.ts';
 import { bundledProfile, createEngine, type Engine, type Limits, type ModelProfile } from '../src/index.ts';
+import { CLOSED_PORT } from './support/closed-port.ts';
 import { sdkRefusal } from './support/api-error.ts';
 import { BUNDLED_MODELS, sdkClient } from './support/lantern.ts';
 import { lyingGif } from './support/lying-images.ts';
@@ -313,10 +314,7 @@ describe('issue 41: images that cost other keys', () => {
     });
     await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
     imagesPort = (images.address() as { port: number }).port;
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    closedPort = (closed.address() as { port: number }).port;
-    await new Promise((resolve) => closed.close(resolve));
+    closedPort = CLOSED_PORT;
     const node = nodeImageAccess({
       resolve: async (hostname) =>
         hostname === 'images.example'

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { CLOSED_PORT } from './support/closed-port.ts';
 import { inspect } from 'node:util';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,10 +72,7 @@ beforeAll(async () => {
     startUpstream({ mode: 'silent' }),
     startUpstream({ mode: 'lantern', gated: true }),
   ]);
-  const closed = createServer();
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  refusedURL = `http://127.0.0.1:${(closed.address() as { port: number }).port}/v1`;
-  await new Promise((resolve) => closed.close(resolve));
+  refusedURL = `http://127.0.0.1:${CLOSED_PORT}/v1`;
 
   const first: ModelProfile = {
     'far-falcon': only(main.candidate('crimson-falcon-4')),

@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { CLOSED_PORT } from './support/closed-port.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -83,10 +83,7 @@ beforeAll(async () => {
   server = createServer(serve);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as { port: number }).port;
-  const closed = createNetServer();
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  refusedPort = (closed.address() as { port: number }).port;
-  await new Promise((resolve) => closed.close(resolve));
+  refusedPort = CLOSED_PORT;
 
   models = mkdtempSync(join(tmpdir(), 'lantern-private-models-'));
   // A model folder whose weights are missing: transformers.js names the file it did not find, by its absolute path.
