@@ -161,6 +161,26 @@ describe('voices, speed and errors', () => {
     expect(ratio).toBeLessThan(0.7);
   });
 
+  it('400 digits and a word of 4,096 letters are spoken, and the engine goes on (issue 63 #2, #7)', async () => {
+    // phonemize overflowed its stack on the digits, which replaced the engine thread; the word held it 34 s before
+    // any audio. Each is now spoken piece by piece: the first audio is read, the rest left (the request aborted).
+    for (const input of ['1'.repeat(400), 'a'.repeat(4096)]) {
+      const response = await client.audio.speech.create({
+        model: 'tts-1',
+        input,
+        voice: 'alloy',
+        response_format: 'pcm',
+      });
+      const reader = response.body!.getReader();
+      const first = await reader.read();
+      expect(first.done).toBe(false);
+      expect(first.value!.byteLength).toBeGreaterThan(0);
+      await reader.cancel();
+    }
+    const after = await speak('pcm', 'Hello.', 'gb_male');
+    expect(after.bytes.length).toBeGreaterThan(0);
+  });
+
   it('an unknown voice is 400 naming `voice` and the voices there are; an unknown model 404', async () => {
     const refused = await sdkRefusal(client.audio.speech.create({ model: 'tts-1', input: 'Hi.', voice: 'zeus' }));
     expect(refused).toMatchObject({ status: 400, param: 'voice' });

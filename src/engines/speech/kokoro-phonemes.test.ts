@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { AutoTokenizer } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
-import { KOKORO_REWRITES, KOKORO_VOCAB, kokoroIds, phonemesFor } from './kokoro-phonemes.ts';
+import { KOKORO_REWRITES, KOKORO_VOCAB, kokoroIds, phonemesFor, speakableText } from './kokoro-phonemes.ts';
 
 // The speech fixtures' 71 words (scripts/fixtures/speech_fixture.py WORDS): everything tiny-speech can say.
 const FIXTURE_WORDS = (
@@ -43,6 +43,18 @@ describe('phonemesFor', () => {
     expect(phonemesFor('bird', 'en-gb')).toBe('bˈɜːd');
     expect(phonemesFor('four', 'en-gb')).toBe('fˈɔː');
     expect(phonemesFor('four', 'en-us')).toBe('fˈɔɹ');
+  });
+
+  it('reads a run of more than 15 digits digit by digit, and a run of over 48 letters in pieces of 24', () => {
+    expect(speakableText('call 1234567890123456 or 123456789012345')).toBe(
+      'call 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 or 123456789012345',
+    );
+    expect(speakableText(`${'x'.repeat(49)} ${'y'.repeat(48)}`)).toBe(
+      `${'x'.repeat(24)} ${'x'.repeat(24)} x ${'y'.repeat(48)}`,
+    );
+    // 400 digits overflowed phonemize's stack; 4,096 letters took 34 s (issue 63).
+    expect(phonemesFor('1'.repeat(400)).split(' ')).toHaveLength(400);
+    expect(phonemesFor('a'.repeat(4096)).split(' ')).toHaveLength(Math.ceil(4096 / 24));
   });
 
   it('phonemises sentences with a space between words and their punctuation kept', () => {

@@ -17,6 +17,8 @@
  * import this module lazily from the speech path, not from code every task runs.
  */
 
+import { EngineError } from '../../engine-interface/index.ts';
+
 type Phonemize = (text: string, language?: string) => string;
 
 const loadPhonemize = async (): Promise<Phonemize> => {
@@ -79,10 +81,44 @@ const VOWELS = 'aeiouæɑɐɒɔəɛɜɪʊʌɚᵻᵊAIOQWY';
 // eSpeak the vowel: ˈskaɪ → skˈI).
 const STRESS_BEFORE_ONSET = new RegExp(`([ˈˌ])([^${VOWELS}ˈˌ\\s.,!?;:—…"()“”]+)(?=[${VOWELS}])`, 'gu');
 
-/** The Kokoro phoneme string for English text. Empty or unpronounceable text gives ''. */
+/**
+ * The longest run of digits read as one number (a quadrillion less one); a longer run is read digit by digit, as
+ * people read a long code. phonemize spells a number out recursively: 400 digits overflowed its stack (issue 63).
+ */
+const NUMBER_DIGITS = 15;
+/**
+ * The longest run of other characters read as one word (English's longest in dictionaries is 45 letters); a longer
+ * run is read in pieces of {@link WORD_PIECE}. phonemize's rules take time in the square of a word's length: 4,096
+ * letters took 34 s of the engine's thread (issue 63).
+ */
+const WORD_CHARS = 48;
+const WORD_PIECE = 24;
+const LONG_NUMBER = new RegExp(`\\d{${NUMBER_DIGITS + 1},}`, 'g');
+const LONG_WORD = new RegExp(`[^\\s\\d]{${WORD_CHARS + 1},}`, 'gu');
+const WORD_PIECES = new RegExp(`[^]{1,${WORD_PIECE}}`, 'gu');
+
+/** Text as phonemize can read it in time linear in its length: long numbers and long words broken up (see above). */
+export const speakableText = (text: string): string =>
+  text
+    .replace(LONG_NUMBER, (digits) => [...digits].join(' '))
+    .replace(LONG_WORD, (word) => word.match(WORD_PIECES)!.join(' '));
+
+/**
+ * The Kokoro phoneme string for English text. Empty or unpronounceable text gives ''. Text phonemize cannot read is
+ * the request's problem (400 on `input`), never the engine's: its thread and the other requests on it go on.
+ */
 export function phonemesFor(text: string, dialect: Dialect = 'en-us'): string {
   if (!text.trim()) return '';
-  let out = phonemize(text, dialect === 'en-gb' ? 'en-GB' : 'en-US').normalize('NFC');
+  let out: string;
+  try {
+    out = phonemize(speakableText(text), dialect === 'en-gb' ? 'en-GB' : 'en-US').normalize('NFC');
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new EngineError('invalid_request', `\`input\` could not be read as English text (${why}).`, {
+      param: 'input',
+      cause: error,
+    });
+  }
   for (const [from, to] of KOKORO_REWRITES[dialect]) out = out.replaceAll(from, to);
   out = out.replace(STRESS_BEFORE_ONSET, '$2$1');
   out = [...out].filter((symbol) => symbol in KOKORO_VOCAB && symbol !== '$').join('');
