@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from '@playwright/test';
 import type { LanternOptions } from './test/e2e/browsers.ts';
 
@@ -46,9 +47,10 @@ export default defineConfig<LanternOptions>({
   // Model loading and SwiftShader's shader compilation take seconds on a shared CPU; this bounds hangs only.
   timeout: 180_000,
   expect: { timeout: 30_000 },
-  // Two workers on two cores: about half the wall time of one (docs/tests.md), each with its own browser; servers that
-  // tests start take ports of their worker's own (servers.ts' workerPort).
-  workers: 2,
+  // A worker a core, from two (about half the wall time of one on two cores, docs/tests.md) to four (the most the
+  // servers' ports are laid out for: servers.ts' workerPort), each with its own browser. Both cores stay busy
+  // throughout on two; a machine of more cores runs the suite in proportionally less time.
+  workers: Math.min(4, Math.max(2, availableParallelism())),
   reporter: [['list'], ['./test/timing/playwright-reporter.ts']],
   // Playwright empties its output folder when it starts: its own, so that the timing that vitest recorded before it
   // (test-results/timing) stays for npm test's table.
