@@ -86,6 +86,22 @@ describe('embeddings', () => {
     expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'input' });
     expect((error as Error).message).toMatch(/input\[1\] has 602 tokens/);
   });
+
+  it('embeds an input of the longest length it says it takes, and refuses one token more with a 400', async () => {
+    // The longest the engine says, from its refusal ("maximum input length is N tokens"); 'a' is one token, and the
+    // tokenizer adds its CLS and SEP. On llama.cpp in Node an input as long as the context was a 500 (issue 63).
+    const refusal = (await client.embeddings
+      .create({ model, input: 'a '.repeat(600) })
+      .catch((e: unknown) => e)) as Error;
+    const longest = Number(/maximum input length is (\d+) tokens/.exec(refusal.message)?.[1]);
+    expect(longest).toBeGreaterThan(500);
+    const longestInput = 'a '.repeat(longest - 2).trim();
+    const embedded = await client.embeddings.create({ model, input: longestInput, encoding_format: 'float' });
+    expect(embedded.usage.prompt_tokens).toBe(longest);
+    expect(embedded.data[0]!.embedding.length).toBeGreaterThan(0);
+    const over = await client.embeddings.create({ model, input: `${longestInput} a` }).catch((e: unknown) => e);
+    expect(over).toMatchObject({ status: 400, code: 'context_length_exceeded', param: 'input' });
+  });
 });
 
 describe('embeddings under the rate limit', () => {

@@ -208,9 +208,14 @@ async function loadDraft(
 export async function loadEmbeddingModel(candidate: LlamaCppCandidate, context: LoadContext): Promise<EmbeddingModel> {
   const runtime = await getRuntime();
   const model = await runtime.loadModel({ modelPath: await ggufPath(candidate, context) });
-  const maxInputTokens = Math.min(candidate.maxInputTokens ?? Infinity, model.trainContextSize);
+  // node-llama-cpp reads an input one token shorter than its context at most (it refused one of the context's length
+  // with a plain error, a 500); and it reads it in one batch only if the batch holds the context: its default batch of
+  // 512 cut a longer input into pieces, and a BERT-type model keeps no cache between them, so the vector was the last
+  // piece's (issue 63).
+  const maxInputTokens = Math.min(candidate.maxInputTokens ?? Infinity, model.trainContextSize - 1);
   const embedding = await model.createEmbeddingContext({
     contextSize: model.trainContextSize,
+    batchSize: model.trainContextSize,
     threads: threads(candidate),
   });
   return llamaEmbeddingModel({
