@@ -104,6 +104,16 @@ describe('/v1/files', () => {
     const seen: string[] = [];
     for await (const file of client.files.list({ limit: 2, order: 'asc', purpose: 'user_data' })) seen.push(file.id);
     expect(seen.filter((id) => ids.includes(id))).toEqual(ids);
+    // `before`: the page just before the cursor, in the list's order (it gave the first page; issue 63).
+    const all = (await client.files.list({ order: 'asc', purpose: 'user_data' })).data.map((file) => file.id);
+    const cursor = all.indexOf(ids[4]!);
+    // (The SDK's files.list takes no `before`, OpenAI's other lists do: sent as a query parameter.)
+    const previous = await client.files.list(
+      {},
+      { query: { order: 'asc', purpose: 'user_data', limit: 2, before: ids[4]! } },
+    );
+    expect(previous.data.map((file) => file.id)).toEqual(all.slice(cursor - 2, cursor));
+    expect(previous.has_more).toBe(cursor > 2);
     for (const id of ids) await client.files.delete(id);
   });
 

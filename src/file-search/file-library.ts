@@ -961,7 +961,10 @@ function page<R extends { createdMs: number }, T extends { id: string }>(
   }
   const limit = params.limit ?? 20;
   const slice = sorted.slice(start, Math.max(start, end));
-  const data = slice.slice(0, limit).map(view);
+  // `before` alone asks for the previous page: the `limit` rows just before the cursor (it gave the list's first page),
+  // with `has_more` saying whether more lie before them.
+  const backwards = params.before !== undefined && params.after === undefined;
+  const data = (backwards ? slice.slice(-limit) : slice.slice(0, limit)).map(view);
   return {
     object: 'list',
     data,
