@@ -124,16 +124,20 @@ test('the audio arrives sentence by sentence, and as server-sent events', { tag:
         .split('\n\n')
         .filter((frame) => frame.startsWith('data: '))
         .map((frame) => JSON.parse(frame.slice(6)) as { type: string; audio?: string });
-      const streamed = events
-        .filter((e) => e.type === 'speech.audio.delta')
-        .reduce((n, e) => n + atob(e.audio!).length, 0);
-      return { reads, bytes, streamed, last: events.at(-1)?.type };
+      const deltas = events.filter((e) => e.type === 'speech.audio.delta');
+      const streamed = deltas.reduce((n, e) => n + atob(e.audio!).length, 0);
+      return { reads, bytes, streamed, deltas: deltas.length, last: events.at(-1)?.type };
     },
     { k: key, input: THREE_SENTENCES, sse },
   );
-  expect(result.reads).toBeGreaterThanOrEqual(3);
   expect(result.bytes).toBeGreaterThan(0);
-  if (!sse) return;
+  // How many reads a body takes is the browser's to decide: one that reads slower than three sentences are spoken gets
+  // them together (Firefox did, once). The events are the route's own: one or more a sentence, whoever reads them.
+  if (!sse) {
+    expect(result.reads).toBeGreaterThanOrEqual(3); // SwiftShader takes seconds a sentence: each its own read
+    return;
+  }
+  expect(result.deltas).toBeGreaterThanOrEqual(3);
   expect(result.streamed).toBe(result.bytes);
   expect(result.last).toBe('speech.audio.done');
 });
