@@ -198,18 +198,19 @@ export class FileLibrary {
    * stored: checked side by side, twenty uploads of 30 MiB each saw the same usage and all passed a 512 MiB limit
    * (issue 63). Keys do not wait for each other.
    */
-  #uploads = new Map<string, Promise<unknown>>();
+  #uploads = new Map<string, Promise<void>>();
 
   async createFile(
     owner: string,
     upload: { bytes: Uint8Array; filename: string; mimeType: string; purpose: FilePurpose; expiresAfterS?: number },
   ): Promise<FileObject> {
+    // Each upload waits for the key's one before it to settle (`settled` never rejects: a refusal is its caller's).
     const previous = this.#uploads.get(owner) ?? Promise.resolve();
-    const stored = previous.then(
-      () => this.#keepFile(owner, upload),
-      () => this.#keepFile(owner, upload),
+    const stored = previous.then(() => this.#keepFile(owner, upload));
+    const settled = stored.then(
+      () => {},
+      () => {},
     );
-    const settled = stored.catch(() => {});
     this.#uploads.set(owner, settled);
     void settled.then(() => {
       if (this.#uploads.get(owner) === settled) this.#uploads.delete(owner);
