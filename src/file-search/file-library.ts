@@ -148,6 +148,15 @@ const RETRYABLE = new Set<EngineErrorKind>([
 const EMBED_BATCH = 16;
 const DAY_S = 86_400;
 
+/** An uploaded file as the files route reads it from the multipart body. */
+interface FileUpload {
+  bytes: Uint8Array;
+  filename: string;
+  mimeType: string;
+  purpose: FilePurpose;
+  expiresAfterS?: number;
+}
+
 /**
  * The Files and Vector Stores of every key: files kept with their bytes, vector stores of files, each file's text
  * extracted, cut into chunks, embedded on the device and indexed (full text and vectors) in the background, and
@@ -200,10 +209,7 @@ export class FileLibrary {
    */
   #uploads = new Map<string, Promise<void>>();
 
-  async createFile(
-    owner: string,
-    upload: { bytes: Uint8Array; filename: string; mimeType: string; purpose: FilePurpose; expiresAfterS?: number },
-  ): Promise<FileObject> {
+  async createFile(owner: string, upload: FileUpload): Promise<FileObject> {
     // Each upload waits for the key's one before it to settle (`settled` never rejects: a refusal is its caller's).
     const previous = this.#uploads.get(owner) ?? Promise.resolve();
     const stored = previous.then(() => this.#keepFile(owner, upload));
@@ -218,10 +224,7 @@ export class FileLibrary {
     return stored;
   }
 
-  async #keepFile(
-    owner: string,
-    upload: { bytes: Uint8Array; filename: string; mimeType: string; purpose: FilePurpose; expiresAfterS?: number },
-  ): Promise<FileObject> {
+  async #keepFile(owner: string, upload: FileUpload): Promise<FileObject> {
     const { maxFileBytes, maxStorageBytes, maxFiles } = this.#limits;
     if (upload.bytes.length > maxFileBytes) {
       throw new LibraryError(

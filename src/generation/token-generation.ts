@@ -41,8 +41,7 @@ export function requestThinks(modelThinks: boolean, request: ChatRequest): boole
  * 'logit_bias'"): an id past the vocabulary biased nothing, or (past 2³¹, read as a 32-bit id) another token, or, on
  * a GPU kernel that indexes by it, memory that is not the logits'.
  */
-export function checkLogitBias(bias: Readonly<Record<number, number>> | undefined, vocabularySize: number): void {
-  if (bias === undefined) return;
+export function checkLogitBias(bias: Readonly<Record<number, number>>, vocabularySize: number): void {
   for (const id of Object.keys(bias)) {
     if (Number(id) < vocabularySize) continue;
     throw new EngineError(

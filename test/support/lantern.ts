@@ -14,7 +14,7 @@ import {
   type ModelProfile,
 } from '../../src/index.ts';
 import type { EngineName } from '../../src/engines/engine-registry.ts';
-import { defaultCpuThreads } from '../../src/engines/transformers/load-pretrained.ts';
+import { defaultCpuThreads } from '../../src/engines/cpu-threads.ts';
 import { overrideTask } from './task-override.ts';
 
 /**

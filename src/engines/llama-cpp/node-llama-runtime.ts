@@ -3,6 +3,7 @@ import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } fro
 import type { NativeDraw } from '../../generation/decode-loop.ts';
 import { isHubModel } from '../engine-descriptor.ts';
 import { modelFolder } from '../model-files.ts';
+import { defaultCpuThreads } from '../cpu-threads.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata, type LlamaRuntimeModel } from './llama-chat-model.ts';
@@ -42,13 +43,8 @@ function getRuntime(): Promise<Llama> {
   return llama;
 }
 
-/**
- * Threads per context: half the cores. llama.cpp's threads spin while they wait for each other, so as many threads as
- * cores on a machine that also runs the server (and, in tests, browsers) slows it a hundredfold: on 2 vCPUs, 200 tokens
- * of stories260K took 111 s with node-llama-cpp's default and 113 ms with one thread.
- */
-const threads = (candidate: LlamaCppCandidate) =>
-  candidate.threads ?? Math.max(1, Math.floor(process.getBuiltinModule('node:os').availableParallelism() / 2));
+/** Threads per context: the candidate's, else half the cores (see defaultCpuThreads: llama.cpp's threads spin). */
+const threads = (candidate: LlamaCppCandidate) => candidate.threads ?? defaultCpuThreads();
 
 /**
  * The GGUF's path on this machine: a folder's file as it is; a hub repository's or a URL's downloaded once into

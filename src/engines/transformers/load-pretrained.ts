@@ -6,6 +6,7 @@ import {
   type ProgressInfo,
 } from '@huggingface/transformers';
 import type { LoadProgress } from '../../engine-interface/index.ts';
+import { defaultCpuThreads } from '../cpu-threads.ts';
 import { yieldToEventLoop } from './yield-to-event-loop.ts';
 
 /** Where transformers.js runs a model: `cpu` in Node, `wasm` or `webgpu` in a browser. */
@@ -59,15 +60,6 @@ export async function loadPretrained(
   };
   return [tokenizer, model];
 }
-
-/**
- * onnxruntime-node's threads per session when the candidate names none: half the cores, as llama.cpp's. Its own default
- * (every physical core) spins threads while they wait for each other; on 2 vCPUs beside another busy process (the
- * server's other model, a test's other fork) that doubled the CPU time of the same forward passes and took 70% longer
- * (docs/tests.md). Half the logical cores is the physical cores of most servers, where it changes nothing.
- */
-export const defaultCpuThreads = (): number =>
-  Math.max(1, Math.floor(process.getBuiltinModule('node:os').availableParallelism() / 2));
 
 /**
  * What a failed load says, with the cause a reader can act on in front of transformers.js' own words: its files are
