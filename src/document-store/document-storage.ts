@@ -8,12 +8,20 @@
 
 /** The tables of the Files and Vector Stores APIs. Keys are arrays of strings, the first always the owner (the API key id). */
 export type DocumentTable =
-  'files' | 'file_bytes' | 'vector_stores' | 'vector_store_files' | 'file_batches' | 'chunks' | 'indexes';
+  | 'files'
+  | 'file_bytes'
+  | 'file_texts'
+  | 'vector_stores'
+  | 'vector_store_files'
+  | 'file_batches'
+  | 'chunks'
+  | 'indexes';
 
 /** Every table, in one list: what the backends create, and what they accept at run time. */
 export const DOCUMENT_TABLES: readonly DocumentTable[] = Object.freeze([
   'files',
   'file_bytes',
+  'file_texts',
   'vector_stores',
   'vector_store_files',
   'file_batches',

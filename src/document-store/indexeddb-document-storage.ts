@@ -17,6 +17,7 @@ interface Table {
 interface DocumentsDB extends DBSchema {
   files: Table;
   file_bytes: Table;
+  file_texts: Table;
   vector_stores: Table;
   vector_store_files: Table;
   file_batches: Table;
@@ -27,8 +28,11 @@ interface DocumentsDB extends DBSchema {
 /** The database every page and the service worker of an origin share: files uploaded in one are seen in all. */
 export const DOCUMENTS_DATABASE = 'lantern-documents';
 
-/** 1: one object store per table, keyed by arrays of strings given on each put. */
-const VERSION = 1;
+/**
+ * 1: one object store per table, keyed by arrays of strings given on each put. 2: `file_texts`, each file's text as
+ * extracted once (a database of version 1 gains it; nothing else changes).
+ */
+const VERSION = 2;
 
 /**
  * The records of a key prefix, as one range of IndexedDB's key order: from the prefix itself to `[...prefix, []]`.
@@ -51,8 +55,10 @@ const range = (prefix: RecordKey): IDBKeyRange | undefined =>
  * @param name - the database: {@link DOCUMENTS_DATABASE} in the browser, another in tests.
  */
 export function indexedDbDocumentStorage(name = DOCUMENTS_DATABASE): DocumentStorage {
-  const withDatabase = reopeningDatabase<DocumentsDB>(name, VERSION, (database, oldVersion) => {
-    if (oldVersion < 1) for (const table of DOCUMENT_TABLES) database.createObjectStore(table);
+  const withDatabase = reopeningDatabase<DocumentsDB>(name, VERSION, (database) => {
+    for (const table of DOCUMENT_TABLES) {
+      if (!database.objectStoreNames.contains(table)) database.createObjectStore(table);
+    }
   });
 
   return {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { EngineError } from '../engine-interface/index.ts';
 import { memoryDocumentStorage, type DocumentStorage } from '../document-store/index.ts';
 import { FakeEngine } from '../../test/support/fake-engine.ts';
-import { FileLibrary } from './file-library.ts';
+import { UnreadableFileError, extractText } from '../documents/index.ts';
+import { FileLibrary, type TextExtractor } from './file-library.ts';
 import { LibraryError } from './library-error.ts';
 
 /**
@@ -171,5 +172,84 @@ describe('FileLibrary', () => {
     expect(hits).toHaveLength(1);
     expect(hits[0]!.attributes).toEqual({ floor: 2 });
     expect((await lib.listStoreFiles('k', store.id, {})).data).toHaveLength(1);
+  });
+
+  it("takes keys in turns: a key's small file indexes while another key's eight large ones wait (issue 63)", async () => {
+    const engine = wordEngine();
+    const embedded: string[] = [];
+    const embed = engine.onEmbed;
+    // Nothing embeds until every file is attached: the order is then the queue's alone.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    engine.onEmbed = async (request) => (await gate, embedded.push(...request.input), embed(request));
+    const lib = library({ engine });
+    const long = Array.from({ length: 1000 }, (_, i) => `Sentence ${i} tells of a hotel room and its lamp.`).join(' ');
+    const big = await upload(lib, 'a', 'hotels.txt', long);
+    const small = await upload(lib, 'b', 'owl.txt', 'The owl hoots at night.');
+    const chunking = { maxChunkTokens: 100, overlapTokens: 0 };
+    for (let i = 0; i < 8; i++) await lib.createVectorStore('a', { fileIds: [big.id], chunking });
+    const store = await lib.createVectorStore('b', { fileIds: [small.id] });
+    release();
+    await lib.idle();
+
+    expect((await lib.retrieveStoreFile('b', store.id, small.id)).status).toBe('completed');
+    // B's chunk was embedded after one turn of A's (64 chunks), not after all of A's eight files (a FIFO queue's order).
+    expect((embedded.length - 1) / 8).toBeGreaterThan(64);
+    expect(embedded.indexOf('The owl hoots at night.')).toBeLessThanOrEqual(64);
+  });
+
+  it('reads a file once for every store and content call, and keeps a failed read as failed (issue 63)', async () => {
+    let reads = 0;
+    const extract: TextExtractor = async (...args) => (reads++, extractText(...args));
+    const lib = new FileLibrary({ storage: memoryDocumentStorage(), engine: wordEngine(), extract });
+    const file = await upload(lib, 'k', 'lamp.txt', 'The lamp is lit at dusk.');
+    const stores = [];
+    for (let i = 0; i < 3; i++) stores.push(await lib.createVectorStore('k', { fileIds: [file.id] }));
+    await lib.idle();
+    for (const store of stores) {
+      expect(await lib.storeFileContent('k', store.id, file.id)).toEqual([
+        { type: 'text', text: 'The lamp is lit at dusk.' },
+      ]);
+    }
+    expect(reads).toBe(1);
+
+    const broken = await upload(lib, 'k', 'broken.json', '{"lamp":');
+    await lib.attachFile('k', stores[0]!.id, broken.id, {});
+    await lib.idle();
+    expect(await lib.storeFileContent('k', stores[0]!.id, broken.id)).toEqual([]);
+    expect(await lib.storeFileContent('k', stores[0]!.id, broken.id)).toEqual([]);
+    expect(reads).toBe(2);
+    expect(await lib.retrieveStoreFile('k', stores[0]!.id, broken.id)).toMatchObject({
+      status: 'failed',
+      last_error: { code: 'invalid_file' },
+    });
+  });
+
+  it('fails a file whose read a stopped context left unfinished, without reading it again (issue 63)', async () => {
+    const storage = memoryDocumentStorage();
+    // The first context's read never ends: the process stops (or is killed) while it reads.
+    const first = new FileLibrary({ storage, engine: wordEngine(), extract: () => new Promise(() => {}) });
+    const file = await upload(first, 'k', 'poison.pdf', '%PDF-1.7 ...');
+    const store = await first.createVectorStore('k', { fileIds: [file.id] });
+    await expect
+      .poll(async () => (await storage.get<{ state: string }>('file_texts', ['k', file.id]))?.state)
+      .toBe('extracting');
+
+    let reads = 0;
+    const extract: TextExtractor = async () => {
+      reads++;
+      throw new UnreadableFileError('not reached');
+    };
+    const next = new FileLibrary({ storage, engine: wordEngine(), extract });
+    await next.idle();
+    const failed = await next.retrieveStoreFile('k', store.id, file.id);
+    expect(failed).toMatchObject({ status: 'failed', last_error: { code: 'invalid_file' } });
+    expect(failed.last_error!.message).toContain('did not finish');
+    expect(reads).toBe(0);
+    // A third context does not read it either: the failure is kept.
+    const third = new FileLibrary({ storage, engine: wordEngine(), extract });
+    await third.idle();
+    expect(await third.storeFileContent('k', store.id, file.id)).toEqual([]);
+    expect(reads).toBe(0);
   });
 });

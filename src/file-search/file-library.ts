@@ -14,6 +14,8 @@ import {
   UnreadableFileError,
   UnsupportedFileError,
   type ChunkingOptions,
+  type ExtractedText,
+  type TextChunk,
 } from '../documents/index.ts';
 import { formatBytes, storageEstimate } from '../downloads/storage-quota.ts';
 import { WindowedEmbedder } from './embed-in-windows.ts';
@@ -72,11 +74,43 @@ interface ChunkRun {
   vectors: Float32Array[][];
 }
 
+/**
+ * A file's text as extracted, kept once for every store it is attached to and for its content route, so that a file is
+ * read once. `extracting` is written before the read: a context that finds it with no read of its own under way was
+ * stopped while reading the file (a crash, or a process killed out of memory), and fails the file rather than read it
+ * again, in case the file is what stopped it.
+ */
+type KeptText =
+  | { state: 'extracting'; startedMs: number }
+  | { state: 'extracted'; text: string }
+  | { state: 'failed'; error: LastError };
+
+type TextResult = { text: string } | { error: LastError };
+
+/** A file waiting to be indexed into a store, with what its earlier turns made. */
+interface IndexJob {
+  owner: string;
+  storeId: string;
+  fileId: string;
+  /** Its text, being read (started on its first turn). */
+  text?: Promise<TextResult>;
+  /** Its chunks and its text's size in bytes, once read and cut. */
+  chunks?: TextChunk[];
+  textBytes?: number;
+  /** Chunks embedded and stored so far. */
+  done?: number;
+  /** Set when the file is detached (or attached anew) while waiting: the job ends at its next check. */
+  dropped?: boolean;
+}
+
 interface IndexRow {
   snapshot: string;
   /** The files whose chunks the snapshot holds: if they are not the store's completed files, it is rebuilt. */
   fileIds: string[];
 }
+
+/** How a file's text is read: {@link extractText}'s contract (its errors say why a file cannot be read). */
+export type TextExtractor = (bytes: Uint8Array, filename: string, mimeType?: string) => Promise<ExtractedText>;
 
 /** Indexing progress, for a page that shows it. */
 export interface IndexingProgress {
@@ -99,6 +133,12 @@ export interface FileLibraryOptions {
   keepAlive?: (work: Promise<void>) => void;
   /** Told of a failure while indexing that is not the file's own (a model that failed to load). */
   onError?: (error: unknown) => void;
+  /**
+   * How a file's text is read (default: {@link extractText}, on this thread). Node's server reads in a worker thread
+   * with a time and memory budget (scripts/text-extraction.ts), so that no document holds the thread requests are
+   * answered on.
+   */
+  extract?: TextExtractor;
 }
 
 export interface ListParams {
@@ -146,6 +186,14 @@ const RETRYABLE = new Set<EngineErrorKind>([
 
 /** Chunks embedded in one engine call. */
 const EMBED_BATCH = 16;
+/**
+ * Runs of {@link EMBED_BATCH} chunks a file embeds in one turn before the next key's file has its turn: 64 chunks, a
+ * second or two of a small embeddings model on a CPU. Keys take turns, so a key's small file waits at most for a turn
+ * of each other key's, however much they attached (issue 63: one FIFO queue made a 38-byte file wait 58.7 s).
+ */
+const RUNS_PER_TURN = 4;
+/** How long a turn waits for a file's text while another key's file could index instead. */
+const TEXT_WAIT_MS = 200;
 const DAY_S = 86_400;
 
 /** An uploaded file as the files route reads it from the multipart body. */
@@ -159,12 +207,13 @@ interface FileUpload {
 
 /**
  * The Files and Vector Stores of every key: files kept with their bytes, vector stores of files, each file's text
- * extracted, cut into chunks, embedded on the device and indexed (full text and vectors) in the background, and
- * searched. Every call names the key (`owner`) it is for and sees only that key's files and stores.
+ * extracted once (and kept), cut into chunks, embedded on the device and indexed (full text and vectors) in the
+ * background, and searched. Every call names the key (`owner`) it is for and sees only that key's files and stores.
  *
- * Indexing runs one file at a time, in the order files were attached, each file's chunks embedded in runs of
- * {@link EMBED_BATCH} that are stored as they are made. A file left `in_progress` when the context ended (a tab
- * closed, the service worker stopped) resumes after its last stored run the next time the library is used.
+ * Indexing runs one file at a time, keys taking turns (each key's files in the order they were attached, a turn at
+ * most {@link RUNS_PER_TURN} runs of {@link EMBED_BATCH} chunks), each run stored as it is made. A file left
+ * `in_progress` when the context ended (a tab closed, the service worker stopped) resumes after its last stored run
+ * the next time the library is used.
  */
 export class FileLibrary {
   readonly #storage: DocumentStorage;
@@ -173,7 +222,11 @@ export class FileLibrary {
   readonly #limits: LibraryLimits;
   readonly #now: () => number;
   readonly #options: FileLibraryOptions;
-  readonly #queue: { owner: string; storeId: string; fileId: string }[] = [];
+  readonly #extract: TextExtractor;
+  /** Each key's files waiting to be indexed, the keys in the order of their turns: the first is served next. */
+  readonly #queues = new Map<string, IndexJob[]>();
+  /** Texts being read in this context, by owner and file: a file attached to several stores is read once. */
+  readonly #reading = new Map<string, Promise<TextResult>>();
   #draining: Promise<void> | undefined;
   #resumed: Promise<void> | undefined;
   /** Each store's index, loaded on its first search or indexed file and kept: never rebuilt per query. */
@@ -188,6 +241,7 @@ export class FileLibrary {
     this.#embedder = new WindowedEmbedder(options.engine);
     this.#limits = { ...DEFAULT_LIBRARY_LIMITS, ...options.limits };
     this.#now = options.now ?? Date.now;
+    this.#extract = options.extract ?? extractText;
   }
 
   get limits(): Readonly<LibraryLimits> {
@@ -308,6 +362,7 @@ export class FileLibrary {
     }
     await this.#storage.delete('files', [owner, id]);
     await this.#storage.delete('file_bytes', [owner, id]);
+    await this.#storage.delete('file_texts', [owner, id]);
   }
 
   // ---- Vector stores ----
@@ -434,17 +489,15 @@ export class FileLibrary {
     return { id: fileId, object: 'vector_store.file.deleted', deleted: true };
   }
 
-  /** The text the file was indexed from, as the chunks hold it (`GET …/files/{id}/content`). */
+  /**
+   * The text the file was indexed from (`GET …/files/{id}/content`): as kept when it was read, never read again; none
+   * for a file that could not be read.
+   */
   async storeFileContent(owner: string, storeId: string, fileId: string): Promise<{ type: 'text'; text: string }[]> {
     await this.#storeFile(owner, storeId, fileId);
-    const { bytes, file, mimeType } = await this.fileContent(owner, fileId);
-    try {
-      const { text } = await extractText(bytes, file.filename, mimeType);
-      return [{ type: 'text', text }];
-    } catch (error) {
-      if (error instanceof UnsupportedFileError || error instanceof UnreadableFileError) return [];
-      throw error;
-    }
+    await this.#file(owner, fileId);
+    const result = await this.#textOf(owner, fileId);
+    return 'text' in result ? [{ type: 'text', text: result.text }] : [];
   }
 
   // ---- File batches ----
@@ -683,6 +736,11 @@ export class FileLibrary {
   }
 
   async #detach(owner: string, storeId: string, fileId: string): Promise<void> {
+    const jobs = this.#queues.get(owner) ?? [];
+    for (const job of jobs.filter((j) => j.storeId === storeId && j.fileId === fileId)) {
+      job.dropped = true;
+      jobs.splice(jobs.indexOf(job), 1);
+    }
     await this.#storage.delete('vector_store_files', [owner, storeId, fileId]);
     await this.#storage.deleteAll('chunks', [owner, storeId, fileId]);
     const key = indexKey(owner, storeId);
@@ -696,11 +754,19 @@ export class FileLibrary {
     }
   }
 
-  #enqueue(job: { owner: string; storeId: string; fileId: string }): void {
-    this.#queue.push(job);
+  #enqueue(job: IndexJob): void {
+    const jobs = this.#queues.get(job.owner);
+    if (jobs) jobs.push(job);
+    else this.#queues.set(job.owner, [job]);
     if (this.#draining) return;
     this.#draining = this.#drain().finally(() => (this.#draining = undefined));
     this.#options.keepAlive?.(this.#draining);
+  }
+
+  #queued(owner: string, storeId: string, fileId?: string): boolean {
+    return (this.#queues.get(owner) ?? []).some(
+      (job) => job.storeId === storeId && (fileId === undefined || job.fileId === fileId),
+    );
   }
 
   async #resume(): Promise<void> {
@@ -708,78 +774,95 @@ export class FileLibrary {
       const rows = await this.#storage.list<StoreFileRow>('vector_store_files', []);
       for (const row of rows) {
         if (row.file.status !== 'in_progress') continue;
-        const queued = this.#queue.some((j) => j.storeId === row.file.vector_store_id && j.fileId === row.file.id);
-        if (!queued) this.#enqueue({ owner: row.owner, storeId: row.file.vector_store_id, fileId: row.file.id });
+        const { owner } = row;
+        const storeId = row.file.vector_store_id;
+        if (!this.#queued(owner, storeId, row.file.id)) this.#enqueue({ owner, storeId, fileId: row.file.id });
       }
     })();
     return this.#resumed;
   }
 
+  /** Serves the keys in turn: a turn of the first key's first file, then that key goes to the back of the line. */
   async #drain(): Promise<void> {
-    for (let job = this.#queue.shift(); job; job = this.#queue.shift()) {
+    for (let next = this.#queues.entries().next(); !next.done; next = this.#queues.entries().next()) {
+      const [owner, jobs] = next.value;
+      const job = jobs[0];
+      if (!job) {
+        this.#queues.delete(owner);
+        continue;
+      }
+      let over = true;
       try {
-        await this.#indexFile(job.owner, job.storeId, job.fileId);
+        over = await this.#indexTurn(job);
       } catch (error) {
         // The file stays `in_progress`: the model may load next time (a host tab back, a download finished), so the
         // next use of the library resumes it. The operator hears of it now.
         this.#resumed = undefined;
         this.#options.onError?.(error);
       }
+      // By identity: the key's list may have changed during the turn (a file detached, another attached).
+      if (over && jobs.includes(job)) jobs.splice(jobs.indexOf(job), 1);
+      this.#queues.delete(owner);
+      if (jobs.length) this.#queues.set(owner, jobs);
       // A store's index is written when no more of its files wait: one write for a batch of a hundred files.
-      if (!this.#queue.some((j) => j.owner === job.owner && j.storeId === job.storeId)) await this.#saveIndexes();
+      if (over && !this.#queued(owner, job.storeId)) await this.#saveIndexes();
     }
   }
 
-  async #indexFile(owner: string, storeId: string, fileId: string): Promise<void> {
+  /**
+   * One turn of a file's indexing: its text read and cut (on its first turn), then up to {@link RUNS_PER_TURN} runs of
+   * chunks embedded and stored. Resolves true when the file is over (indexed, failed, or no longer wanted), false when
+   * it wants another turn.
+   */
+  async #indexTurn(job: IndexJob): Promise<boolean> {
+    const { owner, storeId, fileId } = job;
     const key: [string, string, string] = [owner, storeId, fileId];
     const stillWanted = async () =>
-      (await this.#storage.get<StoreFileRow>('vector_store_files', key))?.file.status === 'in_progress';
+      !job.dropped && (await this.#storage.get<StoreFileRow>('vector_store_files', key))?.file.status === 'in_progress';
     const row = await this.#storage.get<StoreFileRow>('vector_store_files', key);
     const store = await this.#storage.get<StoreRow>('vector_stores', [owner, storeId]);
-    if (!row || !store || row.file.status !== 'in_progress') return;
+    if (job.dropped || !row || !store || row.file.status !== 'in_progress') return true;
     const fail = async (error: LastError) => {
       await this.#storage.deleteAll('chunks', key);
-      if (!(await stillWanted())) return;
+      if (!(await stillWanted())) return true;
       row.file.status = 'failed';
       row.file.last_error = error;
       await this.#storage.put('vector_store_files', key, row);
+      return true;
     };
 
-    const fileRow = await this.#storage.get<FileRow>('files', [owner, fileId]);
-    const bytes = await this.#storage.get<Uint8Array>('file_bytes', [owner, fileId]);
-    if (!fileRow || !bytes)
-      return fail({ code: 'invalid_file', message: 'The file was deleted before it was indexed.' });
-    let text: string;
-    try {
-      ({ text } = await extractText(bytes, fileRow.file.filename, fileRow.mimeType));
-    } catch (error) {
-      if (error instanceof UnsupportedFileError) return fail({ code: 'unsupported_file', message: error.message });
-      if (error instanceof UnreadableFileError) return fail({ code: 'invalid_file', message: error.message });
-      return fail({ code: 'server_error', message: `The file could not be read: ${(error as Error).message}` });
-    }
-    const { static: sizes } = row.file.chunking_strategy;
-    const chunks = chunkText(text, {
-      maxChunkTokens: sizes.max_chunk_size_tokens,
-      overlapTokens: sizes.chunk_overlap_tokens,
-    });
-    const others = (await this.#storage.list<StoreFileRow>('vector_store_files', [owner, storeId]))
-      .filter((f) => f.file.id !== fileId)
-      .reduce((sum, f) => sum + f.chunks, 0);
-    if (others + chunks.length > this.#limits.maxChunksPerStore) {
-      return fail({
-        code: 'invalid_file',
-        message:
-          `The file makes ${chunks.length} chunks; with the ${others} already in the store that is over the limit of ` +
-          `${this.#limits.maxChunksPerStore} chunks per vector store (limits.maxChunksPerStore).`,
+    if (!job.chunks) {
+      job.text ??= this.#textOf(owner, fileId);
+      // A long read (a large PDF, in a thread of its own in Node) holds no other key's files: they index meanwhile.
+      if (this.#queues.size > 1 && !(await settlesWithin(job.text, TEXT_WAIT_MS))) return false;
+      const result = await job.text;
+      if ('error' in result) return fail(result.error);
+      const { static: sizes } = row.file.chunking_strategy;
+      const chunks = chunkText(result.text, {
+        maxChunkTokens: sizes.max_chunk_size_tokens,
+        overlapTokens: sizes.chunk_overlap_tokens,
       });
+      const others = (await this.#storage.list<StoreFileRow>('vector_store_files', [owner, storeId]))
+        .filter((f) => f.file.id !== fileId)
+        .reduce((sum, f) => sum + f.chunks, 0);
+      if (others + chunks.length > this.#limits.maxChunksPerStore) {
+        return fail({
+          code: 'invalid_file',
+          message:
+            `The file makes ${chunks.length} chunks; with the ${others} already in the store that is over the limit ` +
+            `of ${this.#limits.maxChunksPerStore} chunks per vector store (limits.maxChunksPerStore).`,
+        });
+      }
+      job.chunks = chunks;
+      job.textBytes = new TextEncoder().encode(result.text).length;
     }
+    const { chunks } = job;
 
     // Resume after the runs already stored: a run is written whole, so each stored run is complete.
-    const runs = await this.#storage.list<ChunkRun>('chunks', key);
-    let done = runs.reduce((sum, run) => sum + run.texts.length, 0);
-    while (done < chunks.length) {
-      if (!(await stillWanted())) return void (await this.#storage.deleteAll('chunks', key));
-      const texts = chunks.slice(done, done + EMBED_BATCH).map((c) => c.text);
+    job.done ??= (await this.#storage.list<ChunkRun>('chunks', key)).reduce((sum, run) => sum + run.texts.length, 0);
+    for (let turn = 0; job.done < chunks.length && turn < RUNS_PER_TURN; turn++) {
+      if (!(await stillWanted())) return (void (await this.#storage.deleteAll('chunks', key)), true);
+      const texts = chunks.slice(job.done, job.done + EMBED_BATCH).map((c) => c.text);
       let vectors: Float32Array[][];
       try {
         vectors = store.embeddingModel ? await this.#embedder.embed(store.embeddingModel, texts) : texts.map(() => []);
@@ -789,28 +872,92 @@ export class FileLibrary {
         return fail({ code: 'server_error', message: `The file could not be embedded: ${error.message}` });
       }
       try {
-        await this.#storage.put('chunks', [...key, runKey(done)], { texts, vectors } satisfies ChunkRun);
+        await this.#storage.put('chunks', [...key, runKey(job.done)], { texts, vectors } satisfies ChunkRun);
       } catch (error) {
         if (!isStorageFull(error)) throw error;
         return fail({ code: 'server_error', message: originFull().message });
       }
-      done += texts.length;
-      this.#options.onProgress?.({ vectorStoreId: storeId, fileId, chunksDone: done, chunksTotal: chunks.length });
+      job.done += texts.length;
+      this.#options.onProgress?.({ vectorStoreId: storeId, fileId, chunksDone: job.done, chunksTotal: chunks.length });
     }
-    if (!(await stillWanted())) return void (await this.#storage.deleteAll('chunks', key));
+    if (job.done < chunks.length) return false;
+    if (!(await stillWanted())) return (void (await this.#storage.deleteAll('chunks', key)), true);
 
     const indexed = await this.#storage.list<ChunkRun>('chunks', key);
     const dims = indexed.find((run) => run.vectors[0]?.[0])?.vectors[0]![0]!.length ?? 0;
+    const fileRow = await this.#storage.get<FileRow>('files', [owner, fileId]);
     row.chunks = chunks.length;
-    row.file.usage_bytes = new TextEncoder().encode(text).length + chunks.length * dims * 4;
+    row.file.usage_bytes = job.textBytes! + chunks.length * dims * 4;
     row.file.status = 'completed';
     await this.#storage.put('vector_store_files', key, row);
     // Into the store's index, loaded (restored, or built from the chunks) if it is not: the drain writes its snapshot
     // when the store's last queued file is done, so that no later context builds it again.
     const index = await this.#index(owner, storeId);
     index.removeFile(fileId);
-    index.add(toIndexed(fileId, fileRow.file.filename, row.file.attributes, indexed));
+    index.add(toIndexed(fileId, fileRow?.file.filename ?? fileId, row.file.attributes, indexed));
     this.#unsaved.add(indexKey(owner, storeId));
+    return true;
+  }
+
+  /** A file's text: as kept, or read now (once, however many stores and calls ask for it at the same time). */
+  #textOf(owner: string, fileId: string): Promise<TextResult> {
+    const key = `${owner}\u0000${fileId}`;
+    let reading = this.#reading.get(key);
+    if (!reading) {
+      reading = this.#readText(owner, fileId).finally(() => this.#reading.delete(key));
+      this.#reading.set(key, reading);
+    }
+    return reading;
+  }
+
+  async #readText(owner: string, fileId: string): Promise<TextResult> {
+    const kept = await this.#storage.get<KeptText>('file_texts', [owner, fileId]);
+    if (kept?.state === 'extracted') return { text: kept.text };
+    if (kept?.state === 'failed') return { error: kept.error };
+    if (kept?.state === 'extracting') {
+      // No read of it runs here (it would have been found above): the context that began it stopped while reading.
+      return this.#keepText(owner, fileId, {
+        state: 'failed',
+        error: {
+          code: 'invalid_file',
+          message:
+            'Reading this file did not finish: the server stopped while it read it. It is not read again, in case ' +
+            'the file is what stopped it; upload it again to retry.',
+        },
+      });
+    }
+    const fileRow = await this.#storage.get<FileRow>('files', [owner, fileId]);
+    const bytes = await this.#storage.get<Uint8Array>('file_bytes', [owner, fileId]);
+    if (!fileRow || !bytes)
+      return { error: { code: 'invalid_file', message: 'The file was deleted before it was read.' } };
+    await this.#storage.put('file_texts', [owner, fileId], { state: 'extracting', startedMs: this.#now() });
+    let read: KeptText;
+    try {
+      read = { state: 'extracted', text: (await this.#extract(bytes, fileRow.file.filename, fileRow.mimeType)).text };
+    } catch (error) {
+      read = { state: 'failed', error: readingError(error) };
+    }
+    // A file deleted while it was read keeps nothing.
+    if (!(await this.#storage.get('files', [owner, fileId]))) {
+      await this.#storage.delete('file_texts', [owner, fileId]);
+      return { error: { code: 'invalid_file', message: 'The file was deleted before it was read.' } };
+    }
+    return this.#keepText(owner, fileId, read);
+  }
+
+  async #keepText(
+    owner: string,
+    fileId: string,
+    read: Exclude<KeptText, { state: 'extracting' }>,
+  ): Promise<TextResult> {
+    try {
+      await this.#storage.put('file_texts', [owner, fileId], read);
+    } catch (error) {
+      if (!isStorageFull(error)) throw error;
+      await this.#storage.delete('file_texts', [owner, fileId]).catch(() => false);
+      return { error: { code: 'server_error', message: originFull().message } };
+    }
+    return read.state === 'extracted' ? { text: read.text } : { error: read.error };
   }
 
   /** A store's index: kept in memory once loaded, restored from its snapshot, or rebuilt from its chunks. */
@@ -864,6 +1011,28 @@ export class FileLibrary {
         fileIds: files,
       } satisfies IndexRow);
     }
+  }
+}
+
+/** Why a file's text could not be read, as its vector store files say. */
+function readingError(error: unknown): LastError {
+  if (error instanceof UnsupportedFileError) return { code: 'unsupported_file', message: error.message };
+  if (error instanceof UnreadableFileError) return { code: 'invalid_file', message: error.message };
+  return { code: 'server_error', message: `The file could not be read: ${(error as Error).message}` };
+}
+
+/** Whether `promise` settles within `ms`: true once it has (whether it resolved or rejected), false at the deadline. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  try {
+    return await Promise.race([settled, deadline]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
