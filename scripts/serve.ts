@@ -28,6 +28,7 @@ import {
 } from '../src/index.ts';
 import { directoryDocumentStorage } from '../src/document-store/directory-document-storage.ts';
 import type { EngineThreadMessage } from './engine-thread.ts';
+import { threadTextExtractor } from './text-extraction.ts';
 import { typescriptWorker } from './typescript-worker.ts';
 
 const port = Number(process.env.PORT ?? 8787);
@@ -130,6 +131,8 @@ const handler = createHandler({
   cors: { origins: cors.origins },
   limits: { imageUrlHosts },
   ...(documentsDir && { documents: directoryDocumentStorage(documentsDir) }),
+  // Files are read in a thread of their own, within a time and memory budget: no document holds this one.
+  files: { extract: threadTextExtractor().extract },
 });
 
 // An HTTP/1.1 server: `serve` makes one unless told to make an HTTP/2 one.

@@ -2,7 +2,7 @@ import type { Engine } from '../engine-interface/index.ts';
 import type { KeyStore } from '../keys/index.ts';
 import type { ResponseStore } from '../response-store/index.ts';
 import type { DocumentStorage } from '../document-store/index.ts';
-import type { IndexingProgress, LibraryLimits } from '../file-search/index.ts';
+import type { IndexingProgress, LibraryLimits, TextExtractor } from '../file-search/index.ts';
 
 /**
  * Every explicit limit of the API. A request over any of them is answered 400 before any work is queued, with the
@@ -170,6 +170,11 @@ export interface HandlerOptions {
     onProgress?: (progress: IndexingProgress) => void;
     /** Told of background indexing as it starts (a service worker keeps itself alive for it). */
     keepAlive?: (work: Promise<void>) => void;
+    /**
+     * How a file's text is read (default: `extractText` on the serving thread). `npm run serve:node` reads in a worker
+     * thread with a time and memory budget (scripts/text-extraction.ts).
+     */
+    extract?: TextExtractor;
   };
   /** Overrides of {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits>;
