@@ -181,6 +181,60 @@ describe('/v1/files', () => {
     ).toBe(30_000);
     await rm(directory, { recursive: true, force: true });
   });
+
+  it("refuses a key's upload past its bytes arriving at once with 429, reading no further; others pass", async () => {
+    // Twenty uploads of 30 MiB at once were all read into memory, 2.2 GB (issue 63 #5). Bodies here end only when let
+    // go, so the uploads are in flight together whatever the machine's speed.
+    const limited = createHandler({ engine, keys, files: { limits: { maxUploadBytesInFlight: 100_000 } } });
+    const other = await keys.issue('another uploader');
+    const boundary = 'lantern-boundary';
+    const multipart = (name: string, size: number) =>
+      new TextEncoder().encode(
+        `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nassistants\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n` +
+          `Content-Type: text/plain\r\n\r\n${'x'.repeat(size)}\r\n--${boundary}--\r\n`,
+      );
+    let letGo!: () => void;
+    const arrived = new Promise<void>((resolve) => (letGo = resolve));
+    /** An upload whose body's last bytes come when let go (if `held`), and when its first part was read. */
+    const post = (key: string, name: string, held: boolean) => {
+      const bytes = multipart(name, 30_000);
+      let pulls = 0;
+      let read!: () => void;
+      const firstPartRead = new Promise<void>((resolve) => (read = resolve));
+      // No queue ahead of the reader: each pull is a read, so the second pull means the first part was counted.
+      const body = new ReadableStream<Uint8Array>(
+        {
+          async pull(controller) {
+            if (pulls++ === 0) return controller.enqueue(bytes.slice(0, -10));
+            read();
+            if (held) await arrived;
+            controller.enqueue(bytes.slice(-10));
+            controller.close();
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      const response = limited(
+        new Request('http://lantern.test/v1/files', {
+          method: 'POST',
+          body,
+          duplex: 'half',
+          headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        } as RequestInit),
+      );
+      return Object.assign(response, { firstPartRead });
+    };
+    const held = [0, 1, 2].map((i) => post(apiKey, `held-${i}.txt`, true));
+    await Promise.all(held.map((upload) => upload.firstPartRead));
+    const refused = await post(apiKey, 'fourth.txt', false);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: { code: 'rate_limit_exceeded', type: 'requests' } });
+    expect((await post(other.key, 'theirs.txt', false)).status).toBe(200);
+    letGo();
+    for (const response of await Promise.all(held)) expect(response.status).toBe(200);
+    expect((await post(apiKey, 'after.txt', false)).status).toBe(200);
+  });
 });
 
 describe('/v1/vector_stores', () => {

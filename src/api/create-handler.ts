@@ -8,7 +8,7 @@ import { newRequestId } from './ids.ts';
 import { auth } from './middleware/auth.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { readBodyOf } from './middleware/read-body.ts';
-import { createFile, deleteFile, fileContent, listFiles, retrieveFile } from './files/route.ts';
+import { createFile, deleteFile, fileContent, listFiles, readUpload, retrieveFile } from './files/route.ts';
 import { vectorStoreRoutes } from './vector-stores/route.ts';
 import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type CorsOptions, type HandlerOptions } from './options.ts';
 import { createChatCompletion } from './chat-completions/route.ts';
@@ -107,7 +107,7 @@ export function createHandler(options: HandlerOptions): Handler {
 
   // Files and vector stores run no model when they are called (indexing runs in the background, one file at a time),
   // so no rate limit holds them; search embeds its query, and is held like embeddings.
-  const upload = readBodyOf({
+  const upload = readUpload(deps, {
     maxBytes: uploadBodyBytes(deps.files.limits.maxFileBytes),
     timeoutMs: limits.bodyTimeoutMs,
   });

@@ -1,5 +1,5 @@
 import { EngineError } from '../engine-interface/index.ts';
-import { invalidRequest } from './errors.ts';
+import { ApiError, invalidRequest } from './errors.ts';
 
 const NOT_JSON =
   'We could not parse the JSON body of your request. The API expects a JSON object; what was sent was not valid JSON.';
@@ -31,8 +31,16 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
  * `timeoutMs` to arrive: a declared Content-Length over the limit is refused unread, a streamed body is cut off as soon
  * as it passes the limit or the deadline, and a body that a browser offers only whole (Firefox has no `Request.body`
  * stream) is measured before it is read.
+ *
+ * @param onBytes - told the bytes read so far as they grow (a Blob's size at once); an {@link ApiError} it throws
+ * refuses the body there, unread further.
  */
-export async function readBody(request: Request, maxBytes: number, timeoutMs = Infinity): Promise<Uint8Array> {
+export async function readBody(
+  request: Request,
+  maxBytes: number,
+  timeoutMs = Infinity,
+  onBytes?: (size: number) => void,
+): Promise<Uint8Array> {
   const tooLarge = () =>
     invalidRequest(`The request body is larger than the limit of ${maxBytes} bytes.`, null, 'request_too_large');
   const declared = Number(request.headers.get('content-length'));
@@ -45,11 +53,14 @@ export async function readBody(request: Request, maxBytes: number, timeoutMs = I
   // A body that breaks off is a client that went away (a closed connection, an aborted fetch): nobody to answer, and
   // no fault of the server's to report.
   const gone = (error: unknown) => {
+    if (error instanceof ApiError) throw error;
     throw new EngineError('aborted', 'The client went away before its request body arrived.', { cause: error });
   };
   try {
     const bytes = await Promise.race([
-      (request.body === undefined ? readBlob(request, maxBytes) : readStream(reader, maxBytes)).catch(gone),
+      (request.body === undefined ? readBlob(request, maxBytes, onBytes) : readStream(reader, maxBytes, onBytes)).catch(
+        gone,
+      ),
       deadline,
     ]);
     if (bytes === 'late') {
@@ -71,6 +82,7 @@ export async function readBody(request: Request, maxBytes: number, timeoutMs = I
 async function readStream(
   reader: ReadableStreamDefaultReader<Uint8Array> | undefined,
   maxBytes: number,
+  onBytes?: (size: number) => void,
 ): Promise<Uint8Array | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -82,6 +94,12 @@ async function readStream(
       if (size > maxBytes) {
         await reader.cancel().catch(() => {});
         return null;
+      }
+      try {
+        onBytes?.(size);
+      } catch (error) {
+        await reader.cancel().catch(() => {});
+        throw error;
       }
       chunks.push(value);
     }
@@ -100,8 +118,13 @@ async function readStream(
  * service worker there sees `undefined`. The body becomes a Blob, whose size is known before its bytes are read into
  * memory, so the limit still holds. Answers null when the body is over `maxBytes`.
  */
-async function readBlob(request: Request, maxBytes: number): Promise<Uint8Array | null> {
+async function readBlob(
+  request: Request,
+  maxBytes: number,
+  onBytes?: (size: number) => void,
+): Promise<Uint8Array | null> {
   const blob = await request.blob();
   if (blob.size > maxBytes) return null;
+  onBytes?.(blob.size);
   return new Uint8Array(await blob.arrayBuffer());
 }

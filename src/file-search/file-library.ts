@@ -262,6 +262,40 @@ export class FileLibrary {
    * (issue 63). Keys do not wait for each other.
    */
   #uploads = new Map<string, Promise<void>>();
+  /** Bytes of each key's uploads received so far, of those arriving or being stored. */
+  readonly #uploadBytes = new Map<string, number>();
+
+  /**
+   * An upload of `owner`'s, admitted as its body arrives: `received(size)` is told its bytes so far, and refuses it
+   * with 429 when the key's uploads in flight together would pass `limits.maxUploadBytesInFlight` (bodies are held in
+   * memory whole, so this bounds what one key's uploads take; a key's upload alone is never refused by it). `release()`
+   * once it is stored or refused.
+   */
+  uploadLease(owner: string): { received(size: number): void; release(): void } {
+    let counted = 0;
+    const limit = this.#limits.maxUploadBytesInFlight;
+    const add = (bytes: number) => {
+      const total = (this.#uploadBytes.get(owner) ?? 0) + bytes;
+      if (total > 0) this.#uploadBytes.set(owner, total);
+      else this.#uploadBytes.delete(owner);
+      counted += bytes;
+    };
+    return {
+      received: (size) => {
+        const others = (this.#uploadBytes.get(owner) ?? 0) - counted;
+        if (others > 0 && others + size > limit) {
+          throw new LibraryError(
+            429,
+            `This key's uploads arriving at once hold ${others + size} bytes, over the limit of ${limit} bytes ` +
+              '(limits.maxUploadBytesInFlight). Send fewer at once, or retry once they are stored.',
+            { code: 'rate_limit_exceeded' },
+          );
+        }
+        add(size - counted);
+      },
+      release: () => add(-counted),
+    };
+  }
 
   async createFile(owner: string, upload: FileUpload): Promise<FileObject> {
     // Each upload waits for the key's one before it to settle (`settled` never rejects: a refusal is its caller's).

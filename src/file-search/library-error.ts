@@ -4,11 +4,11 @@
  */
 export class LibraryError extends Error {
   override readonly name = 'LibraryError';
-  readonly status: 400 | 404 | 413;
+  readonly status: 400 | 404 | 413 | 429;
   readonly param: string | null;
   readonly code: string | null;
 
-  constructor(status: 400 | 404 | 413, message: string, options: { param?: string; code?: string } = {}) {
+  constructor(status: 400 | 404 | 413 | 429, message: string, options: { param?: string; code?: string } = {}) {
     super(message);
     this.status = status;
     this.param = options.param ?? null;

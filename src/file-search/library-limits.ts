@@ -22,6 +22,12 @@ export interface LibraryLimits {
   maxChunksPerStore: number;
   /** Most files in one `file_ids` list or file batch: 500, as the OpenAI API. */
   maxFilesPerBatch: number;
+  /**
+   * Most bytes one key's uploads may hold while they arrive together, counted as their bodies are read: 64 MiB, two of
+   * the largest files. An upload that would pass it is refused (429) there, read no further; a key's upload alone never
+   * is (issue 63: twenty uploads of 30 MiB at once took 2.2 GB).
+   */
+  maxUploadBytesInFlight: number;
 }
 
 export const DEFAULT_LIBRARY_LIMITS: Readonly<LibraryLimits> = Object.freeze({
@@ -31,4 +37,5 @@ export const DEFAULT_LIBRARY_LIMITS: Readonly<LibraryLimits> = Object.freeze({
   maxVectorStores: 1_000,
   maxChunksPerStore: 20_000,
   maxFilesPerBatch: 500,
+  maxUploadBytesInFlight: 64 * 1024 * 1024,
 });

@@ -1,6 +1,8 @@
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { FilePurpose } from '../../file-search/index.ts';
-import { invalidRequest } from '../errors.ts';
+import { invalidRequest, toApiError } from '../errors.ts';
+import type { BodyLimits } from '../middleware/rate-limit.ts';
+import { readBody } from '../request-body.ts';
 import { readListQuery } from '../list-query.ts';
 import { formText, readForm } from '../multipart.ts';
 import type { Env, RouteDeps } from '../route-deps.ts';
@@ -62,6 +64,32 @@ export function createFile({ files }: RouteDeps) {
       ...(expiresAfterS !== undefined && { expiresAfterS }),
     });
     return c.json<FileObject>(stored);
+  };
+}
+
+/**
+ * Reads an upload's body as {@link readBodyOf} does, within `body`'s size and deadline, and under its key's bytes in
+ * flight (`files.uploadLease`: 429 as soon as the key's uploads arriving together pass it), held until the route has
+ * answered.
+ */
+export function readUpload({ files }: RouteDeps, body: BodyLimits): MiddlewareHandler<Env> {
+  return async (c, next) => {
+    const lease = files.uploadLease(c.get('key').id);
+    try {
+      c.set(
+        'body',
+        await readBody(c.req.raw, body.maxBytes, body.timeoutMs, (size) => {
+          try {
+            lease.received(size);
+          } catch (error) {
+            throw toApiError(error);
+          }
+        }),
+      );
+      await next();
+    } finally {
+      lease.release();
+    }
   };
 }
 
