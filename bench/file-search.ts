@@ -18,10 +18,11 @@
  * - Storage: the bytes the document storage grew by per chunk (Node: the `directoryDocumentStorage` directory's files;
  *   Chromium: `navigator.storage.estimate()`, before and after), what the chunk records hold (text and vectors), and
  *   the full-text snapshot's size.
- * - Retrieval quality: recall@5 (and @1) of the paragraph that answers each question of bench/data/squad-retrieval.json
- *   (SQuAD dev questions, each paragraph of their articles one file): in Node with `HybridIndex` directly in each
- *   `mode` (full text, vectors, hybrid) on the store's own chunks and vectors, and through the API (hybrid); in
- *   Chromium through the API, on the questions a key may search within its 120 requests a minute.
+ * - Retrieval quality: recall@5 (and @1) and nDCG@10 of the paragraph that answers each question of
+ *   bench/data/squad-retrieval.json (SQuAD dev questions, each paragraph of their articles one file): in Node with
+ *   `HybridIndex` directly in each `mode` (full text, vectors, hybrid) on the store's own chunks and vectors, and
+ *   through the API (hybrid); in Chromium through the API, on the questions a key may search within its 120 requests a
+ *   minute. In Node also the scores: the best hit's, median, of the questions and of {@link OFF_TOPIC} queries.
  *
  * In Node the openai SDK calls the handler through its `fetch` option, on a `directoryDocumentStorage` in a temporary
  * directory; in Chromium (WebAssembly, no WebGPU) the SDK in the bench page calls the service worker, which indexes
@@ -72,6 +73,19 @@ const SMALL_CHUNKS = { maxChunkTokens: 100, overlapTokens: 0 } as const;
 /** Results asked of each latency search (OpenAI's default) and of each recall search. */
 const LATENCY_RESULTS = 10;
 const RECALL_AT = 5;
+/** nDCG's depth: with one answering paragraph a question, 1 / log2(rank + 1) for an answer ranked within it. */
+const NDCG_AT = 10;
+/** Questions about nothing the set's seven articles hold: their best hits' scores should be low (issue 63). */
+const OFF_TOPIC = [
+  'How do I reset my wifi router to factory settings?',
+  'recipe for chocolate chip cookies',
+  'What is the airspeed velocity of an unladen swallow?',
+  'best treatment for a sprained ankle',
+  'how to configure two-factor authentication on a laptop',
+  'knitting patterns for a winter scarf',
+  'What is the boiling point of ethanol?',
+  'Python list comprehension syntax',
+];
 
 export interface FileSearchPlan {
   /** The articles uploaded for throughput: the first `count`, each cut to its first `paragraphs` paragraphs. */
@@ -338,6 +352,14 @@ export interface Recall {
   questions: number;
   at5: number;
   at1: number;
+  ndcg10: number;
+}
+
+/** The best hit's score, median over the questions and over {@link OFF_TOPIC} (and their highest). */
+export interface BestScores {
+  questions: number;
+  offTopic: number;
+  offTopicMax: number;
 }
 
 export interface FileSearchResults {
@@ -347,8 +369,8 @@ export interface FileSearchResults {
     api: Recall;
     /** Node: the API on the questions Chromium asks, to set beside its column. */
     apiBrowserQuestions?: Recall;
-    /** Node: `HybridIndex.search` in each mode on the store's chunks. */
-    direct?: { text: Recall; vector: Recall; hybrid: Recall };
+    /** Node: `HybridIndex.search` in each mode on the store's chunks, and the hybrid search's best scores. */
+    direct?: { text: Recall; vector: Recall; hybrid: Recall; scores?: BestScores };
   };
   sizes: Record<string, SizeFigures>;
 }
@@ -389,10 +411,19 @@ async function throughput(
   return { figures, indexing };
 }
 
-/** Recall@1 and @k of `hits` (each question's ranked paragraphs) against the paragraphs that answer them. */
+/** Recall@1 and @k, and nDCG, of `ranked` (each question's ranked paragraphs) against the paragraphs answering them. */
 function recall(ranked: readonly (readonly number[])[], answers: readonly number[]): Recall {
   const at = (k: number) => ranked.filter((found, i) => found.slice(0, k).includes(answers[i]!)).length / ranked.length;
-  return { questions: ranked.length, at5: round(at(RECALL_AT), 3), at1: round(at(1), 3) };
+  const gain = ranked.map((found, i) => {
+    const rank = found.slice(0, NDCG_AT).indexOf(answers[i]!) + 1;
+    return rank ? 1 / Math.log2(rank + 1) : 0;
+  });
+  return {
+    questions: ranked.length,
+    at5: round(at(RECALL_AT), 3),
+    at1: round(at(1), 3),
+    ndcg10: round(gain.reduce((a, b) => a + b, 0) / ranked.length, 3),
+  };
 }
 
 async function measure(
@@ -433,7 +464,7 @@ async function measure(
   const searched = await runner.search(
     paragraphRun.indexing.storeId,
     questions.map((q) => q.question),
-    RECALL_AT,
+    NDCG_AT,
   );
   const ranked = searched.map((s) => s.fileIds.map((id) => fileIndex.get(id)!));
   const recallFigures: FileSearchResults['recall'] = { paragraphs: paragraphs.length, api: recall(ranked, answers) };
@@ -445,23 +476,33 @@ async function measure(
       picked.map((i) => ranked[i]!),
       picked.map((i) => answers[i]!),
     );
-    const loaded = await runner.direct.load(
-      paragraphRun.indexing.storeId,
-      questions.map((q) => q.question),
-    );
+    const asked = [...questions.map((q) => q.question), ...OFF_TOPIC];
+    const loaded = await runner.direct.load(paragraphRun.indexing.storeId, asked);
+    const hits = (i: number, mode: NonNullable<SearchOptions['mode']>) =>
+      loaded.index.search({ queries: [asked[i]!], queryVectors: [loaded.vectors[i]!], maxResults: NDCG_AT, mode });
     const byMode = (mode: NonNullable<SearchOptions['mode']>) =>
       recall(
-        questions.map((q, i) =>
-          loaded.index
-            .search({ queries: [q.question], queryVectors: [loaded.vectors[i]!], maxResults: RECALL_AT, mode })
-            .map((hit) => fileIndex.get(hit.chunk.fileId)!),
-        ),
+        questions.map((_, i) => hits(i, mode).map((hit) => fileIndex.get(hit.chunk.fileId)!)),
         answers,
       );
-    recallFigures.direct = { text: byMode('text'), vector: byMode('vector'), hybrid: byMode('hybrid') };
+    const best = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => hits(from + i, 'hybrid')[0]?.score ?? 0);
+    const offTopic = best(questions.length, asked.length);
+    recallFigures.direct = {
+      text: byMode('text'),
+      vector: byMode('vector'),
+      hybrid: byMode('hybrid'),
+      scores: {
+        questions: round(median(best(0, questions.length)), 3),
+        offTopic: round(median(offTopic), 3),
+        offTopicMax: round(Math.max(...offTopic), 3),
+      },
+    };
     const d = recallFigures.direct;
     log(
-      `${name}: recall@${RECALL_AT}, HybridIndex alone: text ${d.text.at5}, vector ${d.vector.at5}, hybrid ${d.hybrid.at5}`,
+      `${name}: recall@${RECALL_AT}, HybridIndex alone: text ${d.text.at5}, vector ${d.vector.at5}, hybrid ` +
+        `${d.hybrid.at5} (nDCG@${NDCG_AT} ${d.hybrid.ndcg10}); best score p50: questions ${d.scores!.questions}, ` +
+        `off-topic ${d.scores!.offTopic} (max ${d.scores!.offTopicMax})`,
     );
   }
 
@@ -730,7 +771,7 @@ export function fileSearchTable(columns: Record<string, FileSearchResults>): str
   };
   const sizes = [...new Set(names.flatMap((n) => Object.keys(columns[n]!.sizes)))].sort((a, b) => +a - +b);
   const largest = sizes.at(-1);
-  const recallCell = (r: Recall | undefined) => r && `${r.at5} (${r.at1})`;
+  const recallCell = (r: Recall | undefined) => r && `${r.at5} (${r.at1}), ${r.ndcg10 ?? '–'}`;
   const rows = [
     ...throughputRows('the articles as Markdown, HTML and PDF, `auto` chunking', (r) => r.throughput.articles),
     ...throughputRows('the same text a paragraph a file', (r) => r.throughput.paragraphs),
@@ -790,14 +831,14 @@ export function fileSearchTable(columns: Record<string, FileSearchResults>): str
       ];
     }),
     ...row(
-      `Recall@${RECALL_AT} (@1), \`HybridIndex\` alone: full text; vectors; hybrid (questions)`,
+      `Recall@${RECALL_AT} (@1), nDCG@${NDCG_AT}, \`HybridIndex\` alone: full text; vectors; hybrid (questions)`,
       (r) =>
         r.recall.direct &&
         `${recallCell(r.recall.direct.text)}; ${recallCell(r.recall.direct.vector)}; ` +
           `${recallCell(r.recall.direct.hybrid)} (${r.recall.direct.hybrid.questions})`,
     ),
     ...row(
-      `Recall@${RECALL_AT} (@1) through \`vectorStores.search\`, hybrid (questions)`,
+      `Recall@${RECALL_AT} (@1), nDCG@${NDCG_AT} through \`vectorStores.search\`, hybrid (questions)`,
       (r) => `${recallCell(r.recall.api)} (${r.recall.api.questions})`,
     ),
     ...row(
@@ -807,6 +848,10 @@ export function fileSearchTable(columns: Record<string, FileSearchResults>): str
           `${recallCell(r.recall.apiBrowserQuestions)} (${r.recall.apiBrowserQuestions.questions})`) ??
         (r.recall.direct ? undefined : `${recallCell(r.recall.api)} (${r.recall.api.questions})`),
     ),
+    ...row(`Best hit's score, hybrid, p50: the questions; ${OFF_TOPIC.length} off-topic queries (max)`, (r) => {
+      const s = r.recall.direct?.scores;
+      return s && `${s.questions}; ${s.offTopic} (${s.offTopicMax})`;
+    }),
   ];
   const paragraphs = any((r) => r.recall.paragraphs);
   return [

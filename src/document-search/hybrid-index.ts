@@ -1,15 +1,15 @@
 /**
  * The search index of one vector store: its files' chunks, searched by full text (BM25, by MiniSearch) and by
- * embedding (exact cosine similarity), the two rankings fused. Hybrid, because each finds what the other misses: a
+ * embedding (exact cosine similarity), the two relevances mixed. Hybrid, because each finds what the other misses: a
  * small embedding model places "holiday" near "vacation" but cannot tell "XR-7734" from "XR-7735", and BM25 is the
  * other way round.
  *
  * It holds no storage of its own: the caller keeps the chunks and a {@link HybridIndex.fullTextSnapshot}, and
  * {@link HybridIndex.restore}s from them. Runs the same in Node and a service worker.
  */
-import MiniSearch, { type Options, type SearchResult } from 'minisearch';
+import MiniSearch, { type Options } from 'minisearch';
 import { type AttributeFilter, type Attributes, matchesFilter } from './attribute-filter.ts';
-import { fuseRankings, type Ranking, topSlots } from './rank-fusion.ts';
+import { saturate, topSlots, vectorRelevance } from './relevance.ts';
 import { indexTerm, queryTerm, TEXT_ANALYSIS_VERSION, tokenize } from './text-analysis.ts';
 import { VectorMatrix } from './vector-matrix.ts';
 
@@ -39,15 +39,8 @@ export interface SearchOptions {
   /** Only chunks whose attributes pass it are ranked, so every one of the `maxResults` passes. */
   filter?: AttributeFilter;
   /**
-   * `auto` and `default-2024-11-15` (OpenAI's names; the same here): rank fusion, the score a chunk's fused rank
-   * (see {@link HybridIndex.search}). `none`: no fusion and no ranks: chunks in order of their raw relevance, and that
-   * relevance as the score: cosine similarity when there are query vectors, otherwise BM25 as a fraction of the
-   * best hit's. With it, `scoreThreshold` is a similarity cut-off rather than a rank cut-off.
-   */
-  ranker?: 'auto' | 'default-2024-11-15' | 'none';
-  /**
-   * 0..1: hits scoring below are dropped. With fusion the score is a fused rank (see {@link HybridIndex.search}): 0.5
-   * keeps what one list ranks first and what both rank in their first 60 or so.
+   * 0..1: hits scoring below are dropped. The score is a relevance (see {@link HybridIndex.search}), so this drops
+   * chunks that hold too little of the query, however they rank.
    */
   scoreThreshold?: number;
   /** OpenAI's `ranking_options.hybrid_search` (`text_weight`, `embedding_weight`). Default: equal. */
@@ -63,11 +56,10 @@ export interface SearchHit {
 }
 
 /**
- * How deep each ranking goes into fusion, per query: twice OpenAI's largest `max_num_results` (50). Rank 100 counts
- * 0.38 of rank 1 in RRF and rank 200 0.23, so deeper ranks would only reorder chunks far below the 50 asked for. It
- * also bounds the work: the vector search keeps a heap of 100, not a sort of every chunk.
+ * What MiniSearch's BM25+ gives one occurrence of a term in a field of average length, per unit of the term's idf:
+ * δ + (k + 1) / (1 + k) = δ + 1, with its defaults (k 1.2, b 0.7, δ 0.5), which TEXT_OPTIONS keeps.
  */
-const FUSION_DEPTH = 100;
+const BM25_ONE_OCCURRENCE = 1.5;
 
 /**
  * How much a match in the file's name counts against one in the chunk's text. Less than the text, as every chunk of
@@ -207,12 +199,13 @@ export class HybridIndex {
   /**
    * The best chunks for the queries, best first, at most `maxResults` of them, none below `scoreThreshold`.
    *
-   * With the default ranker, each query's full-text ranking and vector ranking (each of the chunks that pass the
-   * filter, {@link FUSION_DEPTH} deep) are fused by weighted reciprocal rank fusion and scaled so that a chunk ranked
-   * first by every ranking in use scores 1 (see {@link fuseRankings}); over several queries a chunk keeps its best
-   * query's score, ties going to the chunk that scored higher over all queries together, then to the lower id. A
-   * score is thus a fused rank, comparable between searches of any store: 0.5 is first place in one of two equally
-   * weighted lists, or 62nd place in both.
+   * A chunk's score for a query is its relevance, 0..1: the weighted mean of its full-text relevance (BM25 against
+   * that of a chunk holding each of the query's terms once, saturated; see `#textRelevance`) and its vector relevance
+   * (its best cosine similarity with the query, 0 when negative). It says how well the chunk answers, not where it
+   * ranks. With the tests' stand-in embedding, keyword questions' answers score 0.47 to 0.69 and the best hits of
+   * questions about nothing the corpus holds under 0.23 (docs/file-search.md). Over several queries a chunk keeps its
+   * best query's score, ties going to the chunk that scored higher over all queries together, then to the lower id.
+   * Scores are comparable between stores searched with the same model.
    *
    * Throws a RangeError when `queryVectors` do not pair with `queries`, have another length than the index's vectors
    * or are all zeros, and when mode `vector` comes without them.
@@ -234,11 +227,13 @@ export class HybridIndex {
       filter === undefined ? undefined : this.#entries.map((entry) => matchesFilter(entry.chunk.attributes, filter));
     const include = passes === undefined ? () => true : (slot: number) => passes[slot]!;
 
-    // Per slot: the best score over the queries, and the sum over them for ties.
+    // Per slot: the best score over the queries, and the sum over them for ties. The best `maxResults` of each query
+    // hold the best `maxResults` over all of them.
+    const maxResults = Math.max(0, Math.floor(options.maxResults));
     const best = new Map<number, { score: number; total: number }>();
     queries.forEach((query, i) => {
       const queryVector = useVectors ? queryVectors![i]! : undefined;
-      for (const [slot, score] of this.#scoreQuery(query, queryVector, useText, options, include)) {
+      for (const [slot, score] of this.#scoreQuery(query, queryVector, useText, options, include, maxResults)) {
         const seen = best.get(slot);
         if (seen === undefined) best.set(slot, { score, total: score });
         else {
@@ -248,7 +243,6 @@ export class HybridIndex {
       }
     });
 
-    const maxResults = Math.max(0, Math.floor(options.maxResults));
     return [...best]
       .filter(([, { score }]) => score >= scoreThreshold)
       .sort(([a, x], [b, y]) => y.score - x.score || y.total - x.total || this.#order(a, b))
@@ -265,43 +259,66 @@ export class HybridIndex {
     return `${JSON.stringify(header)}\n${JSON.stringify(this.#text)}`;
   }
 
-  /** One query's scores by slot, as its ranker makes them. */
+  /**
+   * One query's relevance by slot, the `count` best of the chunks that `include` admits: each side's relevance (see
+   * `#textRelevance` and {@link vectorRelevance}) weighted and averaged. A chunk that neither side finds (no term
+   * of the query, no vectors) is not a hit at all.
+   */
   #scoreQuery(
     query: string,
     queryVector: Float32Array | undefined,
     useText: boolean,
     options: SearchOptions,
     include: (slot: number) => boolean,
+    count: number,
   ): Map<number, number> {
-    const similarities = queryVector === undefined ? undefined : this.#similarities(queryVector);
-    if (options.ranker === 'none') {
-      if (similarities !== undefined) {
-        const slots = topSlots(FUSION_DEPTH, similarities, include, (a, b) => this.#order(a, b));
-        return new Map(slots.map((slot) => [slot, Math.max(0, similarities[slot]!)]));
+    const weights = fusionWeights(options.weights, useText, queryVector !== undefined);
+    const total = weights.text + weights.vector;
+    const scores = new Float64Array(this.#entries.length).fill(-Infinity);
+    if (weights.vector > 0) {
+      const similarities = this.#similarities(queryVector!);
+      for (let slot = 0; slot < scores.length; slot++) {
+        if (similarities[slot] !== -Infinity) {
+          scores[slot] = (weights.vector * vectorRelevance(similarities[slot]!)) / total;
+        }
       }
-      const hits = this.#textSearch(query, include);
-      const top = hits[0]?.score ?? 0;
-      return new Map(hits.map((hit) => [this.#byId.get(hit.id)!.slot, hit.score / top]));
     }
-    const weights = fusionWeights(options.weights, useText, similarities !== undefined);
-    const rankings: Ranking[] = [];
-    if (useText) {
-      const slots = this.#textSearch(query, include).map((hit) => this.#byId.get(hit.id)!.slot);
-      rankings.push({ slots, weight: weights.text });
+    if (weights.text > 0) {
+      for (const [slot, relevance] of this.#textRelevance(query)) {
+        scores[slot] = Math.max(0, scores[slot]!) + (weights.text * relevance) / total;
+      }
     }
-    if (similarities !== undefined) {
-      const slots = topSlots(FUSION_DEPTH, similarities, include, (a, b) => this.#order(a, b));
-      rankings.push({ slots, weight: weights.vector });
-    }
-    return fuseRankings(rankings);
+    const slots = topSlots(count, scores, include, (a, b) => this.#order(a, b));
+    return new Map(slots.map((slot) => [slot, scores[slot]!]));
   }
 
-  /** BM25 hits among the chunks that `include` admits, best first, {@link FUSION_DEPTH} at most. */
-  #textSearch(query: string, include: (slot: number) => boolean): SearchResult[] {
-    return this.#text
-      .search(query, { filter: (hit) => include(this.#byId.get(hit.id as string)!.slot) })
-      .sort((a, b) => b.score - a.score || compareIds(a.id as string, b.id as string))
-      .slice(0, FUSION_DEPTH);
+  /**
+   * Each chunk's full-text relevance to the query, 0..1, for the chunks that hold a term of it (all of them, filter or
+   * not, as the terms' document frequencies count every chunk).
+   *
+   * BM25 alone is unbounded and grows with the query's length and the corpus's size, so it is measured here against
+   * the score of an ideal chunk: one that holds each of the query's terms once, in a text of average length (MiniSearch
+   * scores a term there idf × (δ + 1), and multiplies a chunk's sum by the number of the query's terms it holds). That
+   * ratio is 1 for such a chunk, less for one that misses the query's rarer terms or holds them only misspelt or in
+   * its filename, more for one that repeats them; {@link saturate} maps it to 0..1. A query's term that no chunk holds
+   * counts as the rarest there is, so a query about something else finds little.
+   */
+  #textRelevance(query: string): Map<number, number> {
+    const terms = tokenize(query).flatMap((term) => queryTerm(term) ?? []);
+    if (terms.length === 0) return new Map();
+    const hits = this.#text.search(query);
+    const documents = this.#text.documentCount;
+    const frequency = new Map(terms.map((term) => [term, 0]));
+    // A misspelt term's frequency is that of the words it matched: it is as rare as they are, not absent.
+    for (const hit of hits) {
+      for (const term of new Set(hit.queryTerms)) frequency.set(term, (frequency.get(term) ?? 0) + 1);
+    }
+    const idf = (term: string) => {
+      const df = frequency.get(term)!;
+      return Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+    };
+    const ideal = terms.reduce((sum, term) => sum + idf(term) * BM25_ONE_OCCURRENCE, 0) * frequency.size;
+    return new Map(hits.map((hit) => [this.#byId.get(hit.id as string)!.slot, saturate(hit.score / ideal)]));
   }
 
   /** Each slot's best cosine similarity with the query, -Infinity for chunks without vectors. */

@@ -164,7 +164,6 @@ export interface LibrarySearch {
   queries: string[];
   maxResults: number;
   filter?: AttributeFilter | undefined;
-  ranker?: SearchOptions['ranker'];
   scoreThreshold?: number | undefined;
   weights?: SearchOptions['weights'];
   signal?: AbortSignal | undefined;
@@ -608,7 +607,6 @@ export class FileLibrary {
         ...(queryVectors && { queryVectors }),
         maxResults: params.maxResults,
         ...(params.filter && { filter: params.filter }),
-        ...(params.ranker && { ranker: params.ranker }),
         ...(params.scoreThreshold !== undefined && { scoreThreshold: params.scoreThreshold }),
         ...(params.weights && { weights: params.weights }),
       });

@@ -1,37 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { fuseRankings, RRF_K, topSlots } from './rank-fusion.ts';
+import { saturate, topSlots, vectorRelevance } from './relevance.ts';
 
-describe('fuseRankings', () => {
-  it('sums weighted reciprocal ranks, scaled so that first in every ranking is 1', () => {
-    const fused = fuseRankings([
-      { slots: [4, 2], weight: 1 },
-      { slots: [2, 7], weight: 1 },
-    ]);
-    expect(fused.get(4)).toBeCloseTo(0.5, 12);
-    expect(fused.get(2)).toBeCloseTo((1 / (RRF_K + 2) + 1 / (RRF_K + 1)) / (2 / (RRF_K + 1)), 12);
-    expect(fused.get(7)).toBeCloseTo((RRF_K + 1) / (RRF_K + 2) / 2, 12);
-    expect(
-      fuseRankings([
-        { slots: [1], weight: 3 },
-        { slots: [1], weight: 1 },
-      ]).get(1),
-    ).toBe(1);
+describe('saturate', () => {
+  it('maps a BM25 ratio to 0..1: 0.8 for an ideal chunk, rising ever more slowly', () => {
+    expect(saturate(0)).toBe(0);
+    expect(saturate(-1)).toBe(0);
+    expect(saturate(1)).toBeCloseTo(0.8, 12);
+    expect(saturate(2)).toBeCloseTo(0.96, 12);
+    expect(saturate(0.5)).toBeLessThan(saturate(1));
+    expect(saturate(1e6)).toBeLessThanOrEqual(1);
   });
+});
 
-  it('weighs the rankings', () => {
-    const fused = fuseRankings([
-      { slots: [1], weight: 3 },
-      { slots: [2], weight: 1 },
-    ]);
-    expect(fused.get(1)).toBeCloseTo(0.75, 12);
-    expect(fused.get(2)).toBeCloseTo(0.25, 12);
-    expect(
-      fuseRankings([
-        { slots: [1], weight: 0 },
-        { slots: [2], weight: 1 },
-      ]),
-    ).toEqual(new Map([[2, 1]]));
-    expect(fuseRankings([{ slots: [1], weight: 0 }])).toEqual(new Map());
+describe('vectorRelevance', () => {
+  it('is the similarity, and 0 for a negative one', () => {
+    expect(vectorRelevance(0.62)).toBe(0.62);
+    expect(vectorRelevance(-0.3)).toBe(0);
   });
 });
 
