@@ -5,18 +5,38 @@ import type { FileCitation, FileSearchResult } from './wire.ts';
 
 /**
  * `file_search` in the Responses API. OpenAI's models decide to search, and write the queries; the small models here
- * cannot be relied on to call a tool, so the search runs before the answer whenever the tool is there: the query is
- * the conversation's last user message, the passages found are given to the model as numbered sources, and the
+ * cannot be relied on to call a tool, so the search runs before the answer whenever the tool is there, for what the
+ * conversation asks (see {@link turnQueries}); the passages found are given to the model as numbered sources, and the
  * answer's `output_text` cites the files it drew on.
  */
 
-/** The passages found, in the order they are given to the model (best first). */
+/** The passages found, in the order they are given to the model (best first), and the queries that found them. */
 export interface Sources {
-  query: string;
+  queries: string[];
   results: SearchResult[];
 }
 
-/** Runs the search of a request's `file_search` tool, for the conversation's last user message. */
+/**
+ * The queries of a turn's search: the last user message, and, when a user message came before it, the two together.
+ * A follow-up ("and what about its population?") names nothing to find by itself; with the question before it, it
+ * does. A chunk keeps its best score over the queries, so a new question that leaves the last one behind is found
+ * by its own words first. Only the one message before: older turns have usually moved on.
+ *
+ * @example
+ * turnQueries([user('What is the capital of France?'), assistant('Paris.'), user('And its population?')]);
+ * // ['And its population?', 'What is the capital of France?\nAnd its population?']
+ */
+export function turnQueries(conversation: readonly ConversationItem[]): string[] {
+  const asked = conversation.flatMap((item) =>
+    item.type === 'message' && item.role === 'user' && item.content.trim() ? [item.content.trim()] : [],
+  );
+  const last = asked.at(-1);
+  if (last === undefined) return [];
+  const previous = asked.at(-2);
+  return previous === undefined ? [last] : [last, `${previous}\n${last}`];
+}
+
+/** Runs the search of a request's `file_search` tool, for what the conversation asks ({@link turnQueries}). */
 export async function searchForTurn(
   files: FileLibrary,
   owner: string,
@@ -24,17 +44,16 @@ export async function searchForTurn(
   conversation: ConversationItem[],
   signal: AbortSignal,
 ): Promise<Sources | null> {
-  const question = conversation.findLast((item) => item.type === 'message' && item.role === 'user');
-  const query = question?.type === 'message' ? question.content.trim() : '';
-  if (!query) return null;
+  const queries = turnQueries(conversation);
+  if (!queries.length) return null;
   const results = await files.search(owner, tool.vectorStoreIds, {
-    queries: [query],
+    queries,
     maxResults: tool.maxResults,
     filter: tool.filter,
     ...tool.ranking,
     signal,
   });
-  return { query, results };
+  return { queries, results };
 }
 
 /** The results as the `file_search_call` item shows them (`include: ["file_search_call.results"]`). */
@@ -96,7 +115,7 @@ export function citationsFor(text: string, sources: Sources, count: number): Fil
   }
   if (citations.length) return citations;
 
-  const asked = new Set(words(sources.query));
+  const asked = new Set(sources.queries.flatMap(words));
   const answer = new Set(words(text).filter((w) => !asked.has(w)));
   const shared = given.map((r) => words(r.content.map((p) => p.text).join(' ')).filter((w) => answer.has(w)));
   const overlap = shared.map((list) => new Set(list).size);

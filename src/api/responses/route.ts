@@ -55,7 +55,7 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
     let given = sources?.results.length ?? 0;
     const cite = sources ? (text: string) => citationsFor(text, sources, given) : undefined;
     const addSearch = (output: ResponseOutput) => {
-      if (sources) output.addFileSearch([sources.query], params.includeSearchResults ? itemResults(sources) : null);
+      if (sources) output.addFileSearch(sources.queries, params.includeSearchResults ? itemResults(sources) : null);
     };
     /** The generation, with as many of the passages as fit: a prompt over the window is refused before any output. */
     const chat = async (options: ChatOptions): Promise<ChatResult> => {

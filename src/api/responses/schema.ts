@@ -13,7 +13,7 @@ import type { Limits } from '../options.ts';
 import { optional, parse } from '../request-validation.ts';
 import { toConstraint, type ToolParamNamer } from '../tool-schemas.ts';
 import type { AttributeFilter } from '../../document-search/index.ts';
-import { filters, rankingOf, rankingOptions, toFilter } from '../vector-stores/schema.ts';
+import { filters, rankingOf, toFilter, toolRankingOptions } from '../vector-stores/schema.ts';
 import type {
   FileSearchTool,
   FunctionTool,
@@ -165,7 +165,7 @@ const fileSearchTool = z.object({
   vector_store_ids: z.array(z.string().min(1)).min(1).max(2),
   max_num_results: optional(z.int().min(1).max(50)),
   filters: optional(filters),
-  ranking_options: optional(rankingOptions),
+  ranking_options: optional(toolRankingOptions),
 });
 
 const tool = z.discriminatedUnion('type', [functionTool, fileSearchTool], {
@@ -269,10 +269,10 @@ export interface ParsedFileSearch {
 }
 
 /**
- * Results a `file_search` retrieves by default: OpenAI's default is 20 for its large-context models; the models here
- * read a few thousand tokens, so fewer, longer-read passages serve them better.
+ * Results a `file_search` retrieves by default: OpenAI's 20. The model is given as many of them as its context window
+ * holds (the route's `withSources`), best first.
  */
-const FILE_SEARCH_RESULTS = 8;
+const FILE_SEARCH_RESULTS = 20;
 
 /** `include` value that asks for the file search's results. */
 const SEARCH_RESULTS = 'file_search_call.results';

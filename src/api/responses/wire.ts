@@ -94,7 +94,7 @@ export interface FileSearchTool {
   max_num_results?: number;
   filters?: unknown;
   ranking_options?: {
-    ranker?: 'auto' | 'default-2024-11-15' | 'none';
+    ranker?: 'auto' | 'default-2024-11-15';
     score_threshold?: number;
     hybrid_search?: { embedding_weight: number; text_weight: number };
   };

@@ -59,17 +59,28 @@ export const filters: z.ZodType<FilterInput> = z
   })
   .pipe(filterTree);
 
-export const rankingOptions = z.object({
-  ranker: optional(z.enum(['none', 'auto', 'default-2024-11-15'])),
-  score_threshold: optional(z.number().min(0).max(1)),
-  hybrid_search: optional(
-    z
-      .object({ embedding_weight: z.number().min(0), text_weight: z.number().min(0) })
-      .refine((w) => w.embedding_weight + w.text_weight > 0, 'At least one of the weights must be above 0.'),
-  ),
-});
+/**
+ * A search's `ranking_options`. OpenAI's rankers re-rank hits with a model; Lantern has none, and every ranker it
+ * accepts ranks alike, by the relevance the index scores (docs/file-search.md). Which names are accepted is OpenAI's,
+ * and differs by place: a vector store search takes `none` (no re-ranking), the `file_search` tool does not.
+ */
+const rankingOptions = <const Rankers extends readonly [string, ...string[]]>(rankers: Rankers) =>
+  z.object({
+    ranker: optional(z.enum(rankers)),
+    score_threshold: optional(z.number().min(0).max(1)),
+    hybrid_search: optional(
+      z
+        .object({ embedding_weight: z.number().min(0), text_weight: z.number().min(0) })
+        .refine((w) => w.embedding_weight + w.text_weight > 0, 'At least one of the weights must be above 0.'),
+    ),
+  });
 
-export type RankingInput = z.infer<typeof rankingOptions>;
+/** `POST /v1/vector_stores/{id}/search`'s, as openai-node's `VectorStoreSearchParams.RankingOptions`. */
+export const searchRankingOptions = rankingOptions(['none', 'auto', 'default-2024-11-15']);
+/** The `file_search` tool's, as openai-node's `FileSearchTool.RankingOptions`. */
+export const toolRankingOptions = rankingOptions(['auto', 'default-2024-11-15']);
+
+export type RankingInput = z.infer<typeof searchRankingOptions> | z.infer<typeof toolRankingOptions>;
 
 /** A chunking strategy as the library takes it: `auto` (or none) is OpenAI's 800 tokens, 400 overlapping. */
 export function toChunking(strategy: z.infer<typeof chunkingStrategy> | null | undefined): ChunkingOptions | undefined {
@@ -81,7 +92,6 @@ export function toChunking(strategy: z.infer<typeof chunkingStrategy> | null | u
 export function rankingOf(options: RankingInput | null | undefined) {
   const weights = options?.hybrid_search;
   return {
-    ranker: options?.ranker ?? undefined,
     scoreThreshold: options?.score_threshold ?? undefined,
     weights: weights ? { text: weights.text_weight, vector: weights.embedding_weight } : undefined,
   };
@@ -130,7 +140,7 @@ export function vectorStoreSchemas(maxFiles: number) {
       query: z.union([z.string().min(1).max(4096), z.array(z.string().min(1).max(4096)).min(1).max(10)]),
       max_num_results: optional(z.int().min(1).max(50)),
       filters: optional(filters),
-      ranking_options: optional(rankingOptions),
+      ranking_options: optional(searchRankingOptions),
       rewrite_query: optional(z.boolean()),
     }),
   };
