@@ -50,9 +50,9 @@ export interface SynthesisModel {
   readonly voices: readonly string[];
   /** Its OpenAI voice names, each to one of its own. */
   readonly openaiVoices: Readonly<Record<string, string>>;
-  /** The most tokens (phonemes) it says in one pass: longer text is cut at a pause first (`splitForSpeech`). */
+  /** The most tokens (phonemes) it reads in one pass: longer text is cut at a pause first (`splitForSpeech`). */
   readonly maxInputTokens: number;
-  /** How many tokens the model reads for `text` (to cut text that is too long for one pass). */
+  /** How many tokens the model reads for `text` (to cut text that is too long for one pass): a turn's work, as is saying it. */
   tokenCount(text: string, voice: string): number;
   /** Says `text` in `voice`: mono samples at `sampleRate`. One pass of the model (run it in the realm's queue). */
   synthesize(text: string, voice: string, speed: number): Promise<{ samples: Float32Array; inputTokens: number }>;

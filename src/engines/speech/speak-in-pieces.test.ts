@@ -2,21 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { EngineError, type SpeechEvent } from '../../engine-interface/index.ts';
 import type { SynthesisModel } from '../model-loaders.ts';
 import { TaskQueue } from '../task-queue.ts';
-import { checkSpeechFormat, SPEECH_SAMPLE_RATE, speakInPieces } from './speak-in-pieces.ts';
+import { checkSpeechFormat, PASS_TOKENS, SPEECH_SAMPLE_RATE, speakInPieces } from './speak-in-pieces.ts';
 
 /**
  * A synthesis model for the layer above models: it "says" each piece as a tone of 10 ms per character at its own rate
  * (16 kHz, so the answer is resampled), and notes what it was asked. The real models are tested in test/speech.test.ts.
  */
-function toneModel(maxInputTokens = 100): SynthesisModel & { said: string[] } {
+function toneModel(maxInputTokens = 100): SynthesisModel & { said: string[]; counted: string[] } {
   const said: string[] = [];
+  const counted: string[] = [];
   return {
     said,
+    counted,
     sampleRate: 16_000,
     voices: ['deep', 'bright'],
     openaiVoices: { alloy: 'bright', onyx: 'deep' },
     maxInputTokens,
-    tokenCount: (text) => text.length,
+    tokenCount: (text) => {
+      counted.push(text);
+      return text.length;
+    },
     async synthesize(text, voice, speed) {
       said.push(`${voice}:${text}`);
       const samples = new Float32Array(Math.round((160 * text.length) / speed));
@@ -85,6 +90,66 @@ describe('speakInPieces', () => {
     await expect(speaking).rejects.toMatchObject({ kind: 'aborted' });
     expect(order).toEqual(['said 8', 'other', 'said 25']);
     expect(model.said).toHaveLength(2);
+  });
+
+  it("counts each piece's tokens (phonemizes it) in the turn that says it: other work runs before the next is counted", async () => {
+    const queue = new TaskQueue();
+    const model = toneModel();
+    const order: string[] = [];
+    const synthesize = model.synthesize.bind(model);
+    model.synthesize = (text, voice, speed) => {
+      order.push(...model.counted.splice(0).map((counted) => `count ${counted}`), `say ${text}`);
+      return synthesize(text, voice, speed);
+    };
+    await speakInPieces(model, request, {
+      queue,
+      onEvent: (event) => {
+        if (event.type === 'progress' && event.characters === 8) void queue.run(async () => void order.push('other'));
+      },
+    });
+    expect(order).toEqual([
+      'count One two.',
+      'say One two.',
+      'other',
+      'count Three four five.',
+      'say Three four five.',
+      'count Six.',
+      'say Six.',
+    ]);
+  });
+
+  it('says slower speech in shorter passes, so that no pass makes more than some seconds of audio', async () => {
+    const sentence = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ') + '.';
+    for (const speed of [1, 0.25]) {
+      const model = toneModel(510);
+      await speakInPieces(model, { ...request, input: sentence, speed }, { queue: new TaskQueue() });
+      const passes = model.said.map((said) => said.slice('bright:'.length));
+      expect(passes.join(' ')).toBe(sentence);
+      expect(Math.max(...passes.map((pass) => pass.length))).toBeLessThanOrEqual(PASS_TOKENS * speed);
+      expect(passes.length).toBeGreaterThan(1);
+    }
+  });
+
+  it('never counts a span of more than 512 characters, however long the text or its words', async () => {
+    for (const input of ['a'.repeat(4096), 'la '.repeat(1365), `${'la, '.repeat(1000)}la.`]) {
+      const model = toneModel(510);
+      let longest = 0;
+      await speakInPieces(
+        model,
+        { ...request, input },
+        {
+          queue: new TaskQueue(),
+          onEvent: () => (longest = Math.max(longest, ...model.counted.splice(0).map((text) => text.length))),
+        },
+      );
+      expect(longest).toBeLessThanOrEqual(512);
+      expect(
+        model.said
+          .map((said) => said.slice('bright:'.length))
+          .join('')
+          .replaceAll(' ', ''),
+      ).toBe(input.replaceAll(' ', ''));
+    }
   });
 
   it('refuses text with nothing to say, and an encoder that is not here before anything loads', async () => {

@@ -19,7 +19,7 @@ const FORMATS_AGREE: Same<SpeechFormat, EncodedFormat> = true;
 void FORMATS_AGREE;
 import type { SynthesisModel } from '../model-loaders.ts';
 import type { TaskQueue } from '../task-queue.ts';
-import { splitForSpeech } from './split-for-speech.ts';
+import { hasSomethingToSay, splitForSpeech, type SpeechPiece } from './split-for-speech.ts';
 import { resolveVoice } from './voices.ts';
 
 /** The rate of every speech answer, whatever the model's own: 24 kHz, as OpenAI's (its `pcm` is 24 kHz 16-bit mono). */
@@ -27,6 +27,16 @@ export const SPEECH_SAMPLE_RATE = 24_000;
 
 /** Audio frames per second in a speech answer's usage (`output_tokens`): one per 25 ms, Lantern's unit. */
 const FRAMES_PER_SECOND = 40;
+
+/**
+ * The most tokens (phonemes) said in one pass at speed 1, and in proportion at other speeds (12 at 0.25, 200 at 4):
+ * some 3.5 s of speech (a StyleTTS 2 model says about 15 phonemes a second). A pass's time and memory grow with the
+ * audio it makes, and the realm answers nothing else while it runs: onnxruntime-node runs a pass on the engine's
+ * thread, and the queue hands the realm to other requests only between passes. Kokoro's whole 510 phonemes at speed
+ * 0.25 were 139 s of audio in one pass of 31 s and 3.9 GB, which onnxruntime's arena then kept (issue 63); 50 are
+ * under a second of tiny-speech on one core. A sentence of more is cut at its clauses, then between words.
+ */
+export const PASS_TOKENS = 50;
 
 /**
  * Refuses a format this realm cannot encode (an optional encoder the app did not install), before any model loads: 400
@@ -46,9 +56,10 @@ export interface SpeakOptions {
 }
 
 /**
- * Says a request's text a piece at a time (its sentences, cut further where one is longer than the model reads in a
- * pass) and encodes each piece's audio as soon as it is said: the first sentence is heard while the rest are still
- * being synthesised. Each piece is a turn of the realm's queue, and an abort is heard between pieces.
+ * Says a request's text a piece at a time (its sentences, cut further where one is longer than a pass says: see
+ * {@link PASS_TOKENS}) and encodes each piece's audio as soon as it is said: the first sentence is heard while the rest
+ * are still being synthesised. Each piece, its cutting and phonemizing too, is a turn of the realm's queue, so other
+ * requests' turns run between a long text's pieces; and an abort is heard between pieces.
  */
 export async function speakInPieces(
   model: SynthesisModel,
@@ -56,8 +67,7 @@ export async function speakInPieces(
   { signal, onEvent, queue, loadOptional }: SpeakOptions,
 ): Promise<SpeakResult> {
   const voice = resolveVoice(model, request.voice);
-  const pieces = splitForSpeech(request.input, (text) => model.tokenCount(text, voice) <= model.maxInputTokens);
-  if (pieces.length === 0) {
+  if (!hasSomethingToSay(request.input)) {
     throw new EngineError('invalid_request', '`input` has nothing to say: it holds no letters or digits.', {
       param: 'input',
     });
@@ -72,11 +82,21 @@ export async function speakInPieces(
       onEvent?.({ type: 'audio', bytes: whole ? chunk : chunk.slice() });
     }
   };
+  const budget = Math.max(1, Math.min(model.maxInputTokens, Math.floor(PASS_TOKENS * request.speed)));
+  const pieces = splitForSpeech(request.input, (text) => model.tokenCount(text, voice), budget);
+  // The next piece is cut (its spans phonemized) in the turn that says it.
+  const sayNext = async (): Promise<{ piece: SpeechPiece; samples: Float32Array; inputTokens: number } | undefined> => {
+    const next = pieces.next();
+    if (next.done) return undefined;
+    return { piece: next.value, ...(await model.synthesize(next.value.text, voice, request.speed)) };
+  };
   try {
     let samples = 0;
     let inputTokens = 0;
-    for (const piece of pieces) {
-      const spoken = await queue.run(() => model.synthesize(piece.text, voice, request.speed), signal);
+    for (;;) {
+      const spoken = await queue.run(sayNext, signal);
+      if (!spoken) break;
+      const { piece } = spoken;
       const audio = resample(spoken.samples, model.sampleRate, SPEECH_SAMPLE_RATE);
       samples += audio.length;
       inputTokens += spoken.inputTokens;
