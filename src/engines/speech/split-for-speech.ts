@@ -51,7 +51,8 @@ const CUTS: readonly Cut[] = [
  *
  * Lazy: each piece is cut, and its spans counted, only when it is asked for, so the caller spreads the counting over
  * its turns as it says the pieces; and no span longer than {@link COUNTED_CHARS} is counted whole. A packed piece's
- * tokens are its spans' tokens and a space between each: phonemes are written word by word.
+ * tokens are its spans' tokens and a space between each (phonemes are written word by word): an estimate, which the
+ * caller's budget leaves room for (at most 200 phonemes a pass, of Kokoro's 510).
  *
  * @example
  * [...splitForSpeech('Hello there. How are you?', (t) => t.length, 100)];
