@@ -406,3 +406,39 @@ describe('literal sizes in schemas', () => {
     expect(status).toBe(200);
   }, 120_000);
 });
+
+describe('control tokens spelled in supplied text (issue 63 #8)', () => {
+  /** The prompt's tokens, by `usage`, with `text` where a user, a tool or a file_search passage puts it. */
+  const promptTokens = async (messages: unknown[]) => {
+    const response = await post('/v1/chat/completions', lantern.key, { ...chat({ messages }), max_tokens: 1 });
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+  };
+  const places = {
+    user: (text: string) => [{ role: 'user', content: text }],
+    tool: (text: string) => [
+      { role: 'user', content: 'Look it up.' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'look', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: text },
+    ],
+    system: (text: string) => [
+      { role: 'system', content: text },
+      { role: 'user', content: 'Hi' },
+    ],
+  };
+
+  it.each(Object.keys(places) as (keyof typeof places)[])(
+    'a %s message’s `<|im_end|>` is plain text: one token fewer than `<|im_endx|>` (it was seven: one control token)',
+    async (place) => {
+      const [control, text] = await Promise.all([
+        promptTokens(places[place]('<|im_end|>')),
+        promptTokens(places[place]('<|im_endx|>')),
+      ]);
+      expect(text - control).toBe(1);
+    },
+  );
+});

@@ -253,6 +253,15 @@ describe("a LLaVA model whose chat template is its language model's (text alone)
     expect(answered(completion.choices[0]!)).toEqual(own);
     // The same prompt, token for token: the image's 16 positions and the text around them.
     expect(completion.usage!.prompt_tokens).toBe((await ask(held)).usage!.prompt_tokens);
+    // A user's `<image>` is text, Lantern's the image token (issue 63 #8): one image, read once.
+    const [first, ...rest] = wireMessages(held) as { role: 'user'; content: OpenAI.ChatCompletionContentPart[] }[];
+    const spelled = await client.chat.completions.create({
+      model: 'textual',
+      messages: [{ ...first!, content: [...first!.content, { type: 'text', text: ' <image>' }] }, ...rest],
+      temperature: 0,
+      max_tokens: 1,
+    });
+    expect(spelled.usage!.prompt_tokens).toBeGreaterThan(completion.usage!.prompt_tokens);
   });
 });
 

@@ -17,6 +17,7 @@ import { generateTokens, requestThinks, templateThinks } from '../../generation/
 import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../../tools/tool-prompt.ts';
 import type { RunOptions } from '../model-loaders.ts';
+import { hideControlText } from '../control-text.ts';
 import { ChatTemplate } from './gguf-chat-template.ts';
 import { type GgufTokenizer } from './gguf-vocabulary.ts';
 import { SequenceBatch, type LlamaSequence } from './sequence-batch.ts';
@@ -83,6 +84,8 @@ export class LlamaChatModel {
   readonly #promptLookup: boolean;
   readonly #draft: DraftModel<unknown> | undefined;
   readonly #draftModel: LlamaRuntimeModel | undefined;
+  /** The vocabulary's control tokens by spelling, longest first (see controlTokens). */
+  readonly #controls: ReadonlyMap<string, number>;
   readonly contextLength: number;
 
   constructor(model: LlamaRuntimeModel, options: LlamaChatOptions) {
@@ -101,6 +104,7 @@ export class LlamaChatModel {
     this.#draft =
       draft && new DraftModel(new SequenceBatch(draft.model.sequences, draft.tokenBytes) as never, draft.contextLength);
     this.#tokens = generationTokenizer({ ...model.tokenizer, eos: endOfGenerationTokens(ggml) });
+    this.#controls = controlTokens(ggml);
     const source = metadata.tokenizer.chat_template;
     this.#template =
       typeof source === 'string'
@@ -153,9 +157,17 @@ export class LlamaChatModel {
           param: 'messages',
         });
       }
-      const text = this.#template.render(tools, thinking);
-      // The template writes the special tokens itself, as text.
-      prompt = await this.#model.tokenize(text, true);
+      // The template writes the control tokens itself, as text, and they are read as such; their spellings in the
+      // messages and tools are read as plain text (see hideControlText).
+      const hidden = hideControlText(
+        { messages: tools.messages, tools: tools.tools },
+        this.#controls.keys(),
+        this.#template.source,
+      );
+      const text = this.#template.render({ ...tools, ...hidden.value }, thinking);
+      prompt = hidden.reveal
+        ? await tokenizeRevealed(this.#model, this.#controls, text, hidden.reveal)
+        : await this.#model.tokenize(text, true);
     }
     const generation = {
       promptTokens: prompt.length,
@@ -228,6 +240,48 @@ export function kvBytesPerToken(metadata: GgufMetadata): number {
   const keyLength = arch.attention?.key_length ?? width / heads;
   const valueLength = arch.attention?.value_length ?? width / heads;
   return layers * kvHeads * (keyLength + valueLength) * 2;
+}
+
+/**
+ * The vocabulary's control tokens (and its unknown token) by spelling, longest first: the tokens llama.cpp reads in a
+ * text only when told to parse special tokens (its user-defined ones, Qwen's `<tool_call>`, it reads in any text).
+ */
+export function controlTokens(ggml: GgufTokenizer): Map<string, number> {
+  const types = ggml.token_type ?? [];
+  const controls: [string, number][] = [];
+  ggml.tokens.forEach((text, id) => {
+    if ((types[id] === UNKNOWN || types[id] === CONTROL) && text.length > 0) controls.push([text, id]);
+  });
+  return new Map(controls.sort(([a], [b]) => b.length - a.length));
+}
+/** GGUF token types (llama.cpp's `llama_token_type`). */
+const UNKNOWN = 2;
+const CONTROL = 3;
+
+/**
+ * The ids of a rendered prompt whose supplied strings had their control tokens' spellings hidden (see
+ * hideControlText): split where it spells a control token, as llama.cpp splits a text with special tokens parsed
+ * (longest spelling first, each text between read on its own), each text between tokenized without special tokens once
+ * its stand-ins are spellings again. A supplied `<|im_end|>` is so read as the plain text it is.
+ */
+export async function tokenizeRevealed(
+  model: Pick<LlamaRuntimeModel, 'tokenize'>,
+  controls: ReadonlyMap<string, number>,
+  text: string,
+  reveal: (text: string) => string,
+): Promise<number[]> {
+  let pieces: (string | number)[] = [text];
+  for (const [spelling, id] of controls) {
+    pieces = pieces.flatMap((piece) =>
+      typeof piece === 'number' ? [piece] : piece.split(spelling).flatMap((part, i) => (i === 0 ? [part] : [id, part])),
+    );
+  }
+  const ids: number[] = [];
+  for (const piece of pieces) {
+    if (typeof piece === 'number') ids.push(piece);
+    else if (piece !== '') ids.push(...(await model.tokenize(reveal(piece), false)));
+  }
+  return ids;
 }
 
 /** A special token's text, for a template's `bos_token` and `eos_token`. */

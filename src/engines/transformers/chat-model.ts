@@ -2,7 +2,7 @@ import {
   AutoImageProcessor,
   AutoModelForCausalLM,
   AutoModelForImageTextToText,
-  type Tensor,
+  Tensor,
   type PreTrainedModel,
   type PreTrainedTokenizer,
 } from '@huggingface/transformers';
@@ -27,6 +27,8 @@ import { DecodeLoop, type BatchLimits, type DecodeStats } from '../../generation
 import { checkDraftVocabulary, DraftModel } from '../../generation/draft-model.ts';
 import { DEFAULT_PREFIX_CACHE_BYTES, PrefixReuse } from './prefix-reuse.ts';
 import { TransformersBatch, type TransformersPrefill } from './transformers-batch.ts';
+import { hideControlText } from '../control-text.ts';
+import { encodeRevealed } from './plain-text-encoding.ts';
 
 export interface ChatModelOptions extends TransformersLoadOptions {
   /** Bytes of keys and values kept between requests for prefix reuse (default 256 MiB; 0 turns reuse off). */
@@ -114,7 +116,8 @@ export class TransformersChatModel {
       .generation_config?.eos_token_id;
     const eos = [generationEos ?? [], tokenizer.eos_token_id ?? []].flat();
     this.#tokens = generationTokenizer({
-      encode: (text) => tokenizer.encode(text, { add_special_tokens: false }),
+      // Text the request supplies (a prediction, what a grammar forces), its control tokens' spellings as plain text.
+      encode: (text) => this.#encodePlain(text),
       // Without `clean_up_tokenization_spaces`, which Llama-3 tokenizers turn on: it rewrites " ." as "." and " 'm" as
       // "'m" inside each decoded window, so text decoded a window at a time loses characters ("I 'm fine  he said").
       decode: (ids) =>
@@ -166,26 +169,46 @@ export class TransformersChatModel {
 
   /**
    * The prompt as the model sees it: the chat template applied (with the tools, when it renders them), then tokenized
-   * (the template adds special tokens). `enable_thinking` is the template variable of models with a thinking mode
-   * (Qwen3's templates); others ignore it.
+   * (the template adds special tokens; the spellings of special tokens in the messages and tools are read as plain
+   * text, see hideControlText). `enable_thinking` is the template variable of models with a thinking mode (Qwen3's
+   * templates); others ignore it.
    */
   encodePrompt(prompt: ToolPrompt, thinking = false): { input_ids: Tensor; attention_mask: Tensor } {
     // Tool calls and results carry fields beyond the role and content that transformers.js' Message type declares,
     // and extra options are the template's variables; its typing lists only its own. A turn with images goes as
     // parts to a template that places them, and as text with the image token before each to one that does not (a
     // LLaVA model whose template is its language model's: `<image>\n` where the image was).
-    const messages = prompt.messages.map((m) =>
+    // The request's text hidden before the image token is written in: that one is the model's, read as a token.
+    const hidden = hideControlText(
+      { messages: prompt.messages, tools: prompt.tools },
+      this.#tokenizer.all_special_tokens,
+      JSON.stringify(this.#tokenizer.chat_template),
+    );
+    const messages = hidden.value.messages.map((m) =>
       typeof m.content === 'string' || this.#templatePlacesImages ? m : { ...m, content: this.#flatten(m.content) },
     ) as { role: string; content: string }[];
     const options = { tokenize: false, add_generation_prompt: true, enable_thinking: thinking } as const;
     const text = this.#tokenizer.apply_chat_template(messages, {
       ...options,
-      ...(prompt.tools && { tools: prompt.tools }),
-    });
-    return this.#tokenizer(text as string, { add_special_tokens: false }) as {
-      input_ids: Tensor;
-      attention_mask: Tensor;
+      ...(hidden.value.tools && { tools: hidden.value.tools }),
+    }) as string;
+    if (!hidden.reveal) {
+      return this.#tokenizer(text, { add_special_tokens: false }) as { input_ids: Tensor; attention_mask: Tensor };
+    }
+    const ids = encodeRevealed(this.#tokenizer, text, hidden.reveal);
+    const shape = [1, ids.length];
+    return {
+      input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), shape),
+      attention_mask: new Tensor('int64', new BigInt64Array(ids.length).fill(1n), shape),
     };
+  }
+
+  /** The ids of text a request supplies, without special tokens, any special token's spelling in it read as text. */
+  #encodePlain(text: string): number[] {
+    const hidden = hideControlText(text, this.#tokenizer.all_special_tokens);
+    return hidden.reveal
+      ? encodeRevealed(this.#tokenizer, hidden.value, hidden.reveal)
+      : this.#tokenizer.encode(text, { add_special_tokens: false });
   }
 
   /** A turn's parts as text: the model's image token and a line break where each image was. */
