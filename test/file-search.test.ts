@@ -421,6 +421,30 @@ describe('/v1/vector_stores', () => {
   });
 
   describe('file_search in the Responses API', () => {
+    it('reads a passage’s `<|im_end|>` as text, not as the end of its turn (issue 63 #8)', async () => {
+      /** The prompt's tokens when the one passage found says `word`. */
+      const inputTokens = async (word: string) => {
+        const text = `The door code of the lab is ${word} and nothing else.`;
+        const file = await upload('lab.txt', text);
+        const lab = await client.vectorStores.create({ name: 'lab', file_ids: [file.id] });
+        await waitForStore(lab.id);
+        const response = await client.responses.create({
+          model: 'gpt-4o-mini',
+          input: 'What is the door code of the lab?',
+          tools: [{ type: 'file_search', vector_store_ids: [lab.id] }],
+          include: ['file_search_call.results'],
+          max_output_tokens: 16,
+        });
+        const [search] = response.output;
+        if (search?.type !== 'file_search_call') throw new Error('no search');
+        expect(search.results!.map((r) => r.text)).toEqual([text]);
+        await client.vectorStores.delete(lab.id);
+        await client.files.delete(file.id);
+        return response.usage!.input_tokens;
+      };
+      expect((await inputTokens('<|im_endx|>')) - (await inputTokens('<|im_end|>'))).toBe(1);
+    });
+
     it('answers from the one document that holds the answer, and cites it', async () => {
       const response = await client.responses.create({
         model: 'gpt-4o-mini',
