@@ -1,7 +1,7 @@
 import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { getLlama, type LlamaModel } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hideControlText } from '../src/engines/control-text.ts';
+import { ControlSpellings } from '../src/engines/control-text.ts';
 import { controlTokens, tokenizeRevealed, type GgufMetadata } from '../src/engines/llama-cpp/llama-chat-model.ts';
 import { TransformersChatModel } from '../src/engines/transformers/chat-model.ts';
 import { encodeRevealed } from '../src/engines/transformers/plain-text-encoding.ts';
@@ -101,7 +101,7 @@ describe.runIf(HAS_STORIES_260K)('transformers.js on a SentencePiece-style token
 
   it('reads its `<s>` and `</s>` in a text as text, and leaves text without them as it was', () => {
     const text = 'Once upon a time <s> there was </s> a cat.';
-    const hidden = hideControlText(text, tokenizer.all_special_tokens);
+    const hidden = new ControlSpellings(tokenizer.all_special_tokens).hide(text);
     const ids = encodeRevealed(tokenizer, hidden.value, hidden.reveal!);
     expect(ids.filter((id) => tokenizer.all_special_ids.map(Number).includes(id))).toEqual([]);
     expect(tokenizer.decode(ids)).toBe(text);
@@ -137,7 +137,7 @@ describe('llama.cpp (node-llama-cpp)', () => {
   });
 
   it.each(Object.keys(conversations('')))('%s spelling control tokens is read as text', async (name) => {
-    const hidden = hideControlText({ messages: conversations(FORGED)[name]! }, controls.keys());
+    const hidden = new ControlSpellings(controls.keys()).hide({ messages: conversations(FORGED)[name]! });
     const forged = await tokenizeRevealed({ tokenize }, controls, render(hidden.value.messages), hidden.reveal!);
     const plain = tokenize(render(conversations('Hi')[name]!), true);
     const ids = new Set(controls.values());

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { hideControlText } from './control-text.ts';
+import { ControlSpellings } from './control-text.ts';
 
 const CONTROLS = ['<|im_start|>', '<|im_end|>', '<|im_sep|>', '<|im_s'];
 
-describe('hideControlText', () => {
+const hideControlText = <T>(value: T, controls: string[], avoid?: string) =>
+  new ControlSpellings(controls).hide(value, avoid);
+
+describe('ControlSpellings', () => {
   it('leaves a value that spells no control token as it is, with nothing to reveal', () => {
     const value = { messages: [{ role: 'user', content: 'Hello <|im_endx|> and <|im_' }] };
     const hidden = hideControlText(value, CONTROLS);

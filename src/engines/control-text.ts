@@ -20,34 +20,49 @@ export interface HiddenControlText<T> {
 const PRIVATE_USE_FIRST = 0xe000;
 const PRIVATE_USE_LAST = 0xf8ff;
 
-/**
- * Hides the control tokens' spellings (`controls`) in every string of `value` (plain objects and arrays, walked
- * through). Each spelling gets a private-use character found in none of the strings nor in `avoid` (the chat template's
- * source, whose own text must come back unchanged).
- */
-export function hideControlText<T>(value: T, controls: Iterable<string>, avoid = ''): HiddenControlText<T> {
-  const strings: string[] = [];
-  walkStrings(value, (text) => (strings.push(text), text));
-  // Longest first: where one spelling starts with another (`<|im_start|>`, `<|im_sep|>`…) the whole one is hidden.
-  const spellings = [...new Set(controls)].filter((c) => c.length > 0).sort((a, b) => b.length - a.length);
-  const found = spellings.filter((spelling) => strings.some((text) => text.includes(spelling)));
-  if (found.length === 0) return { value, reveal: undefined };
-  const taken = new Set([...strings.join(''), ...avoid]);
-  const standIn = new Map<string, string>();
-  const spellingOf = new Map<string, string>();
-  let code = PRIVATE_USE_FIRST;
-  for (const spelling of found) {
-    while (code <= PRIVATE_USE_LAST && taken.has(String.fromCharCode(code))) code++;
-    // 6,400 characters, each taken by the request itself: not a request anyone sends; refuse rather than misread it.
-    if (code > PRIVATE_USE_LAST) throw new Error('no private-use character is left to stand in for a control token');
-    const char = String.fromCharCode(code++);
-    standIn.set(spelling, char);
-    spellingOf.set(char, spelling);
+/** A tokenizer's control tokens' spellings, which {@link ControlSpellings.hide} hides in the text a request supplies. */
+export class ControlSpellings {
+  /** Any one of the spellings, longest first (where one starts with another, `<|im_start|>` and `<|im_s`…, the whole). */
+  readonly #spelled: RegExp | undefined;
+
+  constructor(controls: Iterable<string>) {
+    const spellings = [...new Set(controls)].filter((c) => c.length > 0).sort((a, b) => b.length - a.length);
+    // One expression for all of them: a request's text is searched once, not once a spelling (Llama 3 has 256).
+    this.#spelled = spellings.length ? new RegExp(spellings.map(escapeRegExp).join('|'), 'g') : undefined;
   }
-  const spelled = new RegExp(found.map(escapeRegExp).join('|'), 'g');
-  const hidden = walkStrings(value, (text) => text.replace(spelled, (spelling) => standIn.get(spelling)!));
-  const standIns = new RegExp(`[${[...spellingOf.keys()].join('')}]`, 'g');
-  return { value: hidden, reveal: (text) => text.replace(standIns, (char) => spellingOf.get(char)!) };
+
+  /**
+   * Hides the spellings in every string of `value` (plain objects and arrays, walked through). Each spelling gets a
+   * private-use character found in none of the strings nor in `avoid` (the chat template's source, whose own text must
+   * come back unchanged).
+   */
+  hide<T>(value: T, avoid = ''): HiddenControlText<T> {
+    const spelled = this.#spelled;
+    if (!spelled) return { value, reveal: undefined };
+    const strings: string[] = [];
+    const found = new Set<string>();
+    walkStrings(value, (text) => {
+      strings.push(text);
+      for (const [spelling] of text.matchAll(spelled)) found.add(spelling);
+      return text;
+    });
+    if (found.size === 0) return { value, reveal: undefined };
+    const taken = new Set([...strings.join(''), ...avoid]);
+    const standIn = new Map<string, string>();
+    const spellingOf = new Map<string, string>();
+    let code = PRIVATE_USE_FIRST;
+    for (const spelling of found) {
+      while (code <= PRIVATE_USE_LAST && taken.has(String.fromCharCode(code))) code++;
+      // 6,400 characters, each taken by the request itself: not a request anyone sends; refuse rather than misread it.
+      if (code > PRIVATE_USE_LAST) throw new Error('no private-use character is left to stand in for a control token');
+      const char = String.fromCharCode(code++);
+      standIn.set(spelling, char);
+      spellingOf.set(char, spelling);
+    }
+    const hidden = walkStrings(value, (text) => text.replace(spelled, (spelling) => standIn.get(spelling)!));
+    const standIns = new RegExp(`[${[...spellingOf.keys()].join('')}]`, 'g');
+    return { value: hidden, reveal: (text) => text.replace(standIns, (char) => spellingOf.get(char)!) };
+  }
 }
 
 /**

@@ -17,7 +17,7 @@ import { generateTokens, requestThinks, templateThinks } from '../../generation/
 import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../../tools/tool-prompt.ts';
 import type { RunOptions } from '../model-loaders.ts';
-import { hideControlText } from '../control-text.ts';
+import { ControlSpellings } from '../control-text.ts';
 import { ChatTemplate } from './gguf-chat-template.ts';
 import { type GgufTokenizer } from './gguf-vocabulary.ts';
 import { SequenceBatch, type LlamaSequence } from './sequence-batch.ts';
@@ -86,6 +86,7 @@ export class LlamaChatModel {
   readonly #draftModel: LlamaRuntimeModel | undefined;
   /** The vocabulary's control tokens by spelling, longest first (see controlTokens). */
   readonly #controls: ReadonlyMap<string, number>;
+  readonly #spellings: ControlSpellings;
   readonly contextLength: number;
 
   constructor(model: LlamaRuntimeModel, options: LlamaChatOptions) {
@@ -105,6 +106,7 @@ export class LlamaChatModel {
       draft && new DraftModel(new SequenceBatch(draft.model.sequences, draft.tokenBytes) as never, draft.contextLength);
     this.#tokens = generationTokenizer({ ...model.tokenizer, eos: endOfGenerationTokens(ggml) });
     this.#controls = controlTokens(ggml);
+    this.#spellings = new ControlSpellings(this.#controls.keys());
     const source = metadata.tokenizer.chat_template;
     this.#template =
       typeof source === 'string'
@@ -158,12 +160,8 @@ export class LlamaChatModel {
         });
       }
       // The template writes the control tokens itself, as text, and they are read as such; their spellings in the
-      // messages and tools are read as plain text (see hideControlText).
-      const hidden = hideControlText(
-        { messages: tools.messages, tools: tools.tools },
-        this.#controls.keys(),
-        this.#template.source,
-      );
+      // messages and tools are read as plain text (see ControlSpellings).
+      const hidden = this.#spellings.hide({ messages: tools.messages, tools: tools.tools }, this.#template.source);
       const text = this.#template.render({ ...tools, ...hidden.value }, thinking);
       prompt = hidden.reveal
         ? await tokenizeRevealed(this.#model, this.#controls, text, hidden.reveal)
@@ -260,7 +258,7 @@ const CONTROL = 3;
 
 /**
  * The ids of a rendered prompt whose supplied strings had their control tokens' spellings hidden (see
- * hideControlText): split where it spells a control token, as llama.cpp splits a text with special tokens parsed
+ * ControlSpellings): split where it spells a control token, as llama.cpp splits a text with special tokens parsed
  * (longest spelling first, each text between read on its own), each text between tokenized without special tokens once
  * its stand-ins are spellings again. A supplied `<|im_end|>` is so read as the plain text it is.
  */

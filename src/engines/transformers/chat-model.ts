@@ -27,7 +27,7 @@ import { DecodeLoop, type BatchLimits, type DecodeStats } from '../../generation
 import { checkDraftVocabulary, DraftModel } from '../../generation/draft-model.ts';
 import { DEFAULT_PREFIX_CACHE_BYTES, PrefixReuse } from './prefix-reuse.ts';
 import { TransformersBatch, type TransformersPrefill } from './transformers-batch.ts';
-import { hideControlText } from '../control-text.ts';
+import { ControlSpellings } from '../control-text.ts';
 import { encodeRevealed } from './plain-text-encoding.ts';
 
 export interface ChatModelOptions extends TransformersLoadOptions {
@@ -66,6 +66,8 @@ export class TransformersChatModel {
   readonly #tokenizer: PreTrainedTokenizer;
   /** The tokenizer as the generation core uses it (its vocabulary, grammars and `logprobs` spelling made once). */
   readonly #tokens: GenerationTokenizer;
+  /** The special tokens' spellings, read as text where a request supplies them. */
+  readonly #controls: ControlSpellings;
   /** How tools reach this model: through its own chat template when it renders them, else the generic format. */
   readonly #toolFormat: ToolFormat;
   /** Whether the model has a thinking mode: its template switches it (`enable_thinking`) or writes `<think>`. */
@@ -91,6 +93,7 @@ export class TransformersChatModel {
     draft?: PreTrainedModel,
   ) {
     this.#tokenizer = tokenizer;
+    this.#controls = new ControlSpellings(tokenizer.all_special_tokens);
     this.#model = model;
     this.#vision = vision;
     const prefixes = new PrefixReuse(options.prefixCacheBytes);
@@ -170,7 +173,7 @@ export class TransformersChatModel {
   /**
    * The prompt as the model sees it: the chat template applied (with the tools, when it renders them), then tokenized
    * (the template adds special tokens; the spellings of special tokens in the messages and tools are read as plain
-   * text, see hideControlText). `enable_thinking` is the template variable of models with a thinking mode (Qwen3's
+   * text, see ControlSpellings). `enable_thinking` is the template variable of models with a thinking mode (Qwen3's
    * templates); others ignore it.
    */
   encodePrompt(prompt: ToolPrompt, thinking = false): { input_ids: Tensor; attention_mask: Tensor } {
@@ -179,9 +182,8 @@ export class TransformersChatModel {
     // parts to a template that places them, and as text with the image token before each to one that does not (a
     // LLaVA model whose template is its language model's: `<image>\n` where the image was).
     // The request's text hidden before the image token is written in: that one is the model's, read as a token.
-    const hidden = hideControlText(
+    const hidden = this.#controls.hide(
       { messages: prompt.messages, tools: prompt.tools },
-      this.#tokenizer.all_special_tokens,
       JSON.stringify(this.#tokenizer.chat_template),
     );
     const messages = hidden.value.messages.map((m) =>
@@ -205,7 +207,7 @@ export class TransformersChatModel {
 
   /** The ids of text a request supplies, without special tokens, any special token's spelling in it read as text. */
   #encodePlain(text: string): number[] {
-    const hidden = hideControlText(text, this.#tokenizer.all_special_tokens);
+    const hidden = this.#controls.hide(text);
     return hidden.reveal
       ? encodeRevealed(this.#tokenizer, hidden.value, hidden.reveal)
       : this.#tokenizer.encode(text, { add_special_tokens: false });

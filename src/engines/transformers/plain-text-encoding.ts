@@ -8,7 +8,7 @@ interface InnerTokenizer {
 
 /**
  * The ids of a rendered prompt whose supplied strings had their control tokens' spellings hidden (see
- * hideControlText): the tokenizer splits it at the spellings the template wrote, as ever, and the stand-ins come back
+ * ControlSpellings): the tokenizer splits it at the spellings the template wrote, as ever, and the stand-ins come back
  * as their spellings only where the text between those is pre-tokenized, past every stage that looks for added tokens.
  * So a supplied `<|im_end|>` is tokenized as the plain text it is, together with its neighbours, exactly as it would
  * be were it not a token of the vocabulary.
