@@ -269,6 +269,34 @@ describe('the sequences', () => {
     expect(tokens).toBe(3);
     expect(text(await model.generate(chatRequest({ messages: refs[0]!.messages })))).toEqual([refs[0]!.greedy_text]);
   });
+
+  it('stops a long prompt within a piece of an abort, its sequence holding what it fed, and answers the next', async () => {
+    // About 900 tokens: four pieces of a prefill, most of the 1,024-token window.
+    const prompt = 'Once upon a time, there was a little girl who loved to play outside in the park. '.repeat(18);
+    const request = (cacheScope: string) => chatRequest({ messages: [], prompt, maxTokens: 8, cacheScope });
+    const reference = await model.generate(request('whole'));
+    const pieces = Math.ceil(reference.usage.promptTokens / 256);
+    expect(pieces).toBeGreaterThanOrEqual(4);
+
+    // Aborted as its first piece starts: llama.cpp's pass runs on a thread of its own, so the loop sees its start.
+    const controller = new AbortController();
+    const before = model.stats.forwardPasses;
+    const watch = () => {
+      if (model.stats.forwardPasses > before) controller.abort();
+      else setImmediate(watch);
+    };
+    watch();
+    const aborted = model.generate(request('aborted'), { signal: controller.signal });
+    await expect(aborted).rejects.toMatchObject({ kind: 'aborted' });
+    const fed = model.stats.forwardPasses - before;
+    expect(fed).toBeLessThan(pieces);
+
+    // The next request with that prompt starts from exactly the pieces fed (no more: none of them half-evaluated), and
+    // answers as the prompt evaluated whole does.
+    const next = await model.generate(request('aborted'));
+    expect(next.usage.cachedPromptTokens).toBe(fed * 256);
+    expect(text(next)).toEqual(text(reference));
+  });
 });
 
 describe.skipIf(!HAS_STORIES_260K)('stories260K as GGUF (../shared/models)', () => {

@@ -88,7 +88,8 @@ export const DEFAULT_KV_BYTES = 512 * 2 ** 20;
 
 /**
  * A prompt's prefill is cut into pieces of this many tokens while other rows are decoding, with a step of theirs
- * between pieces, so that a long prompt delays the tokens of those already running by one piece at a time.
+ * between pieces, so that a long prompt delays the tokens of those already running by one piece at a time; and alone,
+ * where the batch asks for it (DecodeBatch.prefillsInPieces), so that an abort is heard within a piece.
  */
 const PREFILL_PIECE = 256;
 
@@ -177,6 +178,12 @@ export interface DecodeBatch<Prefill> {
    * whole distribution over slowly would spend more on one per position than the accepted tokens save.
    */
   readonly checksDrawsOnly?: boolean;
+  /**
+   * Whether a prompt prefilled alone is fed in pieces too (PREFILL_PIECE tokens a pass), with its caller's abort heard
+   * between them: an engine whose pass cannot be stopped (llama.cpp) would otherwise evaluate all of a long prompt, for
+   * a caller long gone, before the next request could start.
+   */
+  readonly prefillsInPieces?: boolean;
   /**
    * Rows leave: each of `leaving` has its keys and values kept for prefix reuse, as holding `tokens` (every token it
    * fed), under `scope`; then the rows `kept`, in that order, are the batch's rows (none: it is empty).
@@ -372,8 +379,10 @@ export class DecodeLoop<Prefill> {
     }
     const filling = waiting.filling;
     const from = filling.filled;
-    // Alone, the whole prompt in one pass, as transformers.js' generate() does; beside running rows, a piece of it.
-    const to = this.#rows.length > 0 ? Math.min(prompt.length, from + PREFILL_PIECE) : prompt.length;
+    // Alone, the whole prompt in one pass, as transformers.js' generate() does; beside running rows, or on a batch
+    // that asks for it, a piece of it (an aborted job is let go before its next piece: see #admit).
+    const inPieces = this.#rows.length > 0 || this.#batch.prefillsInPieces;
+    const to = inPieces ? Math.min(prompt.length, from + PREFILL_PIECE) : prompt.length;
     // A job that embeds its prompt itself (images) takes its own turns of the queue to do it.
     const { embed } = waiting.job;
     const input: PrefillInput = embed ? { embeds: await embed(from, to) } : { tokens: prompt.slice(from, to) };

@@ -79,6 +79,12 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   readonly retract?: (row: number, count: number) => Promise<void>;
   /** A distribution per position costs a sorted list of the vocabulary each: only drawn rows speculate. */
   readonly checksDrawsOnly = true;
+  /**
+   * Neither runtime stops a pass once asked (node-llama-cpp's evaluations take no signal; wllama's decode checks one
+   * only between its own batches, and leaves its count of cached tokens behind when it stops): a prompt is fed a piece
+   * at a time, and an aborted one stops at the end of its piece, its sequence holding the pieces fed.
+   */
+  readonly prefillsInPieces = true;
 
   constructor(sequences: readonly LlamaSequence[], tokenBytes: number) {
     this.#slots = sequences.map((sequence) => ({
