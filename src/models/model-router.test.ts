@@ -205,6 +205,15 @@ describe('the model router', () => {
     expect(error.message).toMatch(/engine went away.*could not be reached/);
   });
 
+  it('gives up on an engine that keeps going away when no other candidate is left: the loss is the answer', async () => {
+    const { chat, local } = setUp('local-first', () => [cpu]);
+    local.onChat = async () => {
+      throw new EngineError('engine_lost', 'The engine went away.');
+    };
+    await expect(chat()).rejects.toMatchObject({ kind: 'engine_lost' });
+    expect(local.chats).toHaveLength(9); // the first try and eight more
+  });
+
   it('with no engine to run local candidates on, goes straight to the servers', async () => {
     const second: LocalCandidate = { engine: 'transformers', model: '/second', dtype: 'fp32', device: 'cpu' };
     const { chat, local } = setUp('local-first', () => [cpu, second, dead()]);

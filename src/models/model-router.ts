@@ -304,8 +304,10 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
           );
         } catch (error) {
           // The engine went away under the call before any output (its host tab closed, its worker was replaced):
-          // the chain is walked again, on the next engine.
-          if (!(error instanceof EngineError && error.kind === 'engine_lost') || watched.started()) throw error;
+          // the chain is walked again, on the next engine, as many times as the walk was told it may be (past that,
+          // a chain whose last failure was a loss ends with it).
+          const lost = error instanceof EngineError && error.kind === 'engine_lost';
+          if (!lost || watched.started() || losses >= MAX_ENGINE_LOSSES) throw error;
         }
       }
     },
