@@ -155,6 +155,23 @@ describe('createEngine', () => {
     await Promise.all([answer(engine, 'a'), answer(engine, 'b'), answer(engine, 'a')]);
     expect(shared.loads).toEqual(['transformers:org/tiny@q4/cpu']);
   });
+
+  it('loads a model again once its runtime went away under a call (engine_lost), and the call is retried on it', async () => {
+    const fine = loaders();
+    let loads = 0;
+    const once: ModelLoaders = {
+      ...fine,
+      // The first model's runtime is gone for good (wllama's worker failed): every call of it is engine_lost.
+      chat: async (candidate, context) => {
+        const model = await fine.chat(candidate, context);
+        if (loads++ > 0) return model;
+        return { generate: () => Promise.reject(new EngineError('engine_lost', "llama.cpp's worker failed")) };
+      },
+    };
+    const engine = createEngine({ profile: { a: { task: 'chat', created: 0, candidates: [cpu] } }, loaders: once });
+    expect(await answer(engine, 'a')).toBe('transformers:org/tiny@q4/cpu');
+    expect(loads).toBe(2);
+  });
 });
 
 describe('createEngine over a chain whose candidates fail to load', () => {

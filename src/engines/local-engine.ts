@@ -165,6 +165,8 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
   const byCandidate = new Map<string, Promise<LoadedModel>>();
   /** The IDs each loaded model was announced `ready` under. */
   const announced = new WeakMap<LoadedModel, Set<string>>();
+  /** The load each model came from (its entry in `byCandidate`). */
+  const loadOf = new WeakMap<LoadedModel, Promise<LoadedModel>>();
   const queue = new TaskQueue();
 
   const load = async ({ id, task, candidate }: LocalTarget): Promise<LoadedModel> => {
@@ -177,6 +179,7 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     }
     try {
       const model = await loading;
+      loadOf.set(model, loading);
       const ids = announced.get(model) ?? new Set();
       announced.set(model, ids);
       if (!ids.has(id)) {
@@ -192,6 +195,12 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
     }
   };
 
+  /** Forgets a loaded model that can no longer run, unless another has taken its place already. */
+  const forget = (candidate: LocalCandidate, model: LoadedModel) => {
+    const key = candidateKey(candidate);
+    if (byCandidate.get(key) === loadOf.get(model)) byCandidate.delete(key);
+  };
+
   const realm: Realm = {
     queue,
     imageAccess: options.imageAccess,
@@ -204,7 +213,13 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
       await serve.check?.(request, realm);
       const model = (await load(target)) as TaskModel<typeof task>;
       runOptions.onBackend?.(candidateKey(target.candidate));
-      return serve.serve(model, request, runOptions, realm);
+      try {
+        return await serve.serve(model, request, runOptions, realm);
+      } catch (error) {
+        // The model's runtime went away under the call (wllama's worker failed): it is loaded again on the next call.
+        if (error instanceof EngineError && error.kind === 'engine_lost') forget(target.candidate, model);
+        throw error;
+      }
     },
   };
 }

@@ -4,6 +4,7 @@ import { Wllama } from '@wllama/wllama/esm/index.js';
 import multiThreadWasm from '@wllama/wllama/esm/multi-thread/wllama.wasm?url';
 import singleThreadWasm from '@wllama/wllama/esm/single-thread/wllama.wasm?url';
 import { StoredFiles } from '../../downloads/index.ts';
+import type { NativeDraw } from '../../generation/decode-loop.ts';
 import { isDownloadedModel, modelFolder, storedManifest } from '../model-files.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { readGgufMetadata } from './gguf-metadata.ts';
@@ -12,6 +13,7 @@ import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
 import { contextWindowOf, DEFAULT_CONTEXT_WINDOW, ggufParts, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
+import { watchWorker, type WorkerWatch } from './wllama-worker-watch.ts';
 
 /*
  * llama.cpp in browsers, through wllama 2 (llama.cpp compiled to WebAssembly, single-threaded, or multi-threaded where
@@ -66,18 +68,20 @@ function wasmPaths(): Promise<{ single: string; multi: string }> {
 const threads = (candidate: LlamaCppCandidate) =>
   candidate.threads ?? Math.max(1, Math.floor((navigator.hardwareConcurrency || 1) / 2));
 
-/** A started wllama with the candidate's GGUF loaded, and its metadata. */
+/** A started wllama with the candidate's GGUF loaded, its metadata, and the watch on its worker (see watchWorker). */
 async function loadWllama(
   candidate: LlamaCppCandidate,
   config: { n_ctx: (metadata: GgufMetadata) => number; embeddings?: boolean },
-): Promise<{ wllama: Wllama; metadata: GgufMetadata }> {
+): Promise<{ wllama: Wllama; metadata: GgufMetadata; worker: WorkerWatch }> {
   const { blobs, urls } = await ggufBlobs(candidate);
   const metadata = await readGgufMetadata(blobs[0]!, urls[0]!);
   const paths = await wasmPaths();
+  const worker = watchWorker();
   const wllama = new Wllama(
     { 'single-thread/wllama.wasm': paths.single, ...(paths.multi && { 'multi-thread/wllama.wasm': paths.multi }) },
-    { suppressNativeLog: true, logger: QUIET },
+    { suppressNativeLog: true, logger: worker.logger },
   );
+  worker.watch(wllama);
   const nCtx = config.n_ctx(metadata);
   try {
     await withDocumentBase(() =>
@@ -91,15 +95,16 @@ async function loadWllama(
     );
   } catch (error) {
     await wllama.exit().catch(() => {});
-    throw error;
+    const lost = worker.lost();
+    throw lost === undefined ? error : new Error(`llama.cpp's worker failed while loading the model (${lost})`);
   }
-  return { wllama, metadata };
+  return { wllama, metadata, worker };
 }
 
 export async function loadChatModel(candidate: LlamaCppCandidate, _context: LoadContext): Promise<ChatModel> {
   if (candidate.images)
     throw new Error('llama.cpp candidates read text only here: projectors (mmproj) are not supported yet');
-  const { wllama, metadata } = await loadWllama(candidate, {
+  const { wllama, metadata, worker } = await loadWllama(candidate, {
     n_ctx: (metadata) => contextWindowOf(candidate, trainContext(metadata)),
   });
   const { n_ctx: contextLength, n_batch: batchSize } = wllama.getLoadedContextInfo();
@@ -110,8 +115,8 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
   return new LlamaChatModel(
     {
       metadata,
-      sequences: [wllamaSequence(wllama, vocabularySize, batchSize)],
-      tokenize: (text, special) => wllama.tokenize(text, special),
+      sequences: [wllamaSequence(wllama, vocabularySize, batchSize, worker)],
+      tokenize: worker.guard((text: string, special: boolean) => wllama.tokenize(text, special)),
       tokenizer: {
         // wllama tokenizes in its own worker, asynchronously: jump-forward, which retokenizes within a step, is off.
         encode: () => {
@@ -128,21 +133,21 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
 }
 
 export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context: LoadContext): Promise<EmbeddingModel> {
-  const { wllama } = await loadWllama(candidate, {
+  const { wllama, worker } = await loadWllama(candidate, {
     n_ctx: (metadata) => Math.min(candidate.maxInputTokens ?? Infinity, trainContext(metadata)),
     embeddings: true,
   });
   const info = wllama.getLoadedContextInfo();
   return llamaEmbeddingModel({
     maxInputTokens: Math.min(info.n_ctx, info.n_ubatch),
-    tokenize: (text) => wllama.tokenize(text, false),
+    tokenize: worker.guard((text: string) => wllama.tokenize(text, false)),
     bos: wllama.mustAddBosToken() ? wllama.getBOS() : undefined,
     eos: wllama.mustAddEosToken() ? wllama.getEOS() : undefined,
-    async embed(tokens) {
+    embed: worker.guard(async (tokens: number[]) => {
       // Each input alone: what a previous one left in the cache would attend into it.
       await wllama.kvClear();
       return wllama.embeddings(tokens);
-    },
+    }),
   });
 }
 
@@ -151,10 +156,10 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context:
  * distribution and the generation core draws (wllama's sampler is seeded once, at load, so a request's seed could not
  * reach it).
  */
-function wllamaSequence(wllama: Wllama, vocabularySize: number, batchSize: number): LlamaSequence {
+function wllamaSequence(wllama: Wllama, vocabularySize: number, batchSize: number, worker: WorkerWatch): LlamaSequence {
   const logits = new Float32Array(vocabularySize);
   return {
-    async evaluate(tokens, next) {
+    evaluate: worker.guard(async (tokens: number[], next: 'distribution' | NativeDraw | undefined) => {
       const decoded = wllama.decode(tokens, { skipLogits: next === undefined });
       if (next === undefined) return void (await decoded);
       // wllama's worker answers in the order it is asked: the read of what a pass leaves is sent along with the pass,
@@ -172,10 +177,10 @@ function wllamaSequence(wllama: Wllama, vocabularySize: number, batchSize: numbe
         logits,
         distribution.map(({ token, p }) => [token, p] as const),
       );
-    },
+    }),
     // wllama 2's kvRemove(0, -1) clears the cache but not its token count, and reports a failure: kvClear does both.
-    truncate: (length) => (length === 0 ? wllama.kvClear() : wllama.kvRemove(length, -1)),
-    clear: () => wllama.kvClear(),
+    truncate: worker.guard((length: number) => (length === 0 ? wllama.kvClear() : wllama.kvRemove(length, -1))),
+    clear: worker.guard(() => wllama.kvClear()),
   };
 }
 
@@ -202,6 +207,3 @@ async function withDocumentBase<T>(load: () => Promise<T>): Promise<T> {
     delete global.document;
   }
 }
-
-/** wllama's own logging, kept to errors (its debug and warnings are for its developers). */
-const QUIET = { debug: () => {}, log: () => {}, warn: () => {}, error: console.error.bind(console) };
