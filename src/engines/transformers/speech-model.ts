@@ -19,6 +19,12 @@ import {
 } from '../../engine-interface/index.ts';
 import type { TaskQueue } from '../task-queue.ts';
 import { loadPretrained, progressCallback, type TransformersLoadOptions } from './load-pretrained.ts';
+import {
+  acceptEncoderOutputs,
+  disposeTensors,
+  encodeFeatures,
+  releaseDroppedCrossAttentionCache,
+} from './whisper-tensors.ts';
 
 /**
  * Whisper's fallback (OpenAI's `transcribe()` and the API's `temperature: 0`): a window whose greedy text repeats itself
@@ -58,6 +64,12 @@ interface FeatureExtractorConfig {
   sampling_rate: number;
   chunk_length: number;
   hop_length: number;
+}
+
+/** A window's log-mel features and the encoder's output for them, which every pass over the window reads. */
+interface EncodedWindow {
+  features: Tensor;
+  encoded: Tensor;
 }
 
 /** One decoding pass over one window: what the model wrote, and how sure it was. */
@@ -114,6 +126,8 @@ export class TransformersSpeechModel {
     this.languages = this.#generation.is_multilingual
       ? Object.keys(this.#generation.lang_to_id ?? {}).map((token) => token.slice(2, -2))
       : [];
+    acceptEncoderOutputs(model);
+    releaseDroppedCrossAttentionCache(model);
   }
 
   static async load(source: string, options: TransformersLoadOptions & { queue: TaskQueue }) {
@@ -148,9 +162,16 @@ export class TransformersSpeechModel {
     const duration = samples.length / this.sampleRate;
     const windowSamples = Math.round(this.windowSeconds * this.sampleRate);
     const hop = (this.#processor.feature_extractor!.config as unknown as FeatureExtractorConfig).hop_length;
-    const language =
-      request.language ??
-      (this.languages.length > 0 ? await this.#detectLanguage(samples.subarray(0, windowSamples), signal) : 'en');
+    // Detection reads the first window, which the first pass then reads too: the encoder runs once for both.
+    let first: EncodedWindow | undefined;
+    let language = request.language ?? 'en';
+    if (request.language === undefined && this.languages.length > 0) {
+      first = await this.#encode(samples.subarray(0, windowSamples), signal);
+      language = await this.#detectLanguage(first, signal).catch((error: unknown) => {
+        disposeTensors(first);
+        throw error;
+      });
+    }
     const promptTokens = request.prompt ? this.#textTokens(` ${request.prompt.trim()}`) : [];
 
     const segments: (TranscriptSegment & { tokenTimes?: number[] })[] = [];
@@ -158,16 +179,19 @@ export class TransformersSpeechModel {
     let outputTokens = 0;
     let seek = 0;
     while (seek < samples.length) {
-      throwIfAborted(signal);
       const window = samples.subarray(seek, seek + windowSamples);
       const offset = seek / this.sampleRate;
       // Whisper reads at most half its positions, less one, of earlier text: the prompt, then the transcript so far.
       const earlier = [...promptTokens, ...segments.flatMap((s) => s.tokens)].slice(
         -((this.#maxTargetPositions >> 1) - 1),
       );
-      const { input_features } = (await this.#processor(window)) as { input_features: Tensor };
+      // The encoder runs once a window; every pass of the fallback reads its output.
+      const encoded = first ?? (await this.#encode(window, signal));
+      first = undefined;
       const numFrames = Math.floor(window.length / hop);
-      const pass = await this.#decodeWithFallback(input_features, numFrames, earlier, language, request, signal);
+      const pass = await this.#decodeWithFallback(encoded, numFrames, earlier, language, request, signal).finally(() =>
+        disposeTensors(encoded),
+      );
       outputTokens += pass.tokens.length;
       const found = this.#segments(pass, offset, window.length / this.sampleRate);
       const silent = pass.noSpeechProb > NO_SPEECH_THRESHOLD && average(pass.logprobs) < LOGPROB_THRESHOLD;
@@ -200,7 +224,7 @@ export class TransformersSpeechModel {
 
   /** Decodes one window at temperature 0, then (when the request's temperature is 0) hotter while the text fails. */
   async #decodeWithFallback(
-    features: Tensor,
+    window: EncodedWindow,
     numFrames: number,
     earlier: number[],
     language: string,
@@ -211,7 +235,7 @@ export class TransformersSpeechModel {
     let pass: Pass | undefined;
     for (const temperature of temperatures) {
       pass = await this.#queue.run(
-        () => this.#decodeWindow(features, numFrames, earlier, language, request, temperature, signal),
+        () => this.#decodeWindow(window, numFrames, earlier, language, request, temperature, signal),
         signal,
       );
       const text = this.#decode(pass.tokens.filter((t) => t < this.#timestampBegin));
@@ -222,9 +246,9 @@ export class TransformersSpeechModel {
     return pass!;
   }
 
-  /** One generate() over one window in timestamp mode. */
+  /** One generate() over one window in timestamp mode; what it returns is disposed once read. */
   async #decodeWindow(
-    features: Tensor,
+    window: EncodedWindow,
     numFrames: number,
     earlier: number[],
     language: string,
@@ -274,7 +298,8 @@ export class TransformersSpeechModel {
     };
 
     const output = (await this.#model.generate({
-      inputs: features,
+      inputs: window.features,
+      encoder_outputs: window.encoded,
       decoder_input_ids: init,
       return_timestamps: true,
       ...(request.words && { return_token_timestamps: true, num_frames: numFrames }),
@@ -291,6 +316,7 @@ export class TransformersSpeechModel {
     if ('token_timestamps' in output) {
       times = (output.token_timestamps.tolist() as number[][])[0]!.slice(init.length);
     }
+    disposeTensors(output);
     if (tokens.at(-1) === g.eos_token_id) {
       tokens.pop();
       logprobs.pop();
@@ -387,17 +413,17 @@ export class TransformersSpeechModel {
    * Whisper's language detection: the language token the model finds most likely after `<|startoftranscript|>`, over
    * the first window.
    */
-  async #detectLanguage(window: Float32Array, signal: AbortSignal | undefined): Promise<string> {
+  async #detectLanguage(window: EncodedWindow, signal: AbortSignal | undefined): Promise<string> {
     const g = this.#generation;
     const languageIds = new Map(Object.entries(g.lang_to_id ?? {}).map(([token, id]) => [id, token.slice(2, -2)]));
-    const { input_features } = (await this.#processor(window)) as { input_features: Tensor };
     const only = new OnlyTokens(new Set(languageIds.keys()));
     const logits_processor = new LogitsProcessorList();
     logits_processor.push(only);
     const output = (await this.#queue.run(
       () =>
         this.#model.generate({
-          inputs: input_features,
+          inputs: window.features,
+          encoder_outputs: window.encoded,
           decoder_input_ids: [g.decoder_start_token_id],
           max_new_tokens: 1,
           do_sample: false,
@@ -406,7 +432,15 @@ export class TransformersSpeechModel {
       signal,
     )) as Tensor;
     const token = Number((output.tolist() as bigint[][])[0]!.at(-1));
+    disposeTensors(output);
     return languageIds.get(token) ?? 'en';
+  }
+
+  /** A window's features and the encoder's output for them, in a turn of the queue. */
+  async #encode(window: Float32Array, signal: AbortSignal | undefined): Promise<EncodedWindow> {
+    const { input_features: features } = (await this.#processor(window)) as { input_features: Tensor };
+    const encoded = await this.#queue.run(() => encodeFeatures(this.#model, features), signal);
+    return { features, encoded };
   }
 
   #textTokens(text: string): number[] {
