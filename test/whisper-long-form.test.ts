@@ -10,7 +10,8 @@ import { speechBytes } from './support/speech-fixture.ts';
 
 /**
  * Lantern's long-form Whisper decoding against what transformers.js 4.3.1 does underneath it, on the bundled
- * tiny-whisper in Node: the decoder's tensors released window after window, the encoder run once a window.
+ * tiny-whisper in Node: the decoder's tensors released window after window, the encoder run once a window, and the
+ * earlier text reset after a hot window.
  */
 let speech: TransformersSpeechModel;
 beforeAll(async () => {
@@ -94,5 +95,32 @@ describe("the decoder's GPU tensors (transformers.js#1739)", () => {
     expect(generate.mock.calls.length).toBe(windows + 1); // the first window's detection, then a pass a window
     expect(encoderRuns).toBe(windows);
     expect(alive.length).toBe(0);
+  });
+});
+
+describe('earlier text', () => {
+  const startOfPrevious = 569; // <|startofprev|> in tiny-whisper's vocabulary
+  const decoderInputs = (generate: { mock: { calls: unknown[][] } }) =>
+    generate.mock.calls.map((call) => (call[0] as { decoder_input_ids: number[] }).decoder_input_ids);
+
+  it('each window reads the prompt and the transcript so far', async () => {
+    const generate = vi.spyOn(WhisperForConditionalGeneration.prototype, 'generate');
+    await speech.transcribe(samplesOf('long.wav'), request({ prompt: 'Colours and days.' }));
+    const inputs = decoderInputs(generate);
+    expect(inputs.length).toBeGreaterThanOrEqual(3);
+    for (const [i, ids] of inputs.entries()) expect(ids[0], `window ${i}`).toBe(startOfPrevious);
+    expect(inputs[1]!.length).toBeGreaterThan(inputs[0]!.length);
+  });
+
+  it('a window decoded hotter than 0.5 resets it, prompt and all, as OpenAI does', async () => {
+    const generate = vi.spyOn(WhisperForConditionalGeneration.prototype, 'generate');
+    const result = await speech.transcribe(
+      samplesOf('long.wav'),
+      request({ prompt: 'Colours and days.', temperature: 0.8 }),
+    );
+    const inputs = decoderInputs(generate);
+    expect(new Set(result.segments.map((s) => s.windowStart)).size).toBeGreaterThanOrEqual(2);
+    expect(inputs[0]![0]).toBe(startOfPrevious); // the prompt, for the first window
+    for (const ids of inputs.slice(1)) expect(ids).not.toContain(startOfPrevious);
   });
 });

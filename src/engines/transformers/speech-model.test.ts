@@ -1,6 +1,6 @@
 import { Tensor } from '@huggingface/transformers';
 import { describe, expect, it } from 'vitest';
-import { WhisperScoreRecorder, TranscriptRules } from './speech-model.ts';
+import { EarlierText, WhisperScoreRecorder, TranscriptRules } from './speech-model.ts';
 
 /**
  * The decoding rules Lantern adds to transformers.js' Whisper generate(), on hand-made scores: Whisper's layout of a
@@ -68,5 +68,25 @@ describe('WhisperScoreRecorder', () => {
     recorder._call(ids([0]), scoresOf([0, 0]));
     recorder._call(ids([0, 0]), scoresOf([0, -Infinity]));
     expect(recorder.noSpeechProb).toBeCloseTo(0.5, 5);
+  });
+});
+
+describe('EarlierText', () => {
+  it('is the prompt, then the transcript so far, its last `limit` tokens', () => {
+    const earlier = new EarlierText([1, 2], 4);
+    expect(earlier.tokens).toEqual([1, 2]);
+    earlier.add([3, 4], 0);
+    earlier.add([5], 0.4);
+    expect(earlier.tokens).toEqual([2, 3, 4, 5]);
+  });
+
+  it("is reset, prompt and all, after a window decoded hotter than 0.5 (OpenAI's transcribe())", () => {
+    const earlier = new EarlierText([1, 2], 10);
+    earlier.add([3, 4], 0.6);
+    expect(earlier.tokens).toEqual([]);
+    earlier.add([5, 6], 0);
+    expect(earlier.tokens).toEqual([5, 6]); // the windows after it read what follows
+    earlier.add([7], 0.5); // 0.5 itself is not hotter
+    expect(earlier.tokens).toEqual([5, 6, 7]);
   });
 });

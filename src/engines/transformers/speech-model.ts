@@ -35,6 +35,8 @@ const COMPRESSION_RATIO_THRESHOLD = 2.4;
 const LOGPROB_THRESHOLD = -1;
 /** A window the model finds silent (and doubts its text for) is skipped, as Whisper does. */
 const NO_SPEECH_THRESHOLD = 0.6;
+/** A window decoded hotter than this resets the earlier text the next one reads, as OpenAI's `transcribe()` does. */
+const CONDITIONING_RESET_TEMPERATURE = 0.5;
 /** Word timestamps mark punctuation as its own token: OpenAI's `words` hold the words alone. */
 const PUNCTUATION = /^[\s"'“”‘’.,!?;:()[\]{}¿¡…-]+|[\s"'“”‘’.,!?;:()[\]{}¿¡…-]+$/gu;
 
@@ -172,7 +174,10 @@ export class TransformersSpeechModel {
         throw error;
       });
     }
-    const promptTokens = request.prompt ? this.#textTokens(` ${request.prompt.trim()}`) : [];
+    const earlierText = new EarlierText(
+      request.prompt ? this.#textTokens(` ${request.prompt.trim()}`) : [],
+      (this.#maxTargetPositions >> 1) - 1,
+    );
 
     const segments: (TranscriptSegment & { tokenTimes?: number[] })[] = [];
     const words: TranscriptWord[] = [];
@@ -181,21 +186,25 @@ export class TransformersSpeechModel {
     while (seek < samples.length) {
       const window = samples.subarray(seek, seek + windowSamples);
       const offset = seek / this.sampleRate;
-      // Whisper reads at most half its positions, less one, of earlier text: the prompt, then the transcript so far.
-      const earlier = [...promptTokens, ...segments.flatMap((s) => s.tokens)].slice(
-        -((this.#maxTargetPositions >> 1) - 1),
-      );
       // The encoder runs once a window; every pass of the fallback reads its output.
       const encoded = first ?? (await this.#encode(window, signal));
       first = undefined;
       const numFrames = Math.floor(window.length / hop);
-      const pass = await this.#decodeWithFallback(encoded, numFrames, earlier, language, request, signal).finally(() =>
-        disposeTensors(encoded),
-      );
+      const pass = await this.#decodeWithFallback(
+        encoded,
+        numFrames,
+        earlierText.tokens,
+        language,
+        request,
+        signal,
+      ).finally(() => disposeTensors(encoded));
       outputTokens += pass.tokens.length;
       const found = this.#segments(pass, offset, window.length / this.sampleRate);
       const silent = pass.noSpeechProb > NO_SPEECH_THRESHOLD && average(pass.logprobs) < LOGPROB_THRESHOLD;
       const kept = silent ? [] : found.segments;
+      // A window left out as silent is not earlier text, and resets none (OpenAI's `transcribe()` skips it before both).
+      const keptTokens = kept.flatMap((s) => s.tokens);
+      if (!silent) earlierText.add(keptTokens, pass.temperature);
       for (const segment of kept) {
         segments.push({ ...segment, compressionRatio: await compressionRatio(segment.text) });
         if (request.words && segment.tokenTimes) words.push(...this.#words(segment, offset));
@@ -476,6 +485,34 @@ export class TransformersSpeechModel {
         { param: 'timestamp_granularities' },
       );
     }
+  }
+}
+
+/**
+ * The earlier text each window reads (OpenAI's `condition_on_previous_text`): the prompt, then the transcript so far,
+ * at most `limit` tokens of it (Whisper's: half its positions, less one). A window decoded hotter than 0.5 resets it,
+ * prompt and all, as OpenAI's `transcribe()` does: text the fallback had to sample is likely wrong, and read as earlier
+ * text it would lead the next windows astray (or into the same loop).
+ */
+export class EarlierText {
+  readonly #tokens: number[];
+  readonly #limit: number;
+  #from = 0;
+
+  constructor(prompt: number[], limit: number) {
+    this.#tokens = [...prompt];
+    this.#limit = limit;
+  }
+
+  /** What the next window reads. */
+  get tokens(): number[] {
+    return this.#tokens.slice(Math.max(this.#from, this.#tokens.length - this.#limit));
+  }
+
+  /** A window's kept text, and the temperature it was decoded at. */
+  add(tokens: number[], temperature: number): void {
+    this.#tokens.push(...tokens);
+    if (temperature > CONDITIONING_RESET_TEMPERATURE) this.#from = this.#tokens.length;
   }
 }
 
