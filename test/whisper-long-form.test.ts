@@ -10,8 +10,8 @@ import { speechBytes } from './support/speech-fixture.ts';
 
 /**
  * Lantern's long-form Whisper decoding against what transformers.js 4.3.1 does underneath it, on the bundled
- * tiny-whisper in Node: the decoder's tensors released window after window, the encoder run once a window, and the
- * earlier text reset after a hot window.
+ * tiny-whisper in Node: the decoder's tensors released window after window, the encoder run once a window, the earlier
+ * text reset after a hot window, and word times aligned in the encoder's positions.
  */
 let speech: TransformersSpeechModel;
 beforeAll(async () => {
@@ -122,5 +122,20 @@ describe('earlier text', () => {
     expect(new Set(result.segments.map((s) => s.windowStart)).size).toBeGreaterThanOrEqual(2);
     expect(inputs[0]![0]).toBe(startOfPrevious); // the prompt, for the first window
     for (const ids of inputs.slice(1)) expect(ids).not.toContain(startOfPrevious);
+  });
+});
+
+describe('word times', () => {
+  it('are aligned over the encoder positions the audio covers (half its log-mel frames), not the padding', async () => {
+    const extract = vi.spyOn(WhisperForConditionalGeneration.prototype, '_extract_token_timestamps');
+    const samples = samplesOf('clip02.wav'); // 1.94 s, "The pink duck swims on Sunday."
+    const result = await speech.transcribe(samples, request({ words: true }));
+    expect(extract.mock.calls.map((call) => call[2])).toEqual([Math.floor(samples.length / 160 / 2)]); // 97 of 500
+    // Cropped at its log-mel frames (194 positions, the last 97 the window's padding), "Sunday" was put at 1.7-1.7.
+    const last = result.words!.at(-1)!;
+    const segment = result.segments.at(-1)!;
+    expect(last.word).toBe('Sunday');
+    expect(last.start).toBeLessThan(segment.end);
+    expect(last.end).toBeGreaterThan(last.start);
   });
 });

@@ -108,6 +108,8 @@ export class TransformersSpeechModel {
   readonly #timestampBegin: number;
   readonly #timePrecision: number;
   readonly #maxTargetPositions: number;
+  /** Log-mel frames per encoder position (Whisper's convolutions halve the rate): word alignment counts positions. */
+  readonly #framesPerPosition: number;
 
   private constructor(model: PreTrainedModel, tokenizer: PreTrainedTokenizer, processor: Processor, queue: TaskQueue) {
     this.#model = model;
@@ -123,6 +125,8 @@ export class TransformersSpeechModel {
     this.sampleRate = features.sampling_rate;
     this.windowSeconds = features.chunk_length;
     this.#timePrecision = features.chunk_length / config.max_source_positions;
+    this.#framesPerPosition =
+      (features.chunk_length * features.sampling_rate) / features.hop_length / config.max_source_positions;
     this.#timestampBegin = this.#generation.no_timestamps_token_id + 1;
     this.#maxTargetPositions = config.max_target_positions;
     this.languages = this.#generation.is_multilingual
@@ -189,10 +193,11 @@ export class TransformersSpeechModel {
       // The encoder runs once a window; every pass of the fallback reads its output.
       const encoded = first ?? (await this.#encode(window, signal));
       first = undefined;
-      const numFrames = Math.floor(window.length / hop);
+      // Word alignment reads the encoder positions the audio covers, not the window's padding after it.
+      const positions = Math.floor(window.length / hop / this.#framesPerPosition);
       const pass = await this.#decodeWithFallback(
         encoded,
-        numFrames,
+        positions,
         earlierText.tokens,
         language,
         request,
@@ -234,7 +239,7 @@ export class TransformersSpeechModel {
   /** Decodes one window at temperature 0, then (when the request's temperature is 0) hotter while the text fails. */
   async #decodeWithFallback(
     window: EncodedWindow,
-    numFrames: number,
+    positions: number,
     earlier: number[],
     language: string,
     request: Omit<TranscribeRequest, 'audio'>,
@@ -244,7 +249,7 @@ export class TransformersSpeechModel {
     let pass: Pass | undefined;
     for (const temperature of temperatures) {
       pass = await this.#queue.run(
-        () => this.#decodeWindow(window, numFrames, earlier, language, request, temperature, signal),
+        () => this.#decodeWindow(window, positions, earlier, language, request, temperature, signal),
         signal,
       );
       const text = this.#decode(pass.tokens.filter((t) => t < this.#timestampBegin));
@@ -258,7 +263,7 @@ export class TransformersSpeechModel {
   /** One generate() over one window in timestamp mode; what it returns is disposed once read. */
   async #decodeWindow(
     window: EncodedWindow,
-    numFrames: number,
+    positions: number,
     earlier: number[],
     language: string,
     request: Omit<TranscribeRequest, 'audio'>,
@@ -311,7 +316,8 @@ export class TransformersSpeechModel {
       encoder_outputs: window.encoded,
       decoder_input_ids: init,
       return_timestamps: true,
-      ...(request.words && { return_token_timestamps: true, num_frames: numFrames }),
+      // transformers.js crops the cross-attention to `num_frames` encoder positions before it aligns the tokens.
+      ...(request.words && { return_token_timestamps: true, num_frames: positions }),
       // Whisper's budget: half the decoder's positions, and no more than the prompt leaves.
       max_new_tokens: Math.max(1, Math.min(this.#maxTargetPositions >> 1, this.#maxTargetPositions - init.length)),
       suppress_tokens: null,
