@@ -5,8 +5,9 @@ import { Tensor, type PreTrainedModel } from '@huggingface/transformers';
  * (`present.*`) are GPU buffers that live until they are disposed (transformers.js#1739, GPU memory growing window
  * after window until the device is lost), and what Lantern does about it:
  * - the merged decoder returns the cross-attention keys and values (`present.*.encoder.*`) at every step; generate()
- *   keeps the first step's and drops the later copies without disposing them: a copy of the encoder's keys and values
- *   per token ({@link releaseDroppedCrossAttentionCache});
+ *   keeps the first step's and drops the later ones without disposing them: small constants a token in optimum's
+ *   exports, a copy of the encoder's keys and values in a decoder that recomputes them (the bundled fixture's)
+ *   ({@link releaseDroppedCrossAttentionCache});
  * - asked for a dict (word timestamps), generate() returns its cache alive, and each attempt of a window's temperature
  *   fallback is a generate() ({@link disposeTensors});
  * - it runs the encoder again on every generate(): Lantern runs it once per window ({@link encodeFeatures}).
