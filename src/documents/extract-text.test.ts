@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { handWrittenPdf } from './hand-written-pdf.test-support.ts';
+import { handWrittenPdf, sharedContentPdf } from './hand-written-pdf.test-support.ts';
 import {
   extractedTextLimit,
   extractText,
+  MAX_PDF_PAGES,
   SUPPORTED_EXTENSIONS,
   UnreadableFileError,
   UnsupportedFileError,
@@ -24,7 +25,19 @@ describe('extractText', () => {
       text: 'def f():\n    return 1\n',
     });
     expect(await extractText(utf8('a,b\n1,2'), 'table.csv')).toEqual({ text: 'a,b\n1,2' });
-    expect(await extractText(new Uint8Array(), 'empty.txt')).toEqual({ text: '' });
+  });
+
+  it('refuses an empty file, or one whose text is only whitespace, as having no text to search', async () => {
+    for (const [bytes, name] of [
+      [new Uint8Array(), 'empty.txt'],
+      [new Uint8Array(), 'empty.pdf'],
+      [utf8(' \n\t\n'), 'blank.md'],
+      [utf8('<p> </p><script>x()</script>'), 'blank.html'],
+    ] as const) {
+      await expect(extractText(bytes, name)).rejects.toThrow(
+        new UnreadableFileError(`${name} is empty: there is no text to search.`),
+      );
+    }
   });
 
   it('drops a UTF-8 byte order mark and decodes UTF-16 by its mark', async () => {
@@ -100,6 +113,56 @@ describe('extractText', () => {
     const broken = extractText(utf8('%PDF-1.7\nthis is not a PDF at all'), 'broken.pdf');
     await expect(broken).rejects.toThrow(UnreadableFileError);
     await expect(broken).rejects.toThrow(/^broken\.pdf could not be read as a PDF: /);
+  });
+
+  it('refuses a PDF of more than 2,000 pages from its page count, before reading a page', async () => {
+    // 20,000 pages, 2.9 MB: pdf.js read every page at once, for minutes and gigabytes (issue 63).
+    const bytes = pdf(Array.from({ length: 20_000 }, (_, index) => [`Page ${index + 1}`]));
+    await expect(extractText(bytes, 'huge.pdf')).rejects.toThrow(
+      new UnreadableFileError(`huge.pdf has 20000 pages, more than the ${MAX_PDF_PAGES} a PDF may have. Split it.`),
+    );
+    expect(MAX_PDF_PAGES).toBe(2_000);
+  });
+
+  /** 20 pages showing one stream that inflates to 4.1 MB of text operators: 16 KB of file, 37 million characters. */
+  const sharedStreamPdf = () => {
+    const line = 'BT /F1 12 Tf 72 720 Td (Lorem ipsum dolor sit amet) Tj ET\n';
+    return sharedContentPdf(line.repeat(Math.ceil(4.1e6 / line.length)), 20);
+  };
+
+  it('stops reading a PDF as soon as its text passes the limit, mid-page', async () => {
+    const bytes = await sharedStreamPdf();
+    expect(bytes.length).toBeLessThan(20_000);
+    // By page 1: every page makes 1.8 million characters, and the limit is 600,000 or so (before: after all 20).
+    await expect(extractText(bytes, 'shared.pdf')).rejects.toThrow(
+      new RegExp(
+        `^shared\\.pdf makes \\d+ characters of text by page 1 of 20, more than a file of ${bytes.length} bytes ` +
+          `may \\(${extractedTextLimit(bytes.length)}: 64 KiB and 32 a byte\\)\\. Split it`,
+      ),
+    );
+  });
+
+  it('stops reading a file past its time limit, saying where it stopped', async () => {
+    const bytes = await sharedStreamPdf();
+    // 1 ms: pdf.js's loading alone takes longer, so the first check, before page 1, finds the time spent.
+    await expect(extractText(bytes, 'slow.pdf', undefined, { timeLimitMs: 1 })).rejects.toThrow(
+      new UnreadableFileError(
+        'slow.pdf took more than 0.001 s to read as text (the time limit), and was stopped at page 1 of 20. ' +
+          'Split it, or save it again as a simpler file.',
+      ),
+    );
+  });
+
+  it("stops when its signal is aborted, with the signal's reason, letting the event loop run while it reads", async () => {
+    const reason = new Error('stopped by the caller');
+    await expect(extractText(twoPages(), 'a.pdf', undefined, { signal: AbortSignal.abort(reason) })).rejects.toBe(
+      reason,
+    );
+    // Aborted by a timer: one that could not run until the whole file was read would find it failed by its text.
+    const controller = new AbortController();
+    const reading = extractText(await sharedStreamPdf(), 'shared.pdf', undefined, { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 0);
+    await expect(reading).rejects.toBe(reason);
   });
 
   it('decides the type by extension, then by MIME type, then by the bytes', async () => {

@@ -1,13 +1,24 @@
 /**
  * An uploaded file's text, for a vector store to chunk and embed: what `file_search` can search. The file's type is
  * its extension's, as OpenAI decides it; failing that (no extension, or one not listed), its MIME type's; failing
- * that, a PDF's signature. Plain text and code are decoded as they are; HTML, JSON and PDF are made readable
- * (see `html-text.ts`, `json-text.ts`, `pdf-text.ts`). Runs in the service worker as in Node: nothing here needs Node,
- * and pdf.js loads only when a PDF arrives.
+ * that, a PDF's signature. Plain text and code are decoded as they are; HTML, JSON and PDF are made readable (see
+ * `html-text.ts`, `json-text.ts`, `pdf-text.ts`), within the limits of
+ * `extraction-budget.ts`. Runs in the service worker as in Node: nothing here needs Node, and pdf.js loads only when a
+ * PDF arrives.
  */
 import { htmlToText } from './html-text.ts';
 import { jsonLinesToText, jsonToText } from './json-text.ts';
+import { ExtractionBudget, type ExtractionOptions } from './extraction-budget.ts';
+import { UnreadableFileError, UnsupportedFileError } from './file-errors.ts';
 import { pdfToText } from './pdf-text.ts';
+
+export { UnreadableFileError, UnsupportedFileError } from './file-errors.ts';
+export {
+  DEFAULT_EXTRACTION_TIME_LIMIT_MS,
+  extractedTextLimit,
+  MAX_PDF_PAGES,
+  type ExtractionOptions,
+} from './extraction-budget.ts';
 
 export interface ExtractedText {
   text: string;
@@ -15,29 +26,7 @@ export interface ExtractedText {
   pages?: number;
 }
 
-/**
- * Thrown for a file whose type cannot be read as text: its message says which types can (the API answers 400 with it).
- */
-export class UnsupportedFileError extends Error {
-  override readonly name = 'UnsupportedFileError';
-}
-
-/**
- * Thrown for a file of a supported type that is broken (an unreadable PDF, invalid UTF-8, JSON that does not parse).
- */
-export class UnreadableFileError extends Error {
-  override readonly name = 'UnreadableFileError';
-}
-
 type Kind = 'text' | 'html' | 'json' | 'jsonl' | 'pdf';
-
-/**
- * The most text a file may become: 64 KiB, and 32 characters more for each of its bytes. Text is chunked, embedded and
- * searched, so what a file makes readable is bounded by what it is: JSON's paths, HTML's markup and a PDF's
- * compressed streams make some files longer as text, never by this much for a document people write. A file past it
- * fails, saying so, rather than hold the indexing of every key (issue 63).
- */
-export const extractedTextLimit = (fileBytes: number): number => 64 * 1024 + 32 * fileBytes;
 
 /** The extensions read, by how. Plain text and code are the text types of OpenAI's file_search list, and a few more. */
 const EXTENSIONS: Readonly<Record<string, Kind>> = Object.freeze({
@@ -82,37 +71,57 @@ const MIME_TYPES: Readonly<Record<string, Kind>> = Object.freeze({
 });
 
 /**
- * The text of a file, by its type (see this module's comment).
+ * The text of a file, by its type (see this module's comment), within the limits of `extraction-budget.ts`.
  *
  * @param filename - the name it was uploaded under: its extension decides its type.
  * @param mimeType - the type it was uploaded with (a multipart part's `Content-Type`), for a name that does not.
+ * @param options - a signal to stop it, and its time limit.
  * @throws {@link UnsupportedFileError} for a type that cannot be read as text (an image, an archive, a Word file).
- * @throws {@link UnreadableFileError} for a file of a supported type that is broken.
+ * @throws {@link UnreadableFileError} for a file of a supported type that is broken, empty, or past a limit.
+ * @throws the signal's reason, once it is aborted.
  * @example
  * await extractText(new TextEncoder().encode('# Notes'), 'notes.md'); // { text: '# Notes' }
  * await extractText(pdfBytes, 'report.pdf'); // { text: 'Page one…\n\nPage two…', pages: 2 }
  */
-export async function extractText(bytes: Uint8Array, filename: string, mimeType?: string): Promise<ExtractedText> {
-  const extracted = await extractAnyLength(bytes, filename, mimeType);
-  const limit = extractedTextLimit(bytes.length);
-  if (extracted.text.length > limit) {
-    throw new UnreadableFileError(
-      `${filename} makes ${extracted.text.length} characters of text, more than a file of ${bytes.length} bytes ` +
-        `may (${limit}: 64 KiB and 32 a byte). Split it, or flatten its structure.`,
-    );
-  }
+export async function extractText(
+  bytes: Uint8Array,
+  filename: string,
+  mimeType?: string,
+  options?: ExtractionOptions,
+): Promise<ExtractedText> {
+  const kind = kindOf(bytes, filename, mimeType);
+  const budget = new ExtractionBudget(filename, bytes.length, options);
+  // Before any reading: a PDF of no bytes is as empty as a text file of none, not a broken PDF.
+  if (bytes.length === 0) throw empty(filename);
+  const extracted = await extractAnyLength(bytes, filename, kind, budget);
+  budget.checkText(extracted.text.length);
+  if (extracted.text.trim() === '') throw empty(filename);
   return extracted;
 }
 
-/** The text of a file by its type, however long it comes out. */
-async function extractAnyLength(bytes: Uint8Array, filename: string, mimeType?: string): Promise<ExtractedText> {
+/** The type of a file: by its extension, failing that its MIME type, failing that a PDF's signature. */
+function kindOf(bytes: Uint8Array, filename: string, mimeType: string | undefined): Kind {
   const extension = extensionOf(filename);
   const kind =
     EXTENSIONS[extension] ?? kindOfMimeType(mimeType) ?? (startsWith(bytes, PDF_SIGNATURE) ? 'pdf' : undefined);
   if (kind === undefined) throw unsupported(filename, extension);
+  return kind;
+}
 
+function empty(filename: string): UnreadableFileError {
+  return new UnreadableFileError(`${filename} is empty: there is no text to search.`);
+}
+
+/** The text of a file by its kind; only PDFs are held to the budget as they are read. */
+async function extractAnyLength(
+  bytes: Uint8Array,
+  filename: string,
+  kind: Kind,
+  budget: ExtractionBudget,
+): Promise<ExtractedText> {
   if (kind === 'pdf') {
-    const { text, pages } = await pdfToText(bytes).catch((error: unknown) => {
+    const { text, pages } = await pdfToText(bytes, budget).catch((error: unknown) => {
+      if (error instanceof UnreadableFileError || budget.aborted) throw error;
       throw new UnreadableFileError(`${filename} could not be read as a PDF: ${pdfProblem(error)}`, { cause: error });
     });
     if (text === '') {

@@ -34,3 +34,51 @@ export function handWrittenPdf(
   file += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
   return file;
 }
+
+/**
+ * A PDF whose pages all show one content stream, compressed with deflate (`/FlateDecode`): a few kilobytes of file that
+ * pdf.js parses once a page, so `pageCount` times. The shape of a hostile PDF (issue 63): 20 pages sharing a stream
+ * that inflates to megabytes of text operators.
+ */
+export async function sharedContentPdf(content: string, pageCount: number): Promise<Uint8Array> {
+  const compressed = new Uint8Array(
+    await new Response(
+      new Blob([content]).stream().pipeThrough(new CompressionStream('deflate')) as ReadableStream<Uint8Array>,
+    ).arrayBuffer(),
+  );
+  const encoder = new TextEncoder();
+  const pageIds = Array.from({ length: pageCount }, (_, index) => 5 + index);
+  const objects: (string | Uint8Array)[][] = [
+    ['<< /Type /Catalog /Pages 2 0 R >>'],
+    [`<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pageCount} >>`],
+    ['<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>'],
+    [`<< /Length ${compressed.length} /Filter /FlateDecode >>\nstream\n`, compressed, '\nendstream'],
+    ...pageIds.map(() => [
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>',
+    ]),
+  ];
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  const write = (part: string | Uint8Array) => {
+    const bytes = typeof part === 'string' ? encoder.encode(part) : part;
+    parts.push(bytes);
+    length += bytes.length;
+  };
+  write('%PDF-1.4\n');
+  const offsets = objects.map((object, index) => {
+    const offset = length;
+    for (const part of [`${index + 1} 0 obj\n`, ...object, '\nendobj\n']) write(part);
+    return offset;
+  });
+  const xref = length;
+  write(`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`);
+  write(offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join(''));
+  write(`trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`);
+  const file = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    file.set(part, at);
+    at += part.length;
+  }
+  return file;
+}
