@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { handWrittenDocx, handWrittenPptx, handWrittenZip } from './hand-written-office.test-support.ts';
 import { handWrittenPdf, sharedContentPdf } from './hand-written-pdf.test-support.ts';
 import {
   extractedTextLimit,
@@ -9,6 +10,7 @@ import {
   UnreadableFileError,
   UnsupportedFileError,
 } from './extract-text.ts';
+import { MAX_ZIP_ENTRIES } from './zip-archive.ts';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
@@ -33,6 +35,7 @@ describe('extractText', () => {
       [new Uint8Array(), 'empty.pdf'],
       [utf8(' \n\t\n'), 'blank.md'],
       [utf8('<p> </p><script>x()</script>'), 'blank.html'],
+      [await handWrittenDocx('<w:p><w:r><w:t xml:space="preserve">  </w:t></w:r></w:p>'), 'blank.docx'],
     ] as const) {
       await expect(extractText(bytes, name)).rejects.toThrow(
         new UnreadableFileError(`${name} is empty: there is no text to search.`),
@@ -165,6 +168,77 @@ describe('extractText', () => {
     await expect(reading).rejects.toBe(reason);
   });
 
+  it('reads a Word document: paragraphs, headings by their style, line breaks, tabs and tables', async () => {
+    const run = (text: string) => `<w:r><w:t xml:space="preserve">${text}</w:t></w:r>`;
+    const paragraph = (text: string, style?: string) =>
+      `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr>` : ''}${run(text)}</w:p>`;
+    const cell = (...paragraphs: string[]) =>
+      `<w:tc><w:tcPr/>${paragraphs.map((text) => paragraph(text)).join('')}</w:tc>`;
+    const bytes = await handWrittenDocx(
+      paragraph('Travel policy', 'Titel') +
+        paragraph('Hotels', 'berschrift2') +
+        paragraph('A quote, not a heading.', 'Zitat') +
+        '<w:p><w:pPr><w:rPr><w:b/></w:rPr></w:pPr>' +
+        run('Up to 180 &amp; ') +
+        '<w:r><w:rPr><w:b/></w:rPr><w:t>no more</w:t><w:br/><w:t>a night,</w:t><w:tab/><w:t>taxes included.</w:t></w:r>' +
+        '<w:r><w:delText>deleted words</w:delText><w:instrText>PAGE</w:instrText></w:r></w:p>' +
+        '<w:p/>' +
+        `<w:tbl><w:tblPr/><w:tr>${cell('City')}${cell('Cap')}</w:tr><w:tr>${cell('Paris', '(France)')}${cell('180')}</w:tr></w:tbl>` +
+        paragraph('Text box:') +
+        '<w:p><w:r><mc:AlternateContent><mc:Choice><w:txbxContent>' +
+        paragraph('Once') +
+        '</w:txbxContent></mc:Choice><mc:Fallback><w:txbxContent>' +
+        paragraph('Once') +
+        '</w:txbxContent></mc:Fallback></mc:AlternateContent></w:r></w:p>',
+    );
+    expect(await extractText(bytes, 'policy.docx')).toEqual({
+      text:
+        '# Travel policy\n\n## Hotels\n\nA quote, not a heading.\n\n' +
+        'Up to 180 & no more\na night,\ttaxes included.\n\n' +
+        'City\tCap\nParis (France)\t180\n\nText box:\n\nOnce',
+    });
+    // By its MIME type, when its name says nothing.
+    const mimeType = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+    expect((await extractText(bytes, 'upload', mimeType)).text).toMatch(/^# Travel policy/);
+  });
+
+  it("reads a PowerPoint presentation, its slides in the presentation's order", async () => {
+    const bytes = await handWrittenPptx(
+      [
+        '<a:p><a:r><a:rPr lang="en-US"/><a:t>Second slide</a:t></a:r></a:p>',
+        '<a:p><a:pPr><a:tabLst><a:tab pos="0"/></a:tabLst></a:pPr><a:r><a:t>First</a:t></a:r><a:br/><a:r><a:t>slide</a:t></a:r></a:p>' +
+          '<a:p><a:r><a:t>Q&amp;A</a:t></a:r></a:p>',
+      ],
+      { order: [1, 0] },
+    );
+    expect(await extractText(bytes, 'deck.pptx')).toEqual({ text: 'First\nslide\n\nQ&A\n\nSecond slide' });
+  });
+
+  it('refuses an Office file that is not a zip, and a zip bomb, as unreadable, saying why', async () => {
+    await expect(extractText(utf8('PK\x03\x04'), 'report.docx')).rejects.toThrow(
+      new UnreadableFileError(
+        'report.docx could not be read as a Word document: it is not a zip archive (no central directory).',
+      ),
+    );
+    // 6 MB of empty paragraphs, deflated about a thousandfold: stopped at twice the text limit, 700 KB or so.
+    const bomb = await handWrittenDocx('<w:p/>'.repeat(1024 * 1024));
+    expect(bomb.length).toBeLessThan(12_000);
+    await expect(extractText(bomb, 'bomb.docx')).rejects.toThrow(
+      new UnreadableFileError(
+        `bomb.docx could not be read as a Word document: its word/document.xml inflates past the ` +
+          `${2 * extractedTextLimit(bomb.length)} bytes of XML a file of ${bomb.length} bytes may have (twice the ` +
+          'text it may make). Split it.',
+      ),
+    );
+    const entries = Object.fromEntries(Array.from({ length: MAX_ZIP_ENTRIES + 1 }, (_, index) => [`${index}`, '']));
+    await expect(extractText(await handWrittenZip(entries, { store: true }), 'many.pptx')).rejects.toThrow(
+      new UnreadableFileError(
+        `many.pptx could not be read as a PowerPoint presentation: it lists ${MAX_ZIP_ENTRIES + 1} entries, ` +
+          `more than the ${MAX_ZIP_ENTRIES} an archive may.`,
+      ),
+    );
+  });
+
   it('decides the type by extension, then by MIME type, then by the bytes', async () => {
     // The extension wins over the MIME type.
     expect(await extractText(utf8('<b>x</b>'), 'page.txt', 'text/html')).toEqual({ text: '<b>x</b>' });
@@ -186,7 +260,7 @@ describe('extractText', () => {
       /^Lantern cannot read \.png files \(photo\.PNG\) as text\. Supported types: /,
     );
     for (const extension of ['.pdf', '.md', '.json', '.html']) expect((error as Error).message).toContain(extension);
-    await expect(extractText(utf8('PK\x03\x04'), 'report.docx')).rejects.toThrow(UnsupportedFileError);
+    await expect(extractText(utf8('PK\x03\x04'), 'sheet.xlsx')).rejects.toThrow(UnsupportedFileError);
     await expect(extractText(utf8('plain words'), 'README')).rejects.toThrow(
       /^Lantern cannot read README, which has no extension to say its type, as text\./,
     );
@@ -196,6 +270,8 @@ describe('extractText', () => {
     expect(SUPPORTED_EXTENSIONS).toContain('.pdf');
     expect(SUPPORTED_EXTENSIONS).toContain('.jsonl');
     expect(SUPPORTED_EXTENSIONS).toContain('.yml');
+    expect(SUPPORTED_EXTENSIONS).toContain('.docx');
+    expect(SUPPORTED_EXTENSIONS).toContain('.pptx');
     expect([...SUPPORTED_EXTENSIONS].sort()).toEqual(SUPPORTED_EXTENSIONS);
     expect(Object.isFrozen(SUPPORTED_EXTENSIONS)).toBe(true);
   });

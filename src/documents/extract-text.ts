@@ -1,8 +1,8 @@
 /**
  * An uploaded file's text, for a vector store to chunk and embed: what `file_search` can search. The file's type is
  * its extension's, as OpenAI decides it; failing that (no extension, or one not listed), its MIME type's; failing
- * that, a PDF's signature. Plain text and code are decoded as they are; HTML, JSON and PDF are made readable (see
- * `html-text.ts`, `json-text.ts`, `pdf-text.ts`), within the limits of
+ * that, a PDF's signature. Plain text and code are decoded as they are; HTML, JSON, PDF, Word and PowerPoint are made
+ * readable (see `html-text.ts`, `json-text.ts`, `pdf-text.ts`, `office-text.ts`), within the limits of
  * `extraction-budget.ts`. Runs in the service worker as in Node: nothing here needs Node, and pdf.js loads only when a
  * PDF arrives.
  */
@@ -10,6 +10,7 @@ import { htmlToText } from './html-text.ts';
 import { jsonLinesToText, jsonToText } from './json-text.ts';
 import { ExtractionBudget, type ExtractionOptions } from './extraction-budget.ts';
 import { UnreadableFileError, UnsupportedFileError } from './file-errors.ts';
+import { officeDocumentToText } from './office-text.ts';
 import { pdfToText } from './pdf-text.ts';
 
 export { UnreadableFileError, UnsupportedFileError } from './file-errors.ts';
@@ -26,7 +27,7 @@ export interface ExtractedText {
   pages?: number;
 }
 
-type Kind = 'text' | 'html' | 'json' | 'jsonl' | 'pdf';
+type Kind = 'text' | 'html' | 'json' | 'jsonl' | 'pdf' | 'docx' | 'pptx';
 
 /** The extensions read, by how. Plain text and code are the text types of OpenAI's file_search list, and a few more. */
 const EXTENSIONS: Readonly<Record<string, Kind>> = Object.freeze({
@@ -42,6 +43,8 @@ const EXTENSIONS: Readonly<Record<string, Kind>> = Object.freeze({
   '.json': 'json',
   '.jsonl': 'jsonl',
   '.pdf': 'pdf',
+  '.docx': 'docx',
+  '.pptx': 'pptx',
 });
 
 /** The extensions of the files that can be read as text, in order: for docs and error messages. */
@@ -60,6 +63,8 @@ const MIME_TYPES: Readonly<Record<string, Kind>> = Object.freeze({
   'application/x-ndjson': 'jsonl',
   'application/x-jsonlines': 'jsonl',
   'application/pdf': 'pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'pptx',
   'application/xml': 'text',
   'application/yaml': 'text',
   'application/x-yaml': 'text',
@@ -76,7 +81,7 @@ const MIME_TYPES: Readonly<Record<string, Kind>> = Object.freeze({
  * @param filename - the name it was uploaded under: its extension decides its type.
  * @param mimeType - the type it was uploaded with (a multipart part's `Content-Type`), for a name that does not.
  * @param options - a signal to stop it, and its time limit.
- * @throws {@link UnsupportedFileError} for a type that cannot be read as text (an image, an archive, a Word file).
+ * @throws {@link UnsupportedFileError} for a type that cannot be read as text (an image, an archive, a spreadsheet).
  * @throws {@link UnreadableFileError} for a file of a supported type that is broken, empty, or past a limit.
  * @throws the signal's reason, once it is aborted.
  * @example
@@ -112,7 +117,7 @@ function empty(filename: string): UnreadableFileError {
   return new UnreadableFileError(`${filename} is empty: there is no text to search.`);
 }
 
-/** The text of a file by its kind; only PDFs are held to the budget as they are read. */
+/** The text of a file by its kind; only PDFs and Office documents are held to the budget as they are read. */
 async function extractAnyLength(
   bytes: Uint8Array,
   filename: string,
@@ -132,6 +137,7 @@ async function extractAnyLength(
     }
     return { text, pages };
   }
+  if (kind === 'docx' || kind === 'pptx') return { text: await officeDocumentToText(bytes, kind, budget) };
 
   const text = decode(bytes, filename);
   if (kind === 'html') return { text: htmlToText(text) };
