@@ -5,6 +5,7 @@ export {
   UnreadableFileError,
   UnsupportedFileError,
   type ExtractedText,
+  type ExtractionOptions,
 } from './extract-text.ts';
 export { CHUNKING_BOUNDS, chunkText, DEFAULT_CHUNKING, type ChunkingOptions, type TextChunk } from './chunk-text.ts';
 export { countTokens } from './count-tokens.ts';
