@@ -6,10 +6,10 @@ import { parentPort } from 'node:worker_threads';
 import { extractText } from '../src/documents/index.ts';
 import type { ExtractionReply, ExtractionRequest } from './text-extraction.ts';
 
-parentPort!.on('message', async ({ id, bytes, filename, mimeType }: ExtractionRequest) => {
+parentPort!.on('message', async ({ id, bytes, filename, mimeType, timeLimitMs }: ExtractionRequest) => {
   let reply: ExtractionReply;
   try {
-    reply = { id, extracted: await extractText(bytes, filename, mimeType) };
+    reply = { id, extracted: await extractText(bytes, filename, mimeType, { timeLimitMs }) };
   } catch (error) {
     const { name, message } = error instanceof Error ? error : new Error(String(error));
     reply = { id, error: { name, message } };

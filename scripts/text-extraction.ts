@@ -7,25 +7,33 @@
  * limits: a service worker cannot start a worker.)
  */
 import type { ExtractedText } from '../src/documents/index.ts';
-import { UnreadableFileError, UnsupportedFileError } from '../src/documents/index.ts';
+import { DEFAULT_EXTRACTION_TIME_LIMIT_MS, UnreadableFileError, UnsupportedFileError } from '../src/documents/index.ts';
 import type { TextExtractor } from '../src/file-search/index.ts';
 import { typescriptWorker } from './typescript-worker.ts';
 import type { Worker } from 'node:worker_threads';
 
-export interface ExtractionBudget {
-  /** Longest a file's read may take: 60 s (a 300-page PDF reads in a few seconds). */
+export interface ThreadBudget {
+  /**
+   * Longest a file's read may take: 60 s (a 300-page PDF reads in a few seconds). The reader checks it between pieces
+   * of a page and stops itself, naming it; a page whose content makes no text runs to its end before the reader looks
+   * at its clock, so the thread is ended {@link GRACE_MS} past it if it has not stopped.
+   */
   timeoutMs: number;
   /** Most the reading thread's heap may grow to: 1,024 MiB. */
   maxMemoryMb: number;
 }
 
-export const DEFAULT_EXTRACTION_BUDGET: Readonly<ExtractionBudget> = Object.freeze({
-  timeoutMs: 60_000,
+export const DEFAULT_EXTRACTION_BUDGET: Readonly<ThreadBudget> = Object.freeze({
+  timeoutMs: DEFAULT_EXTRACTION_TIME_LIMIT_MS,
   maxMemoryMb: 1024,
 });
 
+/** How long past its time limit a read that has not stopped itself is given before its thread is ended. */
+const GRACE_MS = 5_000;
+
 export interface ExtractionRequest {
   id: number;
+  timeLimitMs: number;
   bytes: Uint8Array;
   filename: string;
   mimeType: string | undefined;
@@ -44,7 +52,7 @@ export interface ThreadTextExtractor {
  * Reads files in a worker thread within `budget`. The thread starts on the first file and stays for the next; it is
  * ended when a read passes its budget (or it dies), and a new one starts for the next file.
  */
-export function threadTextExtractor(budget: Partial<ExtractionBudget> = {}): ThreadTextExtractor {
+export function threadTextExtractor(budget: Partial<ThreadBudget> = {}): ThreadTextExtractor {
   const { timeoutMs, maxMemoryMb } = { ...DEFAULT_EXTRACTION_BUDGET, ...budget };
   let thread: Worker | undefined;
   let nextId = 0;
@@ -94,12 +102,12 @@ export function threadTextExtractor(budget: Partial<ExtractionBudget> = {}): Thr
             `Reading ${filename} took more than ${timeoutMs / 1000} s, the limit of a file's read. ` +
               'Split it into smaller files.',
           ),
-        timeoutMs,
+        timeoutMs + GRACE_MS,
       );
       reader.on('message', onMessage).on('error', onError).on('exit', onExit);
       // Held while it reads; idle, it keeps no process alive.
       reader.ref();
-      reader.postMessage({ id, bytes, filename, mimeType } satisfies ExtractionRequest);
+      reader.postMessage({ id, bytes, filename, mimeType, timeLimitMs: timeoutMs } satisfies ExtractionRequest);
     }).finally(() => thread?.unref());
 
   return {

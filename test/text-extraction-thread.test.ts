@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { extractText, UnreadableFileError, UnsupportedFileError } from '../src/documents/index.ts';
 import { threadTextExtractor, type ThreadTextExtractor } from '../scripts/text-extraction.ts';
+import { sharedContentPdf } from '../src/documents/hand-written-pdf.test-support.ts';
 
 /**
  * `npm run serve:node` reads uploaded files in a worker thread with a time and memory budget (issue 63): a file past
@@ -38,10 +39,20 @@ describe('text extraction in a worker thread', () => {
     expect(await extract(encode('# Notes\nThe owl hoots.'), 'notes.md')).toEqual({ text: '# Notes\nThe owl hoots.' });
   });
 
-  it('fails a read past its time budget, saying so', async () => {
-    const { extract } = extractor({ timeoutMs: 1 });
-    const refusal = await extract(encode('# Notes'), 'notes.md').catch((error: unknown) => error);
+  it("fails the issue's PDF (20 pages of one shared 4 MB stream) with its limit's error, off this thread", async () => {
+    const line = 'BT /F1 12 Tf 72 720 Td (Lorem ipsum dolor sit amet) Tj ET\n';
+    const bytes = await sharedContentPdf(line.repeat(Math.ceil(4.1e6 / line.length)), 20);
+    const { extract } = extractor({});
+    const refusal = await extract(bytes, 'shared.pdf').catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(UnreadableFileError);
-    expect((refusal as Error).message).toMatch(/took more than 0.001 s/);
+    expect((refusal as Error).message).toMatch(/more than a file of \d+ bytes may|page 1 of 20/);
+  });
+
+  it('fails a read past its time budget, saying so', async () => {
+    const line = 'BT /F1 12 Tf 72 720 Td (Lorem ipsum) Tj ET\n';
+    const { extract } = extractor({ timeoutMs: 1 });
+    const refusal = await extract(await sharedContentPdf(line.repeat(1000), 20), 'slow.pdf').catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(UnreadableFileError);
+    expect((refusal as Error).message).toMatch(/took more than 0.001 s to read as text/);
   });
 });

@@ -9,3 +9,4 @@ export {
 } from './extract-text.ts';
 export { CHUNKING_BOUNDS, chunkText, DEFAULT_CHUNKING, type ChunkingOptions, type TextChunk } from './chunk-text.ts';
 export { countTokens } from './count-tokens.ts';
+export { DEFAULT_EXTRACTION_TIME_LIMIT_MS } from './extraction-budget.ts';
