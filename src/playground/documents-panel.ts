@@ -8,11 +8,11 @@ const STORE_KEY = 'lantern:playground:vector-store';
 
 /**
  * The types the Files API reads as text (src/documents/extract-text.ts, docs/file-search.md): plain text, Markdown,
- * code, HTML, JSON and PDF. Another type is uploaded all the same if dropped, and fails with its reason.
+ * code, HTML, JSON, PDF, Word and PowerPoint. Another type is uploaded all the same if dropped, and fails with its reason.
  */
 const ACCEPT = [
   ...['.txt', '.text', '.md', '.markdown', '.csv', '.tsv', '.log', '.rst', '.tex', '.html', '.htm'],
-  ...['.json', '.jsonl', '.pdf', '.xml', '.yaml', '.yml', '.toml'],
+  ...['.json', '.jsonl', '.pdf', '.docx', '.pptx', '.xml', '.yaml', '.yml', '.toml'],
   ...['.c', '.cpp', '.h', '.cs', '.css', '.go', '.java', '.js', '.mjs', '.ts', '.py', '.rb', '.php', '.sh'],
 ].join(',');
 
