@@ -68,6 +68,8 @@ export class TransformersChatModel {
   readonly #tokens: GenerationTokenizer;
   /** The special tokens' spellings, read as text where a request supplies them. */
   readonly #controls: ControlSpellings;
+  /** The chat template's source, whose characters no stand-in for a spelling may take (see ControlSpellings.hide). */
+  readonly #templateSource: string;
   /** How tools reach this model: through its own chat template when it renders them, else the generic format. */
   readonly #toolFormat: ToolFormat;
   /** Whether the model has a thinking mode: its template switches it (`enable_thinking`) or writes `<think>`. */
@@ -94,6 +96,7 @@ export class TransformersChatModel {
   ) {
     this.#tokenizer = tokenizer;
     this.#controls = new ControlSpellings(tokenizer.all_special_tokens);
+    this.#templateSource = JSON.stringify(tokenizer.chat_template) ?? '';
     this.#model = model;
     this.#vision = vision;
     const prefixes = new PrefixReuse(options.prefixCacheBytes);
@@ -182,10 +185,7 @@ export class TransformersChatModel {
     // parts to a template that places them, and as text with the image token before each to one that does not (a
     // LLaVA model whose template is its language model's: `<image>\n` where the image was).
     // The request's text hidden before the image token is written in: that one is the model's, read as a token.
-    const hidden = this.#controls.hide(
-      { messages: prompt.messages, tools: prompt.tools },
-      JSON.stringify(this.#tokenizer.chat_template),
-    );
+    const hidden = this.#controls.hide({ messages: prompt.messages, tools: prompt.tools }, this.#templateSource);
     const messages = hidden.value.messages.map((m) =>
       typeof m.content === 'string' || this.#templatePlacesImages ? m : { ...m, content: this.#flatten(m.content) },
     ) as { role: string; content: string }[];
