@@ -2,6 +2,7 @@
  * Word and PowerPoint files written by hand, for the tests: zip archives (deflated with `CompressionStream`, their
  * checksums computed) of the few parts Office needs to open them, around the XML a test gives.
  */
+import { compress, concatBytes } from './bytes.test-support.ts';
 
 /** A zip archive of the given entries, each deflated (or stored as it is, if `store`). */
 export async function handWrittenZip(
@@ -15,7 +16,7 @@ export async function handWrittenZip(
   for (const [name, content] of Object.entries(entries)) {
     const data = typeof content === 'string' ? encoder.encode(content) : content;
     const method = store ? 0 : 8;
-    const compressed = method === 0 ? data : await deflateRaw(data);
+    const compressed = method === 0 ? data : await compress(data, 'deflate-raw');
     const nameBytes = encoder.encode(name);
     const local = new Uint8Array(30 + nameBytes.length + compressed.length);
     const header = new DataView(local.buffer);
@@ -52,7 +53,7 @@ export async function handWrittenZip(
   record.setUint16(10, centrals.length, true);
   record.setUint32(12, directorySize, true);
   record.setUint32(16, offset, true);
-  return concat([...locals, ...centrals, end]);
+  return concatBytes([...locals, ...centrals, end]);
 }
 
 const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
@@ -111,21 +112,6 @@ function relationships(list: [id: string, type: string, target: string][]): stri
     list.map(([id, type, target]) => `<Relationship Id="${id}" Type="${type}" Target="${target}"/>`).join('') +
     '</Relationships>'
   );
-}
-
-async function deflateRaw(data: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([data.slice()]).stream().pipeThrough(new CompressionStream('deflate-raw'));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const whole = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    whole.set(part, at);
-    at += part.length;
-  }
-  return whole;
 }
 
 /** CRC-32's remainders of each byte (polynomial 0xEDB88320). */

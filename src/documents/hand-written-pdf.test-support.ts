@@ -1,3 +1,5 @@
+import { compress, concatBytes } from './bytes.test-support.ts';
+
 /**
  * A PDF written by hand, for the tests and the bench: a page per entry, each line of it shown in Helvetica (a standard
  * font, so nothing embedded), and a cross-reference table of the objects' byte offsets, as a PDF reader looks objects
@@ -41,18 +43,14 @@ export function handWrittenPdf(
  * that inflates to megabytes of text operators.
  */
 export async function sharedContentPdf(content: string, pageCount: number): Promise<Uint8Array> {
-  const compressed = new Uint8Array(
-    await new Response(
-      new Blob([content]).stream().pipeThrough(new CompressionStream('deflate')) as ReadableStream<Uint8Array>,
-    ).arrayBuffer(),
-  );
+  const stream = await compress(content, 'deflate');
   const encoder = new TextEncoder();
   const pageIds = Array.from({ length: pageCount }, (_, index) => 5 + index);
   const objects: (string | Uint8Array)[][] = [
     ['<< /Type /Catalog /Pages 2 0 R >>'],
     [`<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pageCount} >>`],
     ['<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>'],
-    [`<< /Length ${compressed.length} /Filter /FlateDecode >>\nstream\n`, compressed, '\nendstream'],
+    [`<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`, stream, '\nendstream'],
     ...pageIds.map(() => [
       '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>',
     ]),
@@ -74,11 +72,5 @@ export async function sharedContentPdf(content: string, pageCount: number): Prom
   write(`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`);
   write(offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join(''));
   write(`trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`);
-  const file = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    file.set(part, at);
-    at += part.length;
-  }
-  return file;
+  return concatBytes(parts);
 }
