@@ -854,6 +854,11 @@ export class FileLibrary {
     const row = await this.#storage.get<StoreFileRow>('vector_store_files', key);
     const store = await this.#storage.get<StoreRow>('vector_stores', [owner, storeId]);
     if (job.dropped || !row || !store || row.file.status !== 'in_progress') return true;
+    /** The file is no longer wanted here (detached, cancelled, attached anew): what it stored goes, and it is over. */
+    const abandon = async () => {
+      await this.#storage.deleteAll('chunks', key);
+      return true;
+    };
     const fail = async (error: LastError) => {
       await this.#storage.deleteAll('chunks', key);
       if (!(await stillWanted())) return true;
@@ -893,7 +898,7 @@ export class FileLibrary {
     // Resume after the runs already stored: a run is written whole, so each stored run is complete.
     job.done ??= (await this.#storage.list<ChunkRun>('chunks', key)).reduce((sum, run) => sum + run.texts.length, 0);
     for (let turn = 0; job.done < chunks.length && turn < RUNS_PER_TURN; turn++) {
-      if (!(await stillWanted())) return (void (await this.#storage.deleteAll('chunks', key)), true);
+      if (!(await stillWanted())) return abandon();
       const texts = chunks.slice(job.done, job.done + EMBED_BATCH).map((c) => c.text);
       let vectors: Float32Array[][];
       try {
@@ -913,7 +918,7 @@ export class FileLibrary {
       this.#options.onProgress?.({ vectorStoreId: storeId, fileId, chunksDone: job.done, chunksTotal: chunks.length });
     }
     if (job.done < chunks.length) return false;
-    if (!(await stillWanted())) return (void (await this.#storage.deleteAll('chunks', key)), true);
+    if (!(await stillWanted())) return abandon();
 
     const indexed = await this.#storage.list<ChunkRun>('chunks', key);
     const dims = indexed.find((run) => run.vectors[0]?.[0])?.vectors[0]![0]!.length ?? 0;
