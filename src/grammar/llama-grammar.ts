@@ -55,7 +55,7 @@ export function llamaGrammar(
 export function gbnfOf(spec: GrammarSpec): string | undefined {
   const writer = new GbnfWriter();
   if ('ebnf' in spec) return writer.text(writer.grammar(spec.ebnf, ''));
-  const root = writer.format(spec.structuralTag.format);
+  const root = writer.format(spec.structuralTag.format as Format);
   return root === undefined ? undefined : writer.text(root);
 }
 

@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getLlama, LlamaGrammarEvaluationState, type Llama, type LlamaModel, type Token } from 'node-llama-cpp';
+import { EngineError, type OutputConstraint, type ToolConstraint } from '../src/engine-interface/index.ts';
+import { llamaGrammar } from '../src/grammar/llama-grammar.ts';
+import { violation } from '../src/grammar/output-constraint.ts';
+import { seededRandom } from '../src/generation/seeded-random.ts';
+import { ReplyParser } from '../src/tools/reply-parser.ts';
+import { HERMES, LLAMA3_JSON, type ToolCallSyntax } from '../src/tools/tool-call-syntax.ts';
+import { grammarFor, randomWalks } from './support/grammar-walk.ts';
+import { BUNDLED_MODELS } from './support/lantern.ts';
+import { REAL_WORLD_SCHEMAS } from './support/real-world-schemas.ts';
+import { SCHEMA_CORPUS } from './support/schema-corpus.ts';
+
+/*
+ * llama.cpp runs Lantern's output constraints natively as GBNF (src/grammar/llama-grammar.ts), translated from the
+ * grammar XGrammar runs on the mask path. Proved with llama.cpp itself (node-llama-cpp's addon): every corpus schema's
+ * GBNF parses; on samples, llama.cpp's grammar accepts exactly the texts XGrammar's matcher accepts (walks through
+ * XGrammar's grammar, and mutations of them); and generation under the GBNF on the bundled tiny-chat GGUF ends only in
+ * replies the constraint's validator accepts.
+ */
+
+type Case = { name: string; constraint: OutputConstraint; syntax: ToolCallSyntax; thinking: boolean };
+
+const json = (name: string, schema: Record<string, unknown> | null): Case => ({
+  name,
+  constraint: { type: 'json', schema },
+  syntax: HERMES,
+  thinking: false,
+});
+
+const WEATHER = {
+  type: 'object',
+  properties: {
+    city: { type: 'string', maxLength: 12 },
+    unit: { enum: ['celsius', 'fahrenheit'] },
+    days: { type: 'integer', minimum: 1, maximum: 14 },
+  },
+  required: ['city'],
+  additionalProperties: false,
+};
+const SEARCH = {
+  type: 'object',
+  properties: { query: { type: 'string', pattern: '^[a-z ]{1,20}$' }, limit: { type: 'integer', maximum: 50 } },
+  required: ['query', 'limit'],
+  additionalProperties: false,
+};
+const tools = (
+  choice: ToolConstraint['choice'],
+  parallel: boolean,
+  extra: Partial<ToolConstraint> = {},
+): ToolConstraint => ({
+  type: 'tools',
+  tools: [
+    { name: 'get_weather', parameters: WEATHER },
+    { name: 'search', parameters: SEARCH },
+  ],
+  choice,
+  parallel,
+  ...extra,
+});
+const toolCase = (name: string, constraint: ToolConstraint, syntax = HERMES, thinking = false): Case => ({
+  name,
+  constraint,
+  syntax,
+  thinking,
+});
+
+/** Tool constraints and thinking prefixes that GBNF says (auto with a trigger stays on the mask: see below). */
+const TOOL_CASES: Case[] = [
+  toolCase('required, one call', tools('required', false)),
+  toolCase('required, parallel calls', tools('required', true)),
+  toolCase('a named function', tools({ name: 'search' }, true)),
+  toolCase('required, Llama 3 JSON', tools('required', true), LLAMA3_JSON),
+  toolCase('auto, Llama 3 JSON (a call or text)', tools('auto', false), LLAMA3_JSON),
+  toolCase('auto with a response format', tools('auto', false, { text: { type: 'json', schema: WEATHER } })),
+  toolCase('required, thinking first', tools('required', false), HERMES, true),
+  { ...json('json schema, thinking first', WEATHER), thinking: true },
+];
+
+let llama: Llama;
+beforeAll(async () => {
+  llama = await getLlama({ gpu: false, build: 'never' });
+});
+
+/** Whether llama.cpp's grammar accepts the whole text (node-llama-cpp's own check, code point by code point). */
+const gbnfAccepts = (grammar: Awaited<ReturnType<Llama['createGrammar']>>, text: string) =>
+  (grammar as unknown as { _testText(text: string): boolean })._testText(text);
+
+describe('GBNF for llama.cpp', () => {
+  it("parses in llama.cpp for every corpus schema that Lantern's compiler accepts", async () => {
+    const schemas = [
+      ...SCHEMA_CORPUS.map(({ name, schema }) => ({ name: `corpus/${name}`, schema })),
+      ...REAL_WORLD_SCHEMAS.map(({ kind, name, schema }) => ({ name: `${kind}/${name}`, schema })),
+    ];
+    let parsed = 0;
+    let refused = 0;
+    const untranslated: string[] = [];
+    const failures: string[] = [];
+    for (const { name, schema } of schemas) {
+      let gbnf: string | undefined;
+      try {
+        gbnf = await llamaGrammar({ type: 'json', schema });
+      } catch (error) {
+        if (!(error instanceof EngineError && error.kind === 'invalid_request')) throw error;
+        refused++;
+        continue;
+      }
+      if (gbnf === undefined) {
+        untranslated.push(name);
+        continue;
+      }
+      try {
+        await llama.createGrammar({ grammar: gbnf });
+        parsed++;
+      } catch (error) {
+        failures.push(`${name}: ${(error as Error).message}`);
+      }
+    }
+    console.info(`GBNF: ${parsed} of ${schemas.length} schemas parsed by llama.cpp, ${refused} refused with a 400`);
+    expect(failures).toEqual([]);
+    expect(untranslated).toEqual([]);
+    expect(parsed + refused).toBe(schemas.length);
+    expect(parsed).toBeGreaterThan(schemas.length / 2);
+  });
+
+  it('parses for tool constraints and thinking prefixes, and leaves auto with a trigger to the mask', async () => {
+    for (const { constraint, syntax, thinking } of TOOL_CASES) {
+      const gbnf = await llamaGrammar(constraint, syntax, { thinking });
+      expect(gbnf).toBeTypeOf('string');
+      await llama.createGrammar({ grammar: gbnf! });
+    }
+    expect(await llamaGrammar(tools('auto', true), HERMES)).toBeUndefined();
+    expect(await llamaGrammar(tools('auto', false), HERMES, { thinking: true })).toBeUndefined();
+  });
+});
+
+describe('GBNF accepts what XGrammar accepts', () => {
+  /** Small edits of a text: most make it invalid, some keep it valid. */
+  function mutations(text: string, seed: number): string[] {
+    const random = seededRandom(seed);
+    const at = () => Math.floor(random() * (text.length + 1));
+    const pick = () => '"{}[],:0-9a\\ .é\nt'[Math.floor(random() * 17)]!;
+    const out = [text.slice(0, -1), text + '}', text + ' '];
+    for (let k = 0; k < 6; k++) {
+      const i = at();
+      out.push(text.slice(0, i) + pick() + text.slice(i), text.slice(0, i) + text.slice(i + 1));
+    }
+    return [...new Set(out)].filter((t) => t !== text);
+  }
+
+  it.each([...SCHEMA_CORPUS.map(({ name, schema }) => json(name, schema)), json('json_object', null), ...TOOL_CASES])(
+    '$name',
+    async ({ constraint, syntax, thinking }) => {
+      const walker = await grammarFor(`${BUNDLED_MODELS}/tiny-chat`, [2, 0]);
+      const gbnf = await llamaGrammar(constraint, syntax, { thinking });
+      const grammar = await llama.createGrammar({ grammar: gbnf! });
+      const prefix = thinking
+        ? Array.from(walker.tokenizer.encode('<think>\nA </thin thought.\n</think>\n\n', { add_special_tokens: false }))
+        : [];
+      const { completed } = await randomWalks(walker, constraint, {
+        walks: 3,
+        syntax,
+        thinking,
+        prefix,
+        maxSteps: 300,
+      });
+      /** Whether XGrammar's matcher accepts the whole text, then the end. */
+      const xgrammarAccepts = async (text: string) => {
+        const [mask] = await walker.compiler.matchers(constraint, 1, syntax, thinking);
+        try {
+          for (const token of walker.tokenizer.encode(text, { add_special_tokens: false })) {
+            if (!mask!.accept(token)) return false;
+          }
+          return mask!.accept(walker.stops[0]!);
+        } finally {
+          mask!.dispose();
+        }
+      };
+      const disagreements: string[] = [];
+      let accepted = 0;
+      for (const [w, text] of completed.entries()) {
+        for (const sample of [text, ...mutations(text, w)]) {
+          const [xg, llamaCpp] = [await xgrammarAccepts(sample), gbnfAccepts(grammar, sample)];
+          if (xg) accepted++;
+          if (xg !== llamaCpp) disagreements.push(`${JSON.stringify(sample)}: XGrammar ${xg}, llama.cpp ${llamaCpp}`);
+        }
+      }
+      expect(disagreements).toEqual([]);
+      // The walks ended and were accepted: the comparison is not vacuous.
+      expect(accepted).toBeGreaterThanOrEqual(completed.length);
+      expect(completed.length).toBeGreaterThan(0);
+    },
+  );
+});
+
+describe('generation under the GBNF on tiny-chat (llama.cpp)', () => {
+  let model: LlamaModel;
+  beforeAll(async () => {
+    model = await llama.loadModel({ modelPath: `${BUNDLED_MODELS}/tiny-chat/gguf/tiny-chat-f32.gguf` });
+  });
+  afterAll(async () => {
+    await model?.dispose();
+  });
+
+  it('ends only in replies that the constraint accepts', async () => {
+    const context = await model.createContext({ contextSize: 1024, sequences: 1, threads: 1 });
+    const cases = [...SCHEMA_CORPUS.slice(0, 24).map(({ name, schema }) => json(name, schema)), ...TOOL_CASES];
+    const prompt = model.tokenize('<|im_start|>user\nAnswer in JSON.<|im_end|>\n<|im_start|>assistant\n', true);
+    let [valid, cut] = [0, 0];
+    const invalid: string[] = [];
+    try {
+      for (const [i, { name, constraint, syntax, thinking }] of cases.entries()) {
+        const grammar = await llama.createGrammar({ grammar: (await llamaGrammar(constraint, syntax, { thinking }))! });
+        const sequence = context.getSequence();
+        const tokens: Token[] = [];
+        // The reply ended: an end-of-generation token, or node-llama-cpp's generator returned (it may stop on its own
+        // once the grammar is complete); a dead end of the grammar would end it too, and be found invalid below.
+        let ended = true;
+        try {
+          const state = new LlamaGrammarEvaluationState({ model, grammar });
+          for await (const token of sequence.evaluate(prompt, {
+            temperature: 0.9,
+            seed: i,
+            grammarEvaluationState: state,
+          })) {
+            if (model.isEogToken(token)) break;
+            tokens.push(token);
+            if (tokens.length >= 256) {
+              ended = false;
+              break;
+            }
+          }
+        } finally {
+          sequence.dispose();
+        }
+        if (!ended) {
+          cut++;
+          continue;
+        }
+        let text = model.detokenize(tokens, true);
+        if (thinking) text = text.slice(text.indexOf('</think>\n\n') + '</think>\n\n'.length);
+        let toolCalls;
+        if (constraint.type === 'tools') {
+          const parser = new ReplyParser(syntax, { names: new Set(constraint.tools.map((t) => t.name)) });
+          parser.push(text);
+          parser.end();
+          toolCalls = parser.calls;
+          text = parser.text;
+        }
+        const why = violation(constraint, { text, toolCalls });
+        if (why) invalid.push(`${name}: ${JSON.stringify(text)} — ${why}`);
+        else valid++;
+      }
+    } finally {
+      await context.dispose();
+    }
+    console.info(`GBNF generation: ${valid} valid, ${invalid.length} invalid, ${cut} cut at 256 tokens`);
+    expect(invalid).toEqual([]);
+    expect(valid).toBeGreaterThan(cases.length / 2);
+  });
+});
