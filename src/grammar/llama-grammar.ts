@@ -140,6 +140,16 @@ class GbnfWriter {
   }
 }
 
+const NAME = /[A-Za-z_][A-Za-z0-9_.-]*/y;
+const LOOKAHEAD = /\(\s*=/y;
+const HEX = /[0-9a-fA-F]+/y;
+
+/** Whether a lookahead assertion `(= …)` opens at `i`. */
+function lookahead(ebnf: string, i: number): boolean {
+  LOOKAHEAD.lastIndex = i;
+  return LOOKAHEAD.test(ebnf);
+}
+
 /** A rule's name in GBNF, which takes letters, digits and `-` only. */
 const ruleName = (prefix: string, name: string) => prefix + name.replaceAll('_', '-');
 
@@ -170,12 +180,12 @@ function tokenize(ebnf: string): Token[] {
   let i = 0;
   while (i < ebnf.length) {
     const c = ebnf[i]!;
-    if (/\s/.test(c)) i++;
+    if (c === ' ' || c === '\n' || c === '\t' || c === '\r') i++;
     else if (c === '#') while (i < ebnf.length && ebnf[i] !== '\n') i++;
     else if (ebnf.startsWith('::=', i)) {
       tokens.push({ kind: 'op', text: '::=' });
       i += 3;
-    } else if (c === '(' && /^\(\s*=/.test(ebnf.slice(i, i + 8))) {
+    } else if (c === '(' && lookahead(ebnf, i)) {
       // A lookahead assertion: skipped whole, literals and classes inside it included.
       let depth = 0;
       do {
@@ -205,7 +215,8 @@ function tokenize(ebnf: string): Token[] {
       tokens.push({ kind: 'op', text: c });
       i++;
     } else {
-      const name = /^[A-Za-z_][A-Za-z0-9_.-]*/.exec(ebnf.slice(i, i + 256))?.[0];
+      NAME.lastIndex = i;
+      const name = NAME.exec(ebnf)?.[0];
       if (!name) throw new Error(`EBNF that GBNF cannot say at ${JSON.stringify(ebnf.slice(i, i + 20))}`);
       tokens.push({ kind: 'name', text: name });
       i += name.length;
@@ -237,7 +248,8 @@ function readQuoted(ebnf: string, start: number, close: string): { chars: Char[]
     const hex = e === 'x' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
     if (hex) {
       const digits = ebnf.slice(i + 2, i + 2 + hex);
-      if (!new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(digits)) throw new Error(`EBNF escape \\${e}${digits}`);
+      HEX.lastIndex = 0;
+      if (HEX.exec(digits)?.[0].length !== hex) throw new Error(`EBNF escape \\${e}${digits}`);
       chars.push({ cp: parseInt(digits, 16), escaped: true });
       i += 2 + hex;
     } else {
@@ -249,20 +261,29 @@ function readQuoted(ebnf: string, start: number, close: string): { chars: Char[]
   return { chars, end: i + 1 };
 }
 
-/** A code point as GBNF writes it inside a literal or a class: printable ASCII letters and digits as they are. */
-function gbnfChar(cp: number, plain: (c: string) => boolean): string {
-  const c = String.fromCodePoint(cp);
-  if (cp < 0x80) return cp >= 0x20 && cp < 0x7f && plain(c) ? c : `\\x${cp.toString(16).padStart(2, '0')}`;
+/**
+ * A code point as GBNF writes it inside a literal (`inClass` false) or a class: ASCII as an escape where it could mean
+ * something there (in a class, all but letters, digits and the space), other characters as they are.
+ */
+function gbnfChar(cp: number, inClass: boolean): string {
+  if (cp < 0x80) {
+    const plain = inClass
+      ? (cp >= 0x30 && cp <= 0x39) || ((cp | 0x20) >= 0x61 && (cp | 0x20) <= 0x7a) || cp === 0x20
+      : cp >= 0x20 && cp < 0x7f && cp !== 0x22 && cp !== 0x5c;
+    return plain ? String.fromCharCode(cp) : `\\x${cp.toString(16).padStart(2, '0')}`;
+  }
   // Lone surrogates have no UTF-8: written as escapes (no text holds them, in either engine).
   if (cp >= 0xd800 && cp <= 0xdfff) return `\\u${cp.toString(16)}`;
-  return c;
+  return String.fromCodePoint(cp);
 }
 
-const classChar = (c: string) => gbnfChar(c.codePointAt(0)!, (x) => /[A-Za-z0-9 ]/.test(x));
+const classChar = (c: string) => gbnfChar(c.codePointAt(0)!, true);
 
 /** A text as a GBNF literal. */
 export function gbnfLiteral(text: string): string {
-  return `"${Array.from(text, (c) => gbnfChar(c.codePointAt(0)!, (x) => x !== '"' && x !== '\\')).join('')}"`;
+  let out = '"';
+  for (const c of text) out += gbnfChar(c.codePointAt(0)!, false);
+  return out + '"';
 }
 
 /** An XGrammar class's characters (`^` first: negated) as a GBNF class. */
@@ -273,7 +294,7 @@ function gbnfClass(chars: Char[]): string {
   for (let k = 0; k < items.length; k++) {
     const dash = items[k + 1];
     const last = items[k + 2];
-    const write = (ch: Char) => classChar(String.fromCodePoint(ch.cp));
+    const write = (ch: Char) => gbnfChar(ch.cp, true);
     if (dash && last && dash.cp === 0x2d && !dash.escaped) {
       out += `${write(items[k]!)}-${write(last)}`;
       k += 2;
