@@ -290,3 +290,37 @@ describe('generation under the GBNF on tiny-chat (llama.cpp)', () => {
     expect(valid).toBeGreaterThan(cases.length / 2);
   }, 300_000);
 });
+
+describe('what the GBNF leaves to the native run', () => {
+  it('lets a control token through where its text fits, which the mask never does: the run must bias them off', async () => {
+    const model = await llama.loadModel({ modelPath: `${BUNDLED_MODELS}/tiny-chat/gguf/tiny-chat-f32.gguf` });
+    try {
+      const constraint = {
+        type: 'json' as const,
+        schema: { type: 'object', properties: { name: { type: 'string' } } },
+      };
+      const grammar = await llama.createGrammar({ grammar: (await llamaGrammar(constraint))! });
+      const state = new LlamaGrammarEvaluationState({ model, grammar });
+      const sampler = (llama as unknown as { _bindings: { AddonSampler: GrammarSampler } })._bindings.AddonSampler;
+      const inner = (state as unknown as { _state: unknown })._state;
+      for (const token of model.tokenize('{"name":"', false)) sampler.acceptGrammarEvaluationStateToken(inner, token);
+      const [imStart] = model.tokenize('<|im_start|>', true);
+      expect(model.detokenize([imStart!], true)).toBe('<|im_start|>');
+      expect(sampler.canBeNextTokenForGrammarEvaluationState(inner, imStart!)).toBe(true);
+      // XGrammar's mask, through Lantern's guards, never allows it inside the JSON.
+      const [mask] = await walker.compiler.matchers(constraint, 1);
+      for (const token of walker.tokenizer.encode('{"name":"', { add_special_tokens: false })) mask!.accept(token);
+      const logits = new Float32Array(walker.vocabulary.strings.length);
+      mask!.apply(logits);
+      mask!.dispose();
+      expect(logits[walker.tokenizer.encode('<|im_start|>', { add_special_tokens: false })[0]!]).toBe(-Infinity);
+    } finally {
+      await model.dispose();
+    }
+  });
+});
+
+interface GrammarSampler {
+  acceptGrammarEvaluationStateToken(state: unknown, token: Token): void;
+  canBeNextTokenForGrammarEvaluationState(state: unknown, token: Token): boolean;
+}
