@@ -19,7 +19,14 @@ import { SCHEMA_CORPUS } from './support/schema-corpus.ts';
  * replies the constraint's validator accepts.
  */
 
-type Case = { name: string; constraint: OutputConstraint; syntax: ToolCallSyntax; thinking: boolean };
+type Case = {
+  name: string;
+  constraint: OutputConstraint;
+  syntax: ToolCallSyntax;
+  thinking: boolean;
+  /** Texts compared besides the walks (and their edits): calls that random walks through free text rarely reach. */
+  samples?: string[];
+};
 
 const json = (name: string, schema: Record<string, unknown> | null): Case => ({
   name,
@@ -63,9 +70,26 @@ const toolCase = (name: string, constraint: ToolConstraint, syntax = HERMES, thi
   constraint,
   syntax,
   thinking,
+  samples: constraint.choice === 'auto' && syntax === HERMES ? AUTO_SAMPLES : undefined,
 });
 
-/** Tool constraints and thinking prefixes that GBNF says (auto with a trigger stays on the mask: see below). */
+const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>';
+const SEARCH_CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "red fox", "limit": 5}}\n</tool_call>';
+/** Replies around Hermes calls: text, calls, text after them, broken calls, markers begun but not finished. */
+const AUTO_SAMPLES = [
+  '',
+  'Plain text with a </tool_call> and a <tool_ca',
+  CALL,
+  `Let me look. ${CALL}`,
+  `${CALL}\nDone.`,
+  `${CALL}\n${SEARCH_CALL}`,
+  `${CALL}${SEARCH_CALL}`,
+  '<tool_call>\n{"name": "nope", "arguments": {}}\n</tool_call>',
+  '<tool_call>',
+  'a <tool_call>\n{"name": "search", "arguments": {"query": "RED"}}\n</tool_call>',
+];
+
+/** Tool constraints and thinking prefixes. */
 const TOOL_CASES: Case[] = [
   toolCase('required, one call', tools('required', false)),
   toolCase('required, parallel calls', tools('required', true)),
@@ -74,6 +98,9 @@ const TOOL_CASES: Case[] = [
   toolCase('auto, Llama 3 JSON (a call or text)', tools('auto', false), LLAMA3_JSON),
   toolCase('auto with a response format', tools('auto', false, { text: { type: 'json', schema: WEATHER } })),
   toolCase('required, thinking first', tools('required', false), HERMES, true),
+  toolCase('auto, Hermes, one call', tools('auto', false)),
+  toolCase('auto, Hermes, parallel calls', tools('auto', true)),
+  toolCase('auto, Hermes, thinking first', tools('auto', true), HERMES, true),
   { ...json('json schema, thinking first', WEATHER), thinking: true },
 ];
 
@@ -123,14 +150,12 @@ describe('GBNF for llama.cpp', () => {
     expect(parsed).toBeGreaterThan(schemas.length / 2);
   });
 
-  it('parses for tool constraints and thinking prefixes, and leaves auto with a trigger to the mask', async () => {
+  it('parses for tool constraints and thinking prefixes', async () => {
     for (const { constraint, syntax, thinking } of TOOL_CASES) {
       const gbnf = await llamaGrammar(constraint, syntax, { thinking });
       expect(gbnf).toBeTypeOf('string');
       await llama.createGrammar({ grammar: gbnf! });
     }
-    expect(await llamaGrammar(tools('auto', true), HERMES)).toBeUndefined();
-    expect(await llamaGrammar(tools('auto', false), HERMES, { thinking: true })).toBeUndefined();
   });
 });
 
@@ -177,7 +202,8 @@ async function disagreements(c: Case, samples: string[] = [], walks = 3) {
   const { completed } = await randomWalks(walker, c.constraint, { ...c, walks, prefix, maxSteps: 300 });
   const found: string[] = [];
   let accepted = 0;
-  const texts = [...completed.flatMap((text, w) => [text, ...mutations(text, w)]), ...samples];
+  const written = samples.map((text) => (c.thinking ? thought + text : text));
+  const texts = [...completed, ...written].flatMap((text, w) => [text, ...mutations(text, w)]);
   for (const sample of texts) {
     const [xg, llamaCpp] = [await xgrammarAccepts(c, sample), gbnfAccepts(grammar, sample)];
     if (xg) accepted++;
@@ -190,7 +216,7 @@ describe('GBNF accepts what XGrammar accepts', () => {
   it.each([...SCHEMA_CORPUS.map(({ name, schema }) => json(name, schema)), json('json_object', null), ...TOOL_CASES])(
     '$name',
     async (c) => {
-      const { found, accepted, completed } = await disagreements(c);
+      const { found, accepted, completed } = await disagreements(c, c.samples);
       expect(found).toEqual([]);
       // The walks ended and were accepted: the comparison is not vacuous.
       expect(completed).toBeGreaterThan(0);

@@ -65,8 +65,8 @@ describe('gbnfOf', () => {
     expect(gbnfOf({ structuralTag: { type: 'structural_tag', format } })).toBe(
       [
         'root ::= ("<t>" t0-0)',
-        't0-0 ::= "a" t0-1 | "b" t0-0 | [^ab] t0-0',
-        't0-1 ::= "a" t0-2 | "b" t0-0 | [^ab] t0-0',
+        't0-0 ::= "a" t0-1 | [^a] t0-0',
+        't0-1 ::= "a" t0-2 | [^a] t0-0',
         't0-2 ::= "a" t0-2 | "b" | [^ab] t0-0',
       ].join('\n'),
     );
@@ -91,9 +91,20 @@ describe('llamaGrammar', () => {
     expect(llama3).not.toContain('tool');
   });
 
-  it('leaves auto with a call marker to the mask (no lazy grammar in node-llama-cpp)', async () => {
-    expect(await llamaGrammar(tools('auto'), HERMES)).toBeUndefined();
+  it('writes auto as text without the call marker, then calls from it on, then text again', async () => {
+    const hermes = (await llamaGrammar(tools('auto'), HERMES))!;
+    // The marker's first character leads on into it, any other stays in the text; the text may end anywhere.
+    expect(hermes).toMatch(/^root ::= t\d+-0$/m);
+    expect(hermes).toMatch(/^t(\d+)-0 ::= "" \| "<" t\1-1 \| \[\^\\x3c\] t\1-0$/m);
+    expect(hermes).toMatch(/^t(\d+)-1 ::= "" \| "<" t\1-1 \| "t" t\1-2 \| \[\^\\x3ct\] t\1-0$/m);
+    expect(hermes).toContain(gbnfLiteral('\n{"name": "get_weather", "arguments": '));
     expect(await llamaGrammar(tools('auto'), LLAMA3_JSON)).toBeTypeOf('string');
+  });
+
+  it('gives undefined for a structural tag it does not know how to write', () => {
+    const format = { type: 'triggered_tags', triggers: ['<a>', '<b>'], tags: [], at_least_one: false };
+    expect(gbnfOf({ structuralTag: { type: 'structural_tag', format } })).toBeUndefined();
+    expect(gbnfOf({ structuralTag: { type: 'structural_tag', format: { type: 'json_schema' } } })).toBeUndefined();
   });
 
   it('is cached per constraint, syntax and thought, and refuses what constraintGrammar refuses', async () => {

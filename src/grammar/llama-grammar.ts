@@ -15,12 +15,13 @@
  *   stands for: a tag is its begin, its content and its end; `any_text` up to a tag's end is text that does not hold the
  *   end, then the end (an automaton over the end's prefixes, as XGrammar stops the text at the end's first occurrence).
  *
- * What stays on the logits mask: `tool_choice: "auto"` for a family whose calls open with a marker (Hermes'
- * `<tool_call>`), an XGrammar `triggered_tags`. llama.cpp runs such grammars lazily (free text until a trigger, the
- * grammar from it on), but node-llama-cpp 3.21.1 builds every grammar eagerly (`llama_grammar_init_impl` with
- * `lazy = false` and no triggers) and exposes no trigger; written eagerly it would hold every token of the free text to
- * a grammar, which is not what llama.cpp's tool calling does. So it is `undefined` here, and the core keeps the
- * request on the logits path.
+ * `tool_choice: "auto"` with a call marker (Hermes' `<tool_call>`, an XGrammar `triggered_tags`) is written as free text
+ * that does not hold the marker, a whole call once it does, then free text again (or the end, with one call at most).
+ * llama.cpp can run such a grammar lazily, from a trigger on, but node-llama-cpp 3.21.1 builds every grammar eagerly
+ * (`llama_grammar_init_impl` with `lazy = false` and no triggers) and exposes no trigger: so it runs over the free text
+ * too, as XGrammar's matcher does on the mask path, and enforces the same language (checked on samples in
+ * test/llama-grammar.test.ts). `undefined` is left for what this does not know how to write (a structural tag of
+ * another shape, several triggers): the core then keeps the request on the logits path.
  */
 
 import type { OutputConstraint } from '../engine-interface/index.ts';
@@ -96,7 +97,7 @@ class GbnfWriter {
         const content = format.content as Format;
         const end = format.end as string;
         const begin = gbnfLiteral(format.begin as string);
-        if (content.type === 'any_text') return `(${begin} ${this.#textUntil(end)})`;
+        if (content.type === 'any_text') return `(${begin} ${this.#textUntil(end, () => '', false)})`;
         const inner = this.format(content);
         return inner === undefined ? undefined : `(${begin} ${inner} ${gbnfLiteral(end)})`;
       }
@@ -107,19 +108,39 @@ class GbnfWriter {
         const all = `${tag} (${gbnfLiteral(format.separator as string)} ${tag})*`;
         return format.at_least_one ? `(${all})` : `(${all})?`;
       }
+      case 'triggered_tags':
+        return this.#triggered(format);
       default:
-        // `triggered_tags` (free text until a trigger): see the file's comment.
         return undefined;
     }
   }
 
   /**
-   * Text that does not hold `end`, then `end`: a state per prefix of `end` already read (Knuth–Morris–Pratt), so that
-   * the text stops at the first occurrence of `end`, as XGrammar's `any_text` does.
+   * `tool_choice: "auto"` with a call marker: free text until the trigger (`<tool_call>`), which must go on as one of
+   * the tags (each tag's begin starts with it), then free text again, or the end after the first call where
+   * `stop_after_first`. The text may end anywhere before a trigger is complete, as XGrammar's matcher lets it.
    */
-  #textUntil(end: string): string {
+  #triggered(format: Format): string | undefined {
+    const triggers = format.triggers as string[];
+    const tags = format.tags as Format[];
+    const trigger = triggers[0];
+    if (triggers.length !== 1 || trigger === undefined || format.at_least_one) return undefined;
+    if (tags.some((t) => !(t.begin as string).startsWith(trigger))) return undefined;
+    const calls = tags.map((t) => this.format({ ...t, begin: (t.begin as string).slice(trigger.length) }));
+    if (calls.some((c) => c === undefined)) return undefined;
+    const call = `(${calls.join(' | ')})`;
+    return this.#textUntil(trigger, (text) => (format.stop_after_first ? call : `${call} ${text}`), true);
+  }
+
+  /**
+   * Text that does not hold `end`, then `end`, then what `after` writes (given the text's own rule, to come back to):
+   * a state per prefix of `end` already read (Knuth–Morris–Pratt), so that the text stops at the first occurrence of
+   * `end`, as XGrammar's `any_text` and triggers do. With `mayEnd`, the text may also end without `end`.
+   */
+  #textUntil(end: string, after: (text: string) => string, mayEnd: boolean): string {
     const chars = Array.from(end);
     const name = `t${this.#count++}`;
+    const then = after(`${name}-0`);
     // The longest prefix of `end` that is a suffix of `read`.
     const fallback = (read: string[]) => {
       for (let k = Math.min(read.length, chars.length - 1); k > 0; k--) {
@@ -128,13 +149,17 @@ class GbnfWriter {
       return 0;
     };
     const distinct = [...new Set(chars)];
-    const others = `[^${distinct.map(classChar).join('')}]`;
     for (let k = 0; k < chars.length; k++) {
-      const options = distinct.map((c) => {
-        const next = c === chars[k] ? k + 1 : fallback([...chars.slice(0, k), c]);
-        return next === chars.length ? gbnfLiteral(c) : `${gbnfLiteral(c)} ${name}-${next}`;
+      // The characters that lead on into `end` (or back to a shorter prefix of it); any other starts over.
+      const moves = distinct
+        .map((c) => ({ c, next: c === chars[k] ? k + 1 : fallback([...chars.slice(0, k), c]) }))
+        .filter(({ next }) => next > 0);
+      const options = moves.map(({ c, next }) => {
+        if (next < chars.length) return `${gbnfLiteral(c)} ${name}-${next}`;
+        return then ? `${gbnfLiteral(c)} ${then}` : gbnfLiteral(c);
       });
-      this.#rules.push(`${name}-${k} ::= ${[...options, `${others} ${name}-0`].join(' | ')}`);
+      const others = `[^${moves.map(({ c }) => classChar(c)).join('')}] ${name}-0`;
+      this.#rules.push(`${name}-${k} ::= ${[...(mayEnd ? ['""'] : []), ...options, others].join(' | ')}`);
     }
     return `${name}-0`;
   }
