@@ -1,5 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getLlama, LlamaGrammarEvaluationState, type Llama, type LlamaModel, type Token } from 'node-llama-cpp';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  getLlama,
+  LlamaGrammarEvaluationState,
+  type Llama,
+  type LlamaContext,
+  type LlamaModel,
+  type Token,
+} from 'node-llama-cpp';
 import { EngineError, type OutputConstraint, type ToolConstraint } from '../src/engine-interface/index.ts';
 import { llamaGrammar } from '../src/grammar/llama-grammar.ts';
 import { violation } from '../src/grammar/output-constraint.ts';
@@ -245,76 +252,90 @@ describe('GBNF accepts what XGrammar accepts', () => {
   }, 300_000);
 });
 
-describe('generation under the GBNF on tiny-chat (llama.cpp)', () => {
-  let model: LlamaModel;
-  beforeAll(async () => {
-    model = await llama.loadModel({ modelPath: `${BUNDLED_MODELS}/tiny-chat/gguf/tiny-chat-f32.gguf` });
-  });
-  afterAll(async () => {
-    await model?.dispose();
-  });
+const PROMPT = '<|im_start|>user\nAnswer in JSON.<|im_end|>\n<|im_start|>assistant\n';
 
-  it('ends only in replies that the constraint accepts', async () => {
+/**
+ * One reply generated under the case's GBNF (sampled at 0.9, seeded), its tokens, and whether it ended (an
+ * end-of-generation token, or node-llama-cpp's generator returned, as it may once the grammar is complete; a dead end of
+ * the grammar would end it too, and be found invalid) rather than being cut at 256 tokens.
+ */
+async function generate(model: LlamaModel, context: LlamaContext, c: Case, seed: number) {
+  const grammar = await llama.createGrammar({ grammar: (await llamaGrammar(c.constraint, c.syntax, c))! });
+  const sequence = context.getSequence();
+  const tokens: Token[] = [];
+  try {
+    const grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar });
+    const options = { temperature: 0.9, seed, grammarEvaluationState };
+    for await (const token of sequence.evaluate(model.tokenize(PROMPT, true), options)) {
+      if (model.isEogToken(token)) break;
+      tokens.push(token);
+      if (tokens.length >= 256) return { tokens, ended: false };
+    }
+  } finally {
+    sequence.dispose();
+  }
+  return { tokens, ended: true };
+}
+
+/** Why a finished reply breaks its case's constraint (after its thought), or nothing when it holds. */
+function replyViolation({ constraint, syntax, thinking }: Case, reply: string): string | undefined {
+  let text = thinking ? reply.slice(reply.indexOf('</think>\n\n') + '</think>\n\n'.length) : reply;
+  if (constraint.type === 'json') return violation(constraint, { text });
+  const parser = new ReplyParser(syntax, { names: new Set(constraint.tools.map((t) => t.name)) });
+  parser.push(text);
+  parser.end();
+  text = parser.text;
+  return violation(constraint, { text, toolCalls: parser.calls });
+}
+
+describe('generation under the GBNF (llama.cpp)', () => {
+  it('ends only in replies that the constraint accepts, on tiny-chat', async () => {
+    const model = await llama.loadModel({ modelPath: `${BUNDLED_MODELS}/tiny-chat/gguf/tiny-chat-f32.gguf` });
     const context = await model.createContext({ contextSize: 1024, sequences: 1, threads: 1 });
     const cases = [
       ...SCHEMA_CORPUS.filter((_, i) => i % 4 === 0).map(({ name, schema }) => json(name, schema)),
       ...TOOL_CASES,
     ];
-    const prompt = model.tokenize('<|im_start|>user\nAnswer in JSON.<|im_end|>\n<|im_start|>assistant\n', true);
     let [valid, cut] = [0, 0];
     const invalid: string[] = [];
     try {
-      for (const [i, { name, constraint, syntax, thinking }] of cases.entries()) {
-        const grammar = await llama.createGrammar({ grammar: (await llamaGrammar(constraint, syntax, { thinking }))! });
-        const sequence = context.getSequence();
-        const tokens: Token[] = [];
-        // The reply ended: an end-of-generation token, or node-llama-cpp's generator returned (it may stop on its own
-        // once the grammar is complete); a dead end of the grammar would end it too, and be found invalid below.
-        let ended = true;
-        try {
-          const state = new LlamaGrammarEvaluationState({ model, grammar });
-          for await (const token of sequence.evaluate(prompt, {
-            temperature: 0.9,
-            seed: i,
-            grammarEvaluationState: state,
-          })) {
-            if (model.isEogToken(token)) break;
-            tokens.push(token);
-            if (tokens.length >= 256) {
-              ended = false;
-              break;
-            }
-          }
-        } finally {
-          sequence.dispose();
-        }
+      for (const [i, c] of cases.entries()) {
+        const { tokens, ended } = await generate(model, context, c, i);
         if (!ended) {
           cut++;
           continue;
         }
-        let text = model.detokenize(tokens, true);
-        if (!(await xgrammarAccepts(cases[i]!, text)))
-          invalid.push(`${name}: XGrammar refuses ${JSON.stringify(text)}`);
-        if (thinking) text = text.slice(text.indexOf('</think>\n\n') + '</think>\n\n'.length);
-        let toolCalls;
-        if (constraint.type === 'tools') {
-          const parser = new ReplyParser(syntax, { names: new Set(constraint.tools.map((t) => t.name)) });
-          parser.push(text);
-          parser.end();
-          toolCalls = parser.calls;
-          text = parser.text;
-        }
-        const why = violation(constraint, { text, toolCalls });
-        if (why) invalid.push(`${name}: ${JSON.stringify(text)} — ${why}`);
+        const text = model.detokenize(tokens, true);
+        const why = (await xgrammarAccepts(c, text)) ? replyViolation(c, text) : 'XGrammar refuses it';
+        if (why) invalid.push(`${c.name}: ${JSON.stringify(text)} — ${why}`);
         else valid++;
       }
     } finally {
       await context.dispose();
+      await model.dispose();
     }
     console.info(`GBNF generation: ${valid} valid, ${invalid.length} invalid, ${cut} cut at 256 tokens`);
     expect(invalid).toEqual([]);
     expect(valid).toBeGreaterThan(cases.length / 2);
   }, 300_000);
+
+  it('lets a reasoning model think in its own <think> token, then answer as the constraint asks (tiny-think)', async () => {
+    const model = await llama.loadModel({ modelPath: `${BUNDLED_MODELS}/tiny-think/gguf/tiny-think-f32.gguf` });
+    const context = await model.createContext({ contextSize: 1024, sequences: 1, threads: 1 });
+    const [think] = model.tokenize('<think>', true);
+    try {
+      for (const [seed, c] of TOOL_CASES.filter((t) => t.thinking).entries()) {
+        const { tokens, ended } = await generate(model, context, c, seed);
+        expect(ended).toBe(true);
+        // The thought opens with the model's own special token, which llama.cpp's grammar matches by its text.
+        expect(tokens[0]).toBe(think);
+        expect(replyViolation(c, model.detokenize(tokens, true))).toBeUndefined();
+      }
+    } finally {
+      await context.dispose();
+      await model.dispose();
+    }
+  }, 120_000);
 });
 
 describe('what the GBNF leaves to the native run', () => {
