@@ -77,13 +77,13 @@ const toolCase = (name: string, constraint: ToolConstraint, syntax = HERMES, thi
   constraint,
   syntax,
   thinking,
-  samples: constraint.choice === 'auto' && syntax === HERMES ? AUTO_SAMPLES : undefined,
+  samples: syntax === HERMES ? HERMES_SAMPLES : undefined,
 });
 
 const CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>';
 const SEARCH_CALL = '<tool_call>\n{"name": "search", "arguments": {"query": "red fox", "limit": 5}}\n</tool_call>';
 /** Replies around Hermes calls: text, calls, text after them, broken calls, markers begun but not finished. */
-const AUTO_SAMPLES = [
+const HERMES_SAMPLES = [
   '',
   'Plain text with a </tool_call> and a <tool_ca',
   CALL,

@@ -52,13 +52,25 @@ export function llamaGrammar(
   return gbnf;
 }
 
-/** A grammar of XGrammar (EBNF or a structural tag) as GBNF, or `undefined` where GBNF cannot say it. */
+/**
+ * A grammar of XGrammar (EBNF or a structural tag) as GBNF, or `undefined` where this cannot say it: a structural tag
+ * of a shape it does not know, or EBNF it cannot read (Lantern writes none; were it to, the request would still be
+ * served, on the mask path, rather than fail).
+ */
 export function gbnfOf(spec: GrammarSpec): string | undefined {
   const writer = new GbnfWriter();
-  if ('ebnf' in spec) return writer.text(writer.grammar(spec.ebnf, ''));
-  const root = writer.format(spec.structuralTag.format as Format);
-  return root === undefined ? undefined : writer.text(root);
+  try {
+    if ('ebnf' in spec) return writer.text(writer.grammar(spec.ebnf, ''));
+    const root = writer.format(spec.structuralTag.format as Format);
+    return root === undefined ? undefined : writer.text(root);
+  } catch (error) {
+    if (error instanceof UnreadableEbnf) return undefined;
+    throw error;
+  }
 }
+
+/** EBNF that this translation cannot read. */
+class UnreadableEbnf extends Error {}
 
 /** A part of a structural tag, as far as Lantern writes them. */
 type Format = { type: string } & Record<string, unknown>;
@@ -165,7 +177,7 @@ class GbnfWriter {
   }
 }
 
-const NAME = /[A-Za-z_][A-Za-z0-9_.-]*/y;
+const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 const LOOKAHEAD = /\(\s*=/y;
 const HEX = /[0-9a-fA-F]+/y;
 
@@ -188,7 +200,7 @@ function parseEbnf(ebnf: string): [string, Token[]][] {
       rules.push([token.text, []]);
       i++;
     } else if (rules.length) rules.at(-1)![1].push(token);
-    else throw new Error(`EBNF that does not start with a rule: ${ebnf.slice(0, 40)}`);
+    else throw new UnreadableEbnf(`EBNF that does not start with a rule: ${ebnf.slice(0, 40)}`);
   }
   return rules;
 }
@@ -233,7 +245,8 @@ function tokenize(ebnf: string): Token[] {
     } else if (c === '{') {
       const end = ebnf.indexOf('}', i);
       const bounds = ebnf.slice(i, end + 1).replace(/\s+/g, '');
-      if (end < 0 || !/^\{\d+(,\d*)?\}$/.test(bounds)) throw new Error(`EBNF repetition ${ebnf.slice(i, i + 12)}`);
+      if (end < 0 || !/^\{\d+(,\d*)?\}$/.test(bounds))
+        throw new UnreadableEbnf(`EBNF repetition ${ebnf.slice(i, i + 12)}`);
       tokens.push({ kind: 'op', text: bounds });
       i = end + 1;
     } else if ('()|*+?'.includes(c)) {
@@ -242,7 +255,7 @@ function tokenize(ebnf: string): Token[] {
     } else {
       NAME.lastIndex = i;
       const name = NAME.exec(ebnf)?.[0];
-      if (!name) throw new Error(`EBNF that GBNF cannot say at ${JSON.stringify(ebnf.slice(i, i + 20))}`);
+      if (!name) throw new UnreadableEbnf(`EBNF that GBNF cannot say at ${JSON.stringify(ebnf.slice(i, i + 20))}`);
       tokens.push({ kind: 'name', text: name });
       i += name.length;
     }
@@ -274,7 +287,7 @@ function readQuoted(ebnf: string, start: number, close: string): { chars: Char[]
     if (hex) {
       const digits = ebnf.slice(i + 2, i + 2 + hex);
       HEX.lastIndex = 0;
-      if (HEX.exec(digits)?.[0].length !== hex) throw new Error(`EBNF escape \\${e}${digits}`);
+      if (HEX.exec(digits)?.[0].length !== hex) throw new UnreadableEbnf(`EBNF escape \\${e}${digits}`);
       chars.push({ cp: parseInt(digits, 16), escaped: true });
       i += 2 + hex;
     } else {
@@ -282,7 +295,7 @@ function readQuoted(ebnf: string, start: number, close: string): { chars: Char[]
       i += e.length + 1;
     }
   }
-  if (i >= ebnf.length) throw new Error(`EBNF ${close === '"' ? 'literal' : 'class'} without its end`);
+  if (i >= ebnf.length) throw new UnreadableEbnf(`EBNF ${close === '"' ? 'literal' : 'class'} without its end`);
   return { chars, end: i + 1 };
 }
 
