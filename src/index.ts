@@ -39,7 +39,7 @@ export {
   type WireObject,
   withTaskMethods,
 } from './engine-interface/index.ts';
-export * from './engines/index.ts';
+export * from './models/index.ts';
 export * from './keys/index.ts';
 export * from './response-store/index.ts';
 export { indexedDbDocumentStorage, memoryDocumentStorage, type DocumentStorage } from './document-store/index.ts';

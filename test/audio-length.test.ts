@@ -2,7 +2,7 @@ import type OpenAI from 'openai';
 import { toFile } from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../src/api/index.ts';
-import { createEngine } from '../src/engines/index.ts';
+import { createEngine } from '../src/models/index.ts';
 import { bundledProfile } from '../src/models/model-profile.ts';
 import { KeyRing } from '../src/keys/index.ts';
 import { sdkRefusal } from './support/api-error.ts';

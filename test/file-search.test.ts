@@ -11,7 +11,7 @@ import { createHandler, type Handler } from '../src/api/index.ts';
 import { directoryDocumentStorage } from '../src/document-store/directory-document-storage.ts';
 import { memoryDocumentStorage, type DocumentStorage } from '../src/document-store/index.ts';
 import { EngineError, type Engine } from '../src/engine-interface/index.ts';
-import { createEngine } from '../src/engines/index.ts';
+import { createEngine } from '../src/models/index.ts';
 import { KeyRing } from '../src/keys/index.ts';
 import { openaiClient, testProfile } from './support/lantern.ts';
 import { sdkRefusal } from './support/api-error.ts';

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler, type Handler } from '../src/api/index.ts';
 import { SPEECH_FORMATS, type SpeechFormat } from '../src/audio/index.ts';
 import type { SpeechEvent } from '../src/engine-interface/index.ts';
-import { createEngine } from '../src/engines/index.ts';
+import { createEngine } from '../src/models/index.ts';
 import { bundledProfile } from '../src/models/model-profile.ts';
 import { KeyRing } from '../src/keys/index.ts';
 import { OPENAI_VOICES } from '../src/engines/speech/voices.ts';

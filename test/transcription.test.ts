@@ -3,7 +3,7 @@ import { toFile } from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../src/api/index.ts';
 import type { TranscriptEvent } from '../src/engine-interface/index.ts';
-import { createEngine } from '../src/engines/index.ts';
+import { createEngine } from '../src/models/index.ts';
 import { bundledProfile } from '../src/models/model-profile.ts';
 import { KeyRing } from '../src/keys/index.ts';
 import { BUNDLED_MODELS, openaiClient } from './support/lantern.ts';

@@ -1,11 +1,15 @@
-import type { ModelTask } from '../engine-interface/index.ts';
+import type { EngineErrorKind, ModelTask } from '../engine-interface/index.ts';
 
 /*
  * What Lantern knows of an engine without loading it: one descriptor per engine (`src/engines/<name>/<name>-engine.ts`),
  * registered in `engine-registry.ts`. Descriptors are light: they import no engine library and no model class, since
  * the service worker (one classic script, no dynamic import) and the page bundle them. What runs a model is the
- * engine's loaders (`ENGINE_LOADERS` in `model-loaders.ts`) and, for an engine that downloads, its file list
- * (`ENGINE_FILES` in `model-manifests.ts`).
+ * engine's loaders (`ENGINE_LOADERS` in `loader-registry.ts`), for an engine that downloads its file list
+ * (`ENGINE_FILES` in `model-manifests.ts`), and for an engine with a runtime to set up in a browser's engine worker its
+ * realm set-up (`BROWSER_REALMS` in `browser-realms.ts`).
+ *
+ * A leaf of the engine contract, with `model-loaders.ts` (what a loaded model is): it imports no engine and no
+ * registry, so every engine can import it without a circle.
  */
 
 /** Chat candidates: what they read besides text. */
@@ -43,6 +47,78 @@ export interface AdapterLimits {
   maxStorageBufferBindingSize: number;
   maxStorageBuffersPerShaderStage: number;
   maxComputeWorkgroupStorageSize: number;
+}
+
+/** What the device offers, as far as choosing a model goes. */
+export interface DeviceCapabilities {
+  /** A WebGPU adapter exists (and the app did not ask for WebAssembly). */
+  webgpu: boolean;
+  /** The adapter has `shader-f16`: half-precision weights and activations can run on it. */
+  shaderF16: boolean;
+  /** The adapter is a fallback (software) one, such as SwiftShader: WebGPU then runs on the CPU. */
+  fallbackAdapter?: boolean;
+  /** The adapter's limits; without them (unknown), no candidate is skipped for its size. */
+  limits?: AdapterLimits;
+  /** The device's memory as the browser reports it (Chromium only); without it, only WebAssembly's own limit applies. */
+  memoryBytes?: number;
+}
+
+/**
+ * WebAssembly's memory (wasm32, as onnxruntime-web and wllama build it): 4 GiB at most, whatever the device has. A
+ * model whose weights are larger cannot load into it.
+ */
+export const WASM_MEMORY_BYTES = 4 * 2 ** 30;
+
+/**
+ * The share of the reported memory a CPU model's weights may take: onnxruntime-web holds the downloaded file and the
+ * session's copy of its weights in the page's memory at once while it loads, beside the browser's own. A model over
+ * it would be killed with its tab (iOS) or fail to allocate, after its whole download.
+ */
+const CPU_MEMORY_SHARE = 0.5;
+
+/**
+ * Why a CPU model's weights (`bytes`, their download) cannot be held here, decided before a byte is downloaded: over
+ * WebAssembly's 4 GiB, or over a share of the memory the
+ * browser reports. Unknown sizes and memory skip nothing. For the `whyNotRunnable` of engines that run on the CPU.
+ */
+export function whyNotInCPUMemory(bytes: number | undefined, device: DeviceCapabilities): string | undefined {
+  if (!bytes) return undefined;
+  if (bytes > WASM_MEMORY_BYTES) {
+    return `its weights (${gib(bytes)}) do not fit WebAssembly's 4 GiB of memory`;
+  }
+  const room = (device.memoryBytes ?? Infinity) * CPU_MEMORY_SHARE;
+  if (bytes > room)
+    return `its weights (${gib(bytes)}) need more memory than this device reports (${gib(device.memoryBytes!)})`;
+  return undefined;
+}
+
+const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+
+/**
+ * Why this device's WebGPU cannot run a candidate that needs `needs` (`shader-f16`, adapter limits), or undefined
+ * when it can. For the `whyNotRunnable` of engines that run on WebGPU.
+ */
+export function whyNotOnGPU(
+  needs: { shaderF16: boolean; limits: Partial<AdapterLimits> },
+  device: DeviceCapabilities,
+): string | undefined {
+  if (!device.webgpu) return 'needs WebGPU';
+  if (needs.shaderF16 && !device.shaderF16) return "needs the adapter's shader-f16 feature";
+  if (!device.limits) return undefined;
+  for (const [name, needed] of Object.entries(needs.limits) as [keyof AdapterLimits, number][]) {
+    const has = device.limits[name];
+    if (has < needed) return `needs ${name} of at least ${needed}; the adapter has ${has}`;
+  }
+  return undefined;
+}
+
+/** The adapter limits a GPU candidate needs: its engine's own, raised by the candidate's `requiredLimits`. */
+export function neededLimits(engine: Partial<AdapterLimits>, candidate: GPUNeeds): Partial<AdapterLimits> {
+  const needs: Partial<AdapterLimits> = { ...engine };
+  for (const [name, value] of Object.entries(candidate.requiredLimits ?? {}) as [keyof AdapterLimits, number][]) {
+    needs[name] = Math.max(needs[name] ?? 0, value);
+  }
+  return needs;
 }
 
 /** What every candidate of every engine has: the engine that runs it, and the model's name there. */
@@ -91,13 +167,20 @@ export interface EngineDescriptor<C extends CandidateBase, Local extends boolean
    */
   codeSource(candidate: C): string | undefined;
   /**
-   * Whether one failed load breaks every later load in the realm it ran in (transformers.js in a browser creates every
-   * session on one promise chain, which stays rejected): the browser's engine then replaces its worker.
+   * Why this device cannot run the candidate (the engine's own device and memory rules: WebGPU and its adapter, the
+   * memory that holds the weights), or undefined when it can. Asked before anything is downloaded.
    */
-  readonly failureBreaksRealm: boolean;
-  /** Whether its candidates need onnxruntime-web's binary in a browser (the worker waits for it before loading them). */
-  readonly needsOnnxRuntime: boolean;
+  whyNotRunnable(candidate: C, device: DeviceCapabilities): string | undefined;
+  /**
+   * Whether a failure of this kind leaves the realm it ran in unusable for later loads (transformers.js in a browser
+   * creates every session on one promise chain, which stays rejected): the browser's engine then replaces its worker.
+   */
+  breaksRealm(failure: EngineErrorKind): boolean;
 }
+
+/** What follows a candidate's engine in its `candidateKey`: `<name>:<the descriptor's key>`. */
+export const keyOf = <C extends CandidateBase>(engine: EngineDescriptor<C>, candidate: C): string =>
+  `${candidate.engine}:${engine.key(candidate)}`;
 
 /** Whether a model is named by its Hugging Face hub ID (`org/name`) rather than by a path or URL the app serves. */
 export const isHubModel = (model: string) => /^[\w.-]+\/[\w.-]+$/.test(model);

@@ -10,8 +10,9 @@ import {
 import { decodeAudioFile, type DecodeAudio } from '../inputs/audio-input.ts';
 import type { ImageAccess } from '../inputs/image-input.ts';
 import { checkConstraint } from '../grammar/constraint-check.ts';
-import { DEFAULT_LOADERS, type ModelLoaders, type TaskModel } from './model-loaders.ts';
-import { candidateKey, type LocalCandidate } from '../models/model-profile.ts';
+import { DEFAULT_LOADERS, type ModelLoaders } from './loader-registry.ts';
+import type { TaskModel } from './model-loaders.ts';
+import { candidateKey, type LocalCandidate } from './engine-registry.ts';
 import { refuseUnfittableInput, refuseUnfittablePrompt } from './prompt-budget.ts';
 import type { LoadOptional } from '../audio/index.ts';
 import { checkSpeechFormat, speakInPieces } from './speech/speak-in-pieces.ts';

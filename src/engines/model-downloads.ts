@@ -18,7 +18,7 @@ import {
   type ModelManifest,
 } from './model-files.ts';
 import { modelManifest } from './model-manifests.ts';
-import { candidateKey, type LocalCandidate } from '../models/model-profile.ts';
+import { candidateKey, type LocalCandidate } from './engine-registry.ts';
 
 /** How many files of one model download at once: web-llm's dozens of shards go faster, one big file is one stream. */
 const PARALLEL_FILES = 3;

@@ -1,6 +1,6 @@
 import { StoredFiles, type DownloadTarget } from '../downloads/index.ts';
 import type { StoredState } from '../engine-interface/index.ts';
-import { candidateKey, type LocalCandidate } from '../models/model-profile.ts';
+import { candidateKey, type LocalCandidate } from './engine-registry.ts';
 import { isHubModel } from './engine-descriptor.ts';
 import { engineOf } from './engine-registry.ts';
 import { WEB_LLM_CACHES } from './web-llm/web-llm-cache.ts';

@@ -10,13 +10,13 @@ import type {
   TranscriptEvent,
 } from '../engine-interface/index.ts';
 import type { ImageAccess } from '../inputs/image-input.ts';
-import { prepareCandidate } from './model-downloads.ts';
-import type { LocalCandidate } from '../models/model-profile.ts';
 import type { TaskQueue } from './task-queue.ts';
-import { ENGINES, engineOf, type CandidateOf, type LocalEngineName } from './engine-registry.ts';
-import { LLAMA_CPP_LOADERS } from './llama-cpp/llama-cpp-loaders.ts';
-import { TRANSFORMERS_LOADERS } from './transformers/transformers-loaders.ts';
-import { WEB_LLM_LOADERS } from './web-llm/web-llm-loaders.ts';
+
+/*
+ * What a loaded model is, whichever engine loads it: what each engine's loaders (`src/engines/<name>/<name>-loaders.ts`)
+ * return, and what they are given. A leaf of the engine contract, with `engine-descriptor.ts`: it imports no engine and
+ * no registry, so every engine can import it without a circle (the registry of loaders is `loader-registry.ts`).
+ */
 
 /** What a loaded model's run takes: the caller's abort, and (chat) a listener for each event as it happens. */
 export interface RunOptions {
@@ -94,71 +94,34 @@ export interface TaskModels {
 /** A loaded model of `task`. */
 export type TaskModel<T extends ModelTask> = TaskModels[T];
 
-/** How candidates become loaded models, per task; `createEngine` takes other loaders in tests. */
-export type ModelLoaders = {
-  [T in ModelTask]: (candidate: LocalCandidate, context: LoadContext) => Promise<TaskModel<T>>;
-};
-
 /** How one engine loads its candidates, for the tasks its descriptor lists (`src/engines/<name>/<name>-loaders.ts`). */
 export type EngineLoaders<C> = {
   [T in ModelTask]?: (candidate: C, context: LoadContext) => Promise<TaskModel<T>>;
 };
 
+/** Where a browser's engine worker runs its models: on WebGPU (an adapter exists, and was not declined), or WebAssembly. */
+export type RealmDevice = 'webgpu' | 'wasm';
+
 /**
- * Each local engine's loaders, one line per engine: what imports the engine's library and its model classes (web-llm
- * on first use). Only the engine worker and Node load them; the descriptors (`engine-registry.ts`) say the rest.
+ * What an engine sets up once in a browser's engine worker for its loads (`BROWSER_REALMS` in `browser-realms.ts`):
+ * its runtime, such as onnxruntime-web's binary for transformers.js. Started as the worker starts, rather than by the
+ * first load, so that a page that is ready can go offline before it runs a model (issue 42). Browser-only code: the
+ * engine's loaders, which Node runs too, never import it.
  */
-const ENGINE_LOADERS: { readonly [N in LocalEngineName]: EngineLoaders<CandidateOf<N>> } = {
-  transformers: TRANSFORMERS_LOADERS,
-  'web-llm': WEB_LLM_LOADERS,
-  'llama.cpp': LLAMA_CPP_LOADERS,
-};
-
-/** How each task is named where a candidate's engine does not serve it (`web-llm candidates are for chat: …`). */
-const TASK_WORDS: Readonly<Record<ModelTask, string>> = {
-  chat: 'chat runs',
-  embeddings: 'embeddings run',
-  transcription: 'speech to text runs',
-  speech: 'text to speech runs',
-};
-
-/** The candidate's loader for a task, or why its engine cannot serve it (before anything is downloaded). */
-function loaderFor<T extends ModelTask>(
-  task: T,
-  candidate: LocalCandidate,
-): NonNullable<EngineLoaders<LocalCandidate>[T]> {
-  const engine = engineOf(candidate);
-  const load = (ENGINE_LOADERS[candidate.engine] as EngineLoaders<LocalCandidate>)[task];
-  if (!engine.tasks.includes(task) || !load) {
-    const others = Object.values(ENGINES).filter((e) => e.local && e.tasks.includes(task));
-    throw new Error(
-      `${engine.name} candidates are for ${engine.tasks.join(' and ')}: ${TASK_WORDS[task]} on ` +
-        `${others.map((e) => e.title).join(' or ')}.`,
-    );
-  }
-  return load;
+export interface RealmSetUp {
+  /** Starts the set-up for the worker's device; `base` is the worker's own URL, which the app's files are relative to. */
+  start(device: RealmDevice, base: string): RealmRuntime;
 }
 
-/**
- * The real loaders: each candidate's engine's (`ENGINE_LOADERS`: transformers.js; web-llm, imported on first use). In
- * a browser, a downloaded model's files are first made ready in Lantern's store (`prepareCandidate`: the quota
- * checked, transfers resumed and verified), so the engine reads them from there. A task the candidate's engine does not
- * serve is refused before anything is downloaded.
- */
-export const DEFAULT_LOADERS: ModelLoaders = {
-  chat: defaultLoader('chat'),
-  embeddings: defaultLoader('embeddings'),
-  transcription: defaultLoader('transcription'),
-  speech: defaultLoader('speech'),
-};
-
-/** A task's loader: the candidate's engine's, once its files are ready. */
-function defaultLoader<T extends ModelTask>(
-  task: T,
-): (candidate: LocalCandidate, context: LoadContext) => Promise<TaskModel<T>> {
-  return async (candidate, context) => {
-    const load = loaderFor(task, candidate);
-    await prepareCandidate(candidate, context);
-    return load(candidate, context);
-  };
+/** An engine's runtime in a browser's engine worker, as its realm set-up started it. */
+export interface RealmRuntime {
+  /**
+   * Resolves once the engine's candidates may load; rejects (an EngineError that says what to do) where the runtime
+   * cannot be had yet, and the next call tries again. Loads of other engines never wait for it, nor fail with it.
+   */
+  ready(): Promise<void>;
+  /** Resolves once the runtime is loaded: true when it is kept for offline starts, otherwise why it is not. */
+  readonly kept: Promise<true | string>;
+  /** Called once a model of the engine has loaded: what only a load needed may be let go. */
+  loaded(): void;
 }

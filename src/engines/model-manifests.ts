@@ -1,6 +1,6 @@
 import type { StoredFiles } from '../downloads/index.ts';
 import { downloadKey, manifestName, storedManifest, type EngineFiles, type ModelManifest } from './model-files.ts';
-import { candidateKey, type LocalCandidate } from '../models/model-profile.ts';
+import { candidateKey, type LocalCandidate } from './engine-registry.ts';
 import type { CandidateOf, LocalEngineName } from './engine-registry.ts';
 import { LLAMA_CPP_FILES } from './llama-cpp/llama-cpp-files.ts';
 import { TRANSFORMERS_FILES } from './transformers/transformers-files.ts';

@@ -1,29 +1,44 @@
 import type { ModelTask } from '../engine-interface/index.ts';
-import type { AdapterLimits } from '../engines/engine-descriptor.ts';
+import { neededLimits, type AdapterLimits, type DeviceCapabilities } from '../engines/engine-descriptor.ts';
 import {
+  candidateKey,
   ENGINES,
   engineOf,
   type EngineName,
   type LocalCandidate,
   type ModelCandidate,
+  type RemoteCandidate,
+  type SpeechVoices,
 } from '../engines/engine-registry.ts';
-import type { RemoteCandidate } from '../engines/remote/remote-engine.ts';
 
 // Each engine's candidate type and device rules live in its folder (`src/engines/<name>/<name>-engine.ts`), registered
 // in `src/engines/engine-registry.ts`; they are exported from here too, where profiles are written.
-export { isHubModel, type AdapterLimits, type GPUNeeds, type ReadsImages } from '../engines/engine-descriptor.ts';
-export type { LocalCandidate, ModelCandidate } from '../engines/engine-registry.ts';
 export {
+  isHubModel,
+  WASM_MEMORY_BYTES,
+  type AdapterLimits,
+  type DeviceCapabilities,
+  type GPUNeeds,
+  type ReadsImages,
+} from '../engines/engine-descriptor.ts';
+export {
+  basicCredentials,
+  candidateKey,
+  candidateSecrets,
   ONNX_FILES,
+  redactURL,
+  WEB_LLM_LIMITS,
+  type EngineName,
+  type LlamaCppCandidate,
+  type LocalCandidate,
+  type ModelCandidate,
+  type RemoteCandidate,
+  type RemoteTimeouts,
   type SpeechVoices,
   type TransformersCandidate,
   type VoiceAccent,
-} from '../engines/transformers/transformers-engine.ts';
-import type { SpeechVoices } from '../engines/transformers/transformers-engine.ts';
-export { WEB_LLM_LIMITS, type WebLLMCandidate } from '../engines/web-llm/web-llm-engine.ts';
-export type { LlamaCppCandidate } from '../engines/llama-cpp/llama-cpp-engine.ts';
-export type { EngineName } from '../engines/engine-registry.ts';
-export { redactURL, type RemoteCandidate, type RemoteTimeouts } from '../engines/remote/remote-engine.ts';
+  type WebLLMCandidate,
+} from '../engines/engine-registry.ts';
 
 /**
  * The public model IDs of the API: three chat models and one embedding model (spec §1), one speech-to-text model
@@ -107,33 +122,6 @@ export interface ModelEntry {
 /** Public model IDs and what each runs. */
 export type ModelProfile = Readonly<Record<string, ModelEntry>>;
 
-/** What the device offers, as far as choosing a model goes. */
-export interface DeviceCapabilities {
-  /** A WebGPU adapter exists (and the app did not ask for WebAssembly). */
-  webgpu: boolean;
-  /** The adapter has `shader-f16`: half-precision weights and activations can run on it. */
-  shaderF16: boolean;
-  /** The adapter is a fallback (software) one, such as SwiftShader: WebGPU then runs on the CPU. */
-  fallbackAdapter?: boolean;
-  /** The adapter's limits; without them (unknown), no candidate is skipped for its size. */
-  limits?: AdapterLimits;
-  /** The device's memory as the browser reports it (Chromium only); without it, only WebAssembly's own limit applies. */
-  memoryBytes?: number;
-}
-
-/**
- * WebAssembly's memory (wasm32, as onnxruntime-web builds it): 4 GiB at most, whatever the device has. A CPU model
- * whose weights are larger cannot load.
- */
-export const WASM_MEMORY_BYTES = 4 * 2 ** 30;
-
-/**
- * The share of the reported memory a CPU model's weights may take: onnxruntime-web holds the downloaded file and the
- * session's copy of its weights in the page's memory at once while it loads, beside the browser's own. A model over
- * it would be killed with its tab (iOS) or fail to allocate, after its whole download.
- */
-const CPU_MEMORY_SHARE = 0.5;
-
 /** Node, or a browser without WebGPU: only CPU candidates. */
 export const CPU_ONLY: DeviceCapabilities = Object.freeze({ webgpu: false, shaderF16: false });
 
@@ -144,43 +132,15 @@ export const runsOnGPU = (candidate: ModelCandidate): boolean => engineOf(candid
 export const needsShaderF16 = (candidate: ModelCandidate): boolean => engineOf(candidate).needsShaderF16(candidate);
 
 /** The adapter limits a GPU candidate needs: its engine's own, raised by the candidate's `requiredLimits`. */
-export function requiredLimits(candidate: ModelCandidate): Partial<AdapterLimits> {
-  const needs: Partial<AdapterLimits> = { ...engineOf(candidate).limits };
-  const own = 'requiredLimits' in candidate ? candidate.requiredLimits : undefined;
-  for (const [name, value] of Object.entries(own ?? {}) as [keyof AdapterLimits, number][]) {
-    needs[name] = Math.max(needs[name] ?? 0, value);
-  }
-  return needs;
-}
-
-/** Why this device cannot run the candidate, or undefined when it can. */
-export function whyNotRunnable(candidate: ModelCandidate, device: DeviceCapabilities): string | undefined {
-  if (isRemote(candidate)) return undefined;
-  if (!runsOnGPU(candidate)) return whyNotInMemory(candidate.downloadBytes, device);
-  if (!device.webgpu) return 'needs WebGPU';
-  if (needsShaderF16(candidate) && !device.shaderF16) return "needs the adapter's shader-f16 feature";
-  if (!device.limits) return undefined;
-  for (const [name, needed] of Object.entries(requiredLimits(candidate)) as [keyof AdapterLimits, number][]) {
-    const has = device.limits[name];
-    if (has < needed) return `needs ${name} of at least ${needed}; the adapter has ${has}`;
-  }
-  return undefined;
-}
+export const requiredLimits = (candidate: ModelCandidate): Partial<AdapterLimits> =>
+  neededLimits(engineOf(candidate).limits, 'requiredLimits' in candidate ? candidate : {});
 
 /**
- * Why a CPU model's weights (`bytes`, their download) cannot be held here, decided before a byte is downloaded: over
- * WebAssembly's 4 GiB, or over a share of the memory the browser reports. Unknown sizes and memory skip nothing.
+ * Why this device cannot run the candidate, or undefined when it can: its engine's rules (`whyNotRunnable` of its
+ * descriptor: WebGPU and its adapter, the memory that holds the weights).
  */
-function whyNotInMemory(bytes: number | undefined, device: DeviceCapabilities): string | undefined {
-  if (!bytes) return undefined;
-  if (bytes > WASM_MEMORY_BYTES) return `its weights (${gib(bytes)}) do not fit WebAssembly's 4 GiB of memory`;
-  const room = (device.memoryBytes ?? Infinity) * CPU_MEMORY_SHARE;
-  if (bytes > room)
-    return `its weights (${gib(bytes)}) need more memory than this device reports (${gib(device.memoryBytes!)})`;
-  return undefined;
-}
-
-const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+export const whyNotRunnable = (candidate: ModelCandidate, device: DeviceCapabilities): string | undefined =>
+  engineOf(candidate).whyNotRunnable(candidate, device);
 
 /** Whether this device can run the candidate at all (a remote one it can always call). */
 export function canRun(candidate: ModelCandidate, device: DeviceCapabilities): boolean {
@@ -357,59 +317,6 @@ export function withEngines(profile: ModelProfile, engines: readonly EngineName[
       }),
     ),
   );
-}
-
-/**
- * Names a candidate inside Lantern and to the page that configured it: `web-llm:SmolLM2-…-MLC`,
- * `transformers:onnx-community/…@q4/cpu`, `remote:llama3.2@http://127.0.0.1:11434/v1` (a URL's user, query and
- * fragment left out: they can hold secrets). It says where the candidate lives (a folder, a server), which is the
- * page owner's to know but not a key holder's: what goes over `/v1` names candidates by {@link PublicView}
- * (`src/models/public-view.ts`) instead.
- */
-export function candidateKey(candidate: ModelCandidate): string {
-  return `${candidate.engine}:${engineOf(candidate).key(candidate)}`;
-}
-
-/**
- * What a remote candidate is configured with that must never be shown or logged: its `apiKey`, the values of its
- * `headers`, and what its `baseURL` carries besides a location: a user and password (`https://user:pass@host/v1`)
- * and the values of its query (`?api_key=…`).
- */
-export function candidateSecrets(candidate: RemoteCandidate): string[] {
-  const secrets = [candidate.apiKey ?? '', ...Object.values(candidate.headers ?? {})];
-  try {
-    const url = new URL(candidate.baseURL, 'http://path.invalid');
-    // A user alone is a token (`https://TOKEN@host`); beside a password it is a name, left readable.
-    if (url.password) secrets.push(url.password, decodeURIPart(url.password), `${url.username}:${url.password}`);
-    else secrets.push(url.username, decodeURIPart(url.username));
-    secrets.push(basicCredentials(candidate.baseURL) ?? '');
-    url.searchParams.forEach((value) => secrets.push(value));
-    if (url.search.length > 1) secrets.push(url.search.slice(1));
-  } catch {
-    // Not a URL: nothing in it to tell apart from its location.
-  }
-  return [...new Set(secrets.filter(Boolean))];
-}
-
-/** The user and password of a URL (`https://user:pass@host/v1`) as HTTP Basic credentials (base64), if it has them. */
-export function basicCredentials(baseURL: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(baseURL);
-  } catch {
-    return undefined; // a path of the page's origin: no user in it
-  }
-  if (!url.username && !url.password) return undefined;
-  const bytes = new TextEncoder().encode(`${decodeURIPart(url.username)}:${decodeURIPart(url.password)}`);
-  return btoa(String.fromCharCode(...bytes));
-}
-
-function decodeURIPart(part: string): string {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    return part;
-  }
 }
 
 /** The bundled models that have a GGUF too (`<model>/gguf/<model>-f32.gguf`). */

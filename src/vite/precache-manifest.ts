@@ -24,7 +24,7 @@ export function listFiles(folder: string): Map<string, string> {
 
 /**
  * Whether a built file is onnxruntime-web's WebAssembly binary (`ort-wasm-simd-threaded*.wasm`, 14 to 27 MB), which
- * is never precached: the engine worker keeps the one build its device runs (src/worker/onnx-runtime.ts), where a
+ * is never precached: the engine worker keeps the one build its device runs (src/engines/transformers/onnx-runtime.ts), where a
  * precache would download every build, and the copy that Vite emits for a page that imports transformers.js (which
  * that page never instantiates).
  */

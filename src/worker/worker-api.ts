@@ -1,11 +1,5 @@
 import * as Comlink from 'comlink';
-import {
-  breaksRealm,
-  EngineError,
-  type ModelTask,
-  type TaskEvent,
-  type TaskResult,
-} from '../engine-interface/index.ts';
+import { EngineError, type ModelTask, type TaskEvent, type TaskResult } from '../engine-interface/index.ts';
 import { engineOf } from '../engines/engine-registry.ts';
 import type { LocalEngine, LocalTarget } from '../engines/local-engine.ts';
 import { candidateKey, type CandidateFailure } from '../models/model-profile.ts';
@@ -80,7 +74,7 @@ export interface HeartbeatOptions {
  * pushed events and abort, a report of every run, and a call for help when the engine breaks. `status()` counts the
  * calls in flight, whichever port they came on.
  *
- * Once a failure broke the realm (see `breaksRealm`), the realm answers nothing more: a call that arrives after, or
+ * Once a failure broke the realm (its engine's descriptor says which do: `breaksRealm`), the realm answers nothing more: a call that arrives after, or
  * fails after (its failure may be the break's doing, not its candidate's), waits for its connection to go with the
  * worker, and the router's walk sends it to the next one (`engine_lost`).
  */
@@ -166,7 +160,7 @@ export function createWorkerApi(
       // its shared promise chain rejected, failing every later call; transformers.js#1635, #1767): the worker cannot
       // be trusted. Ask for a replacement only once this call's answer is on its way: the host terminates the worker
       // at once. A failed load (no candidate took the call) names its candidate, for the next realm to skip.
-      if (breaksRealm(error.kind) && engineOf(target.candidate).failureBreaksRealm) {
+      if (engineOf(target.candidate).breaksRealm(error.kind)) {
         broken = true;
         const failed =
           backend === undefined && error.kind === 'load_failed'

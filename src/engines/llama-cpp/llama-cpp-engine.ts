@@ -1,4 +1,12 @@
-import { isHubModel, lastPart, type EngineDescriptor, type GPUNeeds, type ReadsImages } from '../engine-descriptor.ts';
+import {
+  isHubModel,
+  lastPart,
+  whyNotInCPUMemory,
+  type DeviceCapabilities,
+  type EngineDescriptor,
+  type GPUNeeds,
+  type ReadsImages,
+} from '../engine-descriptor.ts';
 
 /*
  * llama.cpp as routing, downloads, the worker and the page see it: its candidates and its descriptor. Light (the
@@ -76,9 +84,12 @@ export const LLAMA_CPP_ENGINE: EngineDescriptor<LlamaCppCandidate, true> = Objec
   // A hub repository or an absolute URL (the app's CDN); a path of the app's own origin is the app's to serve and cache.
   downloads: (candidate: LlamaCppCandidate) => isHubModel(candidate.model) || /^https?:\/\//i.test(candidate.model),
   codeSource: () => undefined,
+  // wllama computes in WebAssembly's memory (a browser), node-llama-cpp natively in the process's own (Node): an 8.7 GB
+  // GGUF runs there.
+  whyNotRunnable: (candidate: LlamaCppCandidate, device: DeviceCapabilities) =>
+    whyNotInCPUMemory(candidate.downloadBytes, device),
   // A failed load leaves nothing behind in the realm: the model and its context are freed with it.
-  failureBreaksRealm: false,
-  needsOnnxRuntime: false,
+  breaksRealm: () => false,
 });
 
 /** A chat model's window when its candidate names none (`contextWindow`): its training context, at most this. */

@@ -69,6 +69,49 @@ export const REMOTE_ENGINE: EngineDescriptor<RemoteCandidate, false> = Object.fr
   usesHub: () => false,
   downloads: () => false,
   codeSource: () => undefined,
-  failureBreaksRealm: false,
-  needsOnnxRuntime: false,
+  // A server: whatever this device is, it can call it.
+  whyNotRunnable: () => undefined,
+  breaksRealm: () => false,
 });
+
+/**
+ * What a remote candidate is configured with that must never be shown or logged: its `apiKey`, the values of its
+ * `headers`, and what its `baseURL` carries besides a location: a user and password (`https://user:pass@host/v1`)
+ * and the values of its query (`?api_key=…`).
+ */
+export function candidateSecrets(candidate: RemoteCandidate): string[] {
+  const secrets = [candidate.apiKey ?? '', ...Object.values(candidate.headers ?? {})];
+  try {
+    const url = new URL(candidate.baseURL, 'http://path.invalid');
+    // A user alone is a token (`https://TOKEN@host`); beside a password it is a name, left readable.
+    if (url.password) secrets.push(url.password, decodeURIPart(url.password), `${url.username}:${url.password}`);
+    else secrets.push(url.username, decodeURIPart(url.username));
+    secrets.push(basicCredentials(candidate.baseURL) ?? '');
+    url.searchParams.forEach((value) => secrets.push(value));
+    if (url.search.length > 1) secrets.push(url.search.slice(1));
+  } catch {
+    // Not a URL: nothing in it to tell apart from its location.
+  }
+  return [...new Set(secrets.filter(Boolean))];
+}
+
+/** The user and password of a URL (`https://user:pass@host/v1`) as HTTP Basic credentials (base64), if it has them. */
+export function basicCredentials(baseURL: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch {
+    return undefined; // a path of the page's origin: no user in it
+  }
+  if (!url.username && !url.password) return undefined;
+  const bytes = new TextEncoder().encode(`${decodeURIPart(url.username)}:${decodeURIPart(url.password)}`);
+  return btoa(String.fromCharCode(...bytes));
+}
+
+function decodeURIPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}

@@ -20,7 +20,7 @@ import {
   type WireObject,
 } from '../../engine-interface/index.ts';
 import { measureAudio } from '../../audio/index.ts';
-import type { RemoteCandidate } from '../../models/model-profile.ts';
+import type { RemoteCandidate } from './remote-engine.ts';
 import { cutShort, fromStreamError, notAnAnswer } from './upstream-errors.ts';
 import { postUpstream, UpstreamTarget } from './upstream-request.ts';
 import {

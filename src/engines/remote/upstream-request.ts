@@ -1,12 +1,13 @@
 import { createParser } from 'eventsource-parser';
 import { EngineError } from '../../engine-interface/index.ts';
+import { keyOf } from '../engine-descriptor.ts';
 import {
   basicCredentials,
-  candidateKey,
   candidateSecrets,
+  REMOTE_ENGINE,
   type RemoteCandidate,
   type RemoteTimeouts,
-} from '../../models/model-profile.ts';
+} from './remote-engine.ts';
 import { cutShort, fromStatus, notAnAnswer, timedOut, unreachable, type ErrorContext } from './upstream-errors.ts';
 
 /**
@@ -44,7 +45,7 @@ export class UpstreamTarget {
       ...(candidate.apiKey && { authorization: `Bearer ${candidate.apiKey}` }),
       ...candidate.headers,
     };
-    this.context = { backend: candidateKey(candidate), secrets: candidateSecrets(candidate) };
+    this.context = { backend: keyOf(REMOTE_ENGINE, candidate), secrets: candidateSecrets(candidate) };
   }
 
   /**

@@ -1,4 +1,15 @@
-import { isHubModel, lastPart, type EngineDescriptor, type GPUNeeds, type ReadsImages } from '../engine-descriptor.ts';
+import { breaksRealm } from '../../engine-interface/failures.ts';
+import {
+  isHubModel,
+  lastPart,
+  neededLimits,
+  whyNotInCPUMemory,
+  whyNotOnGPU,
+  type DeviceCapabilities,
+  type EngineDescriptor,
+  type GPUNeeds,
+  type ReadsImages,
+} from '../engine-descriptor.ts';
 import type { TransformersDtype } from './load-pretrained.ts';
 
 /*
@@ -110,8 +121,15 @@ export const TRANSFORMERS_ENGINE: EngineDescriptor<TransformersCandidate, true> 
   // A hub ID or an absolute URL (the app's CDN); a path of the app's own origin is the app's to serve and cache.
   downloads: (candidate: TransformersCandidate) => isHubModel(candidate.model) || /^https?:\/\//i.test(candidate.model),
   codeSource: () => undefined,
+  // onnxruntime-web computes on the CPU in WebAssembly's memory, onnxruntime-node (Node) in the process's own.
+  whyNotRunnable: (candidate: TransformersCandidate, device: DeviceCapabilities) =>
+    candidate.device === 'webgpu'
+      ? whyNotOnGPU(
+          { shaderF16: TRANSFORMERS_ENGINE.needsShaderF16(candidate), limits: neededLimits({}, candidate) },
+          device,
+        )
+      : whyNotInCPUMemory(candidate.downloadBytes, device),
   // In a browser, every session is created on one promise chain, which one failure leaves rejected
   // (transformers.js#1635, #1767).
-  failureBreaksRealm: true,
-  needsOnnxRuntime: true,
+  breaksRealm,
 });

@@ -20,7 +20,7 @@ import type { RunOptions } from '../model-loaders.ts';
 import { TaskQueue } from '../task-queue.ts';
 import { ChoicePipeline } from '../../generation/choice-pipeline.ts';
 import { constraintGrammar, type GrammarSpec } from '../../grammar/output-constraint.ts';
-import type { WebLLMCandidate } from '../../models/model-profile.ts';
+import type { WebLLMCandidate } from './web-llm-engine.ts';
 import { toolFormatOf } from '../../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../../tools/tool-prompt.ts';
 import { failedBeforePrefill, loadError, runError } from './web-llm-errors.ts';

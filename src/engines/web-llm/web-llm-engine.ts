@@ -1,4 +1,13 @@
-import type { AdapterLimits, EngineDescriptor, GPUNeeds, ReadsImages } from '../engine-descriptor.ts';
+import { breaksRealm } from '../../engine-interface/failures.ts';
+import {
+  neededLimits,
+  whyNotOnGPU,
+  type AdapterLimits,
+  type DeviceCapabilities,
+  type EngineDescriptor,
+  type GPUNeeds,
+  type ReadsImages,
+} from '../engine-descriptor.ts';
 
 /*
  * web-llm as routing, downloads, the worker and the page see it: its candidates and its descriptor. Light (the service
@@ -63,10 +72,12 @@ export const WEB_LLM_ENGINE: EngineDescriptor<WebLLMCandidate, true> = Object.fr
   usesHub: () => true,
   downloads: () => true,
   codeSource: (candidate: WebLLMCandidate) => candidate.modelLib,
+  whyNotRunnable: (candidate: WebLLMCandidate, device: DeviceCapabilities) =>
+    whyNotOnGPU(
+      { shaderF16: WEB_LLM_ENGINE.needsShaderF16(candidate), limits: neededLimits(WEB_LLM_LIMITS, candidate) },
+      device,
+    ),
   // As every local engine's in a browser: a failed load is followed in a fresh worker (what its GPU device and
   // caches were left in is not trusted).
-  failureBreaksRealm: true,
-  // Its kernels are WebGPU shaders and its own WebAssembly: its candidates need not wait for onnxruntime-web, nor fail
-  // where it cannot download.
-  needsOnnxRuntime: false,
+  breaksRealm,
 });

@@ -3,8 +3,8 @@ import plainMjs from 'onnxruntime-web/ort-wasm-simd-threaded.mjs?url';
 import plainWasm from 'onnxruntime-web/ort-wasm-simd-threaded.wasm?url';
 import webgpuMjs from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
 import webgpuWasm from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
-import { EngineError } from '../engine-interface/index.ts';
-import type { DeviceInfo } from './protocol.ts';
+import { EngineError } from '../../engine-interface/index.ts';
+import type { RealmDevice } from '../model-loaders.ts';
 
 /**
  * onnxruntime-web's WebAssembly builds, by the device the worker runs on (issue 26, item 5). transformers.js imports
@@ -14,19 +14,19 @@ import type { DeviceInfo } from './protocol.ts';
  * `onnxruntime-web/webgpu` loads either: it calls the WebGPU build's extra hooks only where they exist, and
  * transformers.js itself picks the plain build for Safari below 26 without WebGPU.
  */
-const BUILDS: Record<DeviceInfo['device'], { wasm: string; mjs: string }> = {
+const BUILDS: Record<RealmDevice, { wasm: string; mjs: string }> = {
   wasm: { wasm: plainWasm, mjs: plainMjs },
   webgpu: { wasm: webgpuWasm, mjs: webgpuMjs },
 };
 
 /**
  * Where the engine worker keeps the one build its device runs. The service worker precaches neither binary (see
- * `isOnnxRuntimeBinary` in src/vite/precache-manifest.ts): each visitor downloads only the build it runs, once.
+ * `isOnnxRuntimeBinary` in src/vite/precache-manifest.ts, which as build tooling imports no engine): each visitor downloads only the build it runs, once.
  */
 export const ONNX_RUNTIME_CACHE = 'lantern-onnxruntime';
 
 /** The build for `device`, by absolute URL: the `.wasm` binary and the `.mjs` factory that instantiates it. */
-export function onnxRuntimeBuild(device: DeviceInfo['device'], base: string): { wasm: string; mjs: string } {
+export function onnxRuntimeBuild(device: RealmDevice, base: string): { wasm: string; mjs: string } {
   const build = BUILDS[device];
   return { wasm: new URL(build.wasm, base).href, mjs: new URL(build.mjs, base).href };
 }
@@ -112,11 +112,7 @@ export interface OnnxRuntime {
  * worker lives, which the instance no longer needs (its threads get the compiled module, not the bytes).
  * @see https://github.com/microsoft/onnxruntime/blob/main/js/web/lib/wasm/wasm-factory.ts
  */
-export async function loadOnnxRuntime(
-  wasm: OnnxWasmEnv,
-  device: DeviceInfo['device'],
-  base: string,
-): Promise<OnnxRuntime> {
+export async function loadOnnxRuntime(wasm: OnnxWasmEnv, device: RealmDevice, base: string): Promise<OnnxRuntime> {
   const build = onnxRuntimeBuild(device, base);
   wasm.wasmPaths = build;
   const stored = await cachedBinary(build.wasm);

@@ -1,15 +1,15 @@
 import type { Engine, LoadProgress } from '../engine-interface/index.ts';
 import type { ImageAccess } from '../inputs/image-input.ts';
-import { createLocalEngine } from './local-engine.ts';
-import type { ModelLoaders } from './model-loaders.ts';
+import { createLocalEngine } from '../engines/local-engine.ts';
+import type { ModelLoaders } from '../engines/loader-registry.ts';
 import {
   CPU_ONLY,
   type DeviceCapabilities,
   type ModelProfile,
   type RoutingPolicy,
   validateProfile,
-} from '../models/model-profile.ts';
-import { createModelRouter } from '../models/model-router.ts';
+} from './model-profile.ts';
+import { createModelRouter } from './model-router.ts';
 import { nodeImageAccess } from '../inputs/node-image-access.ts';
 
 export interface EngineOptions {

@@ -1,6 +1,6 @@
 /** Engines that run models behind the engine interface, and the model profiles they serve. */
 export { createEngine, type EngineOptions } from './create-engine.ts';
-export { createModelRouter, type ModelRouterOptions } from '../models/model-router.ts';
+export { createModelRouter, type ModelRouterOptions } from './model-router.ts';
 export {
   createLocalEngine,
   type LocalCallOptions,
@@ -8,17 +8,11 @@ export {
   type LocalEngineOptions,
   type LocalRunOptions,
   type LocalTarget,
-} from './local-engine.ts';
-export { REMOTE_TIMEOUTS } from './remote/upstream-request.ts';
-export { DEFAULT_COOL_DOWN_MS } from './remote/circuit-breaker.ts';
-export {
-  DEFAULT_LOADERS,
-  type ChatModel,
-  type EmbeddingModel,
-  type LoadContext,
-  type ModelLoaders,
-  type RunOptions,
-} from './model-loaders.ts';
+} from '../engines/local-engine.ts';
+export { REMOTE_TIMEOUTS } from '../engines/remote/upstream-request.ts';
+export { DEFAULT_COOL_DOWN_MS } from '../engines/remote/circuit-breaker.ts';
+export { DEFAULT_LOADERS, type ModelLoaders } from '../engines/loader-registry.ts';
+export type { ChatModel, EmbeddingModel, LoadContext, RunOptions } from '../engines/model-loaders.ts';
 export {
   bundledProfile,
   canRun,
@@ -51,6 +45,6 @@ export {
   type LlamaCppCandidate,
   type TransformersCandidate,
   type WebLLMCandidate,
-} from '../models/model-profile.ts';
-export { DEFAULT_PROFILE } from '../models/model-registry.ts';
-export type { TransformersDevice, TransformersDtype } from './transformers/load-pretrained.ts';
+} from './model-profile.ts';
+export { DEFAULT_PROFILE } from './model-registry.ts';
+export type { TransformersDevice, TransformersDtype } from '../engines/engine-registry.ts';

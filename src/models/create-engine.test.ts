@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { fakeCreate, webLLMError } from '../../test/support/fake-web-llm.ts';
 import { EngineError, type LoadProgress } from '../engine-interface/index.ts';
 import { createEngine } from './create-engine.ts';
-import type { ChatModel, EmbeddingModel, ModelLoaders } from './model-loaders.ts';
-import { candidateKey, type ModelCandidate, type ModelProfile } from '../models/model-profile.ts';
-import { WebLLMChatModel } from './web-llm/web-llm-chat-model.ts';
+import type { ModelLoaders } from '../engines/loader-registry.ts';
+import type { ChatModel, EmbeddingModel } from '../engines/model-loaders.ts';
+import { candidateKey, type ModelCandidate, type ModelProfile } from './model-profile.ts';
+import { WebLLMChatModel } from '../engines/web-llm/web-llm-chat-model.ts';
 import { chatRequest } from '../../test/support/chat-request.ts';
 
 const request = chatRequest();
