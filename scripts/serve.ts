@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { EngineWorkerClient } from '../sw/engine-worker-client.ts';
 import { createModelRouter } from '../src/models/model-router.ts';
-import { CPU_ONLY, type CandidateFailure, type EngineName, type RoutingConfig } from '../src/models/model-profile.ts';
+import { NODE_CPU, type CandidateFailure, type EngineName, type RoutingConfig } from '../src/models/model-profile.ts';
 import {
   bundledProfile,
   createHandler,
@@ -104,7 +104,7 @@ const engines = process.env.LANTERN_ENGINES?.split(',').map((name) => name.trim(
 const routing = {
   profile: bundledProfile(fileURLToPath(new URL('../public/models', import.meta.url)), engines ? { engines } : {}),
   policy: 'local-first',
-  device: CPU_ONLY,
+  device: NODE_CPU,
 } satisfies RoutingConfig;
 const engine = startEngine();
 const keys = new KeyRing();

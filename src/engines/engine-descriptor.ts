@@ -61,6 +61,11 @@ export interface DeviceCapabilities {
   limits?: AdapterLimits;
   /** The device's memory as the browser reports it (Chromium only); without it, only WebAssembly's own limit applies. */
   memoryBytes?: number;
+  /**
+   * How CPU models run here: `wasm` (a browser: in WebAssembly's memory, 4 GiB at most; the default) or `native`
+   * (Node: onnxruntime-node, node-llama-cpp, in the process's own memory). Each engine's `whyNotRunnable` reads it.
+   */
+  cpu?: 'wasm' | 'native';
 }
 
 /**
@@ -78,12 +83,12 @@ const CPU_MEMORY_SHARE = 0.5;
 
 /**
  * Why a CPU model's weights (`bytes`, their download) cannot be held here, decided before a byte is downloaded: over
- * WebAssembly's 4 GiB, or over a share of the memory the
+ * WebAssembly's 4 GiB where WebAssembly holds them (`device.cpu` not `native`), or over a share of the memory the
  * browser reports. Unknown sizes and memory skip nothing. For the `whyNotRunnable` of engines that run on the CPU.
  */
 export function whyNotInCPUMemory(bytes: number | undefined, device: DeviceCapabilities): string | undefined {
   if (!bytes) return undefined;
-  if (bytes > WASM_MEMORY_BYTES) {
+  if (device.cpu !== 'native' && bytes > WASM_MEMORY_BYTES) {
     return `its weights (${gib(bytes)}) do not fit WebAssembly's 4 GiB of memory`;
   }
   const room = (device.memoryBytes ?? Infinity) * CPU_MEMORY_SHARE;

@@ -71,6 +71,17 @@ describe('createEngine', () => {
     expect(await answer(createEngine({ profile, loaders: loaders() }))).toBe('transformers:org/tiny@q4/cpu');
   });
 
+  it("runs, in Node, a GGUF over WebAssembly's 4 GiB: node-llama-cpp holds its weights natively", async () => {
+    const gguf: ModelCandidate = {
+      engine: 'llama.cpp',
+      model: '/models/big',
+      file: 'big-f16.gguf',
+      downloadBytes: 8.7e9,
+    };
+    const big: ModelProfile = { chat: { task: 'chat', created: 1, candidates: [gguf] } };
+    expect(await answer(createEngine({ profile: big, loaders: loaders() }))).toBe('llama.cpp:/models/big/big-f16.gguf');
+  });
+
   it('falls back along the chain in-process when a candidate fails to load, reporting each failure and the model ready', async () => {
     const fallback = loaders({
       'web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC': webLLMError('ShaderF16SupportError'),

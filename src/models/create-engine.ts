@@ -3,7 +3,7 @@ import type { ImageAccess } from '../inputs/image-input.ts';
 import { createLocalEngine } from '../engines/local-engine.ts';
 import type { ModelLoaders } from '../engines/loader-registry.ts';
 import {
-  CPU_ONLY,
+  NODE_CPU,
   type DeviceCapabilities,
   type ModelProfile,
   type RoutingPolicy,
@@ -15,7 +15,7 @@ import { nodeImageAccess } from '../inputs/node-image-access.ts';
 export interface EngineOptions {
   /** Public model IDs and what each runs: `DEFAULT_PROFILE`, `bundledProfile(...)`, or the app's own. */
   profile: ModelProfile;
-  /** What the device offers (default: the CPU only, as in Node). Decides which candidates are tried. */
+  /** What the device offers (default: `NODE_CPU`, the CPU only, natively). Decides which candidates are tried. */
   device?: DeviceCapabilities;
   /** Model download and load progress. */
   onProgress?: (progress: LoadProgress) => void;
@@ -44,7 +44,7 @@ export function createEngine(options: EngineOptions): Engine {
   validateProfile(options.profile); // a TypeError saying what is wrong with it, rather than a 404 later
   const routing = {
     profile: options.profile,
-    device: options.device ?? CPU_ONLY,
+    device: options.device ?? NODE_CPU,
     policy: options.policy ?? 'local-first',
   };
   const local = createLocalEngine({

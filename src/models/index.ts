@@ -19,6 +19,7 @@ export {
   candidateChain,
   candidateKey,
   CPU_ONLY,
+  NODE_CPU,
   modelChain,
   OPENAI_ALIASES,
   PUBLIC_MODELS,

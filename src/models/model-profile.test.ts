@@ -6,6 +6,7 @@ import {
   CPU_ONLY,
   modelChain,
   needsShaderF16,
+  NODE_CPU,
   OPENAI_ALIASES,
   PUBLIC_MODELS,
   resolveModelName,
@@ -20,7 +21,8 @@ import {
 import { DEFAULT_PROFILE } from './model-registry.ts';
 
 const devices: Record<string, DeviceCapabilities> = {
-  'no WebGPU (wasm, Node)': CPU_ONLY,
+  'no WebGPU (wasm)': CPU_ONLY,
+  'Node (native CPU)': NODE_CPU,
   'WebGPU without shader-f16 (SwiftShader)': { webgpu: true, shaderF16: false },
   'WebGPU with shader-f16': { webgpu: true, shaderF16: true },
 };
@@ -305,6 +307,28 @@ describe('the memory a CPU model needs', () => {
         reason: "its weights (4.5 GiB) do not fit WebAssembly's 4 GiB of memory",
       },
     ]);
+  });
+
+  it("applies WebAssembly's 4 GiB only where WebAssembly holds the weights: not to Node's native engines", () => {
+    // An 8.7 GB GGUF (Qwen3-4B in f16), as node-llama-cpp runs it in Node and wllama could not in a browser.
+    const gguf: LocalCandidate = {
+      engine: 'llama.cpp',
+      model: 'Qwen/Qwen3-4B-GGUF',
+      file: 'Qwen3-4B-f16.gguf',
+      downloadBytes: 8.7e9,
+    };
+    expect(modelChain(entry(gguf), NODE_CPU)).toMatchObject({ candidates: [gguf], skipped: [] });
+    expect(modelChain(entry(gguf), CPU_ONLY)).toMatchObject({
+      candidates: [],
+      skipped: [
+        {
+          candidate: 'llama.cpp:Qwen/Qwen3-4B-GGUF/Qwen3-4B-f16.gguf',
+          reason: "its weights (8.1 GiB) do not fit WebAssembly's 4 GiB of memory",
+        },
+      ],
+    });
+    // onnxruntime-node, likewise.
+    expect(modelChain(entry(cpu(4.5)), NODE_CPU).candidates).toEqual([cpu(4.5)]);
   });
 
   it('skips one over half the memory the browser reports (navigator.deviceMemory), and none where it reports none', () => {

@@ -122,8 +122,11 @@ export interface ModelEntry {
 /** Public model IDs and what each runs. */
 export type ModelProfile = Readonly<Record<string, ModelEntry>>;
 
-/** Node, or a browser without WebGPU: only CPU candidates. */
+/** A browser without WebGPU: only CPU candidates, in WebAssembly's memory. */
 export const CPU_ONLY: DeviceCapabilities = Object.freeze({ webgpu: false, shaderF16: false });
+
+/** Node: only CPU candidates, run natively (onnxruntime-node, node-llama-cpp), with no 4 GiB limit of WebAssembly's. */
+export const NODE_CPU: DeviceCapabilities = Object.freeze({ webgpu: false, shaderF16: false, cpu: 'native' });
 
 /** Whether a candidate runs on the GPU (WebGPU). */
 export const runsOnGPU = (candidate: ModelCandidate): boolean => engineOf(candidate).runsOnGPU(candidate);
@@ -137,7 +140,7 @@ export const requiredLimits = (candidate: ModelCandidate): Partial<AdapterLimits
 
 /**
  * Why this device cannot run the candidate, or undefined when it can: its engine's rules (`whyNotRunnable` of its
- * descriptor: WebGPU and its adapter, the memory that holds the weights).
+ * descriptor), such as WebAssembly's 4 GiB only where WebAssembly holds the weights.
  */
 export const whyNotRunnable = (candidate: ModelCandidate, device: DeviceCapabilities): string | undefined =>
   engineOf(candidate).whyNotRunnable(candidate, device);
