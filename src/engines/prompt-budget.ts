@@ -44,6 +44,21 @@ export function refuseUnfittablePrompt(request: ChatRequest, contextLength: numb
   );
 }
 
+/**
+ * Refuses (400 `context_length_exceeded` naming `input`) an embeddings input of `tokens` tokens, once tokenized, over the
+ * model's `maxInputTokens`: every engine's embedding model checks every input so before it embeds any, and never
+ * truncates one.
+ */
+export function refuseLongInput(index: number, tokens: number, maxInputTokens: number): void {
+  if (tokens <= maxInputTokens) return;
+  throw new EngineError(
+    'context_length_exceeded',
+    `This model's maximum input length is ${maxInputTokens} tokens, but input[${index}] has ${tokens} tokens. ` +
+      'Please shorten or split it.',
+    { param: 'input' },
+  );
+}
+
 /** Refuses (400 `context_length_exceeded`) an embeddings input too long for `maxInputTokens`, unread. */
 export function refuseUnfittableInput(input: readonly string[], maxInputTokens: number): void {
   const budget = maxInputTokens * MAX_CHARS_PER_TOKEN;

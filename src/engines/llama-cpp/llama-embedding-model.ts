@@ -1,5 +1,6 @@
-import { EngineError, throwIfAborted, type EmbedResult } from '../../engine-interface/index.ts';
+import { throwIfAborted, type EmbedResult } from '../../engine-interface/index.ts';
 import type { EmbeddingModel } from '../model-loaders.ts';
+import { refuseLongInput } from '../prompt-budget.ts';
 
 /** What a llama.cpp runtime (node-llama-cpp, wllama) gives an embedding model of one loaded GGUF. */
 export interface LlamaEmbedder {
@@ -30,14 +31,7 @@ export function llamaEmbeddingModel(embedder: LlamaEmbedder): EmbeddingModel {
           ...(await embedder.tokenize(text)),
           ...(eos !== undefined ? [eos] : []),
         ];
-        if (tokens.length > maxInputTokens) {
-          throw new EngineError(
-            'context_length_exceeded',
-            `This model's maximum input length is ${maxInputTokens} tokens, but input[${index}] has ${tokens.length} ` +
-              'tokens. Please shorten or split it.',
-            { param: 'input' },
-          );
-        }
+        refuseLongInput(index, tokens.length, maxInputTokens);
         ids.push(tokens);
       }
       const embeddings: Float32Array[] = [];

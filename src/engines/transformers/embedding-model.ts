@@ -7,6 +7,7 @@ import {
 } from '@huggingface/transformers';
 import { EngineError, throwIfAborted, type EmbedResult } from '../../engine-interface/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
+import { refuseLongInput } from '../prompt-budget.ts';
 import { loadPretrained, type TransformersLoadOptions } from './load-pretrained.ts';
 import { yieldToEventLoop } from './yield-to-event-loop.ts';
 
@@ -65,14 +66,7 @@ export class TransformersEmbeddingModel {
         slice = performance.now();
       }
       const tokens = this.#tokenizer.encode(text).length;
-      if (tokens > this.maxInputTokens) {
-        throw new EngineError(
-          'context_length_exceeded',
-          `This model's maximum input length is ${this.maxInputTokens} tokens, but input[${index}] has ${tokens} tokens. ` +
-            'Please shorten or split it.',
-          { param: 'input' },
-        );
-      }
+      refuseLongInput(index, tokens, this.maxInputTokens);
       promptTokens += tokens;
     }
 
