@@ -3,7 +3,7 @@ import { HELLO_REPLY, issueKey, openHarness, sayHello } from './harness-page.ts'
 import { startServer, workerPort } from './servers.ts';
 
 /**
- * onnxruntime-web by device (issue 26, item 5; src/worker/onnx-runtime.ts): the engine worker runs the plain
+ * onnxruntime-web by device (issue 26, item 5; src/engines/transformers/onnx-runtime.ts): the engine worker runs the plain
  * WebAssembly build where it has no WebGPU and the WebGPU build where it has, keeps that one build, and the service
  * worker precaches neither binary. Both builds give the same answer (HELLO_REPLY, greedy).
  */

@@ -2,7 +2,7 @@ import type { EngineLoaders } from '../model-loaders.ts';
 import type { LlamaCppCandidate } from './llama-cpp-engine.ts';
 
 /**
- * llama.cpp's loaders (`ENGINE_LOADERS` in `model-loaders.ts`): chat and embeddings, on the runtime of the realm,
+ * llama.cpp's loaders (`ENGINE_LOADERS` in `loader-registry.ts`): chat and embeddings, on the runtime of the realm,
  * imported on first use: node-llama-cpp (llama.cpp's own CPU build, shipped in its package) in Node, wllama (llama.cpp
  * in WebAssembly) in a browser's engine worker.
  */

@@ -4,7 +4,7 @@ import { TransformersEmbeddingModel } from './embedding-model.ts';
 import { TransformersSpeechModel } from './speech-model.ts';
 import type { TransformersCandidate } from './transformers-engine.ts';
 
-/** transformers.js' loaders (`ENGINE_LOADERS` in `model-loaders.ts`): its files are ready when they are called. */
+/** transformers.js' loaders (`ENGINE_LOADERS` in `loader-registry.ts`): its files are ready when they are called. */
 export const TRANSFORMERS_LOADERS: EngineLoaders<TransformersCandidate> = {
   chat: (candidate, context) =>
     TransformersChatModel.load(candidate.model, {
