@@ -118,7 +118,7 @@ describe('the sequences', () => {
     expect(text(other)).toEqual(text(second));
   });
 
-  it("samples in llama.cpp's own sampler when nothing else is asked: reproducible per seed, fresh at every step", async () => {
+  it("samples in llama.cpp's own sampler: reproducible per seed, fresh at every step", async () => {
     const story = refs.find((r) => r.messages.at(-1)!.content === 'Tell me a story.')!;
     const seeds = [1, 2, 3, 4];
     // Each run on a model just loaded, so that both start from the same cache: a sequence's KV cells are placed by
@@ -139,9 +139,9 @@ describe('the sequences', () => {
     expect(new Set(first).size).toBeGreaterThan(1);
     // A draw seeded alike at every step would repeat itself; each step is seeded by its position.
     for (const reply of first) expect(new Set(reply.split(/\s+/)).size).toBeGreaterThan(3);
-    // Through the distribution (a penalty asks for it), the same seeds sample too, reproducibly.
-    const penalised = await sampleAll({ presencePenalty: 0.01 });
-    expect(await sampleAll({ presencePenalty: 0.01 })).toEqual(penalised);
+    // Through the distribution (logprobs ask for it), the same seeds sample too, reproducibly.
+    const reported = await sampleAll({ logprobs: 0 });
+    expect(await sampleAll({ logprobs: 0 })).toEqual(reported);
   });
 
   it('speculates where llama.cpp draws: a right prediction in fewer passes; sampled output the same draw for draw', async () => {
@@ -158,11 +158,11 @@ describe('the sequences', () => {
     const guided = await sample(text(plain)[0]!);
     expect(text(guided)).toEqual(text(plain));
     expect(guided.usage.acceptedPredictionTokens).toBeGreaterThan(10);
-    // A request that needs the distribution (a penalty) does not speculate on llama.cpp: one per position costs more.
-    const penalised = await model.generate(
-      chatRequest({ messages: story.messages, presencePenalty: 0.01, prediction: story.greedy_text }),
+    // A request that needs the distribution (logprobs) does not speculate on llama.cpp: one per position costs more.
+    const reported = await model.generate(
+      chatRequest({ messages: story.messages, logprobs: 0, prediction: story.greedy_text }),
     );
-    expect(penalised.usage.acceptedPredictionTokens).toBeUndefined();
+    expect(reported.usage.acceptedPredictionTokens).toBeUndefined();
   });
 
   it('speculates with a draft model (Node): the same greedy reply in fewer passes, and refuses another tokenizer', async () => {

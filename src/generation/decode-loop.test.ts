@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineError } from '../engine-interface/index.ts';
 import { DecodeLoop, type DecodeBatch, type DecodeJob, type PrefillInput } from './decode-loop.ts';
 import { DraftModel } from './draft-model.ts';
+import type { StepOutput } from './sampling-plan.ts';
 
 /**
  * The decode loop's scheduling on a fake batch (no model): a row's logits favour the token after the last one it fed,
@@ -94,6 +95,10 @@ class FakeBatch implements DecodeBatch<FakePrefill> {
   }
 }
 
+/** The fake's logits' one likely token. */
+const tokenOf = (output: StepOutput) =>
+  output instanceof Float32Array ? output.indexOf(Math.max(...output)) : output.token;
+
 function logitsAfter(token: number): Float32Array {
   const logits = new Float32Array(VOCAB);
   logits[(token + 1) % VOCAB] = 1;
@@ -111,7 +116,7 @@ function job(prompt: number[], length: number, options: Partial<DecodeJob> & { f
     maxNewTokens: length,
     next(row, logits) {
       if (row === 0 && out[0]!.length === options.fail) throw new EngineError('invalid_output', 'stuck');
-      const token = logits.indexOf(Math.max(...logits));
+      const token = tokenOf(logits);
       out[row]!.push(token);
       return [token];
     },
@@ -191,7 +196,7 @@ describe('DecodeLoop', () => {
       signal: running.signal,
       next(_row, logits) {
         if (drawn.length === 3) running.abort();
-        const token = logits.indexOf(1);
+        const token = tokenOf(logits);
         drawn.push(token);
         return [token];
       },

@@ -1,4 +1,5 @@
 import { EngineError } from '../engine-interface/index.ts';
+import type { NativeSampling, NativeStep, StepOutput } from './sampling-plan.ts';
 
 /**
  * One request as the decode loop sees it: a prompt and the rows (choices) to generate from it. The request decides
@@ -23,11 +24,11 @@ export interface DecodeJob {
   readonly maxNewTokens: number;
   readonly signal?: AbortSignal | undefined;
   /**
-   * The tokens row `row` appends after a forward pass that ended with `logits` (its own row of them, free to be
-   * changed): the token drawn, then any its constraint forces (jump-forward), where `mayJump`. The loop feeds them at
-   * the next step unless the row is done.
+   * The tokens row `row` appends after a forward pass that ended with `output`: its logits (its own row of them, free
+   * to be changed), or the token the engine drew for it where it ran natively (see `native`); then any its constraint
+   * forces (jump-forward), where `mayJump`. The loop feeds them at the next step unless the row is done.
    */
-  next(row: number, logits: Float32Array, mayJump: boolean, proposed?: number): number[];
+  next(row: number, output: StepOutput, mayJump: boolean, proposed?: number): number[];
   /** Whether row `row` is over (ended, stopped, or at its limit). */
   done(row: number): boolean;
   /**
@@ -44,33 +45,15 @@ export interface DecodeJob {
     alone: boolean,
   ): readonly number[] | Promise<readonly number[]>;
   /**
-   * Its rows' draws, where the engine may make them itself (see NativeDraw). Set only for a job whose rows may share
-   * the prompt's first draw: one row, or greedy ones.
+   * Row `row`'s next step where the engine draws it itself (its sampling plan, which the batch executes whole: see
+   * DecodeBatch.executes), else undefined: its logits are handed over. A job answers for row 0 at the prefill only
+   * where its rows may share the prompt's first draw (one row, or greedy ones).
    */
-  readonly draw?: NativeDraw | undefined;
-}
-
-/**
- * A draw the engine may make itself, from the model's own distribution at `temperature` (0: the most likely token),
- * seeded with `seed`: a job sets it when its rows need nothing of the distribution but a token (no grammar, bias,
- * penalty, log probabilities or nucleus), so that an engine that pays to hand its whole distribution over (llama.cpp
- * through node-llama-cpp: a sorted list of every token, each step) can draw in its runtime and hand back the drawn
- * token alone, as logits that are -Infinity everywhere else. An engine may also ignore it and give the logits.
- */
-export interface NativeDraw {
-  readonly temperature: number;
-  /** A 31-bit seed for this row; the engine mixes in the position, so that each step draws afresh. */
-  readonly seed: number;
+  native?(row: number): NativeStep | undefined;
 }
 
 /** A row's (choice's) own 31-bit seed from a request's 31-bit `seed`: reproducible, and apart for each row. */
 export const rowSeed = (seed: number, row: number) => (Math.imul(seed ^ (row + 1), 0x9e3779b1) >>> 1) % 0x7fffffff;
-
-/** A row's own draw: the job's, with the row (choice) mixed into its seed, so that `n` choices draw apart. */
-export const rowDraw = (draw: NativeDraw, row: number): NativeDraw => ({
-  temperature: draw.temperature,
-  seed: rowSeed(draw.seed, row),
-});
 
 /** How the loop batches. */
 export interface BatchLimits {
@@ -128,6 +111,11 @@ export interface DecodeBatch<Prefill> {
   /** Forward passes it has run, for whatever purpose (its own checks included): what DecodeStats report. */
   readonly forwardPasses: number;
   /**
+   * What of a row's sampling plan the batch draws itself (see executesPlan); absent: none, every row's logits are
+   * handed over. Declared, never found out by a failure.
+   */
+  readonly executes?: NativeSampling | undefined;
+  /**
    * Bytes of keys and values one token of one row holds: 0 until known (from the first prefill), and while it is 0
    * the loop's key/value budget admits by rows alone.
    */
@@ -140,7 +128,7 @@ export interface DecodeBatch<Prefill> {
   /**
    * Feeds prompt positions `from` to `to` to a prefill that holds `from` of them (one forward pass of its own, not the
    * batch's). When `last`, the prompt is all in: the logits of its last position (a new array), or the token drawn
-   * by `draw` (see NativeDraw).
+   * by `native`'s plan.
    */
   fill(
     prefill: Prefill,
@@ -148,8 +136,8 @@ export interface DecodeBatch<Prefill> {
     to: number,
     input: PrefillInput,
     last: boolean,
-    draw?: NativeDraw,
-  ): Promise<Float32Array | undefined>;
+    native?: NativeStep,
+  ): Promise<StepOutput | undefined>;
   /** A prefill with all its prompt in joins as `copies` rows after those running; the batch owns it from then on. */
   join(prefill: Prefill, copies: number): Promise<void>;
   /** Keeps a prefill none of whose rows joined (all done at their first draw) for prefix reuse, holding `tokens`. */
@@ -159,25 +147,25 @@ export interface DecodeBatch<Prefill> {
   /**
    * One forward pass of every row, row `i` feeding `tokens[i]` (at least one token each, fewer than another row's
    * where it jumped forward less). Gives row `i`'s logits after the token at `at` of those it fed (default: the last),
-   * a new array each call, or the token drawn by `draws[i]` where it is set (see NativeDraw). `from[i]`, where given
+   * a new array each call, or the token drawn by `native[i]`'s plan where it is set. `from[i]`, where given
    * (a step with speculated tokens): the first of row `i`'s positions it will be asked for, each one after it too;
    * otherwise its last only.
    */
   step(
     tokens: readonly (readonly number[])[],
-    draws?: readonly (NativeDraw | undefined)[],
+    native?: readonly (NativeStep | undefined)[],
     from?: readonly number[],
-  ): Promise<(row: number, at?: number) => Float32Array>;
+  ): Promise<(row: number, at?: number) => StepOutput>;
   /**
    * Takes the last `count` tokens row `row` fed back out of its keys and values (speculated tokens the model did not
    * accept): its next token goes where the first of them was. An engine without it is not given speculated tokens.
    */
   retract?(row: number, count: number): Promise<void>;
   /**
-   * Whether speculated tokens should be given only to rows the engine draws for (NativeDraw): an engine that hands a
-   * whole distribution over slowly would spend more on one per position than the accepted tokens save.
+   * Whether speculated tokens should be given only to rows the engine draws for (DecodeJob.native): an engine that
+   * hands a whole distribution over slowly would spend more on one per position than the accepted tokens save.
    */
-  readonly checksDrawsOnly?: boolean;
+  readonly checksNativeOnly?: boolean;
   /**
    * Whether a prompt prefilled alone is fed in pieces too (PREFILL_PIECE tokens a pass), with its caller's abort heard
    * between them: an engine whose pass cannot be stopped (llama.cpp) would otherwise evaluate all of a long prompt, for
@@ -368,10 +356,10 @@ export class DecodeLoop<Prefill> {
   }
 
   /**
-   * Runs the next piece of a job's prefill; returns the logits of the prompt's last token once it is all in. The
+   * Runs the next piece of a job's prefill; returns what it gives of the token after the prompt once it is all in. The
    * first piece starts from the longest cached prefix.
    */
-  async #prefill(waiting: Waiting<Prefill>): Promise<Float32Array | undefined> {
+  async #prefill(waiting: Waiting<Prefill>): Promise<StepOutput | undefined> {
     const prompt = waiting.job.prompt;
     if (!waiting.filling) {
       const { prefill, cached } = await this.#batch.begin(prompt, waiting.job.scope);
@@ -386,7 +374,6 @@ export class DecodeLoop<Prefill> {
     // A job that embeds its prompt itself (images) takes its own turns of the queue to do it.
     const { embed } = waiting.job;
     const input: PrefillInput = embed ? { embeds: await embed(from, to) } : { tokens: prompt.slice(from, to) };
-    const { draw } = waiting.job;
     const last = to === prompt.length;
     const logits = await this.#batch.fill(
       filling.prefill,
@@ -394,21 +381,22 @@ export class DecodeLoop<Prefill> {
       to,
       input,
       last,
-      last && draw ? rowDraw(draw, 0) : undefined,
+      last ? waiting.job.native?.(0) : undefined,
     );
     filling.filled = to;
     return logits;
   }
 
   /** A prefilled job's rows draw their first tokens and join the batch (those already done leave at once). */
-  async #join(waiting: Waiting<Prefill>, logits: Float32Array): Promise<void> {
+  async #join(waiting: Waiting<Prefill>, output: StepOutput): Promise<void> {
     const { job } = waiting;
     const { prefill, cached } = waiting.filling!;
     const rows: Row<Prefill>[] = [];
     // Rows jump forward by different numbers of tokens: beside other rows, only on an engine that mixes lengths.
     const mayJump = this.#pads || (this.#rows.length === 0 && job.rows === 1);
     for (let index = 0; index < job.rows; index++) {
-      const pending = job.next(index, Float32Array.from(logits), mayJump);
+      // Each row may change its logits: a copy each. A native draw is shared by rows that share it (greedy ones).
+      const pending = job.next(index, output instanceof Float32Array ? Float32Array.from(output) : output, mayJump);
       this.stats.forcedTokens += pending.length - 1;
       if (!job.done(index)) rows.push({ waiting, index, held: [...job.prompt], pending });
     }
@@ -427,15 +415,15 @@ export class DecodeLoop<Prefill> {
     // A job whose proposer failed fails after this step (as one whose draw failed); the others go on.
     const failures = new Map<Waiting<Prefill>, unknown>();
     const proposals = await this.#proposals(rows, failures);
-    let logits: (row: number, at?: number) => Float32Array;
+    let logits: (row: number, at?: number) => StepOutput;
     try {
       // A speculating row's proposal is checked at each of its positions: where the engine draws, by the token it
       // draws there (a draw from the model's distribution, which the proposal either is or is not).
-      const draws = rows.map((r) => r.waiting.job.draw && rowDraw(r.waiting.job.draw, r.index));
+      const native = rows.map((r) => r.waiting.job.native?.(r.index));
       const speculating = proposals.some((p) => p.length > 0);
       logits = await this.#batch.step(
         rows.map((r, i) => (proposals[i]!.length > 0 ? [...r.pending, ...proposals[i]!] : r.pending)),
-        draws.some(Boolean) ? draws : undefined,
+        native.some(Boolean) ? native : undefined,
         speculating ? rows.map((r) => r.pending.length - 1) : undefined,
       );
     } catch (error) {
@@ -498,7 +486,7 @@ export class DecodeLoop<Prefill> {
     return Promise.all(
       rows.map(async (row) => {
         const { job } = row.waiting;
-        if (!job.propose || (this.#batch.checksDrawsOnly && !job.draw)) return none;
+        if (!job.propose || (this.#batch.checksNativeOnly && !job.native?.(row.index))) return none;
         const generated = row.held.length + row.pending.length - job.prompt.length;
         // The last token a row may generate is drawn, never proposed: a proposal past it could not be accepted.
         const limit = job.maxNewTokens - generated - 1;

@@ -1,4 +1,5 @@
-import type { DecodeBatch, NativeDraw } from './decode-loop.ts';
+import type { DecodeBatch } from './decode-loop.ts';
+import { executesPlan, GREEDY_PLAN, type NativeStep, type StepOutput } from './sampling-plan.ts';
 import { argmax } from './sampling.ts';
 
 /**
@@ -19,6 +20,8 @@ export class DraftModel<Prefill> {
   readonly #batch: DecodeBatch<Prefill>;
   /** The longest context the draft model takes, in tokens. */
   readonly #contextLength: number;
+  /** The draft's draw, its most likely token, where its engine draws it (and hands that token alone over). */
+  readonly #greedy: readonly NativeStep[] | undefined;
   /** The row the draft batch holds: whose it is, and every token it fed. */
   #row: { owner: object; held: number[]; scope: string | undefined } | undefined;
   /** The draft model failed: it proposes nothing more, and the target decodes as without it. */
@@ -27,6 +30,7 @@ export class DraftModel<Prefill> {
   constructor(batch: DecodeBatch<Prefill>, contextLength: number) {
     this.#batch = batch;
     this.#contextLength = contextLength;
+    this.#greedy = executesPlan(batch.executes, GREEDY_PLAN) ? [{ plan: GREEDY_PLAN, generated: [] }] : undefined;
   }
 
   /**
@@ -47,10 +51,10 @@ export class DraftModel<Prefill> {
       const row = this.#row!;
       const proposal: number[] = [];
       for (;;) {
-        const token = argmax(logits);
+        const token = logits instanceof Float32Array ? argmax(logits) : logits.token;
         proposal.push(token);
         if (proposal.length >= length) return proposal;
-        logits = (await this.#batch.step([[token]], [GREEDY]))(0);
+        logits = (await this.#batch.step([[token]], this.#greedy))(0);
         row.held.push(token);
       }
     } catch (error) {
@@ -75,13 +79,13 @@ export class DraftModel<Prefill> {
    * Brings the draft's row to `context` (starting it for a new owner from the draft's longest cached prefix), and
    * gives the logits after its last token.
    */
-  async #follow(owner: object, context: readonly number[], scope: string | undefined): Promise<Float32Array> {
+  async #follow(owner: object, context: readonly number[], scope: string | undefined): Promise<StepOutput> {
     const row = this.#row;
     if (row?.owner !== owner) {
       if (row) await this.release(row.owner);
       const { prefill, cached } = await this.#batch.begin(context, scope);
       const tokens = context.slice(cached);
-      const logits = await this.#batch.fill(prefill, cached, context.length, { tokens }, true, GREEDY);
+      const logits = await this.#batch.fill(prefill, cached, context.length, { tokens }, true, this.#greedy?.[0]);
       await this.#batch.join(prefill, 1);
       this.#row = { owner, held: [...context], scope };
       return logits!;
@@ -93,7 +97,7 @@ export class DraftModel<Prefill> {
     if (row.held.length > common) await this.#batch.retract!(0, row.held.length - common);
     row.held.length = common;
     const feed = context.slice(common);
-    const logits = (await this.#batch.step([feed], [GREEDY]))(0);
+    const logits = (await this.#batch.step([feed], this.#greedy))(0);
     row.held.push(...feed);
     return logits;
   }
@@ -120,6 +124,3 @@ export type Drafter = Pick<DraftModel<unknown>, 'propose' | 'release'>;
  * lookup's, which cost nothing to find.
  */
 export const DRAFT_LENGTHS = { start: 4, min: 2, max: 8 };
-
-/** The draft's draw: its most likely token (engines that draw themselves give it alone). */
-const GREEDY: NativeDraw = { temperature: 0, seed: 0 };

@@ -31,8 +31,12 @@ export interface ChoiceGrammars {
  * things only it knows ({@link TokenizerBasics}).
  */
 export interface GenerationTokenizer {
-  /** The ids of `text` as the tokenizer writes it, without special tokens (jump-forward retokenizes with it). */
-  encode(text: string): number[];
+  /**
+   * The ids of `text` as the tokenizer writes it, without special tokens (jump-forward retokenizes with it). Absent
+   * where the tokenizer cannot encode within a step (wllama's tokenizes in its own worker): what needs it then goes
+   * without (a thought's end tag spelled in text, a prediction's tokens, jump-forward).
+   */
+  readonly encode?: ((text: string) => number[]) | undefined;
   /** The text of generated ids, special tokens skipped ('' for none). */
   decode(ids: number[]): string;
   /** The vocabulary as a grammar engine reads it (token strings, their bytes, the special tokens). */
@@ -47,8 +51,8 @@ export interface GenerationTokenizer {
 
 /** What an engine's tokenizer provides; the rest of a {@link GenerationTokenizer} is derived from it. */
 export interface TokenizerBasics {
-  /** The ids of `text`, without special tokens. */
-  encode(text: string): number[];
+  /** The ids of `text`, without special tokens; absent where it cannot encode within a step (see GenerationTokenizer). */
+  readonly encode?: ((text: string) => number[]) | undefined;
   /** The text of generated ids, special tokens skipped ('' for none). */
   decode(ids: number[]): string;
   /** One token's text alone, special tokens written out (what `logprobs[].token` says). */
@@ -69,7 +73,7 @@ export function generationTokenizer(basics: TokenizerBasics): GenerationTokenize
   let words: TokenText | undefined;
   const readVocabulary = () => (vocabulary ??= basics.readVocabulary());
   return {
-    encode: (text) => basics.encode(text),
+    encode: basics.encode,
     decode: (ids) => basics.decode(ids),
     eos: basics.eos,
     vocabulary: readVocabulary,

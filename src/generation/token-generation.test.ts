@@ -4,6 +4,8 @@ import type { ChatEvent, ChatRequest, EngineError } from '../engine-interface/in
 import type { Vocabulary } from '../grammar/token-bytes.ts';
 import { HERMES } from '../tools/tool-call-syntax.ts';
 import type { ChoiceGrammar, GenerationTokenizer } from './generation-tokenizer.ts';
+import { executesPlan, type NativeSampling, type SamplingPlan } from './sampling-plan.ts';
+import { adjustLogits, logitBiasOf } from './sampling.ts';
 import {
   forcedTokens,
   generateTokens,
@@ -336,5 +338,153 @@ describe('forcedTokens', () => {
 
   it('forces nothing without forced text', () => {
     expect(forcedTokens(tokenizer, { forcedText: () => '' }, [A])).toEqual([]);
+  });
+});
+
+/** Everything a runtime may draw natively but logprobs (node-llama-cpp's sampler, less its nucleus). */
+const DRAWS_ALL: NativeSampling = {
+  temperature: true,
+  nucleus: false,
+  penalties: true,
+  logitBias: true,
+  grammar: true,
+  logprobs: -1,
+};
+
+/**
+ * Runs the steps as `generate` does, on a fake engine that draws natively where a row has a native step: it applies
+ * the plan's bias and penalties to the logits itself (over the tokens the step says the row generated) and hands over
+ * the argmax alone. Returns the plans it was given.
+ */
+async function generateNatively(
+  request: Partial<ChatRequest>,
+  step: (row: number, index: number) => Float32Array,
+  options: Partial<GenerationOptions> = {},
+  tokenizer = fakeTokenizer(),
+) {
+  const plans: SamplingPlan[] = [];
+  const result = await generateTokens(tokenizer, chatRequest(request), { ...OPTIONS, ...options }, (steps) => {
+    for (let row = 0; row < steps.rows; row++) {
+      for (let i = 0; i < 50 && !steps.done(row); i++) {
+        const native = steps.native?.(row);
+        const logits = step(row, i);
+        if (!native) {
+          steps.next(row, logits, true);
+          continue;
+        }
+        plans.push(native.plan);
+        const counts = new Map<number, number>();
+        for (const token of native.generated) counts.set(token, (counts.get(token) ?? 0) + 1);
+        adjustLogits(logits, native.plan, counts);
+        steps.next(row, { token: logits.indexOf(Math.max(...logits)) }, true);
+      }
+    }
+    return Promise.resolve({ cachedPromptTokens: 0 });
+  });
+  return { result, plans };
+}
+
+describe('sampling plans', () => {
+  it('runs a row natively only where the engine covers its whole plan', () => {
+    const plan: SamplingPlan = { temperature: 0, topP: 1, seed: 1, presencePenalty: 0, frequencyPenalty: 0 };
+    expect(executesPlan(undefined, plan)).toBe(false);
+    expect(executesPlan(DRAWS_ALL, plan)).toBe(true);
+    // A nucleus matters only under a temperature.
+    expect(executesPlan(DRAWS_ALL, { ...plan, topP: 0.5 })).toBe(true);
+    expect(executesPlan(DRAWS_ALL, { ...plan, temperature: 0.7, topP: 0.5 })).toBe(false);
+    expect(executesPlan({ ...DRAWS_ALL, nucleus: true }, { ...plan, temperature: 0.7, topP: 0.5 })).toBe(true);
+    expect(executesPlan({ ...DRAWS_ALL, temperature: false }, { ...plan, temperature: 0.7 })).toBe(false);
+    expect(executesPlan({ ...DRAWS_ALL, penalties: false }, { ...plan, presencePenalty: 1 })).toBe(false);
+    expect(executesPlan({ ...DRAWS_ALL, logitBias: false }, { ...plan, logitBias: logitBiasOf({ 1: 5 }) })).toBe(false);
+    expect(executesPlan({ ...DRAWS_ALL, grammar: false }, { ...plan, grammar: 'root ::= "a"' })).toBe(false);
+    expect(executesPlan(DRAWS_ALL, { ...plan, logprobs: 0 })).toBe(false);
+    expect(executesPlan({ ...DRAWS_ALL, logprobs: 5 }, { ...plan, logprobs: 5 })).toBe(true);
+    expect(executesPlan({ ...DRAWS_ALL, logprobs: 5 }, { ...plan, logprobs: 6 })).toBe(false);
+  });
+
+  it('gives the same greedy tokens with bias and penalties drawn natively as on the logits path', async () => {
+    const row = () => logits({ [A]: 1, [B]: 0.5, [C]: 0.2, [X]: 0.1 });
+    const request = { maxTokens: 6, presencePenalty: 0.3, frequencyPenalty: 0.4, logitBias: { [X]: 0.5 } };
+    const onLogits = await generate(request, row);
+    const native = await generateNatively(request, row, { executes: DRAWS_ALL });
+    expect(native.plans).toHaveLength(6);
+    expect(native.plans[0]).toMatchObject({ temperature: 0, presencePenalty: 0.3, frequencyPenalty: 0.4 });
+    expect(native.result.choices[0]!.text).toBe(onLogits.result.choices[0]!.text);
+    expect(new Set(native.result.choices[0]!.text).size).toBeGreaterThan(2);
+  });
+
+  it('keeps on the logits path what the engine does not draw: logprobs, a nucleus, sampled choices sharing a prompt', async () => {
+    const row = () => logits({ [A]: 1 });
+    const plansOf = async (request: Partial<ChatRequest>) =>
+      (await generateNatively({ maxTokens: 2, ...request }, row, { executes: DRAWS_ALL })).plans.length;
+    expect(await plansOf({})).toBe(2);
+    expect(await plansOf({ logprobs: 0 })).toBe(0);
+    expect(await plansOf({ temperature: 0.7, topP: 0.9 })).toBe(0);
+    expect(await plansOf({ temperature: 0.7 })).toBe(2);
+    expect(await plansOf({ temperature: 0.7, n: 2 })).toBe(0);
+    // Greedy choices share the prompt's first draw: natively too, each with its own seed.
+    const greedy = await generateNatively({ maxTokens: 2, n: 2, seed: 5 }, row, { executes: DRAWS_ALL });
+    expect(greedy.plans).toHaveLength(4);
+    expect(greedy.plans[0]!.seed).not.toBe(greedy.plans[2]!.seed);
+  });
+
+  it("constrains natively with the constraint's GBNF, else with Lantern's grammar on the logits path", async () => {
+    const constraint = { type: 'json', schema: null } as const;
+    let compiled = 0;
+    const tokenizer = fakeTokenizer(() => {
+      compiled += 1;
+      return forcingGrammar([]);
+    });
+    const gbnf = 'root ::= "a"+';
+    const asked: unknown[] = [];
+    const nativeGrammar = (...args: unknown[]) => {
+      asked.push(args);
+      return Promise.resolve(gbnf);
+    };
+    const row = () => logits({ [A]: 1 });
+    const native = await generateNatively(
+      { maxTokens: 2, constraint },
+      row,
+      { executes: DRAWS_ALL, nativeGrammar },
+      tokenizer,
+    );
+    expect(native.plans.map((p) => p.grammar)).toEqual([gbnf, gbnf]);
+    expect(asked).toEqual([[constraint, HERMES, false]]);
+    expect(compiled).toBe(0);
+    // No GBNF for it, or an engine without grammars: Lantern's matcher, on the logits path.
+    const without = await generateNatively(
+      { maxTokens: 2, constraint },
+      row,
+      { executes: DRAWS_ALL, nativeGrammar: () => Promise.resolve(undefined) },
+      tokenizer,
+    );
+    expect(without.plans).toHaveLength(0);
+    expect(compiled).toBe(1);
+    const refused = await generateNatively(
+      { maxTokens: 2, constraint },
+      row,
+      { executes: { ...DRAWS_ALL, grammar: false }, nativeGrammar },
+      tokenizer,
+    );
+    expect(refused.plans).toHaveLength(0);
+    expect(asked).toHaveLength(1);
+  });
+
+  it("writes a spent thought budget's end tag in a native draw's place", async () => {
+    const { result, plans } = await generateNatively(
+      { maxTokens: 40, reasoningEffort: 'low' },
+      () => logits({ [A]: 1, [B]: 0.5 }),
+      { executes: DRAWS_ALL, thinking: true },
+    );
+    // Every step drawn natively; the end tag written over the draw of the budget's last token (the tenth).
+    expect(plans).toHaveLength(40);
+    expect(result.choices[0]).toMatchObject({ reasoning: 'a'.repeat(9), text: 'a'.repeat(30) });
+  });
+
+  it('goes without what needs a tokenizer that cannot encode in a step (a prediction)', async () => {
+    const { encode: _encode, ...tokenizer } = fakeTokenizer();
+    const { result } = await generate({ maxTokens: 3, prediction: 'xyz' }, () => logits({ [A]: 1 }), {}, tokenizer);
+    expect(result.choices[0]!.text).toBe('aaa');
+    expect(result.usage.acceptedPredictionTokens).toBeUndefined();
   });
 });

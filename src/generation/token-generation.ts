@@ -6,19 +6,21 @@ import {
   type ChatRequest,
   type ChatResult,
   type GeneratedTokenLogprob,
+  type OutputConstraint,
   thoughtBudget,
 } from '../engine-interface/index.ts';
 import { invalidOutput } from '../grammar/output-constraint.ts';
 import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import type { ToolPrompt } from '../tools/tool-prompt.ts';
 import { ChoicePipeline } from './choice-pipeline.ts';
-import { rowSeed, type DecodeJob, type NativeDraw } from './decode-loop.ts';
+import { rowSeed, type DecodeJob } from './decode-loop.ts';
 import type { GenerationTokenizer } from './generation-tokenizer.ts';
 import { tokenLogprob, type TokenText } from './logprobs.ts';
 import { DRAFT_LENGTHS, type Drafter } from './draft-model.ts';
 import { PromptLookup } from './prompt-lookup.ts';
 import { ProposalLength } from './proposal-length.ts';
 import { adjustLogits, argmax, logitBiasOf, sampleToken, type SamplingParams } from './sampling.ts';
+import { executesPlan, type NativeSampling, type NativeStep, type SamplingPlan } from './sampling-plan.ts';
 import { seed31, seededRandom } from './seeded-random.ts';
 import { THOUGHT_END } from './thought-splitter.ts';
 
@@ -96,13 +98,25 @@ export interface GenerationOptions {
    * that the engine decodes alone.
    */
   draft?: Drafter | undefined;
+  /**
+   * What of a row's sampling plan the engine's batch draws itself (DecodeBatch.executes): a request whose plan it
+   * covers whole runs natively, its tokens drawn in the engine's runtime; any other on the logits path.
+   */
+  executes?: NativeSampling | undefined;
+  /**
+   * The constraint as llama.cpp GBNF (root rule `root`), for an engine that constrains natively; undefined where it
+   * has no such grammar (the constraint then runs on the logits path, with Lantern's grammar mask).
+   */
+  nativeGrammar?:
+    | ((constraint: OutputConstraint, syntax: ToolCallSyntax, thinking: boolean) => Promise<string | undefined>)
+    | undefined;
   signal?: AbortSignal | undefined;
   /** Receives each event as it happens (after the result has it). */
   onEvent?: ((event: ChatEvent) => void) | undefined;
 }
 
 /** What the engine's decode loop calls for one request: a row per choice (the engine adds the prompt and the rest). */
-export type GenerationSteps = Pick<DecodeJob, 'rows' | 'maxNewTokens' | 'next' | 'done' | 'propose' | 'draw'>;
+export type GenerationSteps = Pick<DecodeJob, 'rows' | 'maxNewTokens' | 'next' | 'done' | 'propose' | 'native'>;
 
 /**
  * Generates `request`'s choices, for any engine whose logits Lantern sees: the engine encodes the prompt and runs the
@@ -128,9 +142,13 @@ export async function generateTokens(
   const maxNewTokens = maxNewTokensFor(request, promptTokens, options.contextLength);
   if (request.logitBias) checkLogitBias(request.logitBias, tokenizer.vocabulary().strings.length);
   const { constraint } = request;
-  const grammars = constraint
-    ? await (await tokenizer.grammars()).matchers(constraint, request.n, options.syntax, thinking)
-    : undefined;
+  // All of the request's seed in 31 bits (at random without one): native draws take it, choices mix theirs from it.
+  const seed = seed31(request.seed);
+  const plans = await samplingPlans(request, seed, options);
+  const grammars =
+    constraint && !plans
+      ? await (await tokenizer.grammars()).matchers(constraint, request.n, options.syntax, thinking)
+      : undefined;
   const logprobs = request.logprobs === undefined ? undefined : { top: request.logprobs, words: tokenizer.tokenText() };
   const results = new ChatResultBuilder({ choices: request.n, logprobs: logprobs !== undefined });
   const onEvent = (event: ChatEvent) => {
@@ -143,8 +161,6 @@ export async function generateTokens(
   const thoughtLimit =
     thoughtEnd.length > 0 ? thoughtBudget(request.reasoningEffort, maxNewTokens) - thoughtEnd.length : Infinity;
   const prediction = options.promptLookup ? predictionTokens(tokenizer, request.prediction) : [];
-  // All of the request's seed in 31 bits (at random without one): native draws take it, choices mix theirs from it.
-  const seed = seed31(request.seed);
   const choices = Array.from({ length: request.n }, (_, index) => ({
     pipeline: new ChoicePipeline(index, {
       onEvent,
@@ -172,6 +188,8 @@ export async function generateTokens(
     drafted: options.draft ? new ProposalLength(DRAFT_LENGTHS) : undefined,
     /** Who made the proposal being checked. */
     proposer: undefined as PromptLookup | ProposalLength | undefined,
+    /** Its step where the engine draws its tokens itself (its plan and what it generated), else undefined. */
+    native: undefined as NativeStep | undefined,
     /** The tokens of the thought's end tag still to write, once its budget is spent (undefined before). */
     closing: undefined as number[] | undefined,
   }));
@@ -193,17 +211,7 @@ export async function generateTokens(
     logitBias: request.logitBias && logitBiasOf(request.logitBias),
   };
   const greedy = sampling.temperature === 0;
-  // Nothing of the distribution is needed but a draw from it at the temperature: the engine may draw itself. Not with a
-  // nucleus (llama.cpp cuts it before the temperature, OpenAI after), nor for sampled choices that would share the
-  // prompt's first draw.
-  const native =
-    !constraint &&
-    logprobs === undefined &&
-    !sampling.logitBias &&
-    sampling.presencePenalty === 0 &&
-    sampling.frequencyPenalty === 0 &&
-    (greedy || (sampling.topP >= 1 && request.n === 1));
-  const draw: NativeDraw | undefined = native ? { temperature: sampling.temperature, seed } : undefined;
+  if (plans) choices.forEach((choice, index) => (choice.native = { plan: plans[index]!, generated: choice.tokens }));
   let scratch: Float32Array | undefined;
   const steps: GenerationSteps = {
     rows: request.n,
@@ -214,9 +222,18 @@ export async function generateTokens(
       if (!choice.closing && pipeline.thinking && pipeline.reasoningTokens >= thoughtLimit)
         choice.closing = [...thoughtEnd];
       if (choice.closing?.length && pipeline.thinking) {
+        // In the draw's place, native or not (a native grammar follows the tokens generated: see NativeStep).
         const token = choice.closing.shift()!;
         accept(row, token, logprobs && forcedLogprob(token, logprobs.top, logprobs.words));
         return [token];
+      }
+      if (!(logits instanceof Float32Array)) {
+        // Drawn by the engine under the row's whole plan (a native grammar's too: no jump-forward without Lantern's
+        // own matcher, which a native row does not compile).
+        if (proposed !== undefined && logits.token === proposed) choice.proposer?.accept();
+        if (logprobs && !logits.logprob) throw new Error('the engine drew a token without the logprobs its plan wants');
+        accept(row, logits.token, logprobs && logits.logprob);
+        return [logits.token];
       }
       adjustLogits(logits, sampling, choice.counts);
       if (choice.grammar && !choice.grammar.apply(logits)) {
@@ -240,10 +257,13 @@ export async function generateTokens(
       return tokens;
     },
     done: (row) => choices[row]!.pipeline.finishReason !== null,
-    draw,
+    ...(plans && { native: (row: number) => choices[row]!.native }),
     ...((options.promptLookup || options.draft) && {
       propose: (row: number, context: readonly number[], limit: number, alone: boolean) => {
         const choice = choices[row]!;
+        // A native grammar's state takes every token the engine draws: one drawn for a rejected proposal could not be
+        // taken back out of it.
+        if (choice.native?.plan.grammar !== undefined) return [];
         const looked = choice.lookup?.propose(context, promptTokens, limit) ?? [];
         choice.proposer = choice.lookup;
         const { draft } = options;
@@ -282,6 +302,38 @@ export async function generateTokens(
   });
 }
 
+/**
+ * Each row's sampling plan, where the engine draws the whole of it itself (`options.executes`); undefined where any
+ * part of it needs the logits path. Sampled choices of a request of several share the prompt's first distribution but
+ * not its draw, which the engine makes once at the prefill: they stay on the logits path. A constraint runs natively
+ * only as GBNF the engine takes (`options.nativeGrammar`), asked for only when the rest of the plan runs natively.
+ */
+async function samplingPlans(
+  request: ChatRequest,
+  seed: number,
+  options: GenerationOptions,
+): Promise<SamplingPlan[] | undefined> {
+  const { executes } = options;
+  if (!executes || (request.temperature > 0 && request.n > 1)) return undefined;
+  const plan: SamplingPlan = {
+    temperature: request.temperature,
+    topP: request.topP,
+    seed,
+    presencePenalty: request.presencePenalty,
+    frequencyPenalty: request.frequencyPenalty,
+    logitBias: request.logitBias && logitBiasOf(request.logitBias),
+    logprobs: request.logprobs,
+  };
+  if (!executesPlan(executes, plan)) return undefined;
+  let grammar: string | undefined;
+  if (request.constraint) {
+    if (!executes.grammar || !options.nativeGrammar) return undefined;
+    grammar = await options.nativeGrammar(request.constraint, options.syntax, options.thinking);
+    if (grammar === undefined) return undefined;
+  }
+  return Array.from({ length: request.n }, (_, row) => ({ ...plan, seed: rowSeed(seed, row), grammar }));
+}
+
 /** The tokens of a thought's end tag: the one token that spells it (Qwen3's, DeepSeek-R1's), else its text's tokens. */
 function thoughtEndTokens(tokenizer: GenerationTokenizer): number[] {
   const known = thoughtEnds.get(tokenizer);
@@ -290,12 +342,8 @@ function thoughtEndTokens(tokenizer: GenerationTokenizer): number[] {
   const id = tokenizer
     .vocabulary()
     .bytes.findIndex((bytes) => bytes.length === tag.length && bytes.every((byte, i) => byte === tag[i]));
-  let tokens: number[];
-  try {
-    tokens = id >= 0 ? [id] : tokenizer.encode(THOUGHT_END);
-  } catch {
-    tokens = []; // a tokenizer that cannot encode here (wllama's, in its own worker) and has no such token
-  }
+  // A tokenizer that cannot encode here (wllama's, in its own worker) and has no such token leaves the thought unbounded.
+  const tokens = id >= 0 ? [id] : (tokenizer.encode?.(THOUGHT_END) ?? []);
   thoughtEnds.set(tokenizer, tokens);
   return tokens;
 }
@@ -307,12 +355,7 @@ const thoughtEnds = new WeakMap<GenerationTokenizer, number[]>();
  * this tokenizer cannot encode in the step (wllama's tokenizes in its own worker).
  */
 function predictionTokens(tokenizer: GenerationTokenizer, prediction: string | undefined): number[] {
-  if (!prediction) return [];
-  try {
-    return tokenizer.encode(prediction);
-  } catch {
-    return [];
-  }
+  return (prediction && tokenizer.encode?.(prediction)) || [];
 }
 
 /**
@@ -331,8 +374,9 @@ export function forcedTokens(
   grammar: { forcedText(): string },
   generated: readonly number[],
 ): number[] {
+  const { encode } = tokenizer;
   const text = grammar.forcedText();
-  if (!text) return [];
+  if (!text || !encode) return [];
   const vocabulary = tokenizer.vocabulary();
   const tail: number[] = [];
   for (let i = generated.length - 1; i >= 0 && tail.length < JUMP_TAIL_TOKENS; i--) {
@@ -353,7 +397,7 @@ export function forcedTokens(
     if (!whole.startsWith(' ')) return [];
     whole = whole.slice(1);
   }
-  const ids = tokenizer.encode(whole);
+  const ids = encode(whole);
   // The tokenization must spell the text byte for byte, with a token boundary where the tail ends: forcing starts
   // at the token after it.
   const target = new TextEncoder().encode(vocabulary.prependSpace ? ` ${whole}` : whole);
@@ -368,7 +412,7 @@ export function forcedTokens(
   if (at !== target.length || first < 0) return [];
   let stable = ids.length;
   for (const next of NEXT_CHARACTERS) {
-    const extended = tokenizer.encode(whole + next);
+    const extended = encode(whole + next);
     let same = first;
     while (same < stable && extended[same] === ids[same]) same++;
     stable = same;

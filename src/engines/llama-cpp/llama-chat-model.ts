@@ -13,7 +13,13 @@ import {
   type TokenizerBasics,
 } from '../../generation/generation-tokenizer.ts';
 import { seed31 } from '../../generation/seeded-random.ts';
-import { generateTokens, requestThinks, templateThinks } from '../../generation/token-generation.ts';
+import {
+  generateTokens,
+  requestThinks,
+  templateThinks,
+  type GenerationOptions,
+} from '../../generation/token-generation.ts';
+import type { NativeSampling } from '../../generation/sampling-plan.ts';
 import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../../tools/tool-prompt.ts';
 import type { RunOptions } from '../model-loaders.ts';
@@ -63,6 +69,11 @@ export interface LlamaChatOptions {
    * It proposes where prompt lookup has nothing, for a request decoded alone, where the runtime checks proposals.
    */
   draft?: { model: LlamaRuntimeModel; tokenBytes: number; contextLength: number } | undefined;
+  /**
+   * A constraint as llama.cpp GBNF, for a runtime whose sampler constrains (see GenerationOptions.nativeGrammar):
+   * without it, constrained requests take the logits path and Lantern's grammar mask.
+   */
+  nativeGrammar?: GenerationOptions['nativeGrammar'];
 }
 
 /**
@@ -84,6 +95,9 @@ export class LlamaChatModel {
   readonly #promptLookup: boolean;
   readonly #draft: DraftModel<unknown> | undefined;
   readonly #draftModel: LlamaRuntimeModel | undefined;
+  /** What of a sampling plan the runtime's sampler draws itself. */
+  readonly #executes: NativeSampling | undefined;
+  readonly #nativeGrammar: LlamaChatOptions['nativeGrammar'];
   /** The vocabulary's control tokens by spelling, longest first (see controlTokens). */
   readonly #controls: ReadonlyMap<string, number>;
   readonly #spellings: ControlSpellings;
@@ -97,6 +111,8 @@ export class LlamaChatModel {
     const batch = new SequenceBatch(model.sequences, options.tokenBytes);
     this.#loop = new DecodeLoop(batch as never, { maxRows: batch.maxRows });
     this.#sequences = batch.maxRows;
+    this.#executes = batch.executes;
+    this.#nativeGrammar = options.nativeGrammar;
     this.#jumpForward = options.jumpForward ?? true;
     this.#promptLookup = options.promptLookup ?? true;
     const { draft } = options;
@@ -176,6 +192,8 @@ export class LlamaChatModel {
       jumpForward: this.#jumpForward,
       promptLookup: this.#promptLookup,
       draft: this.#draft,
+      executes: this.#executes,
+      nativeGrammar: this.#nativeGrammar,
       signal,
       onEvent: options.onEvent,
     };

@@ -1,15 +1,31 @@
 import type * as NodeLlamaCppModule from 'node-llama-cpp';
-import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
-import type { NativeDraw } from '../../generation/decode-loop.ts';
+import type {
+  Llama,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaGrammar,
+  LlamaGrammarEvaluationState,
+  LlamaModel,
+  Token,
+  TokenBias,
+} from 'node-llama-cpp';
+import type { NativeSampling, NativeStep, SamplingPlan } from '../../generation/sampling-plan.ts';
+import type { LogitBias } from '../../generation/sampling.ts';
 import { isHubModel } from '../engine-descriptor.ts';
 import { modelFolder } from '../model-files.ts';
 import { defaultCpuThreads } from '../cpu-threads.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
-import { kvBytesPerToken, LlamaChatModel, type GgufMetadata, type LlamaRuntimeModel } from './llama-chat-model.ts';
+import {
+  kvBytesPerToken,
+  LlamaChatModel,
+  type GgufMetadata,
+  type LlamaChatOptions,
+  type LlamaRuntimeModel,
+} from './llama-chat-model.ts';
 import { contextWindowOf, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { ggufVocabulary } from './gguf-vocabulary.ts';
-import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
+import { logProbabilities, type LlamaSequence } from './sequence-batch.ts';
 
 type NodeLlamaCpp = typeof NodeLlamaCppModule;
 
@@ -70,7 +86,12 @@ async function ggufPath(candidate: LlamaCppCandidate, context: LoadContext): Pro
   });
 }
 
-export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadContext): Promise<ChatModel> {
+/** `options`: what the chat model takes beyond the candidate (the constraint's GBNF, for the sampler to constrain). */
+export async function loadChatModel(
+  candidate: LlamaCppCandidate,
+  context: LoadContext,
+  options: Pick<LlamaChatOptions, 'nativeGrammar'> = {},
+): Promise<ChatModel> {
   if (candidate.images)
     throw new Error('llama.cpp candidates read text only here: projectors (mmproj) are not supported yet');
   const runtime = await getRuntime();
@@ -84,11 +105,11 @@ export async function loadChatModel(candidate: LlamaCppCandidate, context: LoadC
       contextSize: contextLength,
       threads: threads(candidate),
     });
-    const runtimeModel = nodeRuntimeModel(model, llamaContext);
+    const runtimeModel = nodeRuntimeModel(await nodeLlamaCpp(), runtime, model, llamaContext);
     try {
       const draft = candidate.draft && (await loadDraft(candidate, candidate.draft, context, contextLength));
       try {
-        return new LlamaChatModel(runtimeModel, { contextLength, tokenBytes, draft });
+        return new LlamaChatModel(runtimeModel, { contextLength, tokenBytes, draft, ...options });
       } catch (error) {
         await draft?.model.dispose();
         throw error;
@@ -158,13 +179,19 @@ function serializeOutputReorder(llamaContext: LlamaContext): void {
 }
 
 /** A loaded GGUF and its context as a chat model reads them (LlamaRuntimeModel); disposing frees both. */
-function nodeRuntimeModel(model: LlamaModel, llamaContext: LlamaContext): LlamaRuntimeModel {
+function nodeRuntimeModel(
+  module: NodeLlamaCpp,
+  runtime: Llama,
+  model: LlamaModel,
+  llamaContext: LlamaContext,
+): LlamaRuntimeModel {
   const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
   const vocabularySize = metadata.tokenizer.ggml.tokens.length;
+  const sampler = new NativeSampler(module, runtime, model);
   return {
     metadata,
     sequences: Array.from({ length: llamaContext.totalSequences }, () =>
-      nodeSequence(llamaContext.getSequence(), vocabularySize),
+      nodeSequence(llamaContext.getSequence(), vocabularySize, sampler),
     ),
     tokenize: (text, special) => [...model.tokenize(text, special)],
     tokenizer: nodeTokenizer(model, metadata),
@@ -194,7 +221,11 @@ async function loadDraft(
       threads: threads(candidate),
     });
     const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
-    return { model: nodeRuntimeModel(model, llamaContext), tokenBytes: kvBytesPerToken(metadata), contextLength };
+    return {
+      model: nodeRuntimeModel(await nodeLlamaCpp(), runtime, model, llamaContext),
+      tokenBytes: kvBytesPerToken(metadata),
+      contextLength,
+    };
   } catch (error) {
     await model.dispose();
     throw error;
@@ -234,38 +265,184 @@ function nodeTokenizer(model: LlamaModel, metadata: GgufMetadata) {
 }
 
 /**
+ * What node-llama-cpp's sampler draws of a plan (a chain of llama.cpp samplers, fresh for each evaluation, in the order
+ * logit bias, penalties, top-k, top-p, min-p, temperature, the seeded draw):
+ * - the temperature and the seed, mixed with the position (see {@link drawSeed});
+ * - `logit_bias`, added to the logits (llama.cpp's logit-bias sampler), on any token, the end tokens included;
+ * - presence and frequency penalties, with the row's generated tokens (never the prompt's) as the history llama.cpp's
+ *   penalty sampler counts: `logit -= count × frequency + (count > 0) × presence`, OpenAI's formula, with its
+ *   repetition penalty left at 1;
+ * - a GBNF grammar, through the sequence's sampler settings (see {@link grammarChannel}).
+ * Not top_p under a temperature: llama.cpp cuts the nucleus before the temperature, OpenAI after it, and the two keep
+ * other tokens. Not logprobs: node-llama-cpp gives probabilities only as a sorted list of the whole vocabulary (the
+ * same cost as the logits path), and `confidence` sorts it all the same and gives no alternatives.
+ */
+const NODE_SAMPLING: NativeSampling = Object.freeze({
+  temperature: true,
+  nucleus: false,
+  penalties: true,
+  logitBias: true,
+  grammar: true,
+  logprobs: -1,
+});
+
+/**
+ * A model's native sampling: its plans' logit biases as node-llama-cpp takes them, its grammars compiled once each.
+ * node-llama-cpp takes a bias only as its TokenBias, whose public `set` tokenizes text and skips the end tokens:
+ * Lantern's ids go into its map (`_biases`, 3.21.1), checked to be there.
+ */
+class NativeSampler {
+  readonly #module: NodeLlamaCpp;
+  readonly #runtime: Llama;
+  readonly model: LlamaModel;
+  readonly #biases = new WeakMap<LogitBias, TokenBias>();
+  readonly #grammars = new Map<string, Promise<LlamaGrammar>>();
+
+  constructor(module: NodeLlamaCpp, runtime: Llama, model: LlamaModel) {
+    this.#module = module;
+    this.#runtime = runtime;
+    this.model = model;
+    const probe = new module.TokenBias(model.tokenizer) as unknown as { _biases?: unknown };
+    const accept = (
+      runtime as unknown as { _bindings?: { AddonSampler?: { acceptGrammarEvaluationStateToken?: unknown } } }
+    )._bindings?.AddonSampler?.acceptGrammarEvaluationStateToken;
+    if (!(probe._biases instanceof Map) || typeof accept !== 'function') {
+      throw new Error(
+        'node-llama-cpp no longer has the sampler internals this project uses: install the version package.json pins',
+      );
+    }
+  }
+
+  tokenBias(bias: LogitBias): TokenBias {
+    let tokenBias = this.#biases.get(bias);
+    if (!tokenBias) {
+      tokenBias = new this.#module.TokenBias(this.model.tokenizer);
+      const map = (tokenBias as unknown as { _biases: Map<number, number> })._biases;
+      for (let i = 0; i < bias.ids.length; i++) map.set(bias.ids[i]!, bias.values[i]!);
+      this.#biases.set(bias, tokenBias);
+    }
+    return tokenBias;
+  }
+
+  /** A fresh state of a GBNF grammar (compiled once per text, while the model is loaded). */
+  async grammarState(gbnf: string): Promise<LlamaGrammarEvaluationState> {
+    let grammar = this.#grammars.get(gbnf);
+    if (!grammar) {
+      grammar = this.#runtime.createGrammar({ grammar: gbnf });
+      grammar.catch(() => this.#grammars.delete(gbnf));
+      // A server's requests bring schemas of their own: the oldest compiled grammar goes past a few.
+      if (this.#grammars.size >= GRAMMARS_KEPT) this.#grammars.delete(this.#grammars.keys().next().value!);
+      this.#grammars.set(gbnf, grammar);
+    }
+    return new this.#module.LlamaGrammarEvaluationState({ model: this.model, grammar: await grammar });
+  }
+
+  /** Follows a token the sampler did not draw (forced by the core, or drawn on another sequence) in a grammar state. */
+  acceptToken(state: LlamaGrammarEvaluationState, token: number): void {
+    // As node-llama-cpp's sampler does after its own draws: an end token is not the grammar's to follow.
+    if (this.model.isEogToken(token as Token)) return;
+    const bindings = (this.#runtime as unknown as { _bindings: { AddonSampler: AddonSamplerStatics } })._bindings;
+    bindings.AddonSampler.acceptGrammarEvaluationStateToken((state as unknown as { _state: unknown })._state, token);
+  }
+}
+
+interface AddonSamplerStatics {
+  acceptGrammarEvaluationStateToken(state: unknown, token: number): void;
+}
+
+/** Compiled grammars a model keeps for requests that bring the same one again. */
+const GRAMMARS_KEPT = 16;
+
+/**
+ * Gives a sequence's sampler a grammar: node-llama-cpp's `controlledEvaluate` (3.21.1) does not forward a grammar to
+ * its sampler settings, though the sequence's `_resolveSamplerConfig`, which builds them, takes one (as its `evaluate`
+ * passes it). The sequence's own `_resolveSamplerConfig` is shadowed with one that adds the state set here, for the
+ * evaluation under way (one at a time per sequence: the decode loop feeds a row once per step). The sampler then
+ * masks with it and follows each token it draws (node-llama-cpp's `AddonSampler::acceptToken`).
+ */
+function grammarChannel(sequence: LlamaContextSequence): (state: LlamaGrammarEvaluationState | undefined) => void {
+  const own = sequence as unknown as { _resolveSamplerConfig?: (options: Record<string, unknown>) => unknown };
+  const resolve = own._resolveSamplerConfig;
+  if (typeof resolve !== 'function') {
+    throw new Error(
+      'node-llama-cpp no longer has the sequence this project guards: install the version package.json pins',
+    );
+  }
+  let current: LlamaGrammarEvaluationState | undefined;
+  Object.defineProperty(sequence, '_resolveSamplerConfig', {
+    value: (options: Record<string, unknown>) =>
+      resolve.call(sequence, { ...options, grammarEvaluationState: current }),
+    configurable: true,
+  });
+  return (state) => (current = state);
+}
+
+/**
  * One of a node-llama-cpp context's sequences (see LlamaSequence). Evaluations of one tick, across sequences, are
  * gathered into one llama.cpp batch by node-llama-cpp.
  */
-function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number): LlamaSequence {
+function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number, sampler: NativeSampler): LlamaSequence {
   /** One array per position asked for (the last, or each of a speculated step's), written again each evaluation. */
   const each: Float32Array[] = [];
+  const useGrammar = grammarChannel(sequence);
+  /** The grammar state of the row whose plan has one: the tokens it has followed, which its draws extend. */
+  let grammar: { plan: SamplingPlan; state: LlamaGrammarEvaluationState; followed: number[] } | undefined;
+  /**
+   * The grammar state of a row's plan, having followed exactly what the row generated: made for a new row, caught up
+   * with tokens the sampler did not draw, made again where the row's tokens are not those it followed (a token the
+   * core wrote in place of a draw: a thought's end tag).
+   */
+  const grammarFor = async ({ plan, generated }: NativeStep) => {
+    if (plan.grammar === undefined) return undefined;
+    const fresh = () =>
+      sampler.grammarState(plan.grammar!).then((state) => ({ plan, state, followed: [] as number[] }));
+    if (grammar?.plan !== plan || grammar.followed.some((token, i) => generated[i] !== token)) grammar = await fresh();
+    for (const token of generated.slice(grammar.followed.length)) sampler.acceptToken(grammar.state, token);
+    grammar.followed = [...generated];
+    return grammar;
+  };
   // No context shift: a sequence that is full fails rather than silently forgetting the start of its prompt (the
   // generation core keeps prompt and reply within the window, so this is only ever a bug).
   const evaluate = (input: unknown[]) => sequence.controlledEvaluate(input as never, { contextShift: { size: 0 } });
   const evaluateEach: NonNullable<LlamaSequence['evaluateEach']> = async (tokens, next, from) => {
     const base = sequence.nextTokenIndex;
+    const followed = next === 'distribution' ? undefined : await grammarFor(next);
+    // A grammar's state follows each draw: one per evaluation (the core does not speculate on such rows).
+    if (followed && from < tokens.length - 1) throw new Error('a native grammar draws one token an evaluation');
     const input = tokens.map((token, i) => {
       if (i < from) return token as Token;
       const generateNext =
         next === 'distribution'
           ? { probabilities: true, options: FULL_DISTRIBUTION }
-          : { token: true, options: drawOptions(next, base + i + 1) };
+          : { token: true, options: planOptions(sampler, next, tokens.slice(from + 1, i + 1), base + i + 1) };
       return [token as Token, { generateNext }] as const;
     });
-    const output = await evaluate(input);
+    useGrammar(followed?.state);
+    let output;
+    try {
+      output = await evaluate(input);
+    } catch (error) {
+      if (followed) grammar = undefined; // what its state followed is not known
+      throw error;
+    } finally {
+      useGrammar(undefined);
+    }
     return output.slice(from).map((item, k) => {
-      const out = (each[k] ??= new Float32Array(vocabularySize));
       const drawn = item?.next;
       if (next === 'distribution') {
         if (!drawn?.probabilities) throw new Error('llama.cpp gave no probabilities for the next token');
-        return logProbabilities(out, drawn.probabilities as Map<number, number>);
+        return logProbabilities(
+          (each[k] ??= new Float32Array(vocabularySize)),
+          drawn.probabilities as Map<number, number>,
+        );
       }
       if (drawn?.token === undefined || drawn.token === null) throw new Error('llama.cpp drew no next token');
-      return drawnToken(out, drawn.token);
+      followed?.followed.push(drawn.token);
+      return { token: drawn.token };
     });
   };
   return {
+    executes: NODE_SAMPLING,
     evaluateEach,
     async evaluate(tokens, next) {
       if (next !== undefined) return (await evaluateEach(tokens, next, tokens.length - 1))[0];
@@ -284,11 +461,37 @@ function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number): L
 const FULL_DISTRIBUTION = Object.freeze({ temperature: 1, topK: 0, topP: 1, minP: 0 });
 
 /**
- * A native draw's sampler after `position` tokens, seeded per position: node-llama-cpp seeds a fresh sampler for each
- * call, whose first draw it would otherwise repeat.
+ * A native step's sampler settings after `position` tokens: its plan, with the row's generated tokens and `ahead` (the
+ * speculated tokens fed before this position, as if generated) as the penalties' history.
  */
-const drawOptions = (draw: NativeDraw, position: number) => ({
-  ...FULL_DISTRIBUTION,
-  temperature: draw.temperature,
-  seed: (Math.imul(draw.seed ^ position, 0x85ebca6b) >>> 1) % 0x7fffffff,
-});
+function planOptions(
+  sampler: NativeSampler,
+  { plan, generated }: NativeStep,
+  ahead: readonly number[],
+  position: number,
+) {
+  const penalized = plan.presencePenalty !== 0 || plan.frequencyPenalty !== 0;
+  const history = penalized ? [...generated, ...ahead] : [];
+  const { logitBias } = plan;
+  return {
+    ...FULL_DISTRIBUTION,
+    temperature: plan.temperature,
+    seed: drawSeed(plan.seed, position),
+    ...(penalized && {
+      repeatPenalty: {
+        penalty: 1,
+        presencePenalty: plan.presencePenalty,
+        frequencyPenalty: plan.frequencyPenalty,
+        // All of it: node-llama-cpp widens its window (64 tokens by default) to the history it is given.
+        punishTokens: history as Token[],
+      },
+    }),
+    ...(logitBias && { tokenBias: sampler.tokenBias(logitBias) }),
+  };
+}
+
+/**
+ * A draw's seed at `position`: node-llama-cpp seeds a fresh sampler for each evaluation, whose first draw it would
+ * otherwise repeat at every step.
+ */
+const drawSeed = (seed: number, position: number) => (Math.imul(seed ^ position, 0x85ebca6b) >>> 1) % 0x7fffffff;

@@ -1,25 +1,29 @@
 import { EngineError } from '../../engine-interface/index.ts';
-import type { DecodeBatch, NativeDraw, PrefillInput } from '../../generation/decode-loop.ts';
+import type { DecodeBatch, PrefillInput } from '../../generation/decode-loop.ts';
+import type { NativeSampling, NativeStep, StepOutput } from '../../generation/sampling-plan.ts';
 
 /**
  * One llama.cpp sequence as a runtime offers it (node-llama-cpp's context sequences in Node, wllama's one sequence in
  * browsers): it holds keys and values of the tokens fed to it, in order.
  */
 export interface LlamaSequence {
+  /** What of a row's sampling plan the runtime's own sampler draws (the same for every sequence of a model). */
+  readonly executes: NativeSampling;
   /**
    * Feeds tokens after those it holds. With `next`, returns the token after the last: `'distribution'`, the model's
    * next-token log-probabilities (temperature 1, nothing cut; {@link LOWEST_LOGPROB} for a probability of 0); a
-   * NativeDraw, that token as the runtime's own sampler draws it (0 for it, -Infinity for every other). The array is
-   * the sequence's own, written again by its next evaluation (a row's logits are read before its next step): a new
-   * one each token would be a vocabulary's worth of garbage a token. A sequence that fails holds nothing afterwards.
+   * NativeStep (whose plan `executes` covers), that token as the runtime's own sampler draws it. The array is the
+   * sequence's own, written again by its next evaluation (a row's logits are read before its next step): a new one
+   * each token would be a vocabulary's worth of garbage a token. A sequence that fails holds nothing afterwards.
    */
-  evaluate(tokens: number[], next: 'distribution' | NativeDraw | undefined): Promise<Float32Array | undefined>;
+  evaluate(tokens: number[], next: 'distribution' | NativeStep | undefined): Promise<StepOutput | undefined>;
   /**
    * Feeds tokens as `evaluate` does and gives, for each of them from the one at `from` on, what `evaluate` gives of the
-   * token after it (each a draw of its own where `next` is a NativeDraw): speculated tokens are checked this way. A
-   * runtime whose pass gives only its last token's logits (wllama 2) has none, and its model does not speculate.
+   * token after it (each a draw of its own where `next` is a NativeStep, as if the tokens fed after `from` up to it had
+   * been generated): speculated tokens are checked this way. A runtime whose pass gives only its last token's logits
+   * (wllama 2) has none, and its model does not speculate.
    */
-  evaluateEach?(tokens: number[], next: 'distribution' | NativeDraw, from: number): Promise<Float32Array[]>;
+  evaluateEach?(tokens: number[], next: 'distribution' | NativeStep, from: number): Promise<StepOutput[]>;
   /** Keeps the first `length` tokens it holds. */
   truncate(length: number): Promise<void>;
   /** Forgets every token it holds. */
@@ -49,6 +53,16 @@ interface Slot {
  */
 const MIN_REUSED_TOKENS = 16;
 
+/** A runtime whose sampler is set greedy once (wllama 2's): it draws a greedy plan with nothing else, no more. */
+export const GREEDY_ONLY: NativeSampling = Object.freeze({
+  temperature: false,
+  nucleus: false,
+  penalties: false,
+  logitBias: false,
+  grammar: false,
+  logprobs: -1,
+});
+
 /**
  * The lowest log-probability a token is given: llama.cpp gives its probabilities in single precision, and one too small
  * for that is 0. Finite, so that a grammar can still pick among such tokens (all tied), and the value the OpenAI API
@@ -66,8 +80,8 @@ export const LOWEST_LOGPROB = -9999;
  * as log-probabilities: the same distribution, shifted by a constant, which no step of the core (penalties, bias, the
  * grammar mask, temperature, top_p, logprobs) tells apart from the logits. Runtimes hand them over slowly (node-llama-cpp
  * builds a sorted list one N-API call per token: 10 ms a step for a 32,000-token vocabulary, twice the forward pass of a
- * 0.5B model), so a row whose request needs nothing but a draw (NativeDraw: greedy, or sampled at a temperature) is
- * drawn by the runtime and handed back as that token alone.
+ * 0.5B model), so a row whose sampling plan the runtime's sampler covers (LlamaSequence.executes) is drawn by the
+ * runtime and handed back as that token alone.
  */
 export class SequenceBatch implements DecodeBatch<Slot> {
   readonly #slots: Slot[];
@@ -77,8 +91,9 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   readonly tokenBytes: number;
   /** Present where the runtime checks speculated tokens (see LlamaSequence.evaluateEach). */
   readonly retract?: (row: number, count: number) => Promise<void>;
-  /** A distribution per position costs a sorted list of the vocabulary each: only drawn rows speculate. */
-  readonly checksDrawsOnly = true;
+  /** A distribution per position costs a sorted list of the vocabulary each: only native rows speculate. */
+  readonly checksNativeOnly = true;
+  readonly executes: NativeSampling | undefined;
   /**
    * Neither runtime stops a pass once asked (node-llama-cpp's evaluations take no signal; wllama's decode checks one
    * only between its own batches, and leaves its count of cached tokens behind when it stops): a prompt is fed a piece
@@ -96,6 +111,7 @@ export class SequenceBatch implements DecodeBatch<Slot> {
       freedAt: 0,
     }));
     this.maxRows = this.#slots.length;
+    this.executes = sequences[0]?.executes;
     this.tokenBytes = tokenBytes;
     if (sequences.every((s) => s.evaluateEach)) {
       this.retract = (row, count) => {
@@ -118,13 +134,13 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     return { prefill: slot, cached };
   }
 
-  async fill(slot: Slot, from: number, to: number, input: PrefillInput, last: boolean, draw?: NativeDraw) {
+  async fill(slot: Slot, from: number, to: number, input: PrefillInput, last: boolean, native?: NativeStep) {
     if (!('tokens' in input)) throw new Error('llama.cpp reads prompts of tokens only');
     if (slot.tokens.length !== from)
       throw new Error(`a prefill holding ${slot.tokens.length} tokens was fed from ${from}`);
     const tokens = [...input.tokens];
     this.#passes++;
-    const logits = await this.#evaluate(slot, tokens, last, draw);
+    const logits = await this.#evaluate(slot, tokens, last, native);
     return last ? logits : undefined;
   }
 
@@ -161,9 +177,9 @@ export class SequenceBatch implements DecodeBatch<Slot> {
 
   async step(
     tokens: readonly (readonly number[])[],
-    draws?: readonly (NativeDraw | undefined)[],
+    native?: readonly (NativeStep | undefined)[],
     from?: readonly number[],
-  ): Promise<(row: number, at?: number) => Float32Array> {
+  ): Promise<(row: number, at?: number) => StepOutput> {
     const rows = this.#rows;
     if (tokens.length !== rows.length) throw new Error(`${tokens.length} rows fed to a batch of ${rows.length}`);
     // One pass: node-llama-cpp gathers the evaluations of one tick into one llama.cpp batch.
@@ -173,8 +189,8 @@ export class SequenceBatch implements DecodeBatch<Slot> {
         const fed = [...tokens[row]!];
         const first = from?.[row] ?? fed.length - 1;
         return first < fed.length - 1
-          ? this.#evaluateEach(slot, fed, first, draws?.[row])
-          : this.#evaluate(slot, fed, true, draws?.[row]).then((last) => [last]);
+          ? this.#evaluateEach(slot, fed, first, native?.[row])
+          : this.#evaluate(slot, fed, true, native?.[row]).then((last) => [last]);
       }),
     );
     return (row, at) => {
@@ -256,16 +272,16 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   }
 
   /** Feeds tokens to a slot's sequence: what it gives of the token after each from the one at `from` on. */
-  #evaluateEach(slot: Slot, tokens: number[], from: number, draw?: NativeDraw): Promise<Float32Array[]> {
-    return this.#feed(slot, tokens, () => slot.sequence.evaluateEach!(tokens, draw ?? 'distribution', from));
+  #evaluateEach(slot: Slot, tokens: number[], from: number, native?: NativeStep): Promise<StepOutput[]> {
+    return this.#feed(slot, tokens, () => slot.sequence.evaluateEach!(tokens, native ?? 'distribution', from));
   }
 
   /** Feeds tokens to a slot's sequence; with `logits`, what the sequence gives of the token after the last. */
-  async #evaluate(slot: Slot, tokens: number[], logits: true, draw?: NativeDraw): Promise<Float32Array>;
-  async #evaluate(slot: Slot, tokens: number[], logits: boolean, draw?: NativeDraw): Promise<Float32Array | undefined>;
-  async #evaluate(slot: Slot, tokens: number[], logits: boolean, draw?: NativeDraw): Promise<Float32Array | undefined> {
+  async #evaluate(slot: Slot, tokens: number[], logits: true, native?: NativeStep): Promise<StepOutput>;
+  async #evaluate(slot: Slot, tokens: number[], logits: boolean, native?: NativeStep): Promise<StepOutput | undefined>;
+  async #evaluate(slot: Slot, tokens: number[], logits: boolean, native?: NativeStep): Promise<StepOutput | undefined> {
     const output = await this.#feed(slot, tokens, () =>
-      slot.sequence.evaluate(tokens, logits ? (draw ?? 'distribution') : undefined),
+      slot.sequence.evaluate(tokens, logits ? (native ?? 'distribution') : undefined),
     );
     if (logits && !output) throw new Error('llama.cpp gave nothing for the next token');
     return output;
@@ -298,13 +314,6 @@ export function logProbabilities(
 ): Float32Array {
   out.fill(LOWEST_LOGPROB);
   for (const [token, p] of entries) if (p > 0) out[token] = Math.log(p);
-  return out;
-}
-
-/** A drawn token as logits, written into `out`: 0 for it, -Infinity for every other. */
-export function drawnToken(out: Float32Array, token: number): Float32Array {
-  out.fill(-Infinity);
-  out[token] = 0;
   return out;
 }
 

@@ -4,7 +4,7 @@ import { Wllama } from '@wllama/wllama/esm/index.js';
 import multiThreadWasm from '@wllama/wllama/esm/multi-thread/wllama.wasm?url';
 import singleThreadWasm from '@wllama/wllama/esm/single-thread/wllama.wasm?url';
 import { StoredFiles } from '../../downloads/index.ts';
-import type { NativeDraw } from '../../generation/decode-loop.ts';
+import type { NativeStep } from '../../generation/sampling-plan.ts';
 import { isDownloadedModel, modelFolder, storedManifest } from '../model-files.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { readGgufMetadata } from './gguf-metadata.ts';
@@ -12,7 +12,7 @@ import { ggufVocabulary, vocabularyDecoder } from './gguf-vocabulary.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
 import { contextWindowOf, DEFAULT_CONTEXT_WINDOW, ggufParts, type LlamaCppCandidate } from './llama-cpp-engine.ts';
-import { drawnToken, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
+import { GREEDY_ONLY, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
 import { watchWorker, type WorkerWatch } from './wllama-worker-watch.ts';
 
 /*
@@ -118,10 +118,7 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
       sequences: [wllamaSequence(wllama, vocabularySize, batchSize, worker)],
       tokenize: worker.guard((text: string, special: boolean) => wllama.tokenize(text, special)),
       tokenizer: {
-        // wllama tokenizes in its own worker, asynchronously: jump-forward, which retokenizes within a step, is off.
-        encode: () => {
-          throw new Error('wllama tokenizes asynchronously only');
-        },
+        // No `encode`: wllama tokenizes in its own worker, asynchronously, and jump-forward retokenizes within a step.
         ...vocabularyDecoder(vocabulary),
         readVocabulary: () => vocabulary,
       },
@@ -159,18 +156,19 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context:
 function wllamaSequence(wllama: Wllama, vocabularySize: number, batchSize: number, worker: WorkerWatch): LlamaSequence {
   const logits = new Float32Array(vocabularySize);
   return {
-    evaluate: worker.guard(async (tokens: number[], next: 'distribution' | NativeDraw | undefined) => {
+    executes: GREEDY_ONLY,
+    evaluate: worker.guard(async (tokens: number[], next: 'distribution' | NativeStep | undefined) => {
       const decoded = wllama.decode(tokens, { skipLogits: next === undefined });
       if (next === undefined) return void (await decoded);
       // wllama's worker answers in the order it is asked: the read of what a pass leaves is sent along with the pass,
       // so that a token costs one round trip to that worker, not two. An input longer than a batch is decoded in
       // several passes, each awaited before the next is sent, so its read waits for all of them.
       if (tokens.length > batchSize) await decoded;
-      if (next !== 'distribution' && next.temperature === 0) {
-        // wllama's sampler, set greedy at load: getLogits(1) would sort the whole vocabulary first (a third of a
-        // 32,000-token model's step in WebAssembly).
+      if (next !== 'distribution') {
+        // wllama's sampler, set greedy at load (all it executes: see GREEDY_ONLY): getLogits(1) would sort the whole
+        // vocabulary first (a third of a 32,000-token model's step in WebAssembly).
         const [, { token }] = await Promise.all([decoded, wllama.samplingSample()]);
-        return drawnToken(logits, token);
+        return { token };
       }
       const [, distribution] = await Promise.all([decoded, wllama.getLogits(-1)]);
       return logProbabilities(
