@@ -131,6 +131,9 @@ export type GenerationSteps = Pick<DecodeJob, 'rows' | 'maxNewTokens' | 'next' |
  * and fed in one pass (jump-forward, see {@link forcedTokens}). A thought that reaches its budget (`thoughtBudget`: a
  * share of the reply's tokens by reasoning effort) is closed there: its end tag is written in the model's place, one
  * token a step, and the model answers after it, as it would after a thought of its own.
+ *
+ * Where the engine draws a row's whole sampling plan itself (`options.executes`, see {@link samplingPlans}), that row
+ * is drawn there instead, and only its tokens come back; the choice pipeline is the same.
  */
 export async function generateTokens(
   tokenizer: GenerationTokenizer,
