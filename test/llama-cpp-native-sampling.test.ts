@@ -48,8 +48,8 @@ describe('native sampling plans (node-llama-cpp)', () => {
   const generate = (request: Partial<ChatRequest>) =>
     model.generate(chatRequest({ messages: story.messages, ...request }));
   const tokens = (result: ChatResult) => result.choices[0]!.text;
-  /** The same request on the logits path: a request for logprobs takes it, and reports what it drew. */
-  const onLogits = async (request: Partial<ChatRequest>) => tokens(await generate({ ...request, logprobs: 0 }));
+  /** The same request on the logits path: a request for alternatives in logprobs takes it. */
+  const onLogits = async (request: Partial<ChatRequest>) => tokens(await generate({ ...request, logprobs: 1 }));
 
   it('draws greedy tokens natively exactly as the logits path does, with logit bias and penalties', async () => {
     expect(tokens(await generate({}))).toBe(story.greedy_text);
@@ -110,6 +110,29 @@ describe('native sampling plans (node-llama-cpp)', () => {
     const two = await generate({ constraint: DIGIT, n: 2 });
     expect(two.choices.map((c) => c.text)).toEqual([tokens(greedy), tokens(greedy)]);
     expect(grammarsAsked).toEqual([DIGIT, DIGIT, DIGIT, DIGIT, DIGIT]);
+  });
+
+  it("reports a drawn token's logprob natively as the logits path does, greedy and sampled, biased and penalised", async () => {
+    const requests: Partial<ChatRequest>[] = [
+      { maxTokens: 12 },
+      { maxTokens: 12, temperature: 0.7, seed: 3, logitBias: { [story.greedy_ids[2]!]: 3 }, presencePenalty: 1 },
+    ];
+    for (const request of requests) {
+      const native = (await generate({ ...request, logprobs: 0 })).choices[0]!;
+      const onLogits = (await generate({ ...request, logprobs: 1 })).choices[0]!;
+      expect(native.text).toBe(onLogits.text);
+      expect(native.logprobs!.map((l) => l.topLogprobs)).toEqual(native.logprobs!.map(() => []));
+      native.logprobs!.forEach((entry, i) => {
+        const reference = onLogits.logprobs![i]!;
+        expect([entry.token, entry.bytes]).toEqual([reference.token, reference.bytes]);
+        expect(entry.logprob).toBeCloseTo(reference.logprob, 3);
+      });
+    }
+    // Drawn natively: such a row speculates (a row on the logits path does not), its logprobs the same.
+    const predicted = await generate({ maxTokens: 12, logprobs: 0, prediction: story.greedy_text });
+    expect(predicted.usage.acceptedPredictionTokens).toBeGreaterThan(5);
+    const alone = await generate({ maxTokens: 12, logprobs: 0 });
+    expect(predicted.choices[0]!.logprobs).toEqual(alone.choices[0]!.logprobs);
   });
 
   it('speculates on a native row with penalties: the same reply as without a prediction', async () => {

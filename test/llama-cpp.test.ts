@@ -139,9 +139,9 @@ describe('the sequences', () => {
     expect(new Set(first).size).toBeGreaterThan(1);
     // A draw seeded alike at every step would repeat itself; each step is seeded by its position.
     for (const reply of first) expect(new Set(reply.split(/\s+/)).size).toBeGreaterThan(3);
-    // Through the distribution (logprobs ask for it), the same seeds sample too, reproducibly.
-    const reported = await sampleAll({ logprobs: 0 });
-    expect(await sampleAll({ logprobs: 0 })).toEqual(reported);
+    // Through the distribution (alternatives in logprobs ask for it), the same seeds sample too, reproducibly.
+    const reported = await sampleAll({ logprobs: 1 });
+    expect(await sampleAll({ logprobs: 1 })).toEqual(reported);
   });
 
   it('speculates where llama.cpp draws: a right prediction in fewer passes; sampled output the same draw for draw', async () => {
@@ -158,9 +158,9 @@ describe('the sequences', () => {
     const guided = await sample(text(plain)[0]!);
     expect(text(guided)).toEqual(text(plain));
     expect(guided.usage.acceptedPredictionTokens).toBeGreaterThan(10);
-    // A request that needs the distribution (logprobs) does not speculate on llama.cpp: one per position costs more.
+    // A request that needs the distribution (alternatives in logprobs) does not speculate on llama.cpp: one per position costs more.
     const reported = await model.generate(
-      chatRequest({ messages: story.messages, logprobs: 0, prediction: story.greedy_text }),
+      chatRequest({ messages: story.messages, logprobs: 1, prediction: story.greedy_text }),
     );
     expect(reported.usage.acceptedPredictionTokens).toBeUndefined();
   });

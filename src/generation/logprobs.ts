@@ -1,4 +1,5 @@
 import type { GeneratedTokenLogprob } from '../engine-interface/index.ts';
+import type { NativeToken } from './sampling-plan.ts';
 
 /** What `logprobs` reports a token as: its text (alone) and its exact bytes. */
 export interface TokenText {
@@ -44,4 +45,20 @@ export function topIndices(values: Float32Array, k: number): number[] {
     if (best.length > k) best.pop();
   }
   return best;
+}
+
+/** A token an engine drew itself as `logprobs` reports it, spelled by `words`, with `top` of its alternatives. */
+export function nativeLogprob(drawn: NativeToken, top: number, words: TokenText): GeneratedTokenLogprob {
+  if (drawn.logprob === undefined || (top > 0 && !drawn.top)) {
+    throw new Error('the engine drew a token without the logprobs its plan wants');
+  }
+  const entry = (token: number, logprob: number) => ({
+    token: words.text(token),
+    logprob,
+    bytes: [...words.bytes(token)],
+  });
+  return {
+    ...entry(drawn.token, drawn.logprob),
+    topLogprobs: (drawn.top ?? []).slice(0, top).map((t) => entry(t.token, t.logprob)),
+  };
 }

@@ -1,4 +1,3 @@
-import type { GeneratedTokenLogprob } from '../engine-interface/index.ts';
 import type { LogitBias } from './sampling.ts';
 
 /**
@@ -59,10 +58,15 @@ export interface NativeStep {
   readonly generated: readonly number[];
 }
 
-/** A token an engine drew itself, and (where its plan wants logprobs) its logprob entry. */
+/**
+ * A token an engine drew itself; where its plan wants logprobs, its log probability under the distribution it was drawn
+ * from (after the plan's bias, penalties and grammar, at its temperature; 1 for greedy, as OpenAI reports it), and the
+ * plan's `logprobs` most likely tokens, most likely first: a handful of numbers, never a vocabulary's.
+ */
 export interface NativeToken {
   readonly token: number;
-  readonly logprob?: GeneratedTokenLogprob | undefined;
+  readonly logprob?: number | undefined;
+  readonly top?: readonly { readonly token: number; readonly logprob: number }[] | undefined;
 }
 
 /** What a forward pass gives of a row's next token: its logits (the logits path), or the token drawn natively. */

@@ -376,7 +376,8 @@ async function generateNatively(
         const counts = new Map<number, number>();
         for (const token of native.generated) counts.set(token, (counts.get(token) ?? 0) + 1);
         adjustLogits(logits, native.plan, counts);
-        steps.next(row, { token: logits.indexOf(Math.max(...logits)) }, true);
+        const token = logits.indexOf(Math.max(...logits));
+        steps.next(row, { token, ...(native.plan.logprobs !== undefined && { logprob: -0.25, top: [] }) }, true);
       }
     }
     return Promise.resolve({ cachedPromptTokens: 0 });
@@ -426,6 +427,18 @@ describe('sampling plans', () => {
     const greedy = await generateNatively({ maxTokens: 2, n: 2, seed: 5 }, row, { executes: DRAWS_ALL });
     expect(greedy.plans).toHaveLength(4);
     expect(greedy.plans[0]!.seed).not.toBe(greedy.plans[2]!.seed);
+  });
+
+  it("spells a native draw's logprob, where the engine reports as many alternatives as asked", async () => {
+    const row = () => logits({ [A]: 1 });
+    const executes = { ...DRAWS_ALL, logprobs: 0 };
+    const native = await generateNatively({ maxTokens: 2, logprobs: 0 }, row, { executes });
+    expect(native.plans).toHaveLength(2);
+    expect(native.result.choices[0]!.logprobs).toEqual([
+      { token: 'a', logprob: -0.25, bytes: [97], topLogprobs: [] },
+      { token: 'a', logprob: -0.25, bytes: [97], topLogprobs: [] },
+    ]);
+    expect((await generateNatively({ maxTokens: 2, logprobs: 1 }, row, { executes })).plans).toHaveLength(0);
   });
 
   it("constrains natively with the constraint's GBNF, else with Lantern's grammar on the logits path", async () => {

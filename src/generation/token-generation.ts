@@ -15,7 +15,7 @@ import type { ToolPrompt } from '../tools/tool-prompt.ts';
 import { ChoicePipeline } from './choice-pipeline.ts';
 import { rowSeed, type DecodeJob } from './decode-loop.ts';
 import type { GenerationTokenizer } from './generation-tokenizer.ts';
-import { tokenLogprob, type TokenText } from './logprobs.ts';
+import { nativeLogprob, tokenLogprob, type TokenText } from './logprobs.ts';
 import { DRAFT_LENGTHS, type Drafter } from './draft-model.ts';
 import { PromptLookup } from './prompt-lookup.ts';
 import { ProposalLength } from './proposal-length.ts';
@@ -234,8 +234,7 @@ export async function generateTokens(
         // Drawn by the engine under the row's whole plan (a native grammar's too: no jump-forward without Lantern's
         // own matcher, which a native row does not compile).
         if (proposed !== undefined && logits.token === proposed) choice.proposer?.accept();
-        if (logprobs && !logits.logprob) throw new Error('the engine drew a token without the logprobs its plan wants');
-        accept(row, logits.token, logprobs && logits.logprob);
+        accept(row, logits.token, logprobs && nativeLogprob(logits, logprobs.top, logprobs.words));
         return [logits.token];
       }
       adjustLogits(logits, sampling, choice.counts);
