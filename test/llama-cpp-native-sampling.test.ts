@@ -6,6 +6,7 @@ import { TaskQueue } from '../src/engines/task-queue.ts';
 import type { LlamaCppCandidate } from '../src/engines/llama-cpp/llama-cpp-engine.ts';
 import type { LlamaChatModel } from '../src/engines/llama-cpp/llama-chat-model.ts';
 import { loadChatModel } from '../src/engines/llama-cpp/node-llama-runtime.ts';
+import { llamaGrammar } from '../src/grammar/llama-grammar.ts';
 import { chatRequest } from './support/chat-request.ts';
 import { BUNDLED_MODELS, reference, type ChatReference } from './support/lantern.ts';
 
@@ -38,7 +39,7 @@ describe('native sampling plans (node-llama-cpp)', () => {
       {
         nativeGrammar: (constraint) => {
           grammarsAsked.push(constraint);
-          return Promise.resolve(constraint === DIGIT ? DIGIT_GBNF : undefined);
+          return constraint === DIGIT ? Promise.resolve(DIGIT_GBNF) : llamaGrammar(constraint);
         },
       },
     )) as ChatModel & LlamaChatModel;
@@ -110,6 +111,20 @@ describe('native sampling plans (node-llama-cpp)', () => {
     const two = await generate({ constraint: DIGIT, n: 2 });
     expect(two.choices.map((c) => c.text)).toEqual([tokens(greedy), tokens(greedy)]);
     expect(grammarsAsked).toEqual([DIGIT, DIGIT, DIGIT, DIGIT, DIGIT]);
+  });
+
+  it('never draws a control token under a grammar, whatever its bias, as the logits path never does', async () => {
+    // llama.cpp's grammar matches a token by its text: `<|im_start|>` (tiny-chat's id 1) fits inside a JSON string.
+    const request: Partial<ChatRequest> = {
+      constraint: { type: 'json', schema: { type: 'object' } },
+      logitBias: { 1: 100 },
+      maxTokens: 24,
+    };
+    const native = await generate({ ...request, logprobs: 0 });
+    const reference = await generate({ ...request, logprobs: 1 });
+    expect(native.choices[0]!.logprobs!.map((l) => l.token)).not.toContain('<|im_start|>');
+    expect(native.choices[0]!.text).toBe(reference.choices[0]!.text);
+    expect(grammarsAsked.at(-1)).toEqual(request.constraint);
   });
 
   it("reports a drawn token's logprob natively as the logits path does, greedy and sampled, biased and penalised", async () => {

@@ -1,7 +1,9 @@
 /** Where a reasoning model's reply is: before its thought, inside it, between it and the answer, or in the answer. */
 type Place = 'opening' | 'thought' | 'gap' | 'answer';
 
-const OPEN = '<think>';
+/** The tag that opens a thought. */
+export const THOUGHT_START = '<think>';
+const OPEN = THOUGHT_START;
 /** The tag that ends a thought (Qwen3's, DeepSeek-R1's). */
 export const THOUGHT_END = '</think>';
 

@@ -1,3 +1,4 @@
+import { llamaGrammar } from '../../grammar/llama-grammar.ts';
 import type { EngineLoaders } from '../model-loaders.ts';
 import type { LlamaCppCandidate } from './llama-cpp-engine.ts';
 
@@ -9,7 +10,10 @@ import type { LlamaCppCandidate } from './llama-cpp-engine.ts';
 export const LLAMA_CPP_LOADERS: EngineLoaders<LlamaCppCandidate> = {
   async chat(candidate, context) {
     const { loadChatModel } = await runtime();
-    return loadChatModel(candidate, context);
+    // The constraint as GBNF, for a runtime whose sampler constrains natively (node-llama-cpp's).
+    return loadChatModel(candidate, context, {
+      nativeGrammar: (constraint, syntax, thinking) => llamaGrammar(constraint, syntax, { thinking }),
+    });
   },
   async embeddings(candidate, context) {
     const { loadEmbeddingModel } = await runtime();

@@ -11,12 +11,14 @@ import type {
 } from 'node-llama-cpp';
 import type { NativeSampling, NativeStep, SamplingPlan } from '../../generation/sampling-plan.ts';
 import type { LogitBias } from '../../generation/sampling.ts';
+import { THOUGHT_END, THOUGHT_START } from '../../generation/thought-splitter.ts';
 import { isHubModel } from '../engine-descriptor.ts';
 import { modelFolder } from '../model-files.ts';
 import { defaultCpuThreads } from '../cpu-threads.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import {
+  controlTokens,
   kvBytesPerToken,
   LlamaChatModel,
   type GgufMetadata,
@@ -330,15 +332,40 @@ class NativeSampler {
     }
   }
 
-  tokenBias(bias: LogitBias): TokenBias {
-    let tokenBias = this.#biases.get(bias);
+  /**
+   * A plan's logit bias as node-llama-cpp takes it; under a grammar, with the model's control tokens taken out too (see
+   * {@link controlTokens}).
+   */
+  tokenBias(bias: LogitBias | undefined, grammar: boolean): TokenBias | undefined {
+    if (!bias && !grammar) return undefined;
+    const key = bias ?? NO_BIAS;
+    const kept = grammar ? this.#guardedBiases : this.#biases;
+    let tokenBias = kept.get(key);
     if (!tokenBias) {
       tokenBias = new this.#module.TokenBias(this.model.tokenizer);
       const map = (tokenBias as unknown as { _biases: Map<number, number> })._biases;
-      for (let i = 0; i < bias.ids.length; i++) map.set(bias.ids[i]!, bias.values[i]!);
-      this.#biases.set(bias, tokenBias);
+      for (let i = 0; i < key.ids.length; i++) map.set(key.ids[i]!, key.values[i]!);
+      // After the request's own bias, which may not lift them.
+      if (grammar) for (const token of this.#controlTokens()) map.set(token, -Infinity);
+      kept.set(key, tokenBias);
     }
     return tokenBias;
+  }
+
+  readonly #guardedBiases = new WeakMap<LogitBias, TokenBias>();
+  #control: number[] | undefined;
+
+  /**
+   * The control tokens a grammar must not let through: llama.cpp's grammar matches a token by its text, so a control
+   * token whose text fits (`<|im_start|>` inside a JSON string) would be drawn, which Lantern's mask never allows. The
+   * end tokens stay (the grammar decides where the reply may end), and so do a thought's tags, which a thinking
+   * model writes as its own control tokens and the grammar expects.
+   */
+  #controlTokens(): number[] {
+    this.#control ??= [...controlTokens((this.model.fileInfo.metadata as unknown as GgufMetadata).tokenizer.ggml)]
+      .filter(([text, token]) => !THOUGHT_TAGS.has(text) && !this.model.isEogToken(token as Token))
+      .map(([, token]) => token);
+    return this.#control;
   }
 
   /** A fresh state of a GBNF grammar (compiled once per text, while the model is loaded). */
@@ -369,6 +396,12 @@ interface AddonSamplerStatics {
 
 /** Compiled grammars a model keeps for requests that bring the same one again. */
 const GRAMMARS_KEPT = 16;
+
+/** A thought's tags, which a thinking model writes as control tokens of its own and a thinking grammar spells. */
+const THOUGHT_TAGS = new Set([THOUGHT_START, THOUGHT_END]);
+
+/** The bias of a plan without one: under a grammar, the control tokens' alone. */
+const NO_BIAS: LogitBias = Object.freeze({ ids: new Int32Array(), values: new Float32Array() });
 
 /**
  * Gives a sequence's sampler a grammar: node-llama-cpp's `controlledEvaluate` (3.21.1) does not forward a grammar to
@@ -509,7 +542,7 @@ function planOptions(
         punishTokens: history as Token[],
       },
     }),
-    ...(logitBias && { tokenBias: sampler.tokenBias(logitBias) }),
+    tokenBias: sampler.tokenBias(logitBias, plan.grammar !== undefined),
   };
 }
 
