@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createEngine, EngineError, type ChatResult } from '../../src/index.ts';
+import { bundledProfile, createEngine, EngineError, type ChatResult } from '../../src/index.ts';
 import { benchProfile, STORIES } from '../../bench/models.ts';
 import { chatRequest } from '../support/chat-request.ts';
 import { referenceValidator } from '../support/grammar-walk.ts';
@@ -14,14 +14,19 @@ import { SCHEMA_CORPUS } from '../support/schema-corpus.ts';
  */
 const MAX_TOKENS = 96;
 
+/** The bench's profile (transformers.js), and the bundled one on llama.cpp alone, whose sampler runs the grammar as GBNF. */
+const ON_TRANSFORMERS = () => benchProfile(BUNDLED_MODELS, HAS_STORIES_260K ? STORIES_260K : null);
+const ON_LLAMA_CPP = () => bundledProfile(BUNDLED_MODELS, { engines: ['llama.cpp'] });
+
 const MODELS = [
-  { name: 'tiny-chat', id: 'crimson-falcon-4', run: true },
-  { name: 'stories260K', id: STORIES, run: HAS_STORIES_260K },
+  { name: 'tiny-chat', id: 'crimson-falcon-4', run: true, profile: ON_TRANSFORMERS },
+  { name: 'tiny-chat on llama.cpp (native GBNF)', id: 'crimson-falcon-4', run: true, profile: ON_LLAMA_CPP },
+  { name: 'stories260K', id: STORIES, run: HAS_STORIES_260K, profile: ON_TRANSFORMERS },
 ];
 
-describe.each(MODELS)('the schema corpus on $name', ({ id, run }) => {
+describe.each(MODELS)('the schema corpus on $name', ({ id, run, profile }) => {
   it.runIf(run)('every choice that ends validates; a cut one says length', { timeout: 300_000 }, async () => {
-    const engine = createEngine({ profile: benchProfile(BUNDLED_MODELS, HAS_STORIES_260K ? STORIES_260K : null) });
+    const engine = createEngine({ profile: profile() });
     const check = referenceValidator();
     const counts = { stop: 0, length: 0, tool_calls: 0 };
     const invalid: string[] = [];
