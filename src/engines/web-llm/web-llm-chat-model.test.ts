@@ -11,7 +11,10 @@ import {
   type FakeCreateOptions,
 } from '../../../test/support/fake-web-llm.ts';
 import type { ChatEvent, ChatMessage, ChatRequest, LoadProgress } from '../../engine-interface/index.ts';
-import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
+import { WebLLMChatModel, toWebLLMRequest, webLLMMessages } from './web-llm-chat-model.ts';
+import { nativeRowPlan } from '../../generation/native-choices.ts';
+import { rowSeed } from '../../generation/decode-loop.ts';
+import { seed31 } from '../../generation/seeded-random.ts';
 import { WEB_LLM_ERROR_NAMES } from './web-llm-errors.ts';
 import { toolConstraint } from '../../../test/support/tools.ts';
 
@@ -79,8 +82,9 @@ describe('WebLLMChatModel', () => {
     expect(warm.progress.findLast((p) => p.status === 'progress_total')).toMatchObject({ loaded: 0, total: 0 });
   });
 
-  it('translates the request into web-llm terms, one streamed request per choice', () => {
-    expect(toWebLLMRequest(request({ maxTokens: 7, seed: 40, logitBias: { 5: -100 } }), 2)).toEqual({
+  it("translates a row's plan into web-llm terms, one streamed request per choice, seeded with the row's seed", () => {
+    const sent = (r: ChatRequest, row = 0) => toWebLLMRequest(r, nativeRowPlan(r, row));
+    expect(sent(request({ maxTokens: 7, seed: 40, logitBias: { 5: -100 } }), 2)).toEqual({
       messages: [
         { role: 'system', content: 'Be brief.' },
         { role: 'user', content: 'Hello there' },
@@ -94,19 +98,21 @@ describe('WebLLMChatModel', () => {
       frequency_penalty: -0.5,
       repetition_penalty: 1,
       max_tokens: 7,
-      seed: 42,
+      seed: rowSeed(seed31(40), 2),
       logit_bias: { 5: -100 },
     });
-    expect(toWebLLMRequest(request(), 0)).not.toHaveProperty('seed');
-    expect(toWebLLMRequest(request(), 0)).not.toHaveProperty('max_tokens');
+    // The first row draws from the request's own seed; unseeded, from web-llm's own generator.
+    expect(sent(request({ seed: 40 })).seed).toBe(40);
+    expect(sent(request())).not.toHaveProperty('seed');
+    expect(sent(request())).not.toHaveProperty('max_tokens');
     // An omitted max_tokens is bounded by the handler's limit (web-llm stops at its window's end by itself).
-    expect(toWebLLMRequest(request({ defaultMaxTokens: 50 }), 0).max_tokens).toBe(50);
-    expect(toWebLLMRequest(request({ maxTokens: 7, defaultMaxTokens: 50 }), 0).max_tokens).toBe(7);
+    expect(sent(request({ defaultMaxTokens: 50 })).max_tokens).toBe(50);
+    expect(sent(request({ maxTokens: 7, defaultMaxTokens: 50 })).max_tokens).toBe(7);
   });
 
   it("sends a turn's images as OpenAI's image_url parts, in place, without the detail web-llm refuses", () => {
     const url = 'data:image/png;base64,iVBORw0KGgo=';
-    const sent = toWebLLMRequest(
+    const messages = webLLMMessages(
       request({
         messages: [
           {
@@ -119,9 +125,8 @@ describe('WebLLMChatModel', () => {
           },
         ],
       }),
-      0,
     );
-    expect(sent.messages).toEqual([
+    expect(messages).toEqual([
       {
         role: 'user',
         content: [
@@ -147,17 +152,31 @@ describe('WebLLMChatModel', () => {
     expect(result.usage).toEqual({ promptTokens: fake.prefills[0]!.tokens, completionTokens: 11 });
   });
 
-  it('generates n choices one after the other, seeded seed + i, counting the prompt once', async () => {
+  it("generates n choices as the core's rows, from the last to the first, each with its own seed, counting the prompt once", async () => {
     const { model, fake } = await loaded();
     const result = await model.generate(request({ n: 3, seed: 10, maxTokens: 2 }));
-    // Choice 0 last: it is the conversation web-llm keeps.
-    expect(fake.requests.map((r) => r.seed)).toEqual([12, 11, 10]);
-    expect(result.choices).toEqual([
-      { text: 't010 t110 ', finishReason: 'length' },
-      { text: 't011 t111 ', finishReason: 'length' },
-      { text: 't012 t112 ', finishReason: 'length' },
-    ]);
+    // Choice 0 last: it is the conversation web-llm keeps. Its seed is the request's; the others' are mixed from it.
+    const seeds = [10, rowSeed(seed31(10), 1), rowSeed(seed31(10), 2)];
+    expect(fake.requests.map((r) => r.seed)).toEqual([...seeds].reverse());
+    // Each choice is the first two tokens of what the fake model writes under its seed.
+    const firstTwo = (seed: number) => {
+      const ids = fake.tokenizer.encode(Array.from({ length: 10 }, (_, i) => `t${i}${seed} `).join(''));
+      return fake.tokenizer.decode(ids.slice(0, 2));
+    };
+    expect(result.choices).toEqual(seeds.map((seed) => ({ text: firstTwo(seed), finishReason: 'length' })));
+    expect(result.choices[0]!.text).toBe('t010 t110 ');
     expect(result.usage).toEqual({ promptTokens: fake.prefills[0]!.tokens, completionTokens: 6 });
+    // The same seed, the same choices.
+    expect((await model.generate(request({ n: 3, seed: 10, maxTokens: 2 }))).choices).toEqual(result.choices);
+  });
+
+  it("counts the completion's tokens as the core's pipelines saw them, not as web-llm's usage chunk says", async () => {
+    const { model, fake } = await loaded();
+    // web-llm's own count is read only to know whether an end token followed the last token written.
+    fake.pipeline.getCurRoundCompletionTotalTokens = () => 1000;
+    const result = await model.generate(request({ seed: 1 }));
+    // Ten tokens written and the end token drawn after them.
+    expect(result.usage.completionTokens).toBe(11);
   });
 
   it('cuts at a stop sequence split across tokens, without leaking it, counting the prompt, and releases web-llm', async () => {
@@ -183,10 +202,10 @@ describe('WebLLMChatModel', () => {
     const { model, fake } = await loaded();
     const first = await model.generate(request({ seed: -1, n: 2 }));
     // web-llm's generator keeps a seed modulo 2^31 - 1 and refuses a negative one: -1 is sent as 2^31 - 2.
-    expect(fake.requests.map((r) => r.seed)).toEqual([0, 2147483646]);
+    expect(fake.requests.map((r) => r.seed)).toEqual([rowSeed(seed31(-1), 1), 2147483646]);
     expect((await model.generate(request({ seed: -1, n: 2 }))).choices).toEqual(first.choices);
     for (const seed of [Number.MIN_SAFE_INTEGER, -2147483647, Number.MAX_SAFE_INTEGER]) {
-      const sent = toWebLLMRequest(request({ seed }), 0).seed!;
+      const sent = toWebLLMRequest(request({ seed }), nativeRowPlan(request({ seed }), 0)).seed!;
       expect(sent).toBeGreaterThanOrEqual(0);
       expect(sent).toBeLessThan(2147483647);
       await expect(model.generate(request({ seed }))).resolves.toMatchObject({ choices: [{ finishReason: 'stop' }] });

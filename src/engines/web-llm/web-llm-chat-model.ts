@@ -7,19 +7,21 @@ import type {
   MLCEngineConfig,
 } from '@mlc-ai/web-llm';
 import {
-  ChatResultBuilder,
   EngineError,
   throwIfAborted,
-  type ChatEvent,
   type ChatRequest,
   type ChatResult,
-  type FinishReason,
   type LoadProgress,
 } from '../../engine-interface/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { TaskQueue } from '../task-queue.ts';
-import { ChoicePipeline } from '../../generation/choice-pipeline.ts';
-import { constraintGrammar, type GrammarSpec } from '../../grammar/output-constraint.ts';
+import {
+  generateNativeChoices,
+  type NativeRowPlan,
+  type NativeRowPrompt,
+  type NativeRowSink,
+} from '../../generation/native-choices.ts';
+import type { Vocabulary } from '../../grammar/token-bytes.ts';
 import type { WebLLMCandidate } from './web-llm-engine.ts';
 import { toolFormatOf } from '../../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../../tools/tool-prompt.ts';
@@ -27,7 +29,8 @@ import { failedBeforePrefill, loadError, runError } from './web-llm-errors.ts';
 import { HeldConversation, type WebLLMMessage } from './held-conversation.ts';
 import { webLLMProgress } from './web-llm-progress.ts';
 import { readWebLLMTokenizer, type WebLLMTokenizer } from './web-llm-tokenizer.ts';
-import { LogprobRecorder, logitProcessorSlot, type LogitProcessorSlot } from './web-llm-logprobs.ts';
+import { LogprobRecorder } from './web-llm-logprobs.ts';
+import { webLLMPipeline, type WebLLMPipeline } from './web-llm-pipeline.ts';
 import { endingWebLLMTakes, readAssistantRole, withoutPastThoughts } from './web-llm-turns.ts';
 import type { TokenText } from '../../generation/logprobs.ts';
 import { checkLogitBias } from '../../generation/token-generation.ts';
@@ -86,9 +89,13 @@ export interface WebLLMLoadOptions {
 }
 
 /**
- * A chat model on web-llm (WebGPU), behind the engine interface. Every choice is one streamed web-llm request (web-llm
- * refuses `n > 1` when streaming): the first token of each arrives as it is generated. Stop sequences are matched here
- * rather than by web-llm, so a stop sequence split across tokens never leaks into the output. When one matches, the
+ * A chat model on web-llm (WebGPU), behind the engine interface: an engine that samples itself, driven by the core
+ * (`generateNativeChoices`), which compiles the request's plan, runs its choices as rows and reads each row's tokens
+ * through the same choice pipeline as every engine's. Every row is one streamed web-llm request (web-llm refuses
+ * `n > 1` when streaming) that web-llm samples on the GPU; the ids it samples are read from its pipeline after each
+ * step (WebLLMPipeline), so the first token of each arrives as it is generated and no logits leave the GPU for them.
+ * Stop sequences are matched by the core rather than by web-llm, so a stop sequence split across tokens never leaks
+ * into the output. When one matches, the
  * generation is interrupted and its stream read to its end, which costs no further token and brings web-llm's usage
  * chunk (the prompt's tokens are counted nowhere else); `interruptGenerate` is safe there because the stream still
  * holds the model's lock, and web-llm clears the flag when the next generation starts (web-llm#447 concerns its
@@ -102,8 +109,8 @@ export interface WebLLMLoadOptions {
  *
  * A thinking model (Qwen3) thinks when the request asks it to: its thought goes out apart from the answer (`reasoning`
  * events), and a constraint's grammar lets the thought come first. Otherwise its thinking is switched off
- * (`extra_body.enable_thinking: false`): web-llm then writes an empty thinking block into the reply, which is taken
- * out of the answer and kept out of `max_tokens` (see `toWebLLMRequest`).
+ * (`extra_body.enable_thinking: false`): web-llm then writes an empty thinking block first into its output ids, which
+ * are skipped, and the block is kept out of `max_tokens` (see `toWebLLMRequest`).
  *
  * A raw prompt (`ChatRequest.prompt`) goes to web-llm's text completion instead (`completions.create`), whose chunks
  * are read the same way, the BOS its tokenizer adds before it; web-llm takes no grammar there, and the conversation it
@@ -116,8 +123,8 @@ export interface WebLLMLoadOptions {
  * Qwen3-0.6B cuts its replies short with them, mlc-llm#3482). A conversation that ends on an assistant turn, or holds
  * only system messages, which web-llm refuses, is sent ending on a turn it takes, so that the model answers after it
  * as on the CPU engines (`endingWebLLMTakes`).
- * With `n > 1`, choice 0 runs last, so the conversation web-llm holds afterwards is the one a client most likely
- * continues. That reuse is one key's (ChatRequest.cacheScope): a request of another key than the last one's makes
+ * With `n > 1`, choice 0 runs last (the core runs rows from the last), so the conversation web-llm holds afterwards
+ * is the one a client most likely continues. That reuse is one key's (ChatRequest.cacheScope): a request of another key than the last one's makes
  * web-llm start afresh. Lantern's requests take web-llm one at a time (`#turns`), each with all its choices, so that
  * what it holds is known when a request is sent, and a reset never lands in another's generation (web-llm's
  * `resetChat` takes no lock).
@@ -134,25 +141,31 @@ export class WebLLMChatModel {
   readonly #turns = new TaskQueue();
   /** The web-llm model ID. */
   readonly #model: string;
-  /** The model's tokenizer.json, read from web-llm's cache when first needed. */
-  #tokenizer: Promise<WebLLMTokenizer | undefined> | undefined;
+  /** The model's tokenizer.json as web-llm downloaded it, read at load: its replies are decoded from its ids by it. */
+  readonly #tokenizer: WebLLMTokenizer;
   /** The model's logit processor in web-llm, which reads the log probabilities. */
   readonly #logprobs: LogprobRecorder;
-  /** Where web-llm's pipeline holds that processor, attached only for a generation that reads it (see LogprobRecorder). */
-  readonly #processorSlot: LogitProcessorSlot | undefined;
+  /**
+   * The model's generation state in web-llm: where the sampled ids are read, and where the processor is attached only
+   * for a generation that asks for log probabilities (see LogprobRecorder).
+   */
+  readonly #pipeline: WebLLMPipeline;
   /** The assistant role of the model's template, read from web-llm's cache when first needed (`endingWebLLMTakes`). */
   #assistantRole: Promise<string | undefined> | undefined;
 
   private constructor(
     engine: WebLLMEngine,
     model: string,
+    tokenizer: WebLLMTokenizer,
     logprobs: LogprobRecorder,
+    pipeline: WebLLMPipeline,
     thinkingBlockTokens: number | undefined,
   ) {
     this.#engine = engine;
     this.#model = model;
+    this.#tokenizer = tokenizer;
     this.#logprobs = logprobs;
-    this.#processorSlot = logitProcessorSlot(engine, model);
+    this.#pipeline = pipeline;
     this.#thinkingBlockTokens = thinkingBlockTokens;
   }
 
@@ -160,30 +173,6 @@ export class WebLLMChatModel {
   #assistantRoleOf(): Promise<string | undefined> {
     this.#assistantRole ??= readAssistantRole(this.#model).catch(() => undefined);
     return this.#assistantRole;
-  }
-
-  /** How `logprobs` spells this model's tokens: their text alone and their exact bytes, from its tokenizer.json. */
-  async #tokenText(): Promise<TokenText> {
-    const tokenizer = await this.#tokenizerFile();
-    if (!tokenizer) {
-      throw new EngineError(
-        'invalid_request',
-        "This model's tokenizer cannot be read: it reports no log probabilities.",
-        {
-          param: 'logprobs',
-        },
-      );
-    }
-    const { bytes } = tokenizer.vocabulary;
-    const decoder = new TextDecoder();
-    const none = new Uint8Array();
-    return { text: (token) => decoder.decode(bytes[token] ?? none), bytes: (token) => bytes[token] ?? none };
-  }
-
-  /** The model's tokenizer.json as web-llm downloaded it (see WebLLMTokenizer). */
-  #tokenizerFile(): Promise<WebLLMTokenizer | undefined> {
-    this.#tokenizer ??= readWebLLMTokenizer(this.#model).catch(() => undefined);
-    return this.#tokenizer;
   }
 
   static async load(candidate: WebLLMCandidate, options: WebLLMLoadOptions): Promise<WebLLMChatModel> {
@@ -198,9 +187,19 @@ export class WebLLMChatModel {
       candidate.contextWindow === undefined ? undefined : { context_window_size: candidate.contextWindow };
     try {
       const engine = await (options.create ?? createMLCEngine)(candidate.model, config, chatOpts);
+      const pipeline = webLLMPipeline(engine, candidate.model);
+      if (!pipeline) {
+        throw new Error(
+          `This web-llm does not show its model's pipeline as 0.2.86 does: Lantern cannot read its tokens.`,
+        );
+      }
+      // web-llm attaches the registry's processor at load; it runs only where log probabilities are asked for.
+      pipeline.logitProcessor = undefined;
+      const tokenizer = await readWebLLMTokenizer(candidate.model);
+      if (!tokenizer) throw new Error(`web-llm's cache holds no tokenizer.json for ${candidate.model}.`);
       const thinks = THINKING_MODELS.test(candidate.model);
       const blockTokens = thinks ? await promptTokensOf(engine, EMPTY_THINKING_BLOCK) : undefined;
-      return new WebLLMChatModel(engine, candidate.model, logprobs, blockTokens);
+      return new WebLLMChatModel(engine, candidate.model, tokenizer, logprobs, pipeline, blockTokens);
     } catch (error) {
       throw loadError(error);
     }
@@ -216,68 +215,50 @@ export class WebLLMChatModel {
     // raw prompt has no template to switch it in.
     const thinks = this.#thinkingBlockTokens !== undefined && request.prompt === undefined;
     const thinking = thinks && request.thinking === true;
-    // The request's constraint, its calls in the generic format's syntax, after a thought when the model thinks: one
-    // grammar for all choices.
-    const grammar = request.constraint
-      ? await constraintGrammar(request.constraint, TOOL_FORMAT.syntax, { thinking })
-      : undefined;
-    // web-llm indexes its GPU logits by each id as given: one past the vocabulary is refused here, where its tokenizer
-    // can be read (without it, web-llm's own checks are all there are).
-    if (request.logitBias) {
-      const vocabulary = (await this.#tokenizerFile())?.vocabulary;
-      if (vocabulary) checkLogitBias(request.logitBias, vocabulary.strings.length);
-    }
+    const { vocabulary, bosText } = this.#tokenizer;
+    // web-llm indexes its GPU logits by each id as given: one past the vocabulary is refused before it is sent.
+    if (request.logitBias) checkLogitBias(request.logitBias, vocabulary.strings.length);
     // A raw prompt gets the BOS its tokenizer adds (transformers.js' too), which web-llm's text completion does not.
-    const bos = request.prompt === undefined ? '' : ((await this.#tokenizerFile())?.bosText ?? '');
-    const words = request.logprobs === undefined ? undefined : await this.#tokenText();
+    const bos = request.prompt === undefined ? '' : bosText;
+    const words = request.logprobs === undefined ? undefined : tokenText(vocabulary);
     const assistantRole = request.prompt === undefined ? await this.#assistantRoleOf() : undefined;
-    const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
-    const onEvent = (event: ChatEvent) => {
-      results.add(event);
-      options.onEvent?.(event);
-    };
-    const usage = { promptTokens: 0, completionTokens: 0 };
-    let reasoningTokens = 0;
-    let cachedPromptTokens = 0;
-    await this.#turns.run(async () => {
+    const how = { bos, words, thinkingOff: thinks && !thinking, assistantRole, signal: options.signal };
+    return this.#turns.run(async () => {
       // Another key's conversation is dropped before this one's request meets it.
       await this.#held.claim(request.cacheScope, () => this.#engine.resetChat());
-      // From the last choice to the first: web-llm keeps only its last conversation's cache (see the class comment).
-      for (let index = request.n - 1; index >= 0; index--) {
-        const choice = await this.#generateChoice(request, index, { signal: options.signal, onEvent }, grammar, {
-          bos,
-          words,
+      return generateNativeChoices(
+        request,
+        {
           thinking,
-          thinkingOff: thinks && !thinking,
-          assistantRole,
-        });
-        usage.promptTokens = choice.promptTokens; // the same prompt for every choice: counted once
-        usage.completionTokens += choice.completionTokens;
-        reasoningTokens += choice.reasoningTokens;
-        cachedPromptTokens = Math.max(cachedPromptTokens, choice.cachedPromptTokens);
-      }
+          calls: toolPrompt(request, TOOL_FORMAT).calls,
+          syntax: TOOL_FORMAT.syntax,
+          decode: decoderOf(vocabulary),
+          signal: options.signal,
+          onEvent: options.onEvent,
+        },
+        (row, plan, sink) => this.#runRow(request, plan, sink, how),
+      );
     }, options.signal);
-    return results.result({
-      ...usage,
-      ...(thinking && { reasoningTokens }),
-      ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
-    });
   }
 
-  async #generateChoice(
+  /**
+   * One row of a request, as one streamed web-llm request: web-llm samples it on the GPU under the row's plan, and the
+   * ids it sampled are read from its pipeline (WebLLMPipeline) after each step and handed to the core. Its text is
+   * kept only as the reply web-llm's conversation holds (HeldConversation).
+   */
+  async #runRow(
     request: ChatRequest,
-    index: number,
-    { signal, onEvent }: RunOptions,
-    grammar: GrammarSpec | undefined,
+    plan: NativeRowPlan,
+    sink: NativeRowSink,
     how: {
       bos: string;
       words: TokenText | undefined;
-      thinking: boolean;
       thinkingOff: boolean;
       assistantRole: string | undefined;
+      signal: AbortSignal | undefined;
     },
-  ) {
-    const { bos, words, thinking: reasoning, thinkingOff, assistantRole } = how;
+  ): Promise<NativeRowPrompt> {
+    const { bos, words, thinkingOff, assistantRole, signal } = how;
     throwIfAborted(signal);
     const rawPrompt = request.prompt !== undefined;
     // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache,
@@ -285,9 +266,8 @@ export class WebLLMChatModel {
     const held = rawPrompt ? [] : this.#held.asHeld(request.messages);
     const messages = this.#thinkingBlockTokens === undefined ? held : withoutPastThoughts(held);
     const sent = rawPrompt ? request : { ...request, messages };
-    const chat = rawPrompt
-      ? undefined
-      : toWebLLMRequest(sent, index, thinkingOff ? this.#thinkingBlockTokens : undefined, grammar);
+    const blockTokens = thinkingOff ? this.#thinkingBlockTokens : undefined;
+    const chat = rawPrompt ? undefined : toWebLLMRequest(sent, plan, blockTokens);
     // Ending on a turn web-llm takes last, as the CPU engines answer a conversation that ends on another.
     if (chat) {
       const ending = endingWebLLMTakes(chat.messages as WebLLMMessage[], assistantRole);
@@ -301,16 +281,16 @@ export class WebLLMChatModel {
       : request.constraint.type === 'tools'
         ? 'tools'
         : (request.constraint.param ?? 'response_format');
-    // The recorder runs in web-llm only for a generation that reads it: each step it runs costs a copy of the logits.
-    if (this.#processorSlot) this.#processorSlot.logitProcessor = words || reasoning ? this.#logprobs : undefined;
-    // Log probabilities as Lantern reads them (LogprobRecorder), of this generation only: web-llm runs one at a time.
+    // The recorder runs in web-llm only for a generation that asks for log probabilities: each step it runs costs a
+    // copy of the logits to the CPU and back.
+    this.#pipeline.logitProcessor = words ? this.#logprobs : undefined;
     this.#logprobs.begin(
       words && {
-        top: request.logprobs!,
-        temperature: request.topP === 0 ? 0 : request.temperature,
-        logitBias: request.logitBias,
-        presencePenalty: request.presencePenalty,
-        frequencyPenalty: request.frequencyPenalty,
+        top: plan.logprobs!,
+        temperature: plan.topP === 0 ? 0 : plan.temperature,
+        logitBias: plan.logitBias,
+        presencePenalty: plan.presencePenalty,
+        frequencyPenalty: plan.frequencyPenalty,
         words,
       },
     );
@@ -318,31 +298,22 @@ export class WebLLMChatModel {
     try {
       stream = chat
         ? await this.#engine.chat.completions.create(chat)
-        : asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, index, bos)));
+        : asChatChunks(await this.#engine.completions.create(toWebLLMCompletionRequest(request, plan, bos)));
     } catch (error) {
       // Refused by web-llm's request check: it holds its conversation still.
       throw runError(error, { constraintParam });
     }
     const iterator = stream[Symbol.asyncIterator]();
-    const pipeline = new ChoicePipeline(index, {
-      onEvent,
-      stop: request.stop,
-      calls: toolPrompt(request, TOOL_FORMAT).calls,
-      constraint: request.constraint,
-      logprobs: request.logprobs !== undefined,
-      reasoning,
-    });
-    // The empty thinking block web-llm writes when thinking is off is its own doing, not the model's answer.
-    const thinking = leadingStripper(thinkingOff ? EMPTY_THINKING_BLOCK : '');
-    // The reply as web-llm writes it (its conversation's), before the thinking block and stop sequences come off.
+    // The output ids read so far: web-llm writes a switched-off thinking block's first, which the model did not sample.
+    let seen = blockTokens ?? 0;
+    // The reply as web-llm writes it (its conversation's), its empty thinking block included.
     let raw = '';
-    let deltas = 0;
-    let finishReason: FinishReason = 'stop';
     let webLLMFinish: string | null = null;
     let usage: ChatCompletionChunk['usage'];
     let finished = false;
     let read = false;
-    let reasoningTokens = 0;
+    // Set when the core ended the choice (a stop sequence, or every call made) and web-llm was interrupted.
+    let ended = false;
     try {
       for (;;) {
         const next = await iterator.next();
@@ -358,31 +329,22 @@ export class WebLLMChatModel {
         const choice = chunk.choices[0];
         if (!choice) continue;
         const content = choice.delta.content ?? '';
-        if (pipeline.finishReason) {
+        if (ended) {
           // Interrupted: only the final and usage chunks should follow. A token means it was not; close it then.
           if (content) break;
           continue;
         }
+        raw += content;
         // The tokens sampled since the last chunk (web-llm holds a chunk back while it ends inside a character).
-        const logprobs = content && request.logprobs !== undefined ? this.#logprobs.take() : [];
-        const tokens = content ? this.#logprobs.sampled() : 0;
-        const thought = pipeline.reasoningTokens;
-        if (content) {
-          deltas += 1;
-          raw += content;
-        }
-        // A stop sequence, or a reply that has made every call it may (one, without parallel calls), ends it.
-        const ended = pipeline.pushText(thinking.push(content), logprobs);
-        // The pipeline counts the pieces fed while the model thought: a piece is this many tokens.
-        if (pipeline.reasoningTokens > thought) reasoningTokens += tokens;
-        if (ended) {
+        const tokens = this.#pipeline.outputIds.slice(seen);
+        seen += tokens.length;
+        const logprobs = words ? this.#logprobs.take().slice(0, tokens.length) : undefined;
+        if (tokens.length > 0 && sink.push(tokens, logprobs)) {
+          ended = true;
           await this.#engine.interruptGenerate();
           continue;
         }
-        if (choice.finish_reason) {
-          webLLMFinish = choice.finish_reason;
-          finishReason = choice.finish_reason === 'length' ? 'length' : 'stop';
-        }
+        if (choice.finish_reason) webLLMFinish = choice.finish_reason;
       }
     } catch (error) {
       // Refused before its prefill, web-llm holds its conversation still; after, it will start afresh.
@@ -391,46 +353,29 @@ export class WebLLMChatModel {
     } finally {
       // Closing the stream early runs web-llm's own cleanup: the generation stops and its lock is released.
       if (!finished) await iterator.return?.().catch(() => {});
-      // What was sampled after the reply's last text (its end token) is not reported.
       this.#logprobs.begin(undefined);
     }
-    // Stopped by Lantern (a stop sequence, or every call made), it ended as `stop` already.
-    const stopped = pipeline.finishReason !== null;
-    if (!stopped) pipeline.pushText(thinking.flush());
-    // The end, checked against the constraint: a constrained choice that ended on its own must hold a valid answer.
-    pipeline.end(finishReason);
     // web-llm's usage counts only the tokens it prefilled: with its cache reused, the rest of the prompt was held.
     const promptTokens = cachedPromptTokens + (usage?.prompt_tokens ?? 0);
-    if (finished && !stopped && webLLMFinish === 'stop' && usage && chat) {
-      const reply = { text: pipeline.text, toolCalls: pipeline.toolCalls };
-      const held = chat.messages as WebLLMMessage[];
-      this.#held.hold(request.messages, reply, held, raw, promptTokens, usage.completion_tokens);
+    if (ended) {
+      // Stopped by the core (a stop sequence, or every call made): web-llm's conversation holds more than the reply.
+      this.#held.forget();
+      return { promptTokens, cachedPromptTokens };
+    }
+    // Its completion tokens count every token it sampled: one more than the ids it wrote is the end token it drew.
+    const sampled = seen - (blockTokens ?? 0);
+    const endToken = webLLMFinish === 'stop' && (usage?.completion_tokens ?? 0) > sampled;
+    // The end, checked against the constraint: a constrained choice that ended on its own must hold a valid answer.
+    const reply = sink.end(webLLMFinish === 'length' ? 'length' : 'stop', endToken);
+    if (finished && webLLMFinish === 'stop' && usage && chat) {
+      const sentMessages = chat.messages as WebLLMMessage[];
+      this.#held.hold(request.messages, reply, sentMessages, raw, promptTokens, usage.completion_tokens);
     } else {
-      // Cut, closed early, or a raw prompt (web-llm's text completion resets its chat): web-llm starts afresh.
+      // Cut, or a raw prompt (web-llm's text completion resets its chat): web-llm starts afresh.
       this.#held.forget();
     }
-    return {
-      promptTokens,
-      cachedPromptTokens,
-      reasoningTokens,
-      // Without a usage chunk, each content chunk was one token.
-      completionTokens: usage?.completion_tokens ?? deltas,
-    };
+    return { promptTokens, cachedPromptTokens };
   }
-}
-
-/** The modulus of web-llm's random generator (tvmjs' `LinearCongruentialGenerator`, 2^31 - 1). */
-const SEED_MODULUS = 2147483647;
-
-/**
- * The seed web-llm is given for choice `index` of a request seeded `seed` (any safe integer): `seed + index` modulo
- * 2^31 - 1, as its non-negative residue. web-llm keeps a seed modulo 2^31 - 1 itself (`setSeed`, lib/index.js 3839),
- * so seeds of one residue already gave one answer; a negative one it refuses with a plain Error ("Random state is
- * unexpectedly not strictly positive."). So -1 (llama.cpp's "random") answers as 2^31 - 2 does, reproducibly.
- */
-export function webLLMSeed(seed: number, index = 0): number {
-  const residue = ((seed % SEED_MODULUS) + SEED_MODULUS) % SEED_MODULUS;
-  return (residue + index) % SEED_MODULUS;
 }
 
 /**
@@ -472,27 +417,6 @@ async function* asChatChunks(stream: AsyncIterable<Completion>): AsyncGenerator<
   }
 }
 
-/** Removes `prefix` from the start of a streamed text, however its pieces split it; other text passes unchanged. */
-function leadingStripper(prefix: string) {
-  let held = '';
-  let done = prefix === '';
-  return {
-    push(piece: string): string {
-      if (done) return piece;
-      held += piece;
-      if (held.length < prefix.length && prefix.startsWith(held)) return '';
-      done = true;
-      return held.startsWith(prefix) ? held.slice(prefix.length) : held;
-    },
-    /** What is still held: a reply that ended inside what looked like the prefix. */
-    flush(): string {
-      if (done) return '';
-      done = true;
-      return held;
-    },
-  };
-}
-
 /**
  * The engine request for one choice of a raw prompt, in web-llm's text completion terms (as `toWebLLMRequest`).
  * `bos` is the text of what the model's tokenizer puts before a text (see WebLLMTokenizer): web-llm's text completion
@@ -501,10 +425,10 @@ function leadingStripper(prefix: string) {
  */
 export function toWebLLMCompletionRequest(
   request: ChatRequest,
-  index: number,
+  plan: NativeRowPlan,
   bos = '',
 ): CompletionCreateParamsStreaming {
-  const { messages: _messages, ...sampling } = toWebLLMRequest(request, index);
+  const { messages: _messages, ...sampling } = toWebLLMRequest(request, plan);
   return { ...sampling, prompt: bos + (request.prompt ?? ''), stream: true } as CompletionCreateParamsStreaming;
 }
 
@@ -534,41 +458,41 @@ export function webLLMMessages(request: ChatRequest): ChatCompletionRequestStrea
 }
 
 /**
- * The engine request for one choice, in web-llm's (OpenAI-shaped) terms. A seeded request gives choice `i` the seed
- * `seed + i` (as web-llm takes it: `webLLMSeed`), so choices differ from each other and the whole answer still repeats
- * for the same seed. `top_p: 0`
- * means the most likely token only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its
- * temperature 0. `thinkingOff` switches a thinking mode off: it is the tokens of the empty thinking block web-llm
- * then writes into its output (`forwardPrefill` pushes them into the output ids that `max_tokens` bounds), which
- * `max_tokens` is raised by, so that it bounds the reply alone. `grammar` is the constraint's grammar: EBNF text as
- * `response_format: {type: "grammar"}`, a structural tag (tool calls) as `{type: "structural_tag"}`. web-llm is never
- * asked for log probabilities: Lantern reads them itself (LogprobRecorder).
+ * The engine request for one row of a request, in web-llm's (OpenAI-shaped) terms: the messages from the request, the
+ * rest from the row's plan, which web-llm executes on the GPU (its sampler draws under the plan's temperature, top_p,
+ * seed, penalties and `logit_bias`; its XGrammar masks with the plan's grammar; `max_tokens` is its own limit). The seed
+ * is the row's, as web-llm's generator takes it (`webLLMSeed`). `top_p: 0` means the most likely token
+ * only (OpenAI's meaning), which web-llm refuses (it wants 0 < top_p): that is its temperature 0. `thinkingOff`
+ * switches a thinking mode off: it is the tokens of the empty thinking block web-llm then writes into its output
+ * (`forwardPrefill` pushes them into the output ids that `max_tokens` bounds), which `max_tokens` is raised by, so that
+ * it bounds the reply alone. The grammar is EBNF text as `response_format: {type: "grammar"}`, a structural tag (tool
+ * calls) as `{type: "structural_tag"}`. web-llm is never asked for log probabilities: Lantern reads them itself
+ * (LogprobRecorder).
  */
 export function toWebLLMRequest(
   request: ChatRequest,
-  index: number,
+  plan: NativeRowPlan,
   thinkingOff?: number,
-  grammar?: GrammarSpec,
 ): ChatCompletionRequestStreaming {
   const out: ChatCompletionRequestStreaming = {
     messages: webLLMMessages(request),
     stream: true,
     stream_options: { include_usage: true },
     n: 1,
-    temperature: request.topP === 0 ? 0 : request.temperature,
-    top_p: request.topP === 0 ? 1 : request.topP,
-    presence_penalty: request.presencePenalty,
-    frequency_penalty: request.frequencyPenalty,
+    temperature: plan.topP === 0 ? 0 : plan.temperature,
+    top_p: plan.topP === 0 ? 1 : plan.topP,
+    presence_penalty: plan.presencePenalty,
+    frequency_penalty: plan.frequencyPenalty,
     // Neutral: unset, web-llm applies the model config's own (Qwen2.5 ships 1.1, `sampleFromRawLogits`), on top of
     // the request's penalties. Only the request's apply, as on transformers.js.
     repetition_penalty: 1,
   };
+  if (plan.seed !== undefined) out.seed = webLLMSeed(plan.seed);
   // web-llm refuses only a prompt over its window, and stops at the window's end by itself: a default bound is passed as is.
-  const maxTokens = request.maxTokens ?? request.defaultMaxTokens;
-  if (maxTokens !== undefined) out.max_tokens = maxTokens + (thinkingOff ?? 0);
-  if (request.seed !== undefined) out.seed = webLLMSeed(request.seed, index);
-  if (request.logitBias) out.logit_bias = { ...request.logitBias };
+  if (plan.maxTokens !== undefined) out.max_tokens = plan.maxTokens + (thinkingOff ?? 0);
+  if (plan.logitBias) out.logit_bias = { ...plan.logitBias };
   if (thinkingOff !== undefined) out.extra_body = { enable_thinking: false };
+  const { grammar } = plan;
   if (grammar !== undefined) {
     out.response_format =
       'ebnf' in grammar
@@ -577,3 +501,40 @@ export function toWebLLMRequest(
   }
   return out;
 }
+
+/** The modulus of web-llm's random generator (tvmjs' `LinearCongruentialGenerator`, 2^31 - 1). */
+const SEED_MODULUS = 2147483647;
+
+/**
+ * A row's seed (any safe integer) as web-llm takes it: modulo 2^31 - 1, as its non-negative residue. web-llm keeps a
+ * seed modulo 2^31 - 1 itself (`setSeed`, lib/index.js 3839), so seeds of one residue already gave one answer; a
+ * negative one it refuses with a plain Error ("Random state is unexpectedly not strictly positive."). So -1 (llama.cpp's
+ * "random") answers as 2^31 - 2 does, reproducibly.
+ */
+export function webLLMSeed(seed: number): number {
+  return ((seed % SEED_MODULUS) + SEED_MODULUS) % SEED_MODULUS;
+}
+
+/** A model's token ids as the text web-llm writes for them: their bytes, special tokens' included, as UTF-8. */
+function decoderOf(vocabulary: Vocabulary): (ids: number[]) => string {
+  const decoder = new TextDecoder();
+  return (ids) => {
+    const pieces = ids.map((id) => vocabulary.bytes[id] ?? NO_BYTES);
+    const bytes = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
+    let at = 0;
+    for (const piece of pieces) {
+      bytes.set(piece, at);
+      at += piece.length;
+    }
+    return decoder.decode(bytes);
+  };
+}
+
+/** How `logprobs` spells a model's tokens: their text alone and their exact bytes. */
+function tokenText(vocabulary: Vocabulary): TokenText {
+  const decoder = new TextDecoder();
+  const { bytes } = vocabulary;
+  return { text: (token) => decoder.decode(bytes[token] ?? NO_BYTES), bytes: (token) => bytes[token] ?? NO_BYTES };
+}
+
+const NO_BYTES = new Uint8Array();

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { chatRequest } from '../../../test/support/chat-request.ts';
 import { loadedWebLLM as loaded } from '../../../test/support/fake-web-llm.ts';
 import type { ChatRequest } from '../../engine-interface/index.ts';
-import { LogprobRecorder, logitProcessorSlot } from './web-llm-logprobs.ts';
+import { LogprobRecorder } from './web-llm-logprobs.ts';
+import { webLLMPipeline } from './web-llm-pipeline.ts';
 
 const request = (overrides: Partial<ChatRequest> = {}) =>
   chatRequest({ messages: [{ role: 'user', content: 'Hello there' }], temperature: 0.7, ...overrides });
@@ -24,25 +25,28 @@ describe('the log-probability recorder in web-llm', () => {
     expect(fake.logitCopies).toBe(11);
   });
 
-  it("runs in a thinking generation, whose thought's tokens it counts, and not in one whose thinking is off", async () => {
+  it("does not run in a thinking generation: the thought's tokens are read from web-llm's output ids", async () => {
     const { model, fake } = await loaded('Qwen3-0.6B-q4f16_1-MLC');
-    const copies = fake.logitCopies; // the load's count of the empty thinking block's tokens
     await model.generate(request());
-    expect(fake.logitCopies).toBe(copies);
     fake.reply = () => ['<think>', '\nHm.\n', '</think>', '\n\n', 'Hi', '.'];
     const thought = await model.generate(request({ thinking: true }));
-    expect(thought.usage.reasoningTokens).toBeGreaterThan(0);
-    expect(fake.logitCopies).toBeGreaterThan(copies);
+    expect(thought.choices[0]).toEqual({ text: 'Hi.', reasoning: 'Hm.', finishReason: 'stop' });
+    // <think>, \n, H, m, ., \n, </think>: each token the model drew while thinking, as the core's pipeline counts them.
+    expect(thought.usage.reasoningTokens).toBe(7);
+    // Not one step's logits left the GPU, at load (the empty thinking block's count) or in either generation.
+    expect(fake.logitCopies).toBe(0);
+    // Asked for log probabilities, a thinking reply reads them: the answer's tokens get theirs (the pipeline's rule).
+    const asked = await model.generate(request({ thinking: true, logprobs: 1 }));
+    expect(asked.choices[0]!.logprobs!.map((l) => l.token)).toEqual(['H', 'i', '.']);
+    expect(fake.logitCopies).toBeGreaterThan(0);
   });
 
-  it('is found in the pipeline of the loaded model only; elsewhere it stays as web-llm loaded it', async () => {
+  it('is found in the pipeline of the loaded model only', async () => {
     const { fake } = await loaded();
-    expect(logitProcessorSlot(fake, fake.modelId)).toBe(fake.pipeline);
-    expect(logitProcessorSlot(fake, 'another-model')).toBeUndefined();
-    expect(logitProcessorSlot({}, fake.modelId)).toBeUndefined();
-    expect(
-      logitProcessorSlot({ loadedModelIdToPipeline: new Map([[fake.modelId, {}]]) }, fake.modelId),
-    ).toBeUndefined();
+    expect(webLLMPipeline(fake, fake.modelId)).toBe(fake.pipeline);
+    expect(webLLMPipeline(fake, 'another-model')).toBeUndefined();
+    expect(webLLMPipeline({}, fake.modelId)).toBeUndefined();
+    expect(webLLMPipeline({ loadedModelIdToPipeline: new Map([[fake.modelId, {}]]) }, fake.modelId)).toBeUndefined();
   });
 });
 

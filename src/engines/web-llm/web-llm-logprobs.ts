@@ -38,9 +38,8 @@ export interface LogprobRequest {
  * web-llm takes a processor only when it loads a model (`logitProcessorRegistry`), and then runs it at every step of
  * every generation: a copy of the logits to the CPU, a wait for the GPU, and two copies back (about 600 KB each way for
  * a 150k vocabulary, and a new array each step), whether anything reads them or not. So the recorder is registered at
- * load and then attached to the model's pipeline only for a generation that reads it (`LogitProcessorSlot`): one that
- * asks for log probabilities, or one whose thought's tokens are counted (`sampled`: web-llm reports no count of a
- * chunk's tokens).
+ * load and then attached to the model's pipeline (WebLLMPipeline) only for a generation that asks for log
+ * probabilities. Nothing else reads the logits: the tokens sampled are read from the pipeline's output ids.
  */
 export class LogprobRecorder implements LogitProcessor {
   #request: LogprobRequest | undefined;
@@ -49,8 +48,6 @@ export class LogprobRecorder implements LogitProcessor {
   #logits: Float32Array | undefined;
   readonly #counts = new Map<number, number>();
   #pending: GeneratedTokenLogprob[] = [];
-  /** Tokens sampled since `sampled()` was last called (every generation's, log probabilities asked for or not). */
-  #sampled = 0;
 
   /** Records the generation about to start; `undefined` records nothing (no log probabilities asked for). */
   begin(request: LogprobRequest | undefined): void {
@@ -65,14 +62,6 @@ export class LogprobRecorder implements LogitProcessor {
     this.#logits = undefined;
     this.#counts.clear();
     this.#pending = [];
-    this.#sampled = 0;
-  }
-
-  /** How many tokens web-llm sampled since the last call (a chunk it held back holds several). */
-  sampled(): number {
-    const sampled = this.#sampled;
-    this.#sampled = 0;
-    return sampled;
   }
 
   /** The entries of the tokens sampled since the last call. */
@@ -91,7 +80,6 @@ export class LogprobRecorder implements LogitProcessor {
   }
 
   processSampledToken(token: number): void {
-    this.#sampled += 1;
     const request = this.#request;
     const logits = this.#logits;
     if (!request || !this.#adjust || !logits) return;
@@ -102,25 +90,4 @@ export class LogprobRecorder implements LogitProcessor {
   }
 
   resetState(): void {}
-}
-
-/**
- * Where web-llm keeps the processor a loaded model runs (`LLMChatPipeline.logitProcessor`, from the registry at load),
- * which it reads at each step (`sampleFromRawLogits`: no copy of the logits when it is undefined; `commitSamplerState`).
- */
-export interface LogitProcessorSlot {
-  logitProcessor: LogitProcessor | undefined;
-}
-
-/**
- * The model's pipeline in a loaded web-llm engine, where its processor can be attached and detached between
- * generations; undefined when the engine does not show it (another web-llm than 0.2.86's MLCEngine, whose
- * `loadedModelIdToPipeline` is private): its processor then stays attached for every generation, as web-llm loaded it.
- */
-export function logitProcessorSlot(engine: object, modelId: string): LogitProcessorSlot | undefined {
-  const pipelines = (engine as { loadedModelIdToPipeline?: unknown }).loadedModelIdToPipeline;
-  const pipeline: unknown = pipelines instanceof Map ? pipelines.get(modelId) : undefined;
-  return typeof pipeline === 'object' && pipeline !== null && 'logitProcessor' in pipeline
-    ? (pipeline as LogitProcessorSlot)
-    : undefined;
 }

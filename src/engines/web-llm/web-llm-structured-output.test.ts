@@ -6,6 +6,7 @@ import { SCHEMA_CORPUS } from '../../../test/support/schema-corpus.ts';
 import { EngineError, type ChatEvent, type ChatRequest } from '../../engine-interface/index.ts';
 import { constraintGrammar } from '../../grammar/output-constraint.ts';
 import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
+import { nativeRowPlan } from '../../generation/native-choices.ts';
 
 const candidate = { engine: 'web-llm', model: 'SmolLM2-360M-Instruct-q4f32_1-MLC' } as const;
 const request = (overrides: Partial<ChatRequest> = {}): ChatRequest =>
@@ -26,7 +27,7 @@ describe('WebLLMChatModel structured output', () => {
     expect(fake.requests[0]).toMatchObject({ response_format: { type: 'grammar', grammar } });
     // Lantern reads the log probabilities itself (see below): web-llm is not asked for its own.
     expect(fake.requests[0]).not.toHaveProperty('logprobs');
-    expect(toWebLLMRequest(request(), 0)).not.toHaveProperty('response_format');
+    expect(toWebLLMRequest(request(), nativeRowPlan(request(), 0))).not.toHaveProperty('response_format');
   });
 
   it('over the corpus, every finished choice validates or the request fails: never an invalid success', async () => {

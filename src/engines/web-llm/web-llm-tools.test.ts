@@ -4,7 +4,7 @@ import { chatRequest } from '../../../test/support/chat-request.ts';
 import { referenceValidator } from '../../../test/support/grammar-walk.ts';
 import { toolConstraint } from '../../../test/support/tools.ts';
 import { EngineError, type ChatEvent, type ChatRequest } from '../../engine-interface/index.ts';
-import { WebLLMChatModel, toWebLLMRequest } from './web-llm-chat-model.ts';
+import { WebLLMChatModel, webLLMMessages } from './web-llm-chat-model.ts';
 
 /** Tool calling on web-llm: tools in the generic (Hermes) format in its messages, calls read from its stream. */
 const candidate = { engine: 'web-llm', model: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC', downloadBytes: 1000 } as const;
@@ -32,7 +32,7 @@ async function loaded(reply: string) {
 
 describe('WebLLMChatModel with tools', () => {
   it('writes tools, calls and results into system, assistant and user turns: web-llm sees no tool role', () => {
-    const messages = toWebLLMRequest(
+    const messages = webLLMMessages(
       request({
         messages: [
           { role: 'system', content: 'Be brief.' },
@@ -45,8 +45,7 @@ describe('WebLLMChatModel with tools', () => {
           { role: 'tool', content: '{"temperature": 18}', toolCallId: 'c1' },
         ],
       }),
-      0,
-    ).messages;
+    );
     expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
     expect(messages[0]!.content).toMatch(
       /^Be brief\.\n\n# Tools\n[\s\S]*<tools>\n\{"type": "function", "function": \{"name": "get_weather"/,
