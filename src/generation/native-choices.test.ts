@@ -26,7 +26,11 @@ function engine(reply: (row: number, plan: NativeRowPlan) => string) {
 }
 
 const generate = (request: ChatRequest, run: ReturnType<typeof engine>['run'], thinking = false) =>
-  generateNativeChoices(request, { thinking, syntax: toolFormatOf(undefined).syntax, decode }, run);
+  generateNativeChoices(
+    request,
+    { thinking, syntax: toolFormatOf(undefined).syntax, decode, vocabularySize: 128 },
+    run,
+  );
 
 describe('generateNativeChoices', () => {
   it('runs the rows from the last to the first, each with its own seed, and sums the usage from the pipelines', async () => {
@@ -56,6 +60,15 @@ describe('generateNativeChoices', () => {
     const result = await generate(chatRequest(), fake.run, true);
     expect(result.choices[0]).toEqual({ text: 'ok', reasoning: 'hm', finishReason: 'stop' });
     expect(result.usage.reasoningTokens).toBe(ids('<think>hm</think>').length);
+  });
+
+  it('refuses a logit_bias key past the vocabulary before the engine runs, naming logit_bias', async () => {
+    const fake = engine(() => 'a');
+    await expect(generate(chatRequest({ logitBias: { 128: 5 } }), fake.run)).rejects.toMatchObject({
+      kind: 'invalid_request',
+      param: 'logit_bias',
+    });
+    expect(fake.rows).toEqual([]);
   });
 
   it('refuses an engine that returns a row without ending it', async () => {

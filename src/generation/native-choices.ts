@@ -14,6 +14,7 @@ import type { ToolPrompt } from '../tools/tool-prompt.ts';
 import { ChoicePipeline } from './choice-pipeline.ts';
 import { rowSeed } from './decode-loop.ts';
 import { seed31 } from './seeded-random.ts';
+import { checkLogitBias } from './token-generation.ts';
 
 /**
  * What one row (choice) of a request asks of an engine that samples itself: the request's plan as that row executes
@@ -80,6 +81,8 @@ export interface NativeChoicesOptions {
   syntax: ToolCallSyntax;
   /** Decodes ids to the text the model wrote. */
   decode: (ids: number[]) => string;
+  /** The model's vocabulary size: a `logit_bias` key past it is refused before anything runs. */
+  vocabularySize: number;
   signal?: AbortSignal | undefined;
   onEvent?: ((event: ChatEvent) => void) | undefined;
 }
@@ -101,6 +104,7 @@ export async function generateNativeChoices(
   runRow: (row: number, plan: NativeRowPlan, sink: NativeRowSink) => Promise<NativeRowPrompt>,
 ): Promise<ChatResult> {
   const { thinking, signal } = options;
+  if (request.logitBias) checkLogitBias(request.logitBias, options.vocabularySize);
   const { constraint } = request;
   const grammar = constraint ? await constraintGrammar(constraint, options.syntax, { thinking }) : undefined;
   const seed = seed31(request.seed);

@@ -33,7 +33,6 @@ import { LogprobRecorder } from './web-llm-logprobs.ts';
 import { webLLMPipeline, type WebLLMPipeline } from './web-llm-pipeline.ts';
 import { endingWebLLMTakes, readAssistantRole, withoutPastThoughts } from './web-llm-turns.ts';
 import type { TokenText } from '../../generation/logprobs.ts';
-import { checkLogitBias } from '../../generation/token-generation.ts';
 
 /**
  * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
@@ -216,8 +215,6 @@ export class WebLLMChatModel {
     const thinks = this.#thinkingBlockTokens !== undefined && request.prompt === undefined;
     const thinking = thinks && request.thinking === true;
     const { vocabulary, bosText } = this.#tokenizer;
-    // web-llm indexes its GPU logits by each id as given: one past the vocabulary is refused before it is sent.
-    if (request.logitBias) checkLogitBias(request.logitBias, vocabulary.strings.length);
     // A raw prompt gets the BOS its tokenizer adds (transformers.js' too), which web-llm's text completion does not.
     const bos = request.prompt === undefined ? '' : bosText;
     const words = request.logprobs === undefined ? undefined : tokenText(vocabulary);
@@ -233,6 +230,8 @@ export class WebLLMChatModel {
           calls: toolPrompt(request, TOOL_FORMAT).calls,
           syntax: TOOL_FORMAT.syntax,
           decode: decoderOf(vocabulary),
+          // web-llm indexes its GPU logits by each id as given: one past the vocabulary is refused before it is sent.
+          vocabularySize: vocabulary.strings.length,
           signal: options.signal,
           onEvent: options.onEvent,
         },
