@@ -13,35 +13,26 @@ import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import type { ToolPrompt } from '../tools/tool-prompt.ts';
 import { ChoicePipeline } from './choice-pipeline.ts';
 import { rowSeed } from './decode-loop.ts';
+import type { SamplingPlan } from './sampling-plan.ts';
 import { seed31 } from './seeded-random.ts';
 import { checkLogitBias } from './token-generation.ts';
 
 /**
- * What one row (choice) of a request asks of an engine that samples itself: the request's plan as that row executes
- * it. Every field is the engine's to execute natively (its sampler, its grammar engine, its token limit); Lantern sees
- * only the tokens drawn.
- *
- * It is the per-row plan of issue 64 (`NativeDraw` grown into temperature, top_p, seed, penalties, bias, grammar and
- * log probabilities) written locally: when that plan type lands in decode-loop.ts, this is that type.
+ * What one row (choice) of a request asks of an engine that samples itself and runs whole rows (web-llm): the row's
+ * SamplingPlan, with the engine's own grammar (XGrammar's, not GBNF), the request's bias as it came, and the row's token
+ * limit, since the engine runs the row to its end. Every field is the engine's to execute natively; Lantern sees only
+ * the tokens drawn.
  */
-export interface NativeRowPlan {
-  /** 0: the most likely token. */
-  readonly temperature: number;
-  /** OpenAI's nucleus; 0 means the most likely token only. */
-  readonly topP: number;
+export interface NativeRowPlan extends Omit<SamplingPlan, 'seed' | 'grammar' | 'logitBias'> {
   /**
    * This row's seed: the request's own for the first row (a request of one draws as it says; none: the engine's own
    * randomness), a 31-bit one mixed from it for each other (`rowSeed`), so that choices draw apart. As the logits path
    * seeds its rows (`generateTokens`).
    */
   readonly seed?: number | undefined;
-  readonly presencePenalty: number;
-  readonly frequencyPenalty: number;
   readonly logitBias?: Readonly<Record<number, number>> | undefined;
   /** The request's output constraint as the grammar the engine masks with (after a thought, where the model thinks). */
   readonly grammar?: GrammarSpec | undefined;
-  /** How many alternatives each token's log probability lists; undefined: none asked for, none read. */
-  readonly logprobs?: number | undefined;
   /** The most tokens the row may generate (the request's `max_tokens`, else the handler's default); none: the window. */
   readonly maxTokens?: number | undefined;
 }
