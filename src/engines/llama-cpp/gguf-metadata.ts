@@ -1,5 +1,6 @@
 import { gguf } from '@huggingface/gguf';
 import type { GgufMetadata } from './llama-chat-model.ts';
+import { DEFAULT_CONTEXT_WINDOW } from './llama-cpp-engine.ts';
 
 /**
  * A GGUF's metadata read from its bytes in a browser (wllama reports only its scalar values, as text), nested by its
@@ -32,4 +33,10 @@ export async function readGgufMetadata(blob: Blob, url: string): Promise<GgufMet
     node[path.at(-1)!] = typeof value === 'bigint' ? Number(value) : value;
   }
   return nested as unknown as GgufMetadata;
+}
+
+/** The model's training context (`<architecture>.context_length`). */
+export function trainContext(metadata: GgufMetadata): number {
+  const arch = metadata[metadata.general.architecture] as { context_length?: number } | undefined;
+  return arch?.context_length ?? DEFAULT_CONTEXT_WINDOW;
 }

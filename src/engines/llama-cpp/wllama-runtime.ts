@@ -3,15 +3,14 @@
 import { Wllama } from '@wllama/wllama/esm/index.js';
 import multiThreadWasm from '@wllama/wllama/esm/multi-thread/wllama.wasm?url';
 import singleThreadWasm from '@wllama/wllama/esm/single-thread/wllama.wasm?url';
-import { StoredFiles } from '../../downloads/index.ts';
 import type { NativeStep } from '../../generation/sampling-plan.ts';
-import { isDownloadedModel, modelFolder, storedManifest } from '../model-files.ts';
 import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
-import { readGgufMetadata } from './gguf-metadata.ts';
+import { readGgufMetadata, trainContext } from './gguf-metadata.ts';
 import { ggufVocabulary, vocabularyDecoder } from './gguf-vocabulary.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
-import { contextWindowOf, DEFAULT_CONTEXT_WINDOW, ggufParts, type LlamaCppCandidate } from './llama-cpp-engine.ts';
+import { contextWindowOf, type LlamaCppCandidate } from './llama-cpp-engine.ts';
+import { ggufBlobs, wasmBlobUrl } from './wllama-blobs.ts';
 import { GREEDY_ONLY, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
 import { watchWorker, type WorkerWatch } from './wllama-worker-watch.ts';
 
@@ -26,38 +25,14 @@ import { watchWorker, type WorkerWatch } from './wllama-worker-watch.ts';
  * Lantern's (from this origin, precached), handed over as a blob so that the nested worker never needs the network.
  */
 
-/** The GGUF's parts as blobs: downloaded ones from Lantern's store, the app's own (the bundled models) by fetch. */
-async function ggufBlobs(candidate: LlamaCppCandidate): Promise<{ blobs: Blob[]; urls: string[] }> {
-  const folder = modelFolder(candidate.model, candidate.hub);
-  const store = new StoredFiles(caches);
-  // Each file from the source the candidate's manifest names (a hub file may be stored from the hub and a mirror).
-  const manifest = isDownloadedModel(candidate) ? await storedManifest(candidate, store) : undefined;
-  const files = new Map(manifest?.files.map((file) => [file.url, file]));
-  const urls = ggufParts(candidate.file).map((name) => new URL(folder.url + name, self.location.href).href);
-  const blobs = await Promise.all(
-    urls.map(async (url) => {
-      const stored = await store.response(files.get(url) ?? store.engineFile(url));
-      const response = stored ?? (await fetch(url));
-      if (!response.ok) throw new Error(`${url} could not be read: HTTP ${response.status}`);
-      return response.blob();
-    }),
-  );
-  return { blobs, urls };
-}
-
 let wasmBlobs: Promise<{ single: string; multi: string }> | undefined;
 
 /** wllama's binaries as blob URLs, read once per worker (from the precache when offline). */
 function wasmPaths(): Promise<{ single: string; multi: string }> {
-  const read = async (url: string) => {
-    const response = await fetch(new URL(url, self.location.href));
-    if (!response.ok) throw new Error(`wllama's WebAssembly (${url}) could not be read: HTTP ${response.status}`);
-    return URL.createObjectURL(await response.blob());
-  };
   wasmBlobs ??= (async () => {
-    const single = await read(singleThreadWasm);
+    const single = await wasmBlobUrl(singleThreadWasm);
     // The multi-threaded build runs only where SharedArrayBuffer does: a cross-origin isolated page.
-    const multi = self.crossOriginIsolated ? await read(multiThreadWasm) : '';
+    const multi = self.crossOriginIsolated ? await wasmBlobUrl(multiThreadWasm) : '';
     return { single, multi };
   })();
   wasmBlobs.catch(() => (wasmBlobs = undefined));
@@ -180,12 +155,6 @@ function wllamaSequence(wllama: Wllama, vocabularySize: number, batchSize: numbe
     truncate: worker.guard((length: number) => (length === 0 ? wllama.kvClear() : wllama.kvRemove(length, -1))),
     clear: worker.guard(() => wllama.kvClear()),
   };
-}
-
-/** The model's training context (`<architecture>.context_length`). */
-function trainContext(metadata: GgufMetadata): number {
-  const arch = metadata[metadata.general.architecture] as { context_length?: number } | undefined;
-  return arch?.context_length ?? DEFAULT_CONTEXT_WINDOW;
 }
 
 /**
