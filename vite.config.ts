@@ -64,6 +64,7 @@ export default defineConfig(({ mode }) => ({
         main: 'index.html',
         ...(mode === 'e2e' && {
           harness: 'test/e2e/harness.html',
+          wllama3: 'test/e2e/wllama3.html',
           bench: 'bench/browser/bench.html',
           engines: 'bench/browser/engines.html',
         }),

@@ -64,9 +64,11 @@ export async function loadWllama3(candidate: LlamaCppCandidate, device: LlamaDev
   const contextLength = contextWindowOf(candidate, trainContext(metadata));
   try {
     await wllama.loadModel(blobs, {
-      // Each row's window, in one cache the rows share (wllama 3's unified cache): rows × window cells.
+      // Each row a window of its own (wllama 3 unifies them by default: one row could then take every row's cells,
+      // and another fail mid-reply), which llama.cpp checks a request against before it decodes any of it.
       n_ctx: contextLength * rows,
       n_parallel: rows,
+      kv_unified: false,
       // 0 keeps llama.cpp from registering its WebGPU device at all.
       n_gpu_layers: device.device === 'webgpu' ? 999 : 0,
       n_threads: candidate.threads ?? Math.max(1, Math.floor((navigator.hardwareConcurrency || 1) / 2)),
@@ -119,6 +121,8 @@ async function* completion(
     });
   try {
     for (;;) {
+      // Pieces wllama streamed before an abort was heard are not the caller's any more.
+      throwIfAborted(signal);
       const piece = pieces.shift();
       if (piece) {
         yield piece;
@@ -126,7 +130,6 @@ async function* completion(
       } else if (settled) break;
       else await new Promise<void>((resolve) => (wake = resolve));
     }
-    throwIfAborted(signal);
     if (failure !== undefined && !(failure instanceof WllamaAbortError)) throw asEngineError(failure);
   } finally {
     signal?.removeEventListener('abort', abort);
