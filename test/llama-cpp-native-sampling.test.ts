@@ -127,6 +127,17 @@ describe('native sampling plans (node-llama-cpp)', () => {
     expect(grammarsAsked.at(-1)).toEqual(request.constraint);
   });
 
+  it("answers a schema whose GBNF llama.cpp's parser would refuse, on the logits path", async () => {
+    // `minLength: 2500` is a repetition `{2500}`, past the 2,000 llama.cpp's parser takes: no GBNF, the mask instead.
+    const constraint: OutputConstraint = {
+      type: 'json',
+      schema: { type: 'object', properties: { s: { type: 'string', minLength: 2500 } }, required: ['s'] },
+    };
+    const result = await generate({ constraint, maxTokens: 8 });
+    expect(result.choices[0]).toMatchObject({ finishReason: 'length' });
+    expect(result.choices[0]!.text).toMatch(/^\{"s":"/);
+  });
+
   it("reports a drawn token's logprob natively as the logits path does, greedy and sampled, biased and penalised", async () => {
     const requests: Partial<ChatRequest>[] = [
       { maxTokens: 12 },

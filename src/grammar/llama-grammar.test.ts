@@ -82,6 +82,13 @@ describe('llamaGrammar', () => {
     parallel: true,
   });
 
+  it("gives undefined for a repetition past llama.cpp's bound, which its parser would refuse whole", async () => {
+    const long = (minLength: number) =>
+      llamaGrammar({ type: 'json', schema: { type: 'object', properties: { s: { type: 'string', minLength } } } });
+    expect(await long(2000)).toContain('{2000}');
+    expect(await long(2001)).toBeUndefined();
+  });
+
   it('writes calls only for a required or named call, in the model family syntax', async () => {
     const hermes = (await llamaGrammar(tools('required'), HERMES))!;
     expect(hermes).toContain(gbnfLiteral('<tool_call>\n{"name": "get_weather", "arguments": '));

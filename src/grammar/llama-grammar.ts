@@ -72,6 +72,12 @@ export function gbnfOf(spec: GrammarSpec): string | undefined {
 /** EBNF that this translation cannot read. */
 class UnreadableEbnf extends Error {}
 
+/**
+ * The most a repetition's bound may say for llama.cpp's GBNF parser (`MAX_REPETITION_THRESHOLD`, which refuses the
+ * whole grammar past it): a schema's `maxLength: 5000` stays on the mask path, which has no such bound.
+ */
+const MAX_REPETITION = 2000;
+
 /** A part of a structural tag, as far as Lantern writes them. */
 type Format = { type: string } & Record<string, unknown>;
 
@@ -247,6 +253,8 @@ function tokenize(ebnf: string): Token[] {
       const bounds = ebnf.slice(i, end + 1).replace(/\s+/g, '');
       if (end < 0 || !/^\{\d+(,\d*)?\}$/.test(bounds))
         throw new UnreadableEbnf(`EBNF repetition ${ebnf.slice(i, i + 12)}`);
+      if (bounds.match(/\d+/g)!.some((n) => Number(n) > MAX_REPETITION))
+        throw new UnreadableEbnf(`a repetition ${bounds} past llama.cpp's ${MAX_REPETITION}`);
       tokens.push({ kind: 'op', text: bounds });
       i = end + 1;
     } else if ('()|*+?'.includes(c)) {
