@@ -78,6 +78,23 @@ class UnreadableEbnf extends Error {}
  */
 const MAX_REPETITION = 2000;
 
+/**
+ * How many elements the repetition about to follow `tokens` repeats, as llama.cpp counts them against its bound (its
+ * bound times this must stay under it): one for a name, literal or class; a group's every element, counted generously.
+ */
+function repeatedElements(tokens: readonly Token[]): number {
+  if (tokens.at(-1)?.text !== ')') return 1;
+  let depth = 0;
+  let elements = 0;
+  for (let i = tokens.length - 1; i >= 0; i--) {
+    const { kind, text } = tokens[i]!;
+    if (text === ')') depth++;
+    else if (text === '(' && --depth === 0) break;
+    else if (kind !== 'op') elements++;
+  }
+  return Math.max(1, elements);
+}
+
 /** A part of a structural tag, as far as Lantern writes them. */
 type Format = { type: string } & Record<string, unknown>;
 
@@ -253,7 +270,7 @@ function tokenize(ebnf: string): Token[] {
       const bounds = ebnf.slice(i, end + 1).replace(/\s+/g, '');
       if (end < 0 || !/^\{\d+(,\d*)?\}$/.test(bounds))
         throw new UnreadableEbnf(`EBNF repetition ${ebnf.slice(i, i + 12)}`);
-      if (bounds.match(/\d+/g)!.some((n) => Number(n) > MAX_REPETITION))
+      if (Math.max(...bounds.match(/\d+/g)!.map(Number)) * repeatedElements(tokens) >= MAX_REPETITION)
         throw new UnreadableEbnf(`a repetition ${bounds} past llama.cpp's ${MAX_REPETITION}`);
       tokens.push({ kind: 'op', text: bounds });
       i = end + 1;
