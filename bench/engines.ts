@@ -2,8 +2,9 @@
  * llama.cpp against transformers.js in Node, on the same weights, in one run: each model's ONNX export
  * (transformers.js, CPU, fp32) and its GGUF (llama.cpp through node-llama-cpp, f32), converted from that export by
  * scripts/fixtures/gguf_convert.py, which gives the same greedy tokens. Both engines run under Lantern's own generation
- * core (the same decode loop, sampler and grammar masks), each called directly (`createEngine`, `engine.chat`) with a
- * profile of its one candidate, so what differs is the runtime under the core:
+ * core (the same decode loop and choice pipeline; transformers.js under Lantern's sampler and grammar masks, llama.cpp
+ * under its own sampler and GBNF), each called directly (`createEngine`, `engine.chat`) with a profile of its one
+ * candidate, so what differs is the runtime under the core:
  *
  * - load: ms from `createEngine` to the first token of the first request, each time a fresh engine (median of loads);
  * - first token: ms to the first token of a prompt of a few dozen tokens on the loaded engine, each request in a cache
@@ -15,9 +16,15 @@
  *   as many tokens, median of pairs: what the grammar mask costs each engine.
  *
  * And for llama.cpp, a comparator: node-llama-cpp called directly, without Lantern, on the same GGUF with the same
- * threads and context, decoding greedily (its own sampler, `sequence.evaluate`) as many tokens from the same prompt.
- * Lantern's decode ÷ that one is what Lantern's generation core costs over the runtime: it asks llama.cpp for the
- * whole next-token distribution each token (src/engines/llama-cpp/sequence-batch.ts) and decides the token itself.
+ * threads and context, decoding greedily (its own sampler, `sequence.evaluateWithMetadata`) as many tokens from the
+ * same prompt. Lantern's rate ÷ that one is what Lantern's generation core costs over the runtime, whose sampler draws
+ * each token for Lantern's llama.cpp too (src/engines/llama-cpp/node-llama-runtime.ts). Paired so, as issue 64 asks:
+ *
+ * - the decode above (greedy, end tokens banned by `logit_bias`) and a plain greedy decode;
+ * - a `json_schema` request (a book's record) against node-llama-cpp under the GBNF Lantern's llama.cpp runs for it
+ *   (src/grammar/llama-grammar.ts), compiled by node-llama-cpp's `createGrammar`: the same grammar work on both;
+ * - a `logprobs: true` request (no alternatives) against node-llama-cpp asked each token's `confidence`, which is what
+ *   Lantern's engine reads its log probability from.
  *
  * The models: stories260K (../shared/models; skipped without it), the realistic model (bench/realistic-model.ts; its
  * smoke variant in the smoke pass; skipped where it cannot be built) and the bundled tiny-chat with its committed GGUF.
@@ -32,12 +39,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Llama, Token } from 'node-llama-cpp';
+import type { Llama, LlamaGrammar, Token } from 'node-llama-cpp';
 import { createEngine, type ChatRequest, type ChatResult, type Engine } from '../src/index.ts';
 import type { ModelCandidate } from '../src/models/model-profile.ts';
 import { BUNDLED_MODELS, HAS_STORIES_260K, STORIES_260K } from '../test/support/lantern.ts';
 import { loadTokenizer, promptTokens, replyRoomAt } from './context.ts';
 import { contextWindowOf } from '../src/engines/llama-cpp/llama-cpp-engine.ts';
+import { llamaGrammar } from '../src/grammar/llama-grammar.ts';
 import { ENGLISH } from './realistic-bench.ts';
 import { prepareRealisticModel } from './realistic-model.ts';
 import { endlessEngineRequest, ENDLESS_MESSAGES } from './requests.ts';
@@ -135,6 +143,23 @@ export interface DirectFigures {
    */
   sameGreedyText: boolean;
   tokensBeforeEnd: number;
+  /** A `json_schema` request ({@link bookRequest}), paired with node-llama-cpp under the same GBNF. */
+  jsonSchema: PairedFigures;
+  /** A `logprobs: true` request (no alternatives), paired with node-llama-cpp asked each token's `confidence`. */
+  logprobs: PairedFigures;
+}
+
+/**
+ * One kind of request, Lantern's llama.cpp against node-llama-cpp directly, each decoding the same `tokens` tokens from
+ * the same prompt: tokens/s after the first token (medians of the runs) and Lantern's ÷ node-llama-cpp's (the median
+ * of the pairs' ratios); `sameText`: whether both wrote the same text in every pair.
+ */
+export interface PairedFigures {
+  tokens: number;
+  lanternTokensPerSecond: number;
+  directTokensPerSecond: number;
+  ratio: number;
+  sameText: boolean;
 }
 
 export interface EnginesModelFigures {
@@ -224,6 +249,37 @@ function constrainedRequest(tokens: number): ChatRequest {
 }
 
 /**
+ * A realistic small schema (a book's record: bounded strings, an integer range, an enum, an array) for the JSON schema
+ * pairs, whose last field, as {@link constrainedRequest}'s, is longer than `tokens` tokens can write: the reply never
+ * completes, so both sides decode exactly `tokens` tokens (node-llama-cpp cannot ban the end tokens, but the grammar
+ * does not let one through before the object is whole).
+ */
+function bookConstraint(tokens: number) {
+  const schema = {
+    type: 'object',
+    properties: {
+      title: { type: 'string', maxLength: 60 },
+      year: { type: 'integer', minimum: 1450, maximum: 2100 },
+      genre: { enum: ['fiction', 'poetry', 'history', 'science'] },
+      tags: { type: 'array', items: { type: 'string', maxLength: 20 }, maxItems: 4 },
+      summary: { type: 'string', minLength: 64 * tokens },
+    },
+    required: ['title', 'year', 'genre', 'tags', 'summary'],
+    additionalProperties: false,
+  };
+  return { type: 'json' as const, schema };
+}
+
+/** The JSON schema request: the endless greedy request (end tokens banned) under {@link bookConstraint}. */
+const bookRequest = (tokens: number): ChatRequest => ({
+  ...endlessEngineRequest(tokens),
+  constraint: bookConstraint(tokens),
+});
+
+/** The `logprobs: true` request (`top_logprobs` 0: the drawn token's alone, which llama.cpp gives natively). */
+const logprobsRequest = (tokens: number): ChatRequest => ({ ...endlessEngineRequest(tokens), logprobs: 0 });
+
+/**
  * node-llama-cpp's runtime for the direct runs, got as node-llama-runtime.ts gets Lantern's (the prebuilt CPU binary,
  * never a build or a GPU probe), once: never disposed, since disposing a runtime disposes the native bindings it
  * shares with Lantern's.
@@ -255,16 +311,27 @@ async function directRunner(model: BenchModel) {
     add_generation_prompt: true,
   });
   const prompt = loaded.tokenize(text as string, true);
+  const { LlamaGrammarEvaluationState } = await import('node-llama-cpp');
   return {
-    /** `tokens` greedy tokens: their times (ms) and the text up to the first end token, with its length in tokens. */
-    async run(tokens: number) {
+    /**
+     * `tokens` greedy tokens: their times (ms) and the text up to the first end token, with its length in tokens. With
+     * `confidence`, node-llama-cpp also gives each token's probability (what Lantern's `logprobs` reads); with
+     * `grammar`, it draws under it.
+     */
+    async run(tokens: number, { confidence = false, grammar }: { confidence?: boolean; grammar?: LlamaGrammar } = {}) {
       await sequence.clearHistory();
       const times: number[] = [];
       const generated: Token[] = [];
+      const grammarEvaluationState = grammar && new LlamaGrammarEvaluationState({ model: loaded, grammar });
       // yieldEogToken: an end token is one more token, decoded past, so that the run has `tokens` tokens.
-      for await (const token of sequence.evaluate(prompt, { temperature: 0, yieldEogToken: true })) {
+      const options = { temperature: 0, yieldEogToken: true, grammarEvaluationState };
+      // evaluateWithMetadata with no metadata is what `evaluate` runs.
+      for await (const next of sequence.evaluateWithMetadata(prompt, { confidence }, options)) {
         times.push(performance.now());
-        generated.push(token);
+        if (confidence && typeof (next as { confidence?: number }).confidence !== 'number') {
+          throw new Error('node-llama-cpp gave no confidence for a token');
+        }
+        generated.push(next.token);
         if (generated.length >= tokens) break;
       }
       const end = generated.findIndex((token) => loaded.isEogToken(token));
@@ -357,6 +424,27 @@ async function measureEngine(
     });
   }
 
+  // The requests with per-token work, each paired with node-llama-cpp doing the same work (decode's tokens and runs).
+  let jsonSchema: PairedFigures | undefined;
+  let logprobs: PairedFigures | undefined;
+  if (direct) {
+    log(`${label}: a JSON schema request, ${tokens} tokens, paired with node-llama-cpp under the same GBNF`);
+    // The GBNF Lantern's llama.cpp engine runs natively for this constraint (llama-cpp-loaders.ts' nativeGrammar, no
+    // thinking), compiled by node-llama-cpp for the direct side: the grammar work is the same on both.
+    const gbnf = await llamaGrammar(bookConstraint(tokens));
+    if (gbnf === undefined) throw new Error(`${label}: the book schema has no GBNF: it would not run natively`);
+    const grammar = await (await llamaRuntime()).createGrammar({ grammar: gbnf });
+    jsonSchema = await pairedRuns(label, engine, bookRequest(tokens), () => direct.run(tokens, { grammar }), runs);
+    log(`${label}: a logprobs request, ${tokens} tokens, paired with node-llama-cpp asked each token's confidence`);
+    logprobs = await pairedRuns(
+      label,
+      engine,
+      logprobsRequest(tokens),
+      () => direct.run(tokens, { confidence: true }),
+      runs,
+    );
+  }
+
   const { streams, tokens: streamTokens, rounds } = plan.streams;
   log(`${label}: ${streams} streams of ${streamTokens} tokens at once`);
   const aggregate: number[] = [];
@@ -419,8 +507,60 @@ async function measureEngine(
     plainRatio: round(median(pairs.map((p) => p.plain / p.direct)), 3),
     sameGreedyText: pairs.every((p) => p.text.startsWith(p.directText)),
     tokensBeforeEnd: pairs[0]?.tokensBeforeEnd ?? NaN,
+    jsonSchema: jsonSchema!,
+    logprobs: logprobs!,
   };
   return { figures, direct: directFigures };
+}
+
+/**
+ * `runs` pairs of one request to Lantern's engine and one of node-llama-cpp's runs doing the same work, alternating
+ * which goes first, after one of each unmeasured (Lantern compiles and caches its grammar then). Each of Lantern's
+ * replies must have exactly `request.maxTokens` tokens, with a log probability each where asked.
+ */
+async function pairedRuns(
+  label: string,
+  engine: Engine,
+  request: ChatRequest,
+  direct: () => Promise<{ rate: number; text: string; tokensBeforeEnd: number }>,
+  runs: number,
+): Promise<PairedFigures> {
+  const tokens = request.maxTokens!;
+  const lantern = async () => {
+    const run = await timedChat(engine, request);
+    const { completionTokens } = run.result.usage;
+    if (completionTokens !== tokens) throw new Error(`${label}: a reply of ${completionTokens} tokens, not ${tokens}`);
+    const logprobs = run.result.choices[0]!.logprobs?.length;
+    if (request.logprobs !== undefined && logprobs !== tokens) {
+      throw new Error(`${label}: ${logprobs ?? 'no'} log probabilities for ${tokens} tokens`);
+    }
+    return run;
+  };
+  await lantern();
+  await direct();
+  const pairs: { lantern: number; direct: number; same: boolean }[] = [];
+  for (let i = 0; i < runs; i++) {
+    const directFirst = i % 2 === 1;
+    const before = directFirst ? await direct() : undefined;
+    const run = await lantern();
+    const other = before ?? (await direct());
+    pairs.push({
+      lantern: decodeRate(run),
+      direct: other.rate,
+      // The whole text where node-llama-cpp wrote no end token; else up to the one it wrote (see DirectFigures).
+      same:
+        other.tokensBeforeEnd === tokens
+          ? run.result.choices[0]!.text === other.text
+          : run.result.choices[0]!.text.startsWith(other.text),
+    });
+  }
+  return {
+    tokens,
+    lanternTokensPerSecond: round(median(pairs.map((p) => p.lantern)), 1),
+    directTokensPerSecond: round(median(pairs.map((p) => p.direct)), 1),
+    ratio: round(median(pairs.map((p) => p.lantern / p.direct)), 3),
+    sameText: pairs.every((p) => p.same),
+  };
 }
 
 /** Why this machine's Python cannot run the converter (numpy or onnx missing), or undefined when it can. */
@@ -556,7 +696,7 @@ export function enginesTable(results: EnginesResults): string {
   for (const [name, m] of Object.entries(results.models)) {
     const t = m.transformers;
     const l = m['llama.cpp'];
-    const row = (engine: string, f: EngineFigures) =>
+    const row = (engine: string, f: EngineFigures, paired: (string | number)[]) =>
       cells(
         name,
         engine,
@@ -566,8 +706,15 @@ export function enginesTable(results: EnginesResults): string {
         `${f.plainDecodeTokensPerSecond} (${f.plainTokens})`,
         f.streamsTokensPerSecond,
         `${f.constrained.ratio} (${f.constrained.constrainedTokensPerSecond} ÷ ${f.constrained.freeTokensPerSecond})`,
+        ...paired,
       );
-    rows.push(row('transformers.js (cpu, fp32)', t), row('llama.cpp (Lantern)', l));
+    const { jsonSchema, logprobs } = m.direct;
+    rows.push(
+      row('transformers.js (cpu, fp32)', t, ['–', '–']),
+      row('llama.cpp (Lantern)', l, [jsonSchema.lanternTokensPerSecond, logprobs.lanternTokensPerSecond]),
+    );
+    const versus = (p: PairedFigures) =>
+      `${p.directTokensPerSecond}; Lantern ÷ direct ${p.ratio} (same text: ${p.sameText ? '✓' : '✗'})`;
     rows.push(
       cells(
         name,
@@ -579,6 +726,8 @@ export function enginesTable(results: EnginesResults): string {
         `Lantern ÷ direct ${m.direct.plainRatio}`,
         '–',
         '–',
+        versus(jsonSchema),
+        versus(logprobs),
       ),
     );
     const x = (a: number, b: number) => `${round(a / b, 2)}×`;
@@ -592,6 +741,8 @@ export function enginesTable(results: EnginesResults): string {
         x(l.plainDecodeTokensPerSecond, t.plainDecodeTokensPerSecond),
         x(l.streamsTokensPerSecond, t.streamsTokensPerSecond),
         '–',
+        '–',
+        '–',
       ),
     );
   }
@@ -604,8 +755,9 @@ export function enginesTable(results: EnginesResults): string {
       `| Model | Engine | Load → first token, ms | First token, ms p50 (prompt tokens) | ` +
         `Decode, end tokens banned (logit_bias), tokens/s${decodeTokens} | ` +
         'Decode, plain greedy, tokens/s (tokens before the end) | ' +
-        `${streams}, tokens/s together | Constrained ÷ free, whole requests (tokens/s) |`,
-      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+        `${streams}, tokens/s together | Constrained ÷ free, whole requests (tokens/s) | ` +
+        `JSON schema (a book's record), tokens/s${decodeTokens} | \`logprobs: true\`, tokens/s${decodeTokens} |`,
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
       ...rows,
     ].join('\n') + skipped.join('')
   );
