@@ -11,8 +11,8 @@
  *   scope of its own so that no prefix is reused (median);
  * - decode: tokens/s after the first token of a long reply whose end tokens are banned (median of runs);
  * - 4 streams: tokens/s of four such requests at once, all of them together (median of rounds);
- * - constrained ÷ free: tokens/s of whole requests under a `json_schema` constraint (one string field whose
- *   `minLength` no reply of that many tokens reaches, so every reply runs to the cap) against the same prompt free for
+ * - constrained ÷ free: tokens/s of whole requests under a `json_schema` constraint (one field of more text than any
+ *   reply of that many tokens writes, so every reply runs to the cap) against the same prompt free for
  *   as many tokens, median of pairs: what the grammar mask costs each engine.
  *
  * And for llama.cpp, a comparator: node-llama-cpp called directly, without Lantern, on the same GGUF with the same
@@ -233,15 +233,26 @@ export async function promptOf(dir: string, words: readonly string[], tokens: nu
 }
 
 /**
- * The constrained request: a JSON object of one string field at least `64 × tokens` characters long, more than any
- * `tokens` tokens of these vocabularies write (their longest token has 20 characters), so the grammar never lets the
- * reply end and both sides decode exactly `tokens` tokens (checked). Its opening (`{"story":"`) is forced:
+ * Text no reply of the plans' lengths completes: 6 strings of 500 characters at least, 3000 characters, more than
+ * 128 tokens of these vocabularies write (their longest token has 20 characters). Not one string of 3000: llama.cpp's
+ * GBNF parser refuses a repetition whose expansion passes 2000 elements (MAX_REPETITION_THRESHOLD), and a JSON string's
+ * character class counts 4, so 500 is the longest `minLength` it takes.
+ */
+const ENDLESS_TEXT = Object.freeze({
+  type: 'array',
+  items: { type: 'string', minLength: 500 },
+  minItems: 6,
+});
+
+/**
+ * The constrained request: a JSON object of one field ({@link ENDLESS_TEXT}), so the grammar never lets the reply end
+ * and both sides decode exactly `tokens` tokens (checked). Its opening (`{"story":["`) is forced:
  * jump-forward appends it in one pass, as it does for any such reply.
  */
 function constrainedRequest(tokens: number): ChatRequest {
   const schema = {
     type: 'object',
-    properties: { story: { type: 'string', minLength: 64 * tokens } },
+    properties: { story: ENDLESS_TEXT },
     required: ['story'],
     additionalProperties: false,
   };
@@ -250,11 +261,11 @@ function constrainedRequest(tokens: number): ChatRequest {
 
 /**
  * A realistic small schema (a book's record: bounded strings, an integer range, an enum, an array) for the JSON schema
- * pairs, whose last field, as {@link constrainedRequest}'s, is longer than `tokens` tokens can write: the reply never
- * completes, so both sides decode exactly `tokens` tokens (node-llama-cpp cannot ban the end tokens, but the grammar
- * does not let one through before the object is whole).
+ * pairs, whose last field is {@link ENDLESS_TEXT}: the reply never completes, so both sides decode exactly the
+ * plan's tokens (node-llama-cpp cannot ban the end tokens, but the grammar lets none through before the object is
+ * whole).
  */
-function bookConstraint(tokens: number) {
+function bookConstraint() {
   const schema = {
     type: 'object',
     properties: {
@@ -262,9 +273,9 @@ function bookConstraint(tokens: number) {
       year: { type: 'integer', minimum: 1450, maximum: 2100 },
       genre: { enum: ['fiction', 'poetry', 'history', 'science'] },
       tags: { type: 'array', items: { type: 'string', maxLength: 20 }, maxItems: 4 },
-      summary: { type: 'string', minLength: 64 * tokens },
+      chapters: ENDLESS_TEXT,
     },
-    required: ['title', 'year', 'genre', 'tags', 'summary'],
+    required: ['title', 'year', 'genre', 'tags', 'chapters'],
     additionalProperties: false,
   };
   return { type: 'json' as const, schema };
@@ -273,7 +284,7 @@ function bookConstraint(tokens: number) {
 /** The JSON schema request: the endless greedy request (end tokens banned) under {@link bookConstraint}. */
 const bookRequest = (tokens: number): ChatRequest => ({
   ...endlessEngineRequest(tokens),
-  constraint: bookConstraint(tokens),
+  constraint: bookConstraint(),
 });
 
 /** The `logprobs: true` request (`top_logprobs` 0: the drawn token's alone, which llama.cpp gives natively). */
@@ -431,7 +442,7 @@ async function measureEngine(
     log(`${label}: a JSON schema request, ${tokens} tokens, paired with node-llama-cpp under the same GBNF`);
     // The GBNF Lantern's llama.cpp engine runs natively for this constraint (llama-cpp-loaders.ts' nativeGrammar, no
     // thinking), compiled by node-llama-cpp for the direct side: the grammar work is the same on both.
-    const gbnf = await llamaGrammar(bookConstraint(tokens));
+    const gbnf = await llamaGrammar(bookConstraint());
     if (gbnf === undefined) throw new Error(`${label}: the book schema has no GBNF: it would not run natively`);
     const grammar = await (await llamaRuntime()).createGrammar({ grammar: gbnf });
     jsonSchema = await pairedRuns(label, engine, bookRequest(tokens), () => direct.run(tokens, { grammar }), runs);
