@@ -1,21 +1,14 @@
-import type { LogitBias } from './sampling.ts';
+import type { SamplingParams } from './sampling.ts';
 
 /**
  * How one row (choice) of a request picks its tokens, compiled once per request by `generateTokens`: what an engine
- * needs to draw the row's tokens itself, in its own runtime, instead of handing Lantern each token's distribution.
+ * needs to draw the row's tokens itself, in its own runtime, instead of handing Lantern each token's distribution. Its
+ * sampling values are the logits path's own (SamplingParams: top_p after the temperature, OpenAI's order; penalties
+ * over the tokens the row generated, not the prompt's; `logit_bias` added before anything else).
  */
-export interface SamplingPlan {
-  /** 0: greedy (the most likely token). Otherwise the softmax temperature. */
-  readonly temperature: number;
-  /** Nucleus, after the temperature (OpenAI's order): 1 draws from the whole distribution. */
-  readonly topP: number;
+export interface SamplingPlan extends Readonly<SamplingParams> {
   /** This row's 31-bit seed (see rowSeed): the engine mixes in the position, so that each step draws afresh. */
   readonly seed: number;
-  /** OpenAI's penalties, over the tokens the row generated (not the prompt's): see adjustLogits. */
-  readonly presencePenalty: number;
-  readonly frequencyPenalty: number;
-  /** Added to the logits before anything else (`logit_bias`). */
-  readonly logitBias?: LogitBias | undefined;
   /** The output constraint as llama.cpp GBNF (root rule `root`): only tokens it allows are drawn. */
   readonly grammar?: string | undefined;
   /** The alternatives `logprobs` reports beside each drawn token; undefined: no logprobs at all. */

@@ -147,7 +147,14 @@ export async function generateTokens(
   const { constraint } = request;
   // All of the request's seed in 31 bits (at random without one): native draws take it, choices mix theirs from it.
   const seed = seed31(request.seed);
-  const plans = await samplingPlans(request, seed, options);
+  const sampling: SamplingParams = {
+    temperature: request.temperature,
+    topP: request.topP,
+    presencePenalty: request.presencePenalty,
+    frequencyPenalty: request.frequencyPenalty,
+    logitBias: request.logitBias && logitBiasOf(request.logitBias),
+  };
+  const plans = await samplingPlans(request, sampling, seed, options);
   const grammars =
     constraint && !plans
       ? await (await tokenizer.grammars()).matchers(constraint, request.n, options.syntax, thinking)
@@ -206,13 +213,6 @@ export async function generateTokens(
     choice.pipeline.pushToken(token, logprob);
   };
 
-  const sampling: SamplingParams = {
-    temperature: request.temperature,
-    topP: request.topP,
-    presencePenalty: request.presencePenalty,
-    frequencyPenalty: request.frequencyPenalty,
-    logitBias: request.logitBias && logitBiasOf(request.logitBias),
-  };
   const greedy = sampling.temperature === 0;
   if (plans) choices.forEach((choice, index) => (choice.native = { plan: plans[index]!, generated: choice.tokens }));
   let scratch: Float32Array | undefined;
@@ -312,20 +312,13 @@ export async function generateTokens(
  */
 async function samplingPlans(
   request: ChatRequest,
+  sampling: SamplingParams,
   seed: number,
   options: GenerationOptions,
 ): Promise<SamplingPlan[] | undefined> {
   const { executes } = options;
   if (!executes || (request.temperature > 0 && request.n > 1)) return undefined;
-  const plan: SamplingPlan = {
-    temperature: request.temperature,
-    topP: request.topP,
-    seed,
-    presencePenalty: request.presencePenalty,
-    frequencyPenalty: request.frequencyPenalty,
-    logitBias: request.logitBias && logitBiasOf(request.logitBias),
-    logprobs: request.logprobs,
-  };
+  const plan: SamplingPlan = { ...sampling, seed, logprobs: request.logprobs };
   if (!executesPlan(executes, plan)) return undefined;
   let grammar: string | undefined;
   if (request.constraint) {
