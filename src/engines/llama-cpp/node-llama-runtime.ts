@@ -440,15 +440,19 @@ function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number, sa
   /**
    * The grammar state of a row's plan, having followed exactly what the row generated: made for a new row, caught up
    * with tokens the sampler did not draw, made again where the row's tokens are not those it followed (a token the
-   * core wrote in place of a draw: a thought's end tag).
+   * core wrote in place of a draw: a thought's end tag). Only the last token it followed can differ from the row's:
+   * each before it was checked a step earlier, and a grammar's row draws one token an evaluation.
    */
   const grammarFor = async ({ plan, generated }: NativeStep) => {
     if (plan.grammar === undefined) return undefined;
     const fresh = () =>
       sampler.grammarState(plan.grammar!).then((state) => ({ plan, state, followed: [] as number[] }));
-    if (grammar?.plan !== plan || grammar.followed.some((token, i) => generated[i] !== token)) grammar = await fresh();
-    for (const token of generated.slice(grammar.followed.length)) sampler.acceptToken(grammar.state, token);
-    grammar.followed = [...generated];
+    const last = (grammar?.followed.length ?? 0) - 1;
+    if (grammar?.plan !== plan || (last >= 0 && generated[last] !== grammar.followed[last])) grammar = await fresh();
+    for (let i = grammar.followed.length; i < generated.length; i++) {
+      sampler.acceptToken(grammar.state, generated[i]!);
+      grammar.followed.push(generated[i]!);
+    }
     return grammar;
   };
   // No context shift: a sequence that is full fails rather than silently forgetting the start of its prompt (the
