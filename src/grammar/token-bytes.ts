@@ -32,6 +32,15 @@ export interface Vocabulary {
 
 const encoder = new TextEncoder();
 
+/**
+ * The text of tokens' bytes one after another, special tokens' included, decoded as one stream (a character split
+ * across tokens comes out whole).
+ */
+export function tokensText(vocabulary: Pick<Vocabulary, 'bytes'>, ids: readonly number[]): string {
+  const decoder = new TextDecoder();
+  return ids.map((id) => decoder.decode(vocabulary.bytes[id], { stream: true })).join('') + decoder.decode();
+}
+
 /** Reads the vocabulary of a transformers.js tokenizer. */
 export function readVocabulary(tokenizer: TokenizerLike): Vocabulary {
   const vocab = tokenizer.get_vocab();

@@ -1,4 +1,4 @@
-import { tokenBytes, type Vocabulary, type VocabType } from '../../grammar/token-bytes.ts';
+import { tokenBytes, tokensText, type Vocabulary, type VocabType } from '../../grammar/token-bytes.ts';
 
 /** The tokenizer part of a GGUF's metadata (`tokenizer.ggml.*`), as llama.cpp's converters write it. */
 export interface GgufTokenizer {
@@ -40,10 +40,8 @@ export function ggufVocabulary(tokenizer: GgufTokenizer): Vocabulary {
  * written out (its leading space taken off too, as llama.cpp does). For a runtime that decodes only asynchronously (wllama), where generation decodes as it goes.
  */
 export function vocabularyDecoder(vocabulary: Vocabulary) {
-  const decoder = new TextDecoder();
   const text = (ids: readonly number[]) => {
-    // Streamed, so that a character split across tokens is whole.
-    const text = ids.map((id) => decoder.decode(vocabulary.bytes[id], { stream: true })).join('') + decoder.decode();
+    const text = tokensText(vocabulary, ids);
     return vocabulary.prependSpace && text.startsWith(' ') ? text.slice(1) : text;
   };
   return {

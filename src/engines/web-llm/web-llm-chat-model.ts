@@ -21,7 +21,7 @@ import {
   type NativeRowPrompt,
   type NativeRowSink,
 } from '../../generation/native-choices.ts';
-import type { Vocabulary } from '../../grammar/token-bytes.ts';
+import { tokensText, type Vocabulary } from '../../grammar/token-bytes.ts';
 import type { WebLLMCandidate } from './web-llm-engine.ts';
 import { toolFormatOf } from '../../tools/tool-call-syntax.ts';
 import { toolPrompt } from '../../tools/tool-prompt.ts';
@@ -229,7 +229,8 @@ export class WebLLMChatModel {
           thinking,
           calls: toolPrompt(request, TOOL_FORMAT).calls,
           syntax: TOOL_FORMAT.syntax,
-          decode: decoderOf(vocabulary),
+          // The text web-llm writes for them: their bytes, special tokens' included, as UTF-8.
+          decode: (ids) => tokensText(vocabulary, ids),
           // web-llm indexes its GPU logits by each id as given: one past the vocabulary is refused before it is sent.
           vocabularySize: vocabulary.strings.length,
           signal: options.signal,
@@ -512,21 +513,6 @@ const SEED_MODULUS = 2147483647;
  */
 export function webLLMSeed(seed: number): number {
   return ((seed % SEED_MODULUS) + SEED_MODULUS) % SEED_MODULUS;
-}
-
-/** A model's token ids as the text web-llm writes for them: their bytes, special tokens' included, as UTF-8. */
-function decoderOf(vocabulary: Vocabulary): (ids: number[]) => string {
-  const decoder = new TextDecoder();
-  return (ids) => {
-    const pieces = ids.map((id) => vocabulary.bytes[id] ?? NO_BYTES);
-    const bytes = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
-    let at = 0;
-    for (const piece of pieces) {
-      bytes.set(piece, at);
-      at += piece.length;
-    }
-    return decoder.decode(bytes);
-  };
 }
 
 /** How `logprobs` spells a model's tokens: their text alone and their exact bytes. */
