@@ -17,8 +17,7 @@ interface FakePrefill {
 
 class FakeBatch implements DecodeBatch<FakePrefill> {
   rows: number[][] = [];
-  forwardPasses = 0;
-  tokenBytes = 0;
+  readonly stats = { forwardPasses: 0, tokenBytes: 0 };
   mixesAsked = 0;
   failStep = false;
   readonly kept: number[][] = [];
@@ -42,10 +41,10 @@ class FakeBatch implements DecodeBatch<FakePrefill> {
   }
 
   fill(prefill: FakePrefill, _from: number, to: number, input: PrefillInput, last: boolean) {
-    this.forwardPasses += 1;
+    this.stats.forwardPasses += 1;
     if ('embeds' in input) prefill.tokens.push(...(input.embeds as number[]));
     else prefill.tokens.push(...input.tokens);
-    this.tokenBytes ||= 100;
+    this.stats.tokenBytes ||= 100;
     expect(prefill.tokens.length).toBe(to);
     return Promise.resolve(last ? logitsAfter(prefill.tokens.at(-1)!) : undefined);
   }
@@ -56,14 +55,12 @@ class FakeBatch implements DecodeBatch<FakePrefill> {
     return Promise.resolve();
   }
 
-  keep(_prefill: FakePrefill, tokens: readonly number[]) {
-    this.kept.push([...tokens]);
+  release(_prefill: FakePrefill, kept?: { tokens: readonly number[] }) {
+    if (kept) this.kept.push([...kept.tokens]);
   }
 
-  discard() {}
-
   step(tokens: readonly (readonly number[])[]) {
-    this.forwardPasses += 1;
+    this.stats.forwardPasses += 1;
     expect(tokens.length).toBe(this.rows.length);
     if (this.failStep) return Promise.reject(new Error('the pass failed'));
     tokens.forEach((fed, r) => this.rows[r]!.push(...fed));
@@ -81,10 +78,6 @@ class FakeBatch implements DecodeBatch<FakePrefill> {
     return Promise.resolve();
   }
 
-  compact() {
-    return Promise.resolve();
-  }
-
   clear() {
     this.rows = [];
   }
@@ -93,6 +86,20 @@ class FakeBatch implements DecodeBatch<FakePrefill> {
     this.mixesAsked += 1;
     return Promise.resolve(this.#mixes);
   }
+}
+
+/** The fake with only what every batch must do: each capability (BatchCapabilities) left to its default. */
+function requiredOnly(batch: FakeBatch): DecodeBatch<FakePrefill> {
+  return {
+    stats: batch.stats,
+    begin: (prompt) => batch.begin(prompt),
+    fill: (prefill, from, to, input, last) => batch.fill(prefill, from, to, input, last),
+    join: (prefill, copies) => batch.join(prefill, copies),
+    release: (prefill, kept) => batch.release(prefill, kept),
+    step: (tokens) => batch.step(tokens),
+    remove: (leaving, kept) => batch.remove(leaving, kept),
+    clear: () => batch.clear(),
+  };
 }
 
 /** The fake's logits' one likely token. */
@@ -139,7 +146,7 @@ describe('DecodeLoop', () => {
       [12, 13, 14, 15],
     ]);
     expect(loop.stats.rowSteps).toBe(5 + 4 * 2);
-    expect(loop.stats.forwardPasses).toBe(batch.forwardPasses);
+    expect(loop.stats.forwardPasses).toBe(batch.stats.forwardPasses);
     expect(loop.stats.forwardPasses).toBeLessThan(loop.stats.rowSteps);
     expect(batch.mixesAsked).toBe(1);
     expect(batch.rows).toEqual([]);
@@ -162,6 +169,29 @@ describe('DecodeLoop', () => {
     expect(jobs.map((j) => j.out)).toEqual([[[2, 3, 4]], [[21, 22, 23]], [[41, 42, 43]]]);
     expect(batch.mixesAsked).toBe(0);
     expect(loop.stats.forwardPasses).toBe(loop.stats.rowSteps);
+  });
+
+  it('runs a batch that declares no capability with their defaults: one job at a time, whole prefills, no speculation', async () => {
+    const fake = new FakeBatch();
+    const loop = new DecodeLoop(requiredOnly(fake));
+    // Longer than a prefill piece: fed in one pass, since the batch did not ask for pieces.
+    const long = Array.from({ length: 300 }, (_, i) => i % VOCAB);
+    const a = job(long, 3);
+    let proposals = 0;
+    a.decodeJob.propose = (_row, context) => (proposals++, [context.at(-1)! + 1]);
+    const b = job([20], 3);
+    await Promise.all([loop.run(a.decodeJob), loop.run(b.decodeJob)]);
+    expect(a.out).toEqual([[44, 45, 46]]);
+    expect(b.out).toEqual([[21, 22, 23]]);
+    // No pass was shared by the two jobs nor spent on a second prefill piece; nothing was proposed to a batch that
+    // cannot take tokens back, and mixed lengths were never asked of one that cannot answer.
+    expect(loop.stats.forwardPasses).toBe(loop.stats.rowSteps);
+    expect(proposals).toBe(0);
+    expect(fake.mixesAsked).toBe(0);
+    expect(fake.kept).toEqual([
+      [...long, 44, 45],
+      [20, 21, 22],
+    ]);
   });
 
   it('fails only the job whose row failed', async () => {
@@ -256,7 +286,7 @@ describe('DraftModel', () => {
     const run = drafted([1], 30, draft);
     await loop.run(run.decodeJob);
     expect(run.out).toEqual(alone.out);
-    expect(loop.stats.forwardPasses).toBeLessThan(plain.forwardPasses);
+    expect(loop.stats.forwardPasses).toBeLessThan(plain.stats.forwardPasses);
     expect(loop.stats.acceptedTokens).toBeGreaterThan(loop.stats.proposedTokens / 2);
     expect(loop.stats.acceptedTokens).toBeLessThan(loop.stats.proposedTokens);
     // The draft's row held the prompt and the target's tokens (its rejected ones taken back), and nothing more.
@@ -283,16 +313,16 @@ describe('DraftModel', () => {
       [2, 3, 4, 5, 6, 7],
       [2, 3, 4, 5, 6, 7],
     ]);
-    expect(draftBatch.forwardPasses).toBe(0);
+    expect(draftBatch.stats.forwardPasses).toBe(0);
 
     draftBatch.failStep = true;
     const failing = drafted([1], 12, draft);
     await loop.run(failing.decodeJob);
     expect(failing.out).toEqual([[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]]);
-    const passes = draftBatch.forwardPasses;
+    const passes = draftBatch.stats.forwardPasses;
     await loop.run(drafted([1], 12, draft).decodeJob);
     // Broken: never asked again.
-    expect(draftBatch.forwardPasses).toBe(passes);
+    expect(draftBatch.stats.forwardPasses).toBe(passes);
   });
 
   it('stops at its own window, and never drafts after positions that are not tokens', async () => {
@@ -381,7 +411,7 @@ describe('DecodeLoop speculation', () => {
     });
     await loop.run(guessed.decodeJob);
     expect(guessed.out).toEqual(alone.out);
-    expect(loop.stats.forwardPasses).toBeLessThan(plain.forwardPasses);
+    expect(loop.stats.forwardPasses).toBeLessThan(plain.stats.forwardPasses);
     expect(loop.stats.acceptedTokens).toBeGreaterThan(0);
     expect(loop.stats.proposedTokens).toBeGreaterThan(loop.stats.acceptedTokens);
     // Each wrong proposal was taken back out of the row: its two wrong tokens.

@@ -92,34 +92,37 @@ export interface DecodeStats {
 /** What a piece of a prefill feeds: the prompt's ids, or what the job's `embed` made of those positions. */
 export type PrefillInput = { readonly tokens: readonly number[] } | { readonly embeds: unknown };
 
+/** What a batch counts of its own work, for the loop's DecodeStats and its key/value budget. */
+export interface BatchStats {
+  /** Forward passes it has run, for whatever purpose (its own checks included). */
+  forwardPasses: number;
+  /**
+   * Bytes of keys and values one token of one row holds: 0 until known (from the first prefill), and while it is 0
+   * the loop's key/value budget admits by rows alone.
+   */
+  tokenBytes: number;
+}
+
 /**
  * The rows an engine decodes together, and their keys and values: what the decode loop drives. The loop decides who
  * runs when (admission, the key/value budget, prefill in pieces, who leaves, failures, aborts); the batch runs the
  * model. Rows are numbered `0 … rows - 1` in the order they joined, and renumbered that way whenever rows leave.
  *
+ * Required: what every engine does (start and feed a prefill, join it as rows, step every row, let rows and prefills
+ * go). What an engine may do beyond that it declares as BatchCapabilities; each one it leaves out has a default, which
+ * the loop applies once (`capabilitiesOf`).
+ *
  * `Prefill` is the engine's own handle on a prompt being prefilled for rows not yet in the batch (transformers.js: a
  * one-row key/value cache): the loop holds it between pieces and hands it back, and it is the batch's to free through
- * `join`, `keep` or `discard`.
+ * `join` or `release`.
  *
  * An engine that runs one row at a time and keeps its own key/value cache (llama.cpp) implements it with `maxRows` 1:
  * the loop then never asks `mixesLengths`, and only ever has rows from one request running; a request of `n` choices
  * still joins as `n` rows (`join` may refuse that by throwing, which fails that request alone).
  */
-export interface DecodeBatch<Prefill> {
-  /** Rows it can hold at most, whatever BatchLimits say (default: no limit of its own). */
-  readonly maxRows?: number | undefined;
-  /** Forward passes it has run, for whatever purpose (its own checks included): what DecodeStats report. */
-  readonly forwardPasses: number;
-  /**
-   * What of a row's sampling plan the batch draws itself (see executesPlan); absent: none, every row's logits are
-   * handed over. Declared, never found out by a failure.
-   */
-  readonly executes?: NativeSampling | undefined;
-  /**
-   * Bytes of keys and values one token of one row holds: 0 until known (from the first prefill), and while it is 0
-   * the loop's key/value budget admits by rows alone.
-   */
-  readonly tokenBytes: number;
+export interface DecodeBatch<Prefill> extends Partial<BatchCapabilities> {
+  /** What it has done so far; read whenever the loop needs it, so the batch may update it in place. */
+  readonly stats: BatchStats;
   /**
    * Starts a prefill of `prompt` for rows that will join: from the longest prefix of it cached for `scope`, leaving at
    * least its last token to feed (its logits are the first draw's). `cached`: how many tokens it starts with.
@@ -140,10 +143,12 @@ export interface DecodeBatch<Prefill> {
   ): Promise<StepOutput | undefined>;
   /** A prefill with all its prompt in joins as `copies` rows after those running; the batch owns it from then on. */
   join(prefill: Prefill, copies: number): Promise<void>;
-  /** Keeps a prefill none of whose rows joined (all done at their first draw) for prefix reuse, holding `tokens`. */
-  keep(prefill: Prefill, tokens: readonly number[], scope: string | undefined): void;
-  /** Frees a prefill that neither joins nor is kept (a failed or aborted request's). */
-  discard(prefill: Prefill): void;
+  /**
+   * Lets go of a prefill that does not join. With `kept` (none of its rows joined: all were done at their first draw)
+   * it is kept for prefix reuse, as holding `kept.tokens` under `kept.scope`; without (a failed or aborted request's)
+   * it is freed.
+   */
+  release(prefill: Prefill, kept?: { tokens: readonly number[]; scope: string | undefined }): void;
   /**
    * One forward pass of every row, row `i` feeding `tokens[i]` (at least one token each, fewer than another row's
    * where it jumped forward less). Gives row `i`'s logits after the token at `at` of those it fed (default: the last),
@@ -157,22 +162,6 @@ export interface DecodeBatch<Prefill> {
     from?: readonly number[],
   ): Promise<(row: number, at?: number) => StepOutput>;
   /**
-   * Takes the last `count` tokens row `row` fed back out of its keys and values (speculated tokens the model did not
-   * accept): its next token goes where the first of them was. An engine without it is not given speculated tokens.
-   */
-  retract?(row: number, count: number): Promise<void>;
-  /**
-   * Whether speculated tokens should be given only to rows the engine draws for (DecodeJob.native): an engine that
-   * hands a whole distribution over slowly would spend more on one per position than the accepted tokens save.
-   */
-  readonly checksNativeOnly?: boolean;
-  /**
-   * Whether a prompt prefilled alone is fed in pieces too (PREFILL_PIECE tokens a pass), with its caller's abort heard
-   * between them: an engine whose pass cannot be stopped (llama.cpp) would otherwise evaluate all of a long prompt, for
-   * a caller long gone, before the next request could start.
-   */
-  readonly prefillsInPieces?: boolean;
-  /**
    * Rows leave: each of `leaving` has its keys and values kept for prefix reuse, as holding `tokens` (every token it
    * fed), under `scope`; then the rows `kept`, in that order, are the batch's rows (none: it is empty).
    */
@@ -180,16 +169,62 @@ export interface DecodeBatch<Prefill> {
     leaving: readonly { row: number; tokens: readonly number[]; scope: string | undefined }[],
     kept: readonly number[],
   ): Promise<void>;
-  /** After a step from which no row left: a chance to pack away what its rows no longer use. */
-  compact(): Promise<void>;
   /** Drops every row and frees what they hold (a failed pass: the batch starts over). */
   clear(): void;
+}
+
+/**
+ * What a batch may declare beyond what every batch does. Each is optional on DecodeBatch; the default, what leaving it
+ * out means, is said with each, and the loop applies it once (`capabilitiesOf`).
+ */
+export interface BatchCapabilities {
+  /** Rows it can hold at most, whatever BatchLimits say. Default: no limit of its own. */
+  readonly maxRows: number | undefined;
+  /**
+   * What of a row's sampling plan the batch draws itself (see executesPlan). Default: none, every row's logits are
+   * handed over. Declared, never found out by a failure.
+   */
+  readonly executes: NativeSampling | undefined;
   /**
    * Whether rows of different lengths, in one step, give each the logits it would get alone: the loop then batches
    * different requests together and lets rows jump forward by different numbers of tokens. Asked once, the first
-   * time the batch would hold rows of two requests; a failure counts as no.
+   * time the batch would hold rows of two requests; a failure counts as no. Default: no (one request at a time).
    */
   mixesLengths(): Promise<boolean>;
+  /**
+   * Takes the last `count` tokens row `row` fed back out of its keys and values (speculated tokens the model did not
+   * accept): its next token goes where the first of them was. Default: none, and the batch is not given speculated
+   * tokens.
+   */
+  retract?(row: number, count: number): Promise<void>;
+  /**
+   * Whether speculated tokens should be given only to rows the engine draws for (DecodeJob.native): an engine that
+   * hands a whole distribution over slowly would spend more on one per position than the accepted tokens save.
+   * Default: no, every row that proposes is checked.
+   */
+  readonly checksNativeOnly: boolean;
+  /**
+   * Whether a prompt prefilled alone is fed in pieces too (PREFILL_PIECE tokens a pass), with its caller's abort heard
+   * between them: an engine whose pass cannot be stopped (llama.cpp) would otherwise evaluate all of a long prompt, for
+   * a caller long gone, before the next request could start. Default: no, only beside running rows.
+   */
+  readonly prefillsInPieces: boolean;
+  /** After a step from which no row left: a chance to pack away what its rows no longer use. Default: nothing. */
+  compact(): Promise<void>;
+}
+
+/** A batch's capabilities, each one it leaves out given its default (see BatchCapabilities). */
+function capabilitiesOf(batch: DecodeBatch<unknown>): BatchCapabilities {
+  const { retract, mixesLengths, compact } = batch;
+  return {
+    maxRows: batch.maxRows,
+    executes: batch.executes,
+    checksNativeOnly: batch.checksNativeOnly ?? false,
+    prefillsInPieces: batch.prefillsInPieces ?? false,
+    mixesLengths: mixesLengths ? () => mixesLengths.call(batch) : () => Promise.resolve(false),
+    compact: compact ? () => compact.call(batch) : () => Promise.resolve(),
+    ...(retract && { retract: (row: number, count: number) => retract.call(batch, row, count) }),
+  };
 }
 
 interface Waiting<Prefill> {
@@ -230,6 +265,8 @@ type Proposal = readonly number[];
  */
 export class DecodeLoop<Prefill> {
   readonly #batch: DecodeBatch<Prefill>;
+  /** What the batch declared it does beyond the required, with the defaults of what it left out. */
+  readonly #can: BatchCapabilities;
   readonly #maxRows: number;
   readonly #kvBytes: number;
   readonly #waiting: Waiting<Prefill>[] = [];
@@ -243,11 +280,12 @@ export class DecodeLoop<Prefill> {
 
   constructor(batch: DecodeBatch<Prefill>, limits: BatchLimits = {}) {
     this.#batch = batch;
-    this.#maxRows = Math.max(1, Math.min(limits.maxRows ?? DEFAULT_MAX_ROWS, batch.maxRows ?? Infinity));
+    this.#can = capabilitiesOf(batch);
+    this.#maxRows = Math.max(1, Math.min(limits.maxRows ?? DEFAULT_MAX_ROWS, this.#can.maxRows ?? Infinity));
     this.#kvBytes = limits.kvBytes ?? DEFAULT_KV_BYTES;
     this.stats = {
       get forwardPasses() {
-        return batch.forwardPasses;
+        return batch.stats.forwardPasses;
       },
       rowSteps: 0,
       forcedTokens: 0,
@@ -309,7 +347,7 @@ export class DecodeLoop<Prefill> {
     const dequeue = () => this.#waiting.splice(this.#waiting.indexOf(head), 1);
     if (head.job.signal?.aborted) {
       dequeue();
-      if (head.filling) this.#batch.discard(head.filling.prefill);
+      if (head.filling) this.#batch.release(head.filling.prefill);
       return head.reject(aborted());
     }
     if (!head.started) {
@@ -325,7 +363,7 @@ export class DecodeLoop<Prefill> {
       await this.#join(head, logits);
     } catch (error) {
       if (this.#waiting.includes(head)) dequeue();
-      if (head.filling) this.#batch.discard(head.filling.prefill);
+      if (head.filling) this.#batch.release(head.filling.prefill);
       head.reject(EngineError.from(error));
     }
   }
@@ -335,7 +373,7 @@ export class DecodeLoop<Prefill> {
     const running = this.#rows.length;
     if (running === 0) return true;
     if (running + job.rows > this.#maxRows) return false;
-    const tokenBytes = this.#batch.tokenBytes;
+    const tokenBytes = this.#batch.stats.tokenBytes;
     if (tokenBytes > 0) {
       const longest = Math.max(
         job.prompt.length + job.maxNewTokens,
@@ -348,7 +386,7 @@ export class DecodeLoop<Prefill> {
 
   /** Whether the engine may run rows of different lengths together (asked once, on first need). */
   #mixesLengths(): Promise<boolean> {
-    this.#padding ??= this.#batch
+    this.#padding ??= this.#can
       .mixesLengths()
       .catch(() => false)
       .then((pads) => (this.#pads = pads));
@@ -369,7 +407,7 @@ export class DecodeLoop<Prefill> {
     const from = filling.filled;
     // Alone, the whole prompt in one pass, as transformers.js' generate() does; beside running rows, or on a batch
     // that asks for it, a piece of it (an aborted job is let go before its next piece: see #admit).
-    const inPieces = this.#rows.length > 0 || this.#batch.prefillsInPieces;
+    const inPieces = this.#rows.length > 0 || this.#can.prefillsInPieces;
     const to = inPieces ? Math.min(prompt.length, from + PREFILL_PIECE) : prompt.length;
     // A job that embeds its prompt itself (images) takes its own turns of the queue to do it.
     const { embed } = waiting.job;
@@ -402,7 +440,7 @@ export class DecodeLoop<Prefill> {
     }
     this.stats.rowSteps += job.rows;
     if (rows.length === 0) {
-      this.#batch.keep(prefill, job.prompt, job.scope);
+      this.#batch.release(prefill, { tokens: job.prompt, scope: job.scope });
       return waiting.resolve({ cachedPromptTokens: cached });
     }
     await this.#batch.join(prefill, rows.length);
@@ -469,7 +507,7 @@ export class DecodeLoop<Prefill> {
         failures.set(row.waiting, error);
       }
     }
-    for (const { row, count } of retracts) await this.#batch.retract!(row, count);
+    for (const { row, count } of retracts) await this.#can.retract!(row, count);
     // A job that failed loses all its rows, those that drew before the failure too.
     for (const row of rows) if (failures.has(row.waiting)) row.pending = [];
     await this.#leave(failures);
@@ -481,12 +519,12 @@ export class DecodeLoop<Prefill> {
    */
   async #proposals(rows: readonly Row<Prefill>[], failures: Map<Waiting<Prefill>, unknown>): Promise<Proposal[]> {
     const none: Proposal = [];
-    if (!this.#batch.retract || (rows.length > 1 && !this.#pads)) return rows.map(() => none);
+    if (!this.#can.retract || (rows.length > 1 && !this.#pads)) return rows.map(() => none);
     const alone = rows.length === 1;
     return Promise.all(
       rows.map(async (row) => {
         const { job } = row.waiting;
-        if (!job.propose || (this.#batch.checksNativeOnly && !job.native?.(row.index))) return none;
+        if (!job.propose || (this.#can.checksNativeOnly && !job.native?.(row.index))) return none;
         const generated = row.held.length + row.pending.length - job.prompt.length;
         // The last token a row may generate is drawn, never proposed: a proposal past it could not be accepted.
         const limit = job.maxNewTokens - generated - 1;
@@ -508,7 +546,7 @@ export class DecodeLoop<Prefill> {
   async #leave(failures: ReadonlyMap<Waiting<Prefill>, unknown>): Promise<void> {
     const rows = this.#rows;
     const leaving = rows.filter((r) => r.pending.length === 0);
-    if (leaving.length === 0) return this.#batch.compact();
+    if (leaving.length === 0) return this.#can.compact();
     // A row holds every token it fed; the last one it drew was never fed.
     await this.#batch.remove(
       leaving.map((row) => ({ row: rows.indexOf(row), tokens: row.held, scope: row.waiting.job.scope })),

@@ -1,5 +1,5 @@
 import { EngineError } from '../../engine-interface/index.ts';
-import type { DecodeBatch, PrefillInput } from '../../generation/decode-loop.ts';
+import type { BatchStats, DecodeBatch, PrefillInput } from '../../generation/decode-loop.ts';
 import type { NativeSampling, NativeStep, StepOutput } from '../../generation/sampling-plan.ts';
 
 /**
@@ -86,9 +86,8 @@ export const LOWEST_LOGPROB = -9999;
 export class SequenceBatch implements DecodeBatch<Slot> {
   readonly #slots: Slot[];
   #rows: Slot[] = [];
-  #passes = 0;
+  readonly stats: BatchStats;
   readonly maxRows: number;
-  readonly tokenBytes: number;
   /** Present where the runtime checks speculated tokens (see LlamaSequence.evaluateEach). */
   readonly retract?: (row: number, count: number) => Promise<void>;
   /** A distribution per position costs a sorted list of the vocabulary each: only native rows speculate. */
@@ -112,17 +111,13 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     }));
     this.maxRows = this.#slots.length;
     this.executes = sequences[0]?.executes;
-    this.tokenBytes = tokenBytes;
+    this.stats = { forwardPasses: 0, tokenBytes };
     if (sequences.every((s) => s.evaluateEach)) {
       this.retract = (row, count) => {
         const slot = this.#rows[row]!;
         return this.#truncate(slot, slot.held - count);
       };
     }
-  }
-
-  get forwardPasses(): number {
-    return this.#passes;
   }
 
   async begin(prompt: readonly number[], scope: string | undefined): Promise<{ prefill: Slot; cached: number }> {
@@ -139,7 +134,7 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     if (slot.tokens.length !== from)
       throw new Error(`a prefill holding ${slot.tokens.length} tokens was fed from ${from}`);
     const tokens = [...input.tokens];
-    this.#passes++;
+    this.stats.forwardPasses++;
     const logits = await this.#evaluate(slot, tokens, last, native);
     return last ? logits : undefined;
   }
@@ -153,7 +148,7 @@ export class SequenceBatch implements DecodeBatch<Slot> {
       for (const other of others) this.#free(other);
       throw error;
     }
-    if (others.length > 0) this.#passes++;
+    if (others.length > 0) this.stats.forwardPasses++;
     // The other choices' sequences hold the prompt too: llama.cpp's sequences share no keys and values here, so each
     // evaluates what it lacks of the prompt (all of them in one batch).
     await Promise.all(
@@ -165,13 +160,9 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     this.#rows.push(slot, ...others);
   }
 
-  keep(slot: Slot, _tokens: readonly number[], scope: string | undefined): void {
-    slot.scope = scope;
-    this.#free(slot);
-  }
-
-  discard(slot: Slot): void {
-    // What a failed or aborted prefill left is what its tokens say: it may serve the next prompt all the same.
+  release(slot: Slot, kept?: { scope: string | undefined }): void {
+    // Kept or not, a sequence holds what its tokens say: even a failed or aborted prefill's may serve the next prompt.
+    if (kept) slot.scope = kept.scope;
     this.#free(slot);
   }
 
@@ -183,7 +174,7 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     const rows = this.#rows;
     if (tokens.length !== rows.length) throw new Error(`${tokens.length} rows fed to a batch of ${rows.length}`);
     // One pass: node-llama-cpp gathers the evaluations of one tick into one llama.cpp batch.
-    this.#passes++;
+    this.stats.forwardPasses++;
     const logits = await Promise.all(
       rows.map((slot, row) => {
         const fed = [...tokens[row]!];
@@ -211,8 +202,6 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     }
     this.#rows = kept.map((row) => this.#rows[row]!);
   }
-
-  async compact(): Promise<void> {}
 
   clear(): void {
     // A pass failed: what the rows' sequences hold is not known, so none of it is reused.

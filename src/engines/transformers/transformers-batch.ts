@@ -28,9 +28,8 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
   readonly #queue: TaskQueue;
   readonly #prefixes: PrefixReuse;
   readonly #batch = new KVBatch();
-  /** Bytes of keys and values per token, from the first cache seen. */
-  #tokenBytes = 0;
-  #forwardPasses = 0;
+  /** Bytes of keys and values per token from the first cache seen, and the passes run. */
+  readonly stats = { forwardPasses: 0, tokenBytes: 0 };
   /** Whether the model honours its attention mask over padding and holes (see probePadding): once asked. */
   #pads: Promise<boolean> | undefined;
 
@@ -40,14 +39,6 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     this.#keepsLogits = sessions['model']?.inputNames.includes('num_logits_to_keep') ?? false;
     this.#queue = queue;
     this.#prefixes = prefixes;
-  }
-
-  get forwardPasses(): number {
-    return this.#forwardPasses;
-  }
-
-  get tokenBytes(): number {
-    return this.#tokenBytes;
   }
 
   async begin(
@@ -74,7 +65,7 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     const past = pastOf(outputs);
     disposeReplaced(prefill.cache, past);
     prefill.cache = new DynamicCache(past);
-    if (!this.#tokenBytes) this.#tokenBytes = cacheBytes(prefill.cache) / to;
+    if (!this.stats.tokenBytes) this.stats.tokenBytes = cacheBytes(prefill.cache) / to;
     return last ? lastLogits(outputs.logits!, 0, 1) : undefined;
   }
 
@@ -88,12 +79,9 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     this.#prefixes.discard(prefill.cache);
   }
 
-  keep(prefill: TransformersPrefill, tokens: readonly number[], scope: string | undefined): void {
-    this.#prefixes.keep(tokens, prefill.cache, scope);
-  }
-
-  discard(prefill: TransformersPrefill): void {
-    this.#prefixes.discard(prefill.cache);
+  release(prefill: TransformersPrefill, kept?: { tokens: readonly number[]; scope: string | undefined }): void {
+    if (kept) this.#prefixes.keep(kept.tokens, prefill.cache, kept.scope);
+    else this.#prefixes.discard(prefill.cache);
   }
 
   async step(tokens: readonly (readonly number[])[]): Promise<(row: number, at?: number) => Float32Array> {
@@ -146,7 +134,7 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
 
   /** One forward pass, in the realm's queue. `keep`: how many trailing positions' logits are needed (0: all). */
   #forward(inputs: Record<string, unknown>, keep: number): Promise<Record<string, Tensor>> {
-    this.#forwardPasses += 1;
+    this.stats.forwardPasses += 1;
     return this.#queue.run(async () => {
       const withKeep = keep > 0 && this.#keepsLogits ? { ...inputs, num_logits_to_keep: logitsToKeep(keep) } : inputs;
       return (await this.#model.forward(withKeep)) as Record<string, Tensor>;
