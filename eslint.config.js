@@ -10,6 +10,11 @@ import tseslint from 'typescript-eslint';
 const UPPER = ['**/api/**', '**/keys/**', '**/worker/**', '**/client/**', '**/sw/**', '**/playground/**'];
 const boundaries = [
   {
+    files: ['src/bytes/**'],
+    patterns: ['../*'],
+    why: 'src/bytes is a leaf every layer may import (byte chunks joined, a stream read within a limit): it imports none.',
+  },
+  {
     files: ['src/engine-interface/**'],
     patterns: [...UPPER, '../*', '!../engine-interface'],
     why: 'src/engine-interface is what the API and the engines share: plain types and errors, importing no layer.',
@@ -88,8 +93,10 @@ const boundaries = [
   },
   {
     files: ['src/playground/**'],
-    patterns: ['../*', '!../client', '../client/*', '!../client/index.ts', '@huggingface/*', '@mlc-ai/*'],
-    why: 'The playground is an app of Lantern: it uses lantern/client (src/client/index.ts) and the wire, like any other app.',
+    patterns: ['../*', '!../client', '../client/*', '!../client/index.ts', '!../bytes', '@huggingface/*', '@mlc-ai/*'],
+    why:
+      'The playground is an app of Lantern: it uses lantern/client (src/client/index.ts) and the wire, like any other ' +
+      'app (and src/bytes, a leaf of plain byte helpers, rather than a copy of its own).',
   },
   {
     files: ['src/vite/**'],

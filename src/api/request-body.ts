@@ -1,3 +1,4 @@
+import { readAtMost } from '../bytes/byte-chunks.ts';
 import { EngineError } from '../engine-interface/index.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 
@@ -57,12 +58,13 @@ export async function readBody(
     throw new EngineError('aborted', 'The client went away before its request body arrived.', { cause: error });
   };
   try {
-    const bytes = await Promise.race([
-      (request.body === undefined ? readBlob(request, maxBytes, onBytes) : readStream(reader, maxBytes, onBytes)).catch(
-        gone,
-      ),
-      deadline,
-    ]);
+    const read =
+      request.body === undefined
+        ? readBlob(request, maxBytes, onBytes)
+        : reader
+          ? readAtMost(reader, maxBytes, onBytes)
+          : Promise.resolve(new Uint8Array(0));
+    const bytes = await Promise.race([read.catch(gone), deadline]);
     if (bytes === 'late') {
       await reader?.cancel().catch(() => {});
       throw invalidRequest(
@@ -71,60 +73,25 @@ export async function readBody(
         'request_timeout',
       );
     }
-    if (bytes === null) throw tooLarge();
+    if (bytes === undefined) throw tooLarge();
     return bytes;
   } finally {
     clearTimeout(timer);
   }
 }
 
-/** Reads a body stream to its end, or stops (and answers null) as soon as it passes `maxBytes`. */
-async function readStream(
-  reader: ReadableStreamDefaultReader<Uint8Array> | undefined,
-  maxBytes: number,
-  onBytes?: (size: number) => void,
-): Promise<Uint8Array | null> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (reader) {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel().catch(() => {});
-        return null;
-      }
-      try {
-        onBytes?.(size);
-      } catch (error) {
-        await reader.cancel().catch(() => {});
-        throw error;
-      }
-      chunks.push(value);
-    }
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
-
 /**
  * Reads the body of a Request that has no `body` stream: Firefox (153 ESR) does not implement `Request.body`, so a
  * service worker there sees `undefined`. The body becomes a Blob, whose size is known before its bytes are read into
- * memory, so the limit still holds. Answers null when the body is over `maxBytes`.
+ * memory, so the limit still holds. Answers undefined when the body is over `maxBytes`.
  */
 async function readBlob(
   request: Request,
   maxBytes: number,
   onBytes?: (size: number) => void,
-): Promise<Uint8Array | null> {
+): Promise<Uint8Array | undefined> {
   const blob = await request.blob();
-  if (blob.size > maxBytes) return null;
+  if (blob.size > maxBytes) return undefined;
   onBytes?.(blob.size);
   return new Uint8Array(await blob.arrayBuffer());
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { concatBytes } from '../bytes/byte-chunks.ts';
 import { AudioDecodeError } from './audio-decode-error.ts';
 import { decodeWav, isWav } from './decode-wav.ts';
 import { encodeWav } from './encode-wav.ts';
@@ -19,16 +20,6 @@ const chunk = (id: string, body: Uint8Array, pad = true) => {
   new DataView(bytes.buffer).setUint32(4, body.length, true);
   bytes.set(body, 8);
   return bytes;
-};
-
-const concat = (...parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 };
 
 const fmt = ({ tag = 1, channels = 1, sampleRate = 8000, bits = 16, blockAlign, extensible }: Header) => {
@@ -52,8 +43,8 @@ const fmt = ({ tag = 1, channels = 1, sampleRate = 8000, bits = 16, blockAlign, 
 };
 
 const riff = (...chunks: Uint8Array[]) => {
-  const body = concat(new TextEncoder().encode('WAVE'), ...chunks);
-  return concat(chunk('RIFF', body, false));
+  const body = concatBytes([new TextEncoder().encode('WAVE'), ...chunks]);
+  return chunk('RIFF', body, false);
 };
 
 /** Sample bytes written one value at a time by `write(view, at, value)`. */

@@ -2,7 +2,8 @@
  * Word and PowerPoint files written by hand, for the tests: zip archives (deflated with `CompressionStream`, their
  * checksums computed) of the few parts Office needs to open them, around the XML a test gives.
  */
-import { compress, concatBytes } from './bytes.test-support.ts';
+import { concatBytes } from '../bytes/byte-chunks.ts';
+import { compress } from './bytes.test-support.ts';
 
 /** A zip archive of the given entries, each deflated (or stored as it is, if `store`). */
 export async function handWrittenZip(

@@ -1,4 +1,5 @@
-import { compress, concatBytes } from './bytes.test-support.ts';
+import { concatBytes } from '../bytes/byte-chunks.ts';
+import { compress } from './bytes.test-support.ts';
 
 /**
  * A PDF written by hand, for the tests and the bench: a page per entry, each line of it shown in Helvetica (a standard

@@ -1,3 +1,5 @@
+import { readAtMost } from '../bytes/byte-chunks.ts';
+
 /**
  * The entries of a zip archive (what a .docx or .pptx is), read without a library: the central directory at its end
  * lists them, and each is stored or deflated, which `DecompressionStream('deflate-raw')` inflates (a web standard, in
@@ -105,24 +107,9 @@ export async function readZipEntry(bytes: Uint8Array, entry: ZipEntry, maxBytes:
   if (entry.method !== 8) throw new ZipError(`its ${entry.name} is compressed by method ${entry.method}, not deflate.`);
 
   const reader = new Blob([data.slice()]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
-  const pieces: Uint8Array[] = [];
-  let length = 0;
-  try {
-    for (let piece = await reader.read(); !piece.done; piece = await reader.read()) {
-      length += piece.value.length;
-      if (length > maxBytes) throw tooLarge();
-      pieces.push(piece.value);
-    }
-  } catch (error) {
-    await reader.cancel().catch(() => undefined);
-    if (error instanceof ZipError) throw error;
+  const inflated = await readAtMost(reader, maxBytes).catch((error: unknown) => {
     throw new ZipError(`its ${entry.name} does not inflate (${(error as Error).message}).`, { cause: error });
-  }
-  const inflated = new Uint8Array(length);
-  let offset = 0;
-  for (const piece of pieces) {
-    inflated.set(piece, offset);
-    offset += piece.length;
-  }
+  });
+  if (!inflated) throw tooLarge();
   return inflated;
 }

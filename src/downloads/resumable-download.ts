@@ -1,5 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import { concatBytes } from '../bytes/byte-chunks.ts';
 import { reuseProblem } from './reuse-check.ts';
 import { DOWNLOADS_CACHE, type FileRecord, type StoredFiles } from './stored-files.ts';
 
@@ -214,7 +215,8 @@ class Download {
     const flush = async () => {
       flushed = Date.now();
       if (bufferedBytes === 0) return;
-      const part = concat(buffered, bufferedBytes);
+      // One chunk is stored as it came: no copy.
+      const part = buffered.length === 1 ? buffered[0]! : concatBytes(buffered);
       buffered = [];
       bufferedBytes = 0;
       await this.#store.appendPart(this.#record, part).catch((error: unknown) => {
@@ -338,17 +340,6 @@ function totalSize(response: Response, received: number): number | undefined {
   if (response.headers.get('content-encoding')) return undefined;
   const length = response.headers.get('x-linked-size') ?? response.headers.get('content-length');
   return length === null ? undefined : Number(length);
-}
-
-function concat(chunks: Uint8Array[], bytes: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const joined = new Uint8Array(bytes);
-  let offset = 0;
-  for (const chunk of chunks) {
-    joined.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return joined;
 }
 
 const isQuotaError = (error: unknown) =>

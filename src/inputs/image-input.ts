@@ -1,3 +1,4 @@
+import { readAtMost } from '../bytes/byte-chunks.ts';
 import { byteSize, EngineError, throwIfAborted, type ChatImage, type ImageLimits } from '../engine-interface/index.ts';
 
 /** An image's bytes, checked: a format the decoders read, and its size from its headers, within the pixel limit. */
@@ -202,31 +203,11 @@ export const fetchAsPage: FetchImage = async (image, limits, signal) => {
     throw refuse(`The image at ${url} is ${byteSize(declared)}; the limit is ${byteSize(limits.maxBytes)} per image.`);
   }
   // Read up to the limit and no further, whatever the server declared.
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = response.body!.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > limits.maxBytes) {
-        await reader.cancel().catch(() => {});
-        throw refuse(`The image at ${url} is over the limit of ${byteSize(limits.maxBytes)} per image.`);
-      }
-      chunks.push(value);
-    }
-  } catch (error) {
-    if (error instanceof EngineError) throw error;
+  const bytes = await readAtMost(response.body!.getReader(), limits.maxBytes).catch((error: unknown) => {
     throw failed(error);
-  }
+  });
+  if (!bytes) throw refuse(`The image at ${url} is over the limit of ${byteSize(limits.maxBytes)} per image.`);
   throwIfAborted(signal);
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
   return bytes;
 };
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { concatBytes, readSpeech, WavStreamReader, wavFromPcm } from './speech-audio.ts';
+import { concatBytes } from '../bytes/byte-chunks.ts';
+import { readSpeech, WavStreamReader, wavFromPcm } from './speech-audio.ts';
 
 /** A body that arrives in the pieces given, as a stream does. */
 const streamed = (pieces: (string | Uint8Array)[], type: string) =>

@@ -4,6 +4,7 @@
  * finished audio as a Blob an `<audio>` element plays and a link downloads.
  */
 import type OpenAI from 'openai';
+import { concatBytes } from '../bytes/byte-chunks.ts';
 
 export type SpeechFormat = NonNullable<OpenAI.Audio.SpeechCreateParams['response_format']>;
 export type StreamFormat = NonNullable<OpenAI.Audio.SpeechCreateParams['stream_format']>;
@@ -87,17 +88,6 @@ function base64Bytes(text: string): Uint8Array {
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
-}
-
-/** One byte array of several, in order. */
-export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.length;
-  }
-  return all;
 }
 
 /**

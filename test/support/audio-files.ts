@@ -3,6 +3,7 @@
  * real frames or packets of the fixtures in test/fixtures/speech/formats (see its README), as an attacker would.
  */
 import { readFileSync } from 'node:fs';
+import { concatBytes } from '../../src/bytes/byte-chunks.ts';
 
 export const FORMATS_DIR = 'test/fixtures/speech/formats/';
 export const formatBytes = (file: string): Uint8Array => Uint8Array.from(readFileSync(`${FORMATS_DIR}${file}`));
@@ -101,9 +102,7 @@ export function oggStream(packets: Uint8Array[], granule: bigint, serial = 1): U
     view.setUint32(22, crc, true);
     pages.push(page);
   }
-  const out = new Uint8Array(pages.reduce((n, p) => n + p.length, 0));
-  pages.reduce((at, page) => (out.set(page, at), at + page.length), 0);
-  return out;
+  return concatBytes(pages);
 }
 
 /** An OpusHead (RFC 7845 §5.1) for `channels` (mapping family 0 for one or two, 255 for more). */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { concatBytes } from '../../bytes/byte-chunks.ts';
 import { createAudioEncoder, encoderAvailable } from './audio-stream-encoder.ts';
 import {
   RATE,
   TONES,
-  concat,
   dominantTones,
   ffmpegDecode,
   ffprobe,
@@ -50,7 +50,7 @@ async function encodeTones(format: SpeechFormat): Promise<Encoded> {
   } finally {
     encoder.close();
   }
-  return { bytes: concat(parts), perCall };
+  return { bytes: concatBytes(parts), perCall };
 }
 
 describe.skipIf(!hasFfmpeg)('createAudioEncoder, decoded by ffmpeg', () => {

@@ -33,16 +33,6 @@ export function unevenPieces(samples: Float32Array): Float32Array[] {
   return pieces;
 }
 
-export const concat = (parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-};
-
 export const hasFfmpeg = ['ffmpeg', 'ffprobe'].every(
   (tool) => spawnSync(tool, ['-version'], { stdio: 'ignore' }).status === 0,
 );

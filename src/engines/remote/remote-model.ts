@@ -20,6 +20,7 @@ import {
   type WireObject,
 } from '../../engine-interface/index.ts';
 import { measureAudio } from '../../audio/index.ts';
+import { concatBytes } from '../../bytes/byte-chunks.ts';
 import type { RemoteCandidate } from './remote-engine.ts';
 import { cutShort, fromStreamError, notAnAnswer } from './upstream-errors.ts';
 import { postUpstream, UpstreamTarget } from './upstream-request.ts';
@@ -246,8 +247,7 @@ async function remoteSpeak(
     chunks.push(bytes);
     options.onEvent?.({ type: 'audio', bytes: bytes.slice() });
   });
-  const all = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
-  chunks.reduce((at, c) => (all.set(c, at), at + c.byteLength), 0);
+  const all = concatBytes(chunks);
   const sampleRate = 24_000;
   const seconds = request.format === 'pcm' ? all.byteLength / 2 / sampleRate : measuredSeconds(all);
   // Servers do not say what they read; OpenAI counts a speech model's input in characters.
