@@ -46,12 +46,14 @@ async function chat(content: string): Promise<string> {
 /** Runs a row to its end: its pieces' texts and its end. */
 async function run(prompt: string, plan: Partial<Wllama3Plan>, scope?: string, signal?: AbortSignal) {
   const texts: string[] = [];
+  const counts: Wllama3Piece['counts'][] = [];
   let end: Wllama3Piece['end'];
   for await (const piece of (await model!).generate(prompt, { ...GREEDY, ...plan }, scope, signal)) {
     texts.push(piece.text);
+    counts.push(piece.counts);
     end = piece.end;
   }
-  return { texts, text: texts.join(''), end };
+  return { texts, text: texts.join(''), counts, end };
 }
 
 async function failure(work: Promise<unknown>) {

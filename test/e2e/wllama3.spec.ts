@@ -38,6 +38,9 @@ test('wllama 3 runs a plan whole and streams it back', async ({ page }, info) =>
   expect(hello.text).toBe(HELLO_REPLY);
   expect(hello.texts.length).toBeGreaterThan(3); // streamed a token or so at a time
   expect(hello.end).toMatchObject({ reason: 'stop', completionTokens: expect.any(Number) });
+  // Every piece carries llama.cpp's counts so far (a row the core stops early is counted from them).
+  expect(hello.counts[0]).toMatchObject({ completionTokens: 1, promptTokens: hello.end!.promptTokens });
+  expect(hello.counts.at(-2)).toMatchObject({ completionTokens: hello.texts.length - 1 });
 
   // The same prompt again starts from what the first left (one scope so far).
   const again = await page.evaluate(() => window.wllama3.run('Hello', {}, undefined));

@@ -19,6 +19,20 @@ describe('a plan as wllama 3 runs it', () => {
     expect(request).toMatchObject({ prompt: 'Hi', stream: true, max_tokens: 32, seed: 7, cache_prompt: true });
   });
 
+  it("scales by the temperature before cutting the nucleus, as OpenAI does (llama.cpp's own chain cuts first)", () => {
+    expect(completionRequest('Hi', { ...greedy, temperature: 0.5, topP: 0.9 }, true).samplers).toEqual([
+      'temperature',
+      'top_p',
+    ]);
+  });
+
+  it("leaves a row without a seed to llama.cpp's own randomness, and asks for the counts on every chunk", () => {
+    const { seed: _, ...unseeded } = greedy;
+    const request = completionRequest('Hi', unseeded, true);
+    expect('seed' in request).toBe(false);
+    expect(request.timings_per_token).toBe(true);
+  });
+
   it('sends logit_bias as [token id, bias] pairs and the grammar as GBNF', () => {
     const request = completionRequest(
       'Hi',
@@ -35,10 +49,13 @@ describe('a plan as wllama 3 runs it', () => {
 
   it('names what it cannot run as Lantern defines it, and refuses to build such a request', () => {
     expect(wllama3Gap(greedy)).toBeUndefined();
-    expect(wllama3Gap({ ...greedy, presencePenalty: 0.5 })).toMatch(/penalties/);
-    expect(wllama3Gap({ ...greedy, frequencyPenalty: -1 })).toMatch(/penalties/);
-    expect(wllama3Gap({ ...greedy, logprobs: { top: 0 } })).toMatch(/logprobs/);
-    expect(() => completionRequest('Hi', { ...greedy, logprobs: { top: 2 } }, true)).toThrow(/logprobs/);
+    expect(wllama3Gap({ ...greedy, presencePenalty: 0.5 })).toEqual({
+      param: 'presence_penalty',
+      reason: expect.stringMatching(/penalties/),
+    });
+    expect(wllama3Gap({ ...greedy, frequencyPenalty: -1 })).toMatchObject({ param: 'frequency_penalty' });
+    expect(wllama3Gap({ ...greedy, logprobs: 0 })).toMatchObject({ param: 'logprobs' });
+    expect(() => completionRequest('Hi', { ...greedy, logprobs: 2 }, true)).toThrow(/logprobs/);
   });
 });
 
@@ -54,6 +71,13 @@ describe("wllama 3's streamed chunks", () => {
       text: '',
       end: { reason: 'length', promptTokens: 52, completionTokens: 4, cachedTokens: 49 },
     });
+    // Per-token timings: the counts so far on every chunk, the prompt's reused tokens included.
+    expect(
+      pieceOf({
+        choices: [{ text: 'day', finish_reason: null }],
+        timings: { prompt_n: 3, cache_n: 49, predicted_n: 2 },
+      }),
+    ).toEqual({ text: 'day', counts: { promptTokens: 52, completionTokens: 2, cachedTokens: 49 } });
     expect(pieceOf({ choices: [{ text: '', finish_reason: 'stop' }] }).end).toMatchObject({
       reason: 'stop',
       cachedTokens: 0,

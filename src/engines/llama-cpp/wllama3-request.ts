@@ -1,5 +1,3 @@
-import type { FinishReason } from '../../engine-interface/index.ts';
-
 /*
  * A request's plan as wllama 3 runs it: wllama 3 (llama.cpp's server loop compiled to WebAssembly) takes whole
  * completions, sampled natively, and streams their text back; it has no call that feeds tokens or hands a distribution
@@ -15,9 +13,9 @@ export interface Wllama3Plan {
   /** 0: greedy. */
   readonly temperature: number;
   readonly topP: number;
-  /** A 31-bit seed for this row (the request's, mixed with the row's index). */
-  readonly seed: number;
-  /** The most tokens this row may generate. */
+  /** A 31-bit seed for this row (the request's, mixed with the row's index); none: llama.cpp's own randomness. */
+  readonly seed?: number | undefined;
+  /** The most tokens this row may generate; -1: as many as its window holds. */
   readonly maxTokens: number;
   readonly presencePenalty: number;
   readonly frequencyPenalty: number;
@@ -26,21 +24,27 @@ export interface Wllama3Plan {
   /** The output constraint as llama.cpp GBNF (the gbnf piece's translation), or none. */
   readonly grammar?: string | undefined;
   /** Log probabilities wanted: the alternatives listed at each step (0: the chosen token's alone). */
-  readonly logprobs?: { readonly top: number } | undefined;
+  readonly logprobs?: number | undefined;
 }
 
 /**
- * Why wllama 3 cannot run a plan as Lantern defines it, or undefined when it can run it whole. (Each reason was seen in
- * wllama 3.13: see docs/library-bugs.md.)
+ * Why wllama 3 cannot run a plan as Lantern defines it (and the request parameter that asks for it), or undefined when
+ * it can run it whole. It has no logits path to fall back on: a request with such a plan is refused (a 400 naming
+ * `param`). (Each reason was seen in wllama 3.13: see docs/models.md.)
  */
-export function wllama3Gap(plan: Wllama3Plan): string | undefined {
+export function wllama3Gap(plan: Wllama3Plan): { param: string; reason: string } | undefined {
   // llama.cpp's server feeds the prompt's tokens to the penalty sampler too: a token of the prompt is penalised before
   // it was ever generated, where OpenAI's (and Lantern's) penalties count the generated tokens only.
-  if (plan.presencePenalty !== 0 || plan.frequencyPenalty !== 0)
-    return 'presence and frequency penalties (llama.cpp counts the prompt too)';
+  const penalty =
+    plan.presencePenalty !== 0 ? 'presence_penalty' : plan.frequencyPenalty !== 0 ? 'frequency_penalty' : '';
+  if (penalty) return { param: penalty, reason: 'presence and frequency penalties (llama.cpp counts the prompt too)' };
   // wllama 3.13 writes each listed token's text into JSON: a token that holds part of a character (any byte-level
   // tokenizer's, on emoji and most CJK) fails the whole request.
-  if (plan.logprobs) return 'logprobs (wllama 3.13 fails the request on a token that holds part of a character)';
+  if (plan.logprobs !== undefined)
+    return {
+      param: 'logprobs',
+      reason: 'logprobs (wllama 3.13 fails the request on a token that holds part of a character)',
+    };
   return undefined;
 }
 
@@ -62,27 +66,42 @@ const OFF = {
  */
 export function completionRequest(prompt: string, plan: Wllama3Plan, reuse: boolean) {
   const gap = wllama3Gap(plan);
-  if (gap !== undefined) throw new Error(`wllama 3 cannot run this plan: ${gap}`);
+  if (gap !== undefined) throw new Error(`wllama 3 cannot run this plan: ${gap.reason}`);
   return {
     prompt,
     stream: true as const,
     max_tokens: plan.maxTokens,
     temperature: plan.temperature,
     top_p: plan.topP,
-    seed: plan.seed,
+    ...(plan.seed !== undefined && { seed: plan.seed }),
     ...OFF,
+    // OpenAI's order: the temperature scales the logits, then the nucleus is cut from them. llama.cpp's own chain cuts
+    // the nucleus first, which for top_p < 1 under a temperature other than 1 draws from another set of tokens.
+    samplers: ['temperature', 'top_p'],
     // [id, bias] pairs: llama.cpp's server reads an object's keys as text to tokenize, unless they are numbers.
     ...(plan.logitBias && { logit_bias: Object.entries(plan.logitBias).map(([id, bias]) => [Number(id), bias]) }),
     ...(plan.grammar !== undefined && { grammar: plan.grammar }),
     cache_prompt: reuse,
+    // Every chunk then carries the counts so far (timings), so that a row the core stops early (a stop sequence, its
+    // calls made) is still counted as llama.cpp counted it.
+    timings_per_token: true,
   };
+}
+
+/** Tokens a row has counted: its prompt's (those taken from the cache included) and those it generated. */
+export interface Wllama3Counts {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
 }
 
 /** What one streamed chunk of wllama 3's completion carries for Lantern. */
 export interface Wllama3Piece {
   text: string;
+  /** The counts so far, where the chunk carries them (llama.cpp's per-token timings). */
+  counts?: Wllama3Counts | undefined;
   /** Set on the row's last chunk: why it ended and what it counted. */
-  end?: { reason: FinishReason; promptTokens: number; completionTokens: number; cachedTokens: number } | undefined;
+  end?: ({ reason: 'stop' | 'length' } & Wllama3Counts) | undefined;
 }
 
 /** A chunk as wllama 3 streams a completion (`text_completion`, OpenAI's shape, with llama.cpp's usage). */
@@ -93,6 +112,8 @@ export interface Wllama3Chunk {
     completion_tokens: number;
     prompt_tokens_details?: { cached_tokens?: number };
   } | null;
+  /** llama.cpp's timings: `prompt_n` the prompt's tokens it decoded, `cache_n` those it reused, `predicted_n` generated. */
+  timings?: { prompt_n: number; cache_n: number; predicted_n: number } | undefined;
 }
 
 /** A streamed chunk as Lantern reads it. */
@@ -100,18 +121,22 @@ export function pieceOf(chunk: Wllama3Chunk): Wllama3Piece {
   const choice = chunk.choices[0];
   const text = choice?.text ?? '';
   const reason = choice?.finish_reason;
-  if (!reason) return { text };
-  const usage = chunk.usage;
-  return {
-    text,
-    end: {
-      // Content filters are not llama.cpp's: a grammar that completes ends the row as `stop`.
-      reason: reason === 'length' ? 'length' : 'stop',
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? 0,
-      cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? 0,
-    },
+  const timings = chunk.timings;
+  const counts = timings && {
+    promptTokens: timings.prompt_n + timings.cache_n,
+    completionTokens: timings.predicted_n,
+    cachedTokens: timings.cache_n,
   };
+  if (!reason) return counts ? { text, counts } : { text };
+  const usage = chunk.usage;
+  const end = {
+    // Content filters are not llama.cpp's: a grammar that completes ends the row as `stop`.
+    reason: reason === 'length' ? ('length' as const) : ('stop' as const),
+    promptTokens: usage?.prompt_tokens ?? counts?.promptTokens ?? 0,
+    completionTokens: usage?.completion_tokens ?? counts?.completionTokens ?? 0,
+    cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? counts?.cachedTokens ?? 0,
+  };
+  return counts ? { text, counts, end } : { text, end };
 }
 
 /**
