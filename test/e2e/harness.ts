@@ -45,6 +45,20 @@ if (threads) {
     ]),
   );
 }
+// ?llama=wllama3 (or wllama2): llama.cpp's chat candidates run on that build of llama.cpp, where they would choose it
+// by the device otherwise (LlamaCppCandidate.runtime).
+const llamaRuntime = params.get('llama') as 'wllama2' | 'wllama3' | null;
+if (llamaRuntime) {
+  profile = Object.fromEntries(
+    Object.entries(profile).map(([id, entry]) => [
+      id,
+      {
+        ...entry,
+        candidates: entry.candidates.map((c) => (c.engine === 'llama.cpp' ? { ...c, runtime: llamaRuntime } : c)),
+      },
+    ]),
+  );
+}
 // ?broken=ID points that ID at a model whose weights are corrupt; ?late=ID at one the test server may withhold
 // (see vite.config.ts).
 for (const [param, folder] of [

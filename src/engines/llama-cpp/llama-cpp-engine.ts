@@ -49,6 +49,13 @@ export interface LlamaCppCandidate extends GPUNeeds, ReadsImages {
    * they wait for each other and starve whatever else the machine runs.
    */
   threads?: number;
+  /**
+   * Chat models, in browsers: the llama.cpp build that runs them. Default (absent): wllama 3 where llama.cpp's WebGPU
+   * backend runs (JSPI, 64-bit WebAssembly memory and an adapter with `shader-f16`), wllama 2 on the CPU everywhere
+   * else, where it is faster (docs/models.md). `wllama3`: wllama 3 always, on its CPU build where WebGPU cannot run it
+   * (a browser without JSPI or 64-bit memory cannot load it); `wllama2`: wllama 2 always. Node runs node-llama-cpp.
+   */
+  runtime?: 'wllama2' | 'wllama3';
   /** Embedding models: the longest input, in tokens, where shorter than the model's context. */
   maxInputTokens?: number;
   /**
