@@ -1,7 +1,7 @@
 /**
  * wllama 3's runtime alone in a page (no service worker, no engine worker): the bundled tiny-chat GGUF loaded with
- * `src/engines/llama-cpp/wllama3-runtime.ts`, driven by wllama3.spec.ts through `window.wllama3`, until the generation
- * core hands it plans (issue 64).
+ * `src/engines/llama-cpp/wllama3-runtime.ts`, driven by wllama3.spec.ts through `window.wllama3`: the runtime's own
+ * behaviour, below the generation core (wllama3-route.spec.ts runs it through /v1).
  */
 import { ChatTemplate } from '../../src/engines/llama-cpp/gguf-chat-template.ts';
 import { browserFeatures, llamaDeviceOf, type LlamaDevice } from '../../src/engines/llama-cpp/wllama-device.ts';
