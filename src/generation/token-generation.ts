@@ -1,5 +1,4 @@
 import {
-  ChatResultBuilder,
   EngineError,
   throwIfAborted,
   type ChatEvent,
@@ -12,7 +11,7 @@ import {
 import { invalidOutput } from '../grammar/output-constraint.ts';
 import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import type { ToolPrompt } from '../tools/tool-prompt.ts';
-import { ChoicePipeline } from './choice-pipeline.ts';
+import { ChoiceSet } from './choice-set.ts';
 import { rowSeed, type DecodeJob } from './decode-loop.ts';
 import type { GenerationTokenizer } from './generation-tokenizer.ts';
 import { nativeLogprob, tokenLogprob, type TokenText } from './logprobs.ts';
@@ -160,29 +159,21 @@ export async function generateTokens(
       ? await (await tokenizer.grammars()).matchers(constraint, request.n, options.syntax, thinking)
       : undefined;
   const logprobs = request.logprobs === undefined ? undefined : { top: request.logprobs, words: tokenizer.tokenText() };
-  const results = new ChatResultBuilder({ choices: request.n, logprobs: logprobs !== undefined });
-  const onEvent = (event: ChatEvent) => {
-    results.add(event);
-    options.onEvent?.(event);
-  };
-  const decode = (ids: number[]) => tokenizer.decode(ids);
+  const set = new ChoiceSet(request, request.n, {
+    thinking,
+    calls: options.calls,
+    decode: (ids) => tokenizer.decode(ids),
+    endTokens: tokenizer.eos,
+    maxTokens: maxNewTokens,
+    onEvent: options.onEvent,
+  });
   const thoughtEnd = thinking ? thoughtEndTokens(tokenizer) : [];
   // Room for the end tag inside the budget; a tokenizer that cannot write the tag leaves thoughts unbounded.
   const thoughtLimit =
     thoughtEnd.length > 0 ? thoughtBudget(request.reasoningEffort, maxNewTokens) - thoughtEnd.length : Infinity;
   const prediction = options.promptLookup ? predictionTokens(tokenizer, request.prediction) : [];
   const choices = Array.from({ length: request.n }, (_, index) => ({
-    pipeline: new ChoicePipeline(index, {
-      onEvent,
-      stop: request.stop,
-      calls: options.calls,
-      constraint,
-      logprobs: logprobs !== undefined,
-      decode,
-      endTokens: tokenizer.eos,
-      maxTokens: maxNewTokens,
-      reasoning: thinking,
-    }),
+    pipeline: set.pipelines[index]!,
     counts: new Map<number, number>(),
     /**
      * Its own draws, one a sampled token: what a choice samples under a seed does not depend on what was proposed, nor
@@ -295,13 +286,10 @@ export async function generateTokens(
   const proposed = proposers.reduce((sum, p) => sum + (p?.proposed ?? 0), 0);
   const accepted = proposers.reduce((sum, p) => sum + (p?.accepted ?? 0), 0);
 
-  return results.result({
-    promptTokens,
-    completionTokens: choices.reduce((sum, c) => sum + c.pipeline.tokens, 0),
-    ...(thinking && { reasoningTokens: choices.reduce((sum, c) => sum + c.pipeline.reasoningTokens, 0) }),
-    ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
-    ...(proposed > 0 && { acceptedPredictionTokens: accepted, rejectedPredictionTokens: proposed - accepted }),
-  });
+  return set.result(
+    { promptTokens, cachedPromptTokens },
+    proposed > 0 ? { acceptedPredictionTokens: accepted, rejectedPredictionTokens: proposed - accepted } : {},
+  );
 }
 
 /**
