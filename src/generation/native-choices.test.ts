@@ -44,7 +44,7 @@ describe('generateNativeChoices', () => {
     await generate(chatRequest({ n: 3, seed: 7, maxTokens: 20 }), again.run);
     expect(again.rows.map((r) => r.plan.seed)).toEqual(seeds);
     expect(result.choices.map((c) => c.text)).toEqual(['row 0.', 'row 1.', 'row 2.']);
-    // Six characters and an end token per row; the prompt once; the most any row found cached.
+    // Six characters and an end token per row; the prompt once; as cached, what the first row run (the last) found.
     expect(result.usage).toEqual({ promptTokens: 5, completionTokens: 3 * 7, cachedPromptTokens: 2 });
   });
 

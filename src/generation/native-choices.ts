@@ -1,18 +1,16 @@
 import {
-  ChatResultBuilder,
-  throwIfAborted,
+  EngineError,
   type ChatEvent,
   type ChatRequest,
   type ChatResult,
-  EngineError,
   type FunctionCall,
   type GeneratedTokenLogprob,
 } from '../engine-interface/index.ts';
 import { constraintGrammar, type GrammarSpec } from '../grammar/output-constraint.ts';
 import type { ToolCallSyntax } from '../tools/tool-call-syntax.ts';
 import type { ToolPrompt } from '../tools/tool-prompt.ts';
-import { ChoicePipeline } from './choice-pipeline.ts';
-import { rowSeed } from './decode-loop.ts';
+import { ChoiceSet } from './choice-set.ts';
+import { choicesInTurns, turnSeed } from './choices-in-turns.ts';
 import type { SamplingPlan } from './sampling-plan.ts';
 import { seed31 } from './seeded-random.ts';
 import { checkLogitBias } from './token-generation.ts';
@@ -89,44 +87,25 @@ export interface NativeChoicesOptions {
  * Generates `request`'s choices on an engine that executes the whole plan itself (web-llm: its GPU sampler and its
  * XGrammar), one row at a time: the core's side of such an engine, as `generateTokens` is for engines whose logits
  * Lantern sees. The plan is compiled here once (sampling, seeds, penalties, bias, the constraint's grammar, log
- * probabilities, the token limit); each row's tokens go through the same ChoicePipeline as every engine's (text,
- * stops, tool calls, reasoning, the final constraint check), and the usage is summed here from the pipelines.
+ * probabilities, the token limit); each row's tokens go through the same ChoiceSet as every engine's (text, stops, tool
+ * calls, reasoning, the final constraint check, the usage summed from the pipelines).
  *
- * `n` choices are `n` rows run one after the other, from the last to the first, so that what an engine holds after the
- * request (a conversation's cache) is choice 0's, the one a client most likely continues. Each row draws from its own
- * seed (see NativeRowPlan.seed), so the choices differ and the whole answer repeats for a seed.
+ * `n` choices are `n` rows run in turns (`choicesInTurns`, the one fallback of every engine that holds fewer rows than
+ * a request has choices): from the last to the first, each from its own seed (see NativeRowPlan.seed), so the choices
+ * differ and the whole answer repeats for a seed.
  */
 export async function generateNativeChoices(
   request: ChatRequest,
   options: NativeChoicesOptions,
   runRow: (row: number, plan: NativeRowPlan, sink: NativeRowSink) => Promise<NativeRowPrompt>,
 ): Promise<ChatResult> {
-  const { thinking, signal } = options;
+  const { thinking } = options;
   if (request.logitBias) checkLogitBias(request.logitBias, options.vocabularySize);
   const { constraint } = request;
   const grammar = constraint ? await constraintGrammar(constraint, options.syntax, { thinking }) : undefined;
-  const seed = seed31(request.seed);
-  const results = new ChatResultBuilder({ choices: request.n, logprobs: request.logprobs !== undefined });
-  const onEvent = (event: ChatEvent) => {
-    results.add(event);
-    options.onEvent?.(event);
-  };
-  let promptTokens = 0;
-  let cachedPromptTokens = 0;
-  let completionTokens = 0;
-  let reasoningTokens = 0;
-  for (let row = request.n - 1; row >= 0; row--) {
-    throwIfAborted(signal);
-    const pipeline = new ChoicePipeline(row, {
-      onEvent,
-      stop: request.stop,
-      calls: options.calls,
-      constraint,
-      logprobs: request.logprobs !== undefined,
-      decode: options.decode,
-      reasoning: thinking,
-    });
-    const plan = nativeRowPlan(request, row, grammar, seed);
+  return choicesInTurns(request, options, async (turn, row, turnOptions) => {
+    const choices = new ChoiceSet(turn, 1, { ...options, onEvent: turnOptions.onEvent });
+    const pipeline = choices.pipelines[0]!;
     let endTokens = 0;
     const sink: NativeRowSink = {
       push: (tokens, logprobs) => {
@@ -140,21 +119,14 @@ export async function generateNativeChoices(
         return { text: pipeline.text, toolCalls: pipeline.toolCalls };
       },
     };
-    const prompt = await runRow(row, plan, sink);
+    const prompt = await runRow(row, nativeRowPlan(turn, 0, grammar), sink);
     if (pipeline.finishReason === null) {
       throw new EngineError('internal', `The engine returned choice ${row} without ending it.`);
     }
-    completionTokens += prompt.completionTokens ?? pipeline.tokens + endTokens;
-    reasoningTokens += pipeline.reasoningTokens;
-    // The same prompt for every row: counted once, as the last row (choice 0) found it.
-    promptTokens = prompt.promptTokens;
-    cachedPromptTokens = Math.max(cachedPromptTokens, prompt.cachedPromptTokens);
-  }
-  return results.result({
-    promptTokens,
-    completionTokens,
-    ...(thinking && { reasoningTokens }),
-    ...(cachedPromptTokens > 0 && { cachedPromptTokens }),
+    // An engine that pushed text counts the row's tokens itself (its pipeline saw text, not ids); otherwise the
+    // pipeline's count, and the end token the engine drew.
+    const extraTokens = prompt.completionTokens === undefined ? endTokens : prompt.completionTokens - pipeline.tokens;
+    return choices.result(prompt, { extraTokens });
   });
 }
 
@@ -171,7 +143,7 @@ export function nativeRowPlan(
   return {
     temperature: request.temperature,
     topP: request.topP,
-    seed: row === 0 ? request.seed : rowSeed(seed, row),
+    seed: turnSeed(request, row, seed),
     presencePenalty: request.presencePenalty,
     frequencyPenalty: request.frequencyPenalty,
     logitBias: request.logitBias,
