@@ -1,27 +1,11 @@
-import {
-  EngineError,
-  throwIfAborted,
-  type ChatEvent,
-  type ChatRequest,
-  type ChatResult,
-} from '../../engine-interface/index.ts';
-import { DecodeLoop, rowSeed, type DecodeStats } from '../../generation/decode-loop.ts';
+import { EngineError, type ChatRequest, type ChatResult } from '../../engine-interface/index.ts';
+import { generateChat, type TokenChatModel } from '../../generation/chat-front-end.ts';
+import { DecodeLoop, type DecodeStats } from '../../generation/decode-loop.ts';
 import { checkDraftVocabulary, DraftModel } from '../../generation/draft-model.ts';
-import {
-  generationTokenizer,
-  type GenerationTokenizer,
-  type TokenizerBasics,
-} from '../../generation/generation-tokenizer.ts';
-import { seed31 } from '../../generation/seeded-random.ts';
-import {
-  generateTokens,
-  requestThinks,
-  templateThinks,
-  type GenerationOptions,
-} from '../../generation/token-generation.ts';
-import type { NativeSampling } from '../../generation/sampling-plan.ts';
-import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
-import { toolPrompt } from '../../tools/tool-prompt.ts';
+import { generationTokenizer, type TokenizerBasics } from '../../generation/generation-tokenizer.ts';
+import { templateThinks, type GenerationOptions } from '../../generation/token-generation.ts';
+import { toolFormatOf } from '../../tools/tool-call-syntax.ts';
+import type { ToolPrompt } from '../../tools/tool-prompt.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { ControlSpellings } from '../control-text.ts';
 import { ChatTemplate } from './gguf-chat-template.ts';
@@ -85,19 +69,11 @@ export interface LlamaChatOptions {
  */
 export class LlamaChatModel {
   readonly #model: LlamaRuntimeModel;
-  readonly #tokens: GenerationTokenizer;
   readonly #template: ChatTemplate | undefined;
-  readonly #toolFormat: ToolFormat;
-  readonly #thinks: boolean;
   readonly #loop: DecodeLoop<unknown>;
-  readonly #sequences: number;
-  readonly #jumpForward: boolean;
-  readonly #promptLookup: boolean;
-  readonly #draft: DraftModel<unknown> | undefined;
   readonly #draftModel: LlamaRuntimeModel | undefined;
-  /** What of a sampling plan the runtime's sampler draws itself. */
-  readonly #executes: NativeSampling | undefined;
-  readonly #nativeGrammar: LlamaChatOptions['nativeGrammar'];
+  /** The model as the chat front end drives it (`generateChat`): its hooks. */
+  readonly #chat: TokenChatModel;
   /** The vocabulary's control tokens by spelling, longest first (see controlTokens). */
   readonly #controls: ReadonlyMap<string, number>;
   readonly #spellings: ControlSpellings;
@@ -110,17 +86,10 @@ export class LlamaChatModel {
     this.contextLength = options.contextLength;
     const batch = new SequenceBatch(model.sequences, options.tokenBytes);
     this.#loop = new DecodeLoop(batch as never, { maxRows: batch.maxRows });
-    this.#sequences = batch.maxRows;
-    this.#executes = batch.executes;
-    this.#nativeGrammar = options.nativeGrammar;
-    this.#jumpForward = options.jumpForward ?? true;
-    this.#promptLookup = options.promptLookup ?? true;
     const { draft } = options;
     this.#draftModel = draft?.model;
     if (draft) checkDraftVocabulary(ggml.tokens, draft.model.metadata.tokenizer.ggml.tokens, 'the draft model');
-    this.#draft =
-      draft && new DraftModel(new SequenceBatch(draft.model.sequences, draft.tokenBytes) as never, draft.contextLength);
-    this.#tokens = generationTokenizer({ ...model.tokenizer, eos: endOfGenerationTokens(ggml) });
+    const tokens = generationTokenizer({ ...model.tokenizer, eos: endOfGenerationTokens(ggml) });
     this.#controls = controlTokens(ggml);
     this.#spellings = new ControlSpellings(this.#controls.keys());
     const source = metadata.tokenizer.chat_template;
@@ -131,8 +100,27 @@ export class LlamaChatModel {
             eos_token: tokenText(ggml, ggml.eos_token_id),
           })
         : undefined;
-    this.#toolFormat = toolFormatOf(this.#template?.source);
-    this.#thinks = templateThinks(this.#template?.source);
+    this.#chat = {
+      tokens,
+      toolFormat: toolFormatOf(this.#template?.source),
+      thinks: templateThinks(this.#template?.source),
+      contextLength: this.contextLength,
+      // One row a sequence: a runtime of one (wllama) runs a request's choices in turns.
+      rows: batch.maxRows,
+      generation: {
+        jumpForward: options.jumpForward ?? true,
+        promptLookup: options.promptLookup ?? true,
+        draft:
+          draft &&
+          new DraftModel(new SequenceBatch(draft.model.sequences, draft.tokenBytes) as never, draft.contextLength),
+        executes: batch.executes,
+        nativeGrammar: options.nativeGrammar,
+      },
+      encodeText: (text) => this.#encodeText(text),
+      encodeChat: (prompt, thinking) => this.#encodeChat(prompt, thinking),
+      run: (steps, prompt, request, signal) =>
+        this.#loop.run({ ...steps, prompt: prompt.ids, scope: request.cacheScope, signal }),
+    };
   }
 
   /** What the decode loop has done since the model loaded: passes, row-steps, tokens jumped forward. */
@@ -140,97 +128,35 @@ export class LlamaChatModel {
     return this.#loop.stats;
   }
 
-  async generate(request: ChatRequest, options: RunOptions = {}): Promise<ChatResult> {
-    const { signal } = options;
-    throwIfAborted(signal);
-    const images = request.messages.flatMap((m) => m.images ?? []);
-    if (images.length > 0) {
-      throw new EngineError('invalid_request', 'This model reads text only: it cannot see images.', {
-        param: images[0]!.param,
-      });
-    }
-    if (request.n > this.#sequences) {
-      if (this.#sequences > 1) {
-        throw new EngineError(
-          'invalid_request',
-          `This model decodes at most ${this.#sequences} choices at once: ask for fewer (n).`,
-          { param: 'n' },
-        );
-      }
-      return this.#inTurn(request, options);
-    }
-    const raw = request.prompt !== undefined;
-    const tools = toolPrompt(request, this.#toolFormat);
-    const thinking = requestThinks(this.#thinks, request);
-    let prompt: number[];
-    if (raw) {
-      // A raw prompt is tokenized as it is, with the BOS the tokenizer adds, as a model continues text outside a chat;
-      // special tokens written in it are read as such (a chat template written out), as Hugging Face tokenizers do.
-      const ids = await this.#model.tokenize(request.prompt!, true);
-      const bos = this.#model.bos;
-      prompt = bos === undefined ? ids : [bos, ...ids];
-    } else {
-      if (!this.#template) {
-        throw new EngineError('invalid_request', 'This model has no chat template: use the completions API.', {
-          param: 'messages',
-        });
-      }
-      // The template writes the control tokens itself, as text, and they are read as such; their spellings in the
-      // messages and tools are read as plain text (see ControlSpellings).
-      const hidden = this.#spellings.hide({ messages: tools.messages, tools: tools.tools }, this.#template.source);
-      const text = this.#template.render({ ...tools, ...hidden.value }, thinking);
-      prompt = hidden.reveal
-        ? await tokenizeRevealed(this.#model, this.#controls, text, hidden.reveal)
-        : await this.#model.tokenize(text, true);
-    }
-    const generation = {
-      promptTokens: prompt.length,
-      contextLength: this.contextLength,
-      thinking,
-      calls: tools.calls,
-      syntax: this.#toolFormat.syntax,
-      jumpForward: this.#jumpForward,
-      promptLookup: this.#promptLookup,
-      draft: this.#draft,
-      executes: this.#executes,
-      nativeGrammar: this.#nativeGrammar,
-      signal,
-      onEvent: options.onEvent,
-    };
-    return generateTokens(this.#tokens, request, generation, (steps) =>
-      this.#loop.run({ ...steps, prompt, scope: request.cacheScope, signal }),
-    );
+  generate(request: ChatRequest, options: RunOptions = {}): Promise<ChatResult> {
+    return generateChat(this.#chat, request, options);
   }
 
   /**
-   * A request's choices one after another, on a runtime of one sequence (wllama): each choice a request of one, its
-   * seed derived from the request's and the choice's index (so that seeded choices differ, and repeat), from the
-   * prompt the first left in the sequence (prefix reuse). Usage counts the prompt once, and what came from the cache
-   * as the first choice found it.
+   * A raw prompt's ids: tokenized as it is, with the BOS the tokenizer adds, as a model continues text outside a chat;
+   * special tokens written in it are read as such (a chat template written out), as Hugging Face tokenizers do.
    */
-  async #inTurn(request: ChatRequest, options: RunOptions): Promise<ChatResult> {
-    const results: ChatResult[] = [];
-    // A 31-bit seed from all of the request's (a safe integer), as its native draws take theirs, then one per choice.
-    const base = request.seed === undefined ? undefined : seed31(request.seed);
-    for (let choice = 0; choice < request.n; choice++) {
-      const seed = base === undefined ? undefined : rowSeed(base, choice);
-      const onEvent = options.onEvent && ((event: ChatEvent) => options.onEvent!({ ...event, choice }));
-      results.push(
-        await this.generate({ ...request, n: 1, ...(seed !== undefined && { seed }) }, { ...options, onEvent }),
-      );
+  async #encodeText(text: string): Promise<number[]> {
+    const ids = await this.#model.tokenize(text, true);
+    const bos = this.#model.bos;
+    return bos === undefined ? ids : [bos, ...ids];
+  }
+
+  /**
+   * The messages' ids, rendered by the GGUF's template: it writes the control tokens itself, as text, and they are
+   * read as such; their spellings in the messages and tools are read as plain text (see ControlSpellings).
+   */
+  async #encodeChat(prompt: ToolPrompt, thinking: boolean): Promise<number[]> {
+    if (!this.#template) {
+      throw new EngineError('invalid_request', 'This model has no chat template: use the completions API.', {
+        param: 'messages',
+      });
     }
-    const [first] = results;
-    const sum = (count: (usage: ChatResult['usage']) => number | undefined) =>
-      results.reduce((total, result) => total + (count(result.usage) ?? 0), 0);
-    return {
-      choices: results.map((result) => result.choices[0]!),
-      usage: {
-        promptTokens: first!.usage.promptTokens,
-        completionTokens: sum((usage) => usage.completionTokens),
-        ...(first!.usage.reasoningTokens !== undefined && { reasoningTokens: sum((usage) => usage.reasoningTokens) }),
-        ...(first!.usage.cachedPromptTokens !== undefined && { cachedPromptTokens: first!.usage.cachedPromptTokens }),
-      },
-    };
+    const hidden = this.#spellings.hide({ messages: prompt.messages, tools: prompt.tools }, this.#template.source);
+    const text = this.#template.render({ ...prompt, ...hidden.value }, thinking);
+    return hidden.reveal
+      ? await tokenizeRevealed(this.#model, this.#controls, text, hidden.reveal)
+      : await this.#model.tokenize(text, true);
   }
 
   async dispose(): Promise<void> {

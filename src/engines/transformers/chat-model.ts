@@ -6,21 +6,15 @@ import {
   type PreTrainedModel,
   type PreTrainedTokenizer,
 } from '@huggingface/transformers';
-import {
-  EngineError,
-  throwIfAborted,
-  type MessagePart,
-  type ChatRequest,
-  type ChatResult,
-} from '../../engine-interface/index.ts';
+import { type MessagePart, type ChatRequest, type ChatResult } from '../../engine-interface/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { TaskQueue } from '../task-queue.ts';
 import { generationTokenizer, type GenerationTokenizer } from '../../generation/generation-tokenizer.ts';
-import { generateTokens, requestThinks, templateThinks } from '../../generation/token-generation.ts';
+import { templateThinks } from '../../generation/token-generation.ts';
+import { generateChat, type TokenChatModel } from '../../generation/chat-front-end.ts';
 import { readVocabulary, type TokenizerLike } from '../../grammar/token-bytes.ts';
 import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
-import { toolPrompt, type ToolPrompt } from '../../tools/tool-prompt.ts';
-import type { ImageAccess } from '../../inputs/image-input.ts';
+import type { ToolPrompt } from '../../tools/tool-prompt.ts';
 import { imagePrompt, type ImagePrompt, type VisionParts } from './image-prompt.ts';
 import { loadPretrained, progressCallback, type TransformersLoadOptions } from './load-pretrained.ts';
 import { DecodeLoop, type BatchLimits, type DecodeStats } from '../../generation/decode-loop.ts';
@@ -81,9 +75,8 @@ export class TransformersChatModel {
   readonly #model: PreTrainedModel;
   /** How a vision model reads images; absent for a model of text alone. */
   readonly #vision: VisionParts | undefined;
-  readonly #jumpForward: boolean;
-  readonly #promptLookup: boolean;
-  readonly #draft: DraftModel<TransformersPrefill> | undefined;
+  /** The model as the chat front end drives it (`generateChat`): its hooks. */
+  readonly #chat: TokenChatModel<Prompt, RunOptions>;
   /** The context window: prompt and completion together, in tokens. */
   readonly contextLength: number;
 
@@ -102,10 +95,8 @@ export class TransformersChatModel {
     const prefixes = new PrefixReuse(options.prefixCacheBytes);
     this.#queue = options.queue ?? new TaskQueue();
     this.#loop = new DecodeLoop(new TransformersBatch(model, this.#queue, prefixes), options.batch);
-    this.#jumpForward = options.jumpForward ?? true;
-    this.#promptLookup = options.promptLookup ?? true;
     // The draft's keys and values: its own prefix reuse, an eighth of the target's budget (its rows are smaller).
-    this.#draft =
+    const drafter =
       draft &&
       new DraftModel(
         new TransformersBatch(
@@ -137,6 +128,33 @@ export class TransformersChatModel {
     this.#toolFormat = toolFormatOf(template);
     this.#thinks = templateThinks(template);
     this.#templatePlacesImages = template !== undefined && IMAGE_PARTS_TEMPLATE.test(template);
+    this.#chat = {
+      tokens: this.#tokens,
+      toolFormat: this.#toolFormat,
+      thinks: this.#thinks,
+      contextLength: this.contextLength,
+      // Its batch takes a request of any n (one request alone where it has more rows than BatchLimits.maxRows).
+      rows: Infinity,
+      generation: {
+        jumpForward: options.jumpForward ?? true,
+        promptLookup: options.promptLookup ?? true,
+        draft: drafter,
+      },
+      encodeText: (text) => idsOf(this.encodeText(text)),
+      encodeChat: (prompt, thinking) => idsOf(this.encodePrompt(prompt, thinking)),
+      ...(vision && {
+        withImages: (request: ChatRequest, ids: number[], runOptions: RunOptions) =>
+          this.#withImages(vision, request, ids, runOptions),
+      }),
+      run: (steps, prompt, request, signal) =>
+        this.#loop.run({
+          ...steps,
+          prompt: prompt.ids,
+          ...(prompt.embed && { embed: prompt.embed }),
+          scope: request.cacheScope,
+          signal,
+        }),
+    };
   }
 
   /**
@@ -227,67 +245,32 @@ export class TransformersChatModel {
     return this.#tokenizer(text) as { input_ids: Tensor; attention_mask: Tensor };
   }
 
-  async generate(request: ChatRequest, options: RunOptions = {}): Promise<ChatResult> {
-    const { signal } = options;
-    throwIfAborted(signal);
-    const raw = request.prompt !== undefined;
-    const tools = toolPrompt(request, this.#toolFormat);
-    const thinking = requestThinks(this.#thinks, request);
-    const prompt = raw ? this.encodeText(request.prompt!) : this.encodePrompt(tools, thinking);
-    const withImages = await this.#withImages(
-      request,
-      Array.from(prompt.input_ids.data as BigInt64Array, Number),
-      signal,
-      options.imageAccess,
-    );
-    const generation = {
-      promptTokens: withImages.ids.length,
-      contextLength: this.contextLength,
-      thinking,
-      calls: tools.calls,
-      syntax: this.#toolFormat.syntax,
-      jumpForward: this.#jumpForward,
-      promptLookup: this.#promptLookup,
-      draft: this.#draft,
-      signal,
-      onEvent: options.onEvent,
-    };
-    return generateTokens(this.#tokens, request, generation, (steps) =>
-      this.#loop.run({
-        ...steps,
-        prompt: withImages.ids,
-        ...(withImages.embed && { embed: withImages.embed }),
-        scope: request.cacheScope,
-        signal,
-      }),
-    );
+  generate(request: ChatRequest, options: RunOptions = {}): Promise<ChatResult> {
+    return generateChat(this.#chat, request, options);
   }
 
   /**
-   * The prompt's ids with the request's images in it, as the decode loop takes them (see imagePrompt); the ids alone
-   * for a request without images.
+   * A vision model's prompt ids with the request's images in it, as the decode loop takes them (see imagePrompt); the
+   * ids alone for a request without images.
    */
-  async #withImages(
-    request: ChatRequest,
-    ids: number[],
-    signal: AbortSignal | undefined,
-    access: ImageAccess | undefined,
-  ): Promise<Pick<ImagePrompt, 'ids'> & Partial<ImagePrompt>> {
+  async #withImages(vision: VisionParts, request: ChatRequest, ids: number[], options: RunOptions): Promise<Prompt> {
     const images = request.messages.flatMap((m) => m.images ?? []);
     if (images.length === 0) return { ids };
-    if (!this.#vision) {
-      throw new EngineError('invalid_request', 'This model reads text only: it cannot see images.', {
-        param: images[0]!.param,
-      });
-    }
-    return imagePrompt(this.#model, this.#vision, ids, images, {
+    const { signal } = options;
+    return imagePrompt(this.#model, vision, ids, images, {
       limits: request.imageLimits,
-      access,
+      access: options.imageAccess,
       signal,
       run: (task) => this.#queue.run(task, signal),
     });
   }
 }
+
+/** A prompt as the decode loop takes it: its ids, and a vision model's image inputs where it has images. */
+type Prompt = Pick<ImagePrompt, 'ids'> & Partial<ImagePrompt>;
+
+/** A tokenized prompt's ids. */
+const idsOf = (encoded: { input_ids: Tensor }) => Array.from(encoded.input_ids.data as BigInt64Array, Number);
 
 /** A tokenizer's token strings by id (its added tokens among them), to compare a draft's with the model's. */
 function tokenStrings(tokenizer: PreTrainedTokenizer): string[] {

@@ -33,6 +33,7 @@ import { LogprobRecorder } from './web-llm-logprobs.ts';
 import { webLLMPipeline, type WebLLMPipeline } from './web-llm-pipeline.ts';
 import { endingWebLLMTakes, readAssistantRole, withoutPastThoughts } from './web-llm-turns.ts';
 import type { TokenText } from '../../generation/logprobs.ts';
+import { chatTurn } from '../../generation/chat-front-end.ts';
 
 /**
  * web-llm builds prompts from its own conversation templates, not Jinja, and takes tools only for its Hermes models:
@@ -212,8 +213,11 @@ export class WebLLMChatModel {
     }
     // A thinking model thinks when asked to (its thought reported apart); otherwise its thinking is switched off. A
     // raw prompt has no template to switch it in.
+    const { tools, thinking } = chatTurn(request, {
+      toolFormat: TOOL_FORMAT,
+      thinks: this.#thinkingBlockTokens !== undefined,
+    });
     const thinks = this.#thinkingBlockTokens !== undefined && request.prompt === undefined;
-    const thinking = thinks && request.thinking === true;
     const { vocabulary, bosText } = this.#tokenizer;
     // A raw prompt gets the BOS its tokenizer adds (transformers.js' too), which web-llm's text completion does not.
     const bos = request.prompt === undefined ? '' : bosText;
@@ -227,7 +231,7 @@ export class WebLLMChatModel {
         request,
         {
           thinking,
-          calls: toolPrompt(request, TOOL_FORMAT).calls,
+          calls: tools.calls,
           syntax: TOOL_FORMAT.syntax,
           // The text web-llm writes for them: their bytes, special tokens' included, as UTF-8.
           decode: (ids) => tokensText(vocabulary, ids),
