@@ -227,6 +227,12 @@ export class WebLLMChatModel {
     return this.#turns.run(async () => {
       // Another key's conversation is dropped before this one's request meets it.
       await this.#held.claim(request.cacheScope, () => this.#engine.resetChat());
+      // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its
+      // cache, but for the thoughts of a thinking model's past replies (`withoutPastThoughts`); a raw prompt continues
+      // none. Read once for every choice: the first row's reply replaces what web-llm holds, and every choice answers
+      // the same conversation.
+      const held = request.prompt !== undefined ? [] : this.#held.asHeld(request.messages);
+      const messages = this.#thinkingBlockTokens === undefined ? held : withoutPastThoughts(held);
       return generateNativeChoices(
         request,
         {
@@ -240,7 +246,7 @@ export class WebLLMChatModel {
           signal: options.signal,
           onEvent: options.onEvent,
         },
-        (row, plan, sink) => this.#runRow(request, plan, sink, how),
+        (row, plan, sink) => this.#runRow(request, plan, sink, { ...how, messages }),
       );
     }, options.signal);
   }
@@ -260,15 +266,13 @@ export class WebLLMChatModel {
       thinkingOff: boolean;
       assistantRole: string | undefined;
       signal: AbortSignal | undefined;
+      /** The request's messages as web-llm is sent them (see `generate`). */
+      messages: ChatRequest['messages'];
     },
   ): Promise<NativeRowPrompt> {
-    const { bos, words, thinkingOff, assistantRole, signal } = how;
+    const { bos, words, thinkingOff, assistantRole, signal, messages } = how;
     throwIfAborted(signal);
     const rawPrompt = request.prompt !== undefined;
-    // A continued conversation is sent as web-llm holds it (its replies as it wrote them), so that it keeps its cache,
-    // but for the thoughts of a thinking model's past replies (`withoutPastThoughts`); a raw prompt continues none.
-    const held = rawPrompt ? [] : this.#held.asHeld(request.messages);
-    const messages = this.#thinkingBlockTokens === undefined ? held : withoutPastThoughts(held);
     const sent = rawPrompt ? request : { ...request, messages };
     const blockTokens = thinkingOff ? this.#thinkingBlockTokens : undefined;
     const chat = rawPrompt ? undefined : toWebLLMRequest(sent, plan, blockTokens);

@@ -195,4 +195,20 @@ describe('WebLLMChatModel tool loops and web-llm cache', () => {
     await other.model.generate(request({ messages: changed }));
     expect(other.fake.prefills.map((p) => p.reused)).toEqual([false, false]);
   });
+
+  it('sends every choice of a request the same conversation, the held one as web-llm wrote it', async () => {
+    const { model, fake } = await loaded(`Checking.  ${call('Paris')}`);
+    const first = await model.generate(request());
+    const [made] = first.choices[0]!.toolCalls!;
+    fake.reply = () => tokens('It is sunny.');
+    const messages: ChatRequest['messages'] = [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: first.choices[0]!.text, toolCalls: [{ id: 'call_abc', ...made! }] },
+      { role: 'tool', content: '{"temperature": 18}', toolCallId: 'call_abc' },
+    ];
+    await model.generate(request({ messages, n: 2, temperature: 1 }));
+    // Choice 1 runs first and answers what web-llm held; choice 0 runs after its reply replaced it.
+    const [, choice1, choice0] = fake.requests.map((r) => r.messages);
+    expect(choice0).toEqual(choice1);
+  });
 });
