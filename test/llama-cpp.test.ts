@@ -85,6 +85,30 @@ describe('withEngines', () => {
   });
 });
 
+describe('a model of one sequence', () => {
+  let model: ChatModel & LlamaChatModel;
+  beforeAll(async () => {
+    model = await load({ ...tinyChat, sequences: 1 });
+  });
+  afterAll(() => model.dispose());
+
+  it("runs a request's choices in turns, each as a batched run's, counting the prompt and its cache once", async () => {
+    // A prompt long enough for a sequence to reuse (16 tokens or more).
+    const messages = [
+      { role: 'system' as const, content: 'You answer briefly, kindly and plainly, in one short sentence. '.repeat(3) },
+      ...refs[0]!.messages,
+    ];
+    const alone = await model.generate(chatRequest({ messages, cacheScope: 'other' }));
+    const result = await model.generate(chatRequest({ messages, n: 3, cacheScope: 'turns' }));
+    expect(text(result)).toEqual([...text(alone), ...text(alone), ...text(alone)]);
+    // The later turns start from the prompt the first one left in the sequence: this request's own, not a cache hit.
+    expect(alone.usage.promptTokens).toBeGreaterThan(16);
+    expect(result.usage.cachedPromptTokens).toBeUndefined();
+    expect(result.usage.promptTokens).toBe(alone.usage.promptTokens);
+    expect(result.usage.completionTokens).toBe(3 * alone.usage.completionTokens);
+  });
+});
+
 describe('the sequences', () => {
   let model: ChatModel & LlamaChatModel;
   beforeAll(async () => {
