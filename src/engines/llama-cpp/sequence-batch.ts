@@ -53,16 +53,6 @@ interface Slot {
  */
 const MIN_REUSED_TOKENS = 16;
 
-/** A runtime whose sampler is set greedy once (wllama 2's): it draws a greedy plan with nothing else, no more. */
-export const GREEDY_ONLY: NativeSampling = Object.freeze({
-  temperature: false,
-  nucleus: false,
-  penalties: false,
-  logitBias: false,
-  grammar: false,
-  logprobs: -1,
-});
-
 /**
  * The lowest log-probability a token is given: llama.cpp gives its probabilities in single precision, and one too small
  * for that is 0. Finite, so that a grammar can still pick among such tokens (all tied), and the value the OpenAI API

@@ -11,7 +11,8 @@ import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
 import { contextWindowOf, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { ggufBlobs, wasmBlobUrl } from './wllama-blobs.ts';
-import { GREEDY_ONLY, logProbabilities, type LlamaSequence } from './sequence-batch.ts';
+import { logProbabilities, type LlamaSequence } from './sequence-batch.ts';
+import { WLLAMA2_SAMPLING, WllamaSampler } from './wllama-sampler.ts';
 import { watchWorker, type WorkerWatch } from './wllama-worker-watch.ts';
 
 /*
@@ -83,14 +84,13 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
     n_ctx: (metadata) => contextWindowOf(candidate, trainContext(metadata)),
   });
   const { n_ctx: contextLength, n_batch: batchSize } = wllama.getLoadedContextInfo();
-  // Greedy (the most probable token alone): the one draw taken from wllama's sampler (see wllamaSequence).
-  await wllama.samplingInit({ temp: 0 });
   const vocabulary = ggufVocabulary(metadata.tokenizer.ggml);
   const vocabularySize = vocabulary.strings.length;
+  const sampler = new WllamaSampler(wllama, contextLength, vocabularySize);
   return new LlamaChatModel(
     {
       metadata,
-      sequences: [wllamaSequence(wllama, vocabularySize, batchSize, worker)],
+      sequences: [wllamaSequence(wllama, vocabularySize, batchSize, worker, sampler)],
       tokenize: worker.guard((text: string, special: boolean) => wllama.tokenize(text, special)),
       tokenizer: {
         // No `encode`: wllama tokenizes in its own worker, asynchronously, and jump-forward retokenizes within a step.
@@ -124,15 +124,23 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context:
 }
 
 /**
- * wllama's one sequence (see LlamaSequence). A greedy draw is wllama's sampler's; every other request reads the whole
- * distribution and the generation core draws (wllama's sampler is seeded once, at load, so a request's seed could not
- * reach it).
+ * wllama's one sequence (see LlamaSequence). A plan its sampler covers (WLLAMA2_SAMPLING: greedy, with a bias and
+ * penalties) is drawn by that sampler; every other request reads the whole distribution and the generation core draws.
  */
-function wllamaSequence(wllama: Wllama, vocabularySize: number, batchSize: number, worker: WorkerWatch): LlamaSequence {
+function wllamaSequence(
+  wllama: Wllama,
+  vocabularySize: number,
+  batchSize: number,
+  worker: WorkerWatch,
+  sampler: WllamaSampler,
+): LlamaSequence {
   const logits = new Float32Array(vocabularySize);
   return {
-    executes: GREEDY_ONLY,
+    executes: WLLAMA2_SAMPLING,
     evaluate: worker.guard(async (tokens: number[], next: 'distribution' | NativeStep | undefined) => {
+      // The sampler's set-up goes first: it touches no logits, and must precede the draw.
+      const prepared = Promise.all(next !== undefined && next !== 'distribution' ? sampler.prepare(next) : []);
+      prepared.catch(() => {}); // awaited below, or left where the pass fails first
       const decoded = wllama.decode(tokens, { skipLogits: next === undefined });
       if (next === undefined) return void (await decoded);
       // wllama's worker answers in the order it is asked: the read of what a pass leaves is sent along with the pass,
@@ -140,9 +148,10 @@ function wllamaSequence(wllama: Wllama, vocabularySize: number, batchSize: numbe
       // several passes, each awaited before the next is sent, so its read waits for all of them.
       if (tokens.length > batchSize) await decoded;
       if (next !== 'distribution') {
-        // wllama's sampler, set greedy at load (all it executes: see GREEDY_ONLY): getLogits(1) would sort the whole
-        // vocabulary first (a third of a 32,000-token model's step in WebAssembly).
-        const [, { token }] = await Promise.all([decoded, wllama.samplingSample()]);
+        // The drawn token reaches the sampler's history at the row's next step (WllamaSampler.prepare), where the core
+        // may have written another in its place. getLogits(1) would sort the whole vocabulary first (a third of a
+        // 32,000-token model's step in WebAssembly).
+        const [, , { token }] = await Promise.all([prepared, decoded, wllama.samplingSample()]);
         return { token };
       }
       const [, distribution] = await Promise.all([decoded, wllama.getLogits(-1)]);
