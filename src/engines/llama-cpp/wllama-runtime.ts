@@ -18,8 +18,9 @@ import { watchWorker, type WorkerWatch } from './wllama-worker-watch.ts';
 /*
  * llama.cpp in browsers, through wllama 2 (llama.cpp compiled to WebAssembly, single-threaded, or multi-threaded where
  * the page is cross-origin isolated), in the engine worker. wllama 2 is the line that still exposes llama.cpp's own
- * calls (decode, the next token's distribution, the KV cache): Lantern's generation core decides every token, as on the
- * other engines. (wllama 3 offers only OpenAI-shaped calls that sample inside, with no logits.) Its 2.3 releases, not
+ * calls (decode, the next token's distribution, its sampler, the KV cache): Lantern's generation core runs every row,
+ * and the plans wllama's sampler covers are drawn there (see WLLAMA2_SAMPLING). (wllama 3 offers only OpenAI-shaped
+ * calls that sample inside, with no logits.) Its 2.3 releases, not
  * 2.4: 2.4 is built for 64-bit WebAssembly memory, which WebKit does not have.
  *
  * wllama runs llama.cpp in a worker of its own, which it starts from the code it carries; its WebAssembly binary is
