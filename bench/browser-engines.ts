@@ -6,17 +6,20 @@
  *
  * - load: ms from the first request to its first token on a fresh page (the model loads then), median of pages;
  * - first token: ms to the first token of a prompt of a few dozen tokens on the loaded model, median;
- * - decode: tokens/s after the first token of a long reply whose end tokens are banned (`logit_bias`: the whole
- *   distribution goes to the generation core every token), median; plain: the same without the ban, a greedy request
- *   that needs nothing but the token (llama.cpp's most probable token alone crosses to the core);
+ * - decode: tokens/s after the first token of a long reply whose end tokens are banned (`logit_bias`: on
+ *   transformers.js the generation core applies it to each token's logits; on llama.cpp wllama's sampler draws it,
+ *   and the token alone crosses to the core), median; plain: the same without the ban, a greedy request;
  * - 4 streams: tokens/s of four such requests at once, all of them together (wllama holds one sequence: they queue);
  * - constrained ÷ free: whole requests under a `json_schema` against the same prompt free, as many tokens.
  *
- * And on llama.cpp the comparator the issue names: wllama called directly in the same page on the same GGUF (its own
- * greedy sampler, `createCompletion`), as an app that uses wllama alone decodes the same prompt; each of its runs is
- * paired with a plain `/v1` run, half of the pairs on a page that loaded Lantern's copy of the model first and half on
- * one that loaded wllama's first. `/v1 ÷ wllama direct` is what Lantern's whole path (service worker, engine worker,
- * generation core, SSE, SDK) costs over the runtime.
+ * And on llama.cpp the comparator the issue names: wllama called directly in the same page on the same GGUF, as an app
+ * that uses wllama alone decodes the same prompt: its own greedy sampler (`createCompletion`), without and with the
+ * ban as its `logit_bias`, and for `logprobs: true` its most probable token with that token's probability each step
+ * (`getLogits(1)`, its cheapest way to a probability). Each of its runs is paired with a `/v1` run of the same kind,
+ * half of the pairs on a page that loaded Lantern's copy of the model first and half on one that loaded wllama's first.
+ * `/v1 ÷ wllama direct` is what Lantern's whole path (service worker, engine worker, generation core, SSE, SDK) costs
+ * over the runtime. No JSON-schema pair: wllama 2.3.7's sampler never advances its grammar (see WLLAMA2_SAMPLING in
+ * src/engines/llama-cpp/wllama-sampler.ts), so wllama alone cannot constrain a reply to compare with.
  *
  * Part of `npm run bench` (after `vite build --mode e2e`); also alone: `npx tsx bench/browser-engines.ts [--smoke]`.
  */
@@ -80,8 +83,19 @@ export interface BrowserEnginesResults {
     {
       transformers: BrowserEngineFigures;
       'llama.cpp': BrowserEngineFigures;
-      /** wllama called directly: its greedy decode, and the plain /v1 decode ÷ it, median of the pairs. */
-      wllamaDirect: { decodeTokensPerSecond: number; plainRatio: number; decodeRatio: number };
+      /**
+       * wllama called directly: its greedy decode alone, with the ban, and with each token's probability
+       * (getLogits(1)); each /v1 decode of the same kind ÷ it, median of the pairs.
+       */
+      wllamaDirect: {
+        decodeTokensPerSecond: number;
+        biasTokensPerSecond: number;
+        logprobsTokensPerSecond: number;
+        lanternLogprobsTokensPerSecond: number;
+        plainRatio: number;
+        biasRatio: number;
+        logprobsRatio: number;
+      };
     }
   >;
   /** Speculation through /v1 on transformers.js (the realistic model): with a prediction ÷ without. */
@@ -135,23 +149,46 @@ async function openPage(browser: Browser, url: string): Promise<{ page: Page; cl
 
 const chat = (page: Page, body: Record<string, unknown>) => page.evaluate((b) => window.engines.chat(b), body);
 
+/** What a `/v1` decode is paired with wllama's own for: greedy alone, with the ban, with each token's logprob. */
+type DirectKind = 'plain' | 'bias' | 'logprobs';
+
+/** The `/v1` request of each kind, `tokens` long. */
+const directRequest = (kind: DirectKind, tokens: number) =>
+  kind === 'logprobs' ? { ...endless(tokens, false), logprobs: true } : endless(tokens, kind === 'bias');
+
 /**
- * A plain greedy `/v1` decode and wllama's own of the same prompt (`text`, the chat template written out), `tokens`
- * long, on a page whose wllama is loaded; which goes first alternates with `i`, so that neither always follows the
- * other.
+ * A `/v1` decode of `kind` and wllama's own of the same prompt (`text`, the chat template written out), `tokens` long,
+ * on a page whose wllama is loaded: its sampler greedy (with the ban for `bias`), or for `logprobs` its most probable
+ * token and that token's probability read each step (`getLogits(1)`). Which goes first alternates with `i`, so that
+ * neither always follows the other.
  */
-async function directPair(page: Page, text: string, tokens: number, i: number) {
+async function directPair(page: Page, text: string, tokens: number, i: number, kind: DirectKind) {
   const directRate = async () => {
-    const times = await page.evaluate(([t, n]) => window.engines.wllama.run(t as string, n as number), [
-      text,
-      tokens,
-    ] as const);
+    const times = await page.evaluate(
+      ([t, n, k, banned]) =>
+        k === 'logprobs'
+          ? window.engines.wllama.runWithProbabilities(t, n)
+          : window.engines.wllama.run(t, n, k === 'bias' ? banned : {}),
+      [text, tokens, kind, BANNED] as const,
+    );
     return times.length < 2 ? NaN : ((times.length - 1) * 1000) / (times.at(-1)! - times[0]!);
   };
   const before = i % 2 === 1 ? await directRate() : undefined;
-  const plain = decodeRate(await chat(page, endless(tokens, false)));
-  return { plain, direct: before ?? (await directRate()) };
+  const lantern = decodeRate(await chat(page, directRequest(kind, tokens)));
+  return { kind, lantern, direct: before ?? (await directRate()) };
 }
+
+/** Each kind's pairs in turn, `pairs` of each. */
+async function directPairs(page: Page, text: string, tokens: number, pairs: number) {
+  const all: Awaited<ReturnType<typeof directPair>>[] = [];
+  for (let i = 0; i < pairs; i++) {
+    for (const kind of ['plain', 'bias', 'logprobs'] as const) all.push(await directPair(page, text, tokens, i, kind));
+  }
+  return all;
+}
+
+const of = <P extends { kind: DirectKind }>(pairs: readonly P[], kind: DirectKind) =>
+  pairs.filter((p) => p.kind === kind);
 
 async function measureEngine(
   log: (message: string) => void,
@@ -183,18 +220,16 @@ async function measureEngine(
     const [tokens, runs] = plan.decode;
     const decodes: number[] = [];
     const plains: number[] = [];
-    const pairs: { plain: number; direct: number }[] = [];
+    const pairs: Awaited<ReturnType<typeof directPair>>[] = [];
     if (direct) await page.evaluate((n) => window.engines.wllama.load(n), direct.window);
     // The banned decodes first, then the plain ones paired with wllama's: a distribution run leaves a vocabulary's
     // worth of objects a token for the collector, which should not land in the runs compared with wllama's.
     for (let i = 0; i < runs; i++) decodes.push(decodeRate(await chat(page, endless(tokens))));
     // With wllama directly, half the pairs here (Lantern's model loaded first) and half on a page that loads wllama's
     // first (see directPairs).
-    for (let i = 0; i < (direct ? runs / 2 : runs); i++) {
-      const pair = direct ? await directPair(page, direct.text, tokens, i) : undefined;
-      plains.push(pair?.plain ?? decodeRate(await chat(page, endless(tokens, false))));
-      if (pair) pairs.push(pair);
-    }
+    if (direct) pairs.push(...(await directPairs(page, direct.text, tokens, runs / 2)));
+    plains.push(...of(pairs, 'plain').map((p) => p.lantern));
+    for (let i = 0; i < (direct ? 0 : runs); i++) plains.push(decodeRate(await chat(page, endless(tokens, false))));
     const rounds: number[] = [];
     for (let i = 0; i < plan.streams.rounds; i++) {
       const bodies = Array.from({ length: plan.streams.streams }, () => endless(plan.streams.tokens));
@@ -233,12 +268,17 @@ async function measureEngine(
       opened = await openPage(browser, url);
       await opened.page.evaluate((n) => window.engines.wllama.load(n), direct.window);
       await chat(opened.page, { ...endless(1), messages: [{ role: 'user', content: prompt }] });
-      for (let i = 0; i < runs / 2; i++) pairs.push(await directPair(opened.page, direct.text, tokens, i));
+      pairs.push(...(await directPairs(opened.page, direct.text, tokens, runs / 2)));
     }
+    const ratio = (kind: DirectKind) => round(median(of(pairs, kind).map((p) => p.lantern / p.direct)), 3);
     const directFigures = direct && {
-      decodeTokensPerSecond: round(median(pairs.map((p) => p.direct)), 1),
-      plainRatio: round(median(pairs.map((p) => p.plain / p.direct)), 3),
-      decodeRatio: round(median(decodes) / median(pairs.map((p) => p.direct)), 3),
+      decodeTokensPerSecond: round(median(of(pairs, 'plain').map((p) => p.direct)), 1),
+      biasTokensPerSecond: round(median(of(pairs, 'bias').map((p) => p.direct)), 1),
+      logprobsTokensPerSecond: round(median(of(pairs, 'logprobs').map((p) => p.direct)), 1),
+      lanternLogprobsTokensPerSecond: round(median(of(pairs, 'logprobs').map((p) => p.lantern)), 1),
+      plainRatio: ratio('plain'),
+      biasRatio: ratio('bias'),
+      logprobsRatio: ratio('logprobs'),
     };
     return { figures, direct: directFigures };
   } finally {
@@ -369,20 +409,20 @@ async function measureSpeculation(
 /** The section's table: per model, a row per engine, wllama's own, and the ratios. */
 export function browserEnginesTable(results: BrowserEnginesResults): string {
   const rows = [
-    '| Model | Engine (Chromium, wasm) | Load ms | First token ms | Decode tok/s (distribution) | Plain greedy tok/s | 4 streams tok/s | Constrained ÷ free |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| Model | Engine (Chromium, wasm) | Load ms | First token ms | Decode tok/s (`logit_bias`) | Plain greedy tok/s | `logprobs` tok/s | 4 streams tok/s | Constrained ÷ free |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const [name, model] of Object.entries(results.models)) {
     for (const engine of ['transformers', 'llama.cpp'] as const) {
       const f = model[engine];
       rows.push(
-        `| ${name} | ${engine === 'transformers' ? 'transformers.js' : 'llama.cpp (wllama)'} | ${f.loadMs} | ${f.firstTokenMs} | ${f.decodeTokensPerSecond} | ${f.plainDecodeTokensPerSecond} | ${f.streamsTokensPerSecond} | ${f.constrained.ratio} |`,
+        `| ${name} | ${engine === 'transformers' ? 'transformers.js' : 'llama.cpp (wllama)'} | ${f.loadMs} | ${f.firstTokenMs} | ${f.decodeTokensPerSecond} | ${f.plainDecodeTokensPerSecond} | ${engine === 'transformers' ? '–' : model.wllamaDirect.lanternLogprobsTokensPerSecond} | ${f.streamsTokensPerSecond} | ${f.constrained.ratio} |`,
       );
     }
     const d = model.wllamaDirect;
     rows.push(
-      `| ${name} | wllama directly | – | – | – | ${d.decodeTokensPerSecond} | – | – |`,
-      `| ${name} | **/v1 on llama.cpp ÷ wllama direct** | | | ${d.decodeRatio} | **${d.plainRatio}** | | |`,
+      `| ${name} | wllama directly | – | – | ${d.biasTokensPerSecond} | ${d.decodeTokensPerSecond} | ${d.logprobsTokensPerSecond} | – | – |`,
+      `| ${name} | **/v1 on llama.cpp ÷ wllama direct** | | | **${d.biasRatio}** | **${d.plainRatio}** | **${d.logprobsRatio}** | | |`,
     );
   }
   return rows.join('\n');

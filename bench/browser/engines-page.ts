@@ -91,14 +91,37 @@ const engines = {
         n_threads: Math.max(1, Math.floor((navigator.hardwareConcurrency || 1) / 2)),
       });
     },
-    /** `tokens` greedy tokens of `prompt` (a chat template written out): each token's time (ms). */
-    async run(prompt: string, tokens: number) {
+    /**
+     * `tokens` greedy tokens of `prompt` (a chat template written out), each token's time (ms): drawn by wllama's
+     * sampler, with `bias` (token → bias) as its logit bias.
+     */
+    async run(prompt: string, tokens: number, bias: Record<number, number> = {}) {
       const times: number[] = [];
+      const logit_bias = Object.entries(bias).map(([token, value]) => ({ token: Number(token), bias: value }));
       await direct!.createCompletion(prompt, {
         nPredict: tokens,
-        sampling: { temp: 0 },
+        sampling: { temp: 0, logit_bias },
         onNewToken: () => times.push(performance.now()),
       });
+      return times;
+    },
+    /**
+     * `tokens` greedy tokens of `prompt` with each one's probability, each token's time (ms): the most probable token
+     * and its probability as wllama gives them (`getLogits(1)`, which sorts the vocabulary), its cheapest way.
+     */
+    async runWithProbabilities(prompt: string, tokens: number) {
+      const times: number[] = [];
+      const wllama = direct!;
+      await wllama.kvClear();
+      let input = await wllama.tokenize(prompt, true);
+      if (wllama.mustAddBosToken() && input[0] !== wllama.getBOS()) input.unshift(wllama.getBOS());
+      for (let i = 0; i < tokens; i++) {
+        await wllama.decode(input, {});
+        const [top] = await wllama.getLogits(1);
+        if (!(top!.p > 0)) throw new Error('wllama gave no probability');
+        times.push(performance.now());
+        input = [top!.token];
+      }
       return times;
     },
   },
