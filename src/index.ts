@@ -24,6 +24,8 @@ export {
   type JsonSchema,
   type LoadProgress,
   type ModelCard,
+  type ComputeDevice,
+  type RunsOn,
   type ModelTask,
   type OutputConstraint,
   type Serving,

@@ -184,7 +184,7 @@ export class EngineWorkerClient implements LocalEngine {
     const end = new Promise<void>((resolve) => (ended = resolve));
     mine.onmessage = (message: MessageEvent<CallMessage>) => {
       if (message.data.type === 'event') options.onEvent?.(message.data.event as TaskEvent<T>);
-      else if (message.data.type === 'backend') options.onBackend?.(message.data.backend);
+      else if (message.data.type === 'backend') options.onBackend?.(message.data.backend, message.data.runsOn);
       else if (message.data.type === 'end') ended();
     };
     const onAbort = () => mine.postMessage({ type: 'abort' } satisfies CallMessage);

@@ -79,6 +79,16 @@ describe('web-llm through /v1', () => {
     expect(fatal).toEqual([]);
   });
 
+  it("names where a loaded candidate runs in /v1/models (web-llm: WebGPU), as the worker's port reported it", async () => {
+    const before = await client.models.retrieve('crimson-falcon-4');
+    expect(before).not.toHaveProperty('runs_on'); // nothing loaded yet
+    await client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, max_tokens: 1 });
+    const after = await client.models.retrieve('crimson-falcon-4');
+    expect(after).toMatchObject({ runs_on: { 'web-llm:SmolLM2-360M-Instruct-q4f32_1-MLC': { device: 'webgpu' } } });
+    // Only what loaded: the other ID's candidate has not.
+    expect(await client.models.retrieve('indigo-owl-4')).not.toHaveProperty('runs_on');
+  });
+
   it('answers a value web-llm refuses with a 400 naming it; the worker stays and serves the next request', async () => {
     await client.chat.completions.create({ model: 'crimson-falcon-4', messages: hello, max_tokens: 1 });
     create.engines[0]!.failNext = webLLMError('MinValueError', 'Make sure `max_tokens` > 0.');

@@ -8,7 +8,7 @@ export {
   type VersionMismatch,
 } from './local-api.ts';
 export { PROTOCOL_VERSION, type DeviceInfo, type DevicePreference, type RunReport } from '../worker/protocol.ts';
-export type { LoadProgress } from '../engine-interface/index.ts';
+export type { ComputeDevice, LoadProgress, RunsOn } from '../engine-interface/index.ts';
 export { OPENAI_VOICES } from '../engine-interface/index.ts';
 export {
   bundledProfile,

@@ -1,5 +1,5 @@
 import { Workbox } from 'workbox-window';
-import { EngineError, type LoadProgress, type ModelTask } from '../engine-interface/index.ts';
+import { EngineError, type LoadProgress, type ModelTask, type RunsOn } from '../engine-interface/index.ts';
 import {
   candidateChain,
   candidateKey,
@@ -129,6 +129,11 @@ export interface ModelChoice extends Omit<ModelChain, 'candidates'> {
   candidates: ModelCandidate[];
   /** The `candidateKey` of the candidate that answered its last request (null before any: the first is tried first). */
   servedBy: string | null;
+  /**
+   * Where each of its candidates loaded on the engine computes, by `candidateKey`, as its runtime found it once loaded
+   * (`RunsOn`: `webgpu`, `wasm`, …): only those loaded since the engine (re)started.
+   */
+  runsOn: Record<string, RunsOn>;
 }
 
 /** Messages between the tabs of an origin, so that every tab hears the host's events. */
@@ -186,6 +191,8 @@ export class LocalAPI extends EventTarget {
   #persistOnDownload = true;
   /** Candidates passed over on their last load (no room for their download, or no network), by key, with why. */
   readonly #passedOver = new Map<string, { model: string; reason: string }>();
+  /** Where each candidate loaded on the engine runs, by key, from its `ready` progress; gone with the engine. */
+  readonly #runsOn = new Map<string, RunsOn>();
   /** The engine worker's runtime: true once kept for offline starts, a reason where it cannot be, else unknown yet. */
   #runtime: true | string | undefined;
   #engineWorker: URL | undefined;
@@ -247,7 +254,14 @@ export class LocalAPI extends EventTarget {
         const skip = this.#passedOver.get(candidateKey(c));
         return skip?.model === id ? [{ candidate: candidateKey(c), reason: skip.reason }] : [];
       });
-      return { id, task: entry.task, ...chain, skipped: [...chain.skipped, ...passedOver], candidates, servedBy };
+      const runsOn = Object.fromEntries(
+        candidates.flatMap((c) => {
+          const on = this.#runsOn.get(candidateKey(c));
+          return on ? [[candidateKey(c), on] as const] : [];
+        }),
+      );
+      const skipped = [...chain.skipped, ...passedOver];
+      return { id, task: entry.task, ...chain, skipped, candidates, servedBy, runsOn };
     });
   }
 
@@ -550,8 +564,10 @@ export class LocalAPI extends EventTarget {
    */
   #noteProgress(progress: LoadProgress): void {
     if (progress.status === 'skipped') this.#passedOver.set(progress.candidate, progress);
-    else if (progress.status === 'ready') this.#passedOver.delete(progress.resolved);
-    else if (progress.status === 'download' && this.#persistOnDownload) {
+    else if (progress.status === 'ready') {
+      this.#passedOver.delete(progress.resolved);
+      if (progress.runsOn) this.#runsOn.set(progress.resolved, progress.runsOn);
+    } else if (progress.status === 'download' && this.#persistOnDownload) {
       this.#persistOnDownload = false;
       this.persisted = keepStorage(true);
     }
@@ -582,6 +598,7 @@ export class LocalAPI extends EventTarget {
       return;
     }
     if (message.type === 'device') this.#device = message.detail;
+    if (message.type === 'restart') this.#runsOn.clear(); // the engine's models went with it
     if (message.type === 'progress') this.#noteProgress(message.detail);
     this.dispatchEvent(new CustomEvent(message.type, { detail: message.detail }));
   }

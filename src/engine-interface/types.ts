@@ -434,8 +434,11 @@ export type LoadProgress =
   | { status: 'initiate' | 'download' | 'done'; model: string; file: string }
   | { status: 'progress'; model: string; file: string; loaded: number; total: number; progress: number }
   | { status: 'progress_total'; model: string; loaded: number; total: number; progress: number }
-  /** The model is loaded; `resolved` names what runs it (e.g. `web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC`). */
-  | { status: 'ready'; model: string; resolved: string }
+  /**
+   * The model is loaded; `resolved` names what runs it (e.g. `web-llm:SmolLM2-360M-Instruct-q4f16_1-MLC`), `runsOn`
+   * where, as its engine's runtime found it (absent where the engine does not say).
+   */
+  | { status: 'ready'; model: string; resolved: string; runsOn?: RunsOn }
   /** A candidate of the model's fallback chain failed to load, for `reason`; the next one is tried, if any. */
   | { status: 'failed'; model: string; candidate: string; reason: string }
   /**
@@ -473,7 +476,25 @@ export interface ModelCard {
    * offline), `partial` (a download was cut: it resumes), `none`. Only where there is a store (a browser).
    */
   stored?: Record<string, StoredState>;
+  /**
+   * Where each of its candidates loaded on this device's engine computes (`RunsOn`), by the same names: only those
+   * loaded, as their runtimes found it when they loaded (llama.cpp's GPU backend, or the CPU where it found none).
+   */
+  runsOn?: Record<string, RunsOn>;
 }
+
+/**
+ * Where a loaded model computes, as its engine's runtime found it rather than as it was asked: `webgpu`; `wasm`
+ * (WebAssembly on the CPU, in a browser); `cpu` (Node, natively); or the native GPU backend llama.cpp found in Node,
+ * `cuda`, `vulkan` or `metal`.
+ */
+export interface RunsOn {
+  device: ComputeDevice;
+  /** On the CPU (`wasm`, `cpu`): the threads it computes with, where the engine says; 1 is single-threaded. */
+  threads?: number;
+}
+
+export type ComputeDevice = 'webgpu' | 'wasm' | 'cpu' | 'cuda' | 'vulkan' | 'metal';
 
 /** How much of a downloaded model is stored on this device. */
 export type StoredState = 'complete' | 'partial' | 'none';

@@ -3,6 +3,7 @@ import {
   failureMeaning,
   type LoadProgress,
   type ModelTask,
+  type RunsOn,
   type TaskEvent,
   type TaskRequest,
   type TaskResult,
@@ -30,8 +31,11 @@ export interface LocalTarget {
 
 export interface LocalCallOptions {
   signal?: AbortSignal | undefined;
-  /** Told which candidate serves the call (its `candidateKey`), once it is loaded and before any output. */
-  onBackend?: ((backend: string) => void) | undefined;
+  /**
+   * Told which candidate serves the call (its `candidateKey`), once it is loaded and before any output, and where its
+   * model runs (`runsOn`, where its engine says).
+   */
+  onBackend?: ((backend: string, runsOn?: RunsOn) => void) | undefined;
 }
 
 /** What a local run of `task` takes: the call's options, and a listener for each event of the task as it happens. */
@@ -185,7 +189,7 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
       announced.set(model, ids);
       if (!ids.has(id)) {
         ids.add(id);
-        onProgress?.({ status: 'ready', model: id, resolved: key });
+        onProgress?.({ status: 'ready', model: id, resolved: key, ...(model.runsOn && { runsOn: model.runsOn }) });
       }
       return model;
     } catch (thrown) {
@@ -213,7 +217,7 @@ export function createLocalEngine(options: LocalEngineOptions = {}): LocalEngine
       const serve = SERVE[task];
       await serve.check?.(request, realm);
       const model = (await load(target)) as TaskModel<typeof task>;
-      runOptions.onBackend?.(candidateKey(target.candidate));
+      runOptions.onBackend?.(candidateKey(target.candidate), model.runsOn);
       try {
         return await serve.serve(model, request, runOptions, realm);
       } catch (error) {

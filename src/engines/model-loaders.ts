@@ -5,6 +5,7 @@ import type {
   EmbedResult,
   LoadProgress,
   ModelTask,
+  RunsOn,
   TranscribeRequest,
   TranscribeResult,
   TranscriptEvent,
@@ -28,22 +29,36 @@ export interface RunOptions {
   imageAccess?: ImageAccess | undefined;
 }
 
+/**
+ * What every loaded model may say of itself: where it computes, as its runtime found it once loaded (llama.cpp's GPU
+ * backend, or the CPU where it found none), for the loaded-model reports (`ready` progress, `/v1/models`,
+ * `lantern.models()`). Set by the engine's loader (`runningOn`).
+ */
+export interface Loaded {
+  readonly runsOn?: RunsOn;
+}
+
+/** `model`, saying where it runs: what a loader returns once its runtime has told it. */
+export function runningOn<M extends object>(model: M, runsOn: RunsOn): M & { readonly runsOn: RunsOn } {
+  return Object.assign(model, { runsOn });
+}
+
 /** A loaded chat model, whichever engine runs it. */
-export interface ChatModel {
+export interface ChatModel extends Loaded {
   /** The context window in tokens, where known before tokenizing: a prompt that cannot fit it is refused unread. */
   readonly contextLength?: number;
   generate(request: ChatRequest, options?: RunOptions): Promise<ChatResult>;
 }
 
 /** A loaded embedding model. */
-export interface EmbeddingModel {
+export interface EmbeddingModel extends Loaded {
   /** The longest input in tokens, where known before tokenizing: an input that cannot fit it is refused unread. */
   readonly maxInputTokens?: number;
   embed(input: string[], options?: Omit<RunOptions, 'onEvent'>): Promise<EmbedResult>;
 }
 
 /** A loaded text-to-speech model: it says one piece of text (a sentence, or part of a long one) at a time. */
-export interface SynthesisModel {
+export interface SynthesisModel extends Loaded {
   /** The rate of the samples it writes. */
   readonly sampleRate: number;
   /** Its own voices' names. */
@@ -59,7 +74,7 @@ export interface SynthesisModel {
 }
 
 /** A loaded speech-to-text model. */
-export interface TranscriptionModel {
+export interface TranscriptionModel extends Loaded {
   /** The rate its audio is decoded and resampled to. */
   readonly sampleRate: number;
   /** Refuses, naming the parameter, what the model cannot do (a language it does not know, translation, words). */

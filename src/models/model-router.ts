@@ -11,6 +11,7 @@ import {
   type ModelCard,
   type ModelTask,
   type ReasoningEffort,
+  type RunsOn,
   type StoredState,
   type TaskRequest,
   thinksAt,
@@ -65,7 +66,9 @@ type Link = { local: LocalTarget } | { remote: RemoteCandidate };
 const MAX_ENGINE_LOSSES = 8;
 
 /** What a link's call takes: the caller's options, and who to tell that a candidate has taken the call. */
-type LinkOptions<O extends CallOptions> = Omit<O, 'onServe'> & { onBackend: (backend: string) => void };
+type LinkOptions<O extends CallOptions> = Omit<O, 'onServe'> & {
+  onBackend: (backend: string, runsOn?: RunsOn) => void;
+};
 
 /**
  * A public ID found for a task: its card, the links of its chain in the order they are tried, and what a key holder
@@ -84,6 +87,8 @@ interface Route {
   skipped: CandidateFailure[];
   /** The local load failures this route's walk adds to (see `failuresOf`). */
   loadFailures: Map<string, CandidateFailure>;
+  /** Where the local candidates loaded on this route's engine run, by `candidateKey` (see `runsOnOf`). */
+  loaded: Map<string, RunsOn>;
 }
 
 /**
@@ -144,6 +149,16 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     if (!failures) failuresByRouting.set(config, (failures = new Map()));
     return failures;
   };
+  /**
+   * Where each local candidate that took a call on a routing's engine runs, as its engine reported it once loaded
+   * (`onBackend`): `/v1/models`' `runsOn`. Per routing, as the failures are: a new engine has loaded nothing yet.
+   */
+  const loadedByRouting = new WeakMap<RoutingConfig, Map<string, RunsOn>>();
+  const runsOnOf = (config: RoutingConfig) => {
+    let loaded = loadedByRouting.get(config);
+    if (!loaded) loadedByRouting.set(config, (loaded = new Map()));
+    return loaded;
+  };
 
   const breakerFor = (candidate: RemoteCandidate) => {
     const key = JSON.stringify(candidate);
@@ -185,7 +200,8 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
     const { failed: skipped } = withoutFailures(usableCandidates(entry, config.device), failed);
     const view = publicView(config.profile);
     const effort = entry.defaultReasoningEffort;
-    return { card: { id, task, created: entry.created }, links, view, effort, skipped, loadFailures };
+    const loaded = runsOnOf(config);
+    return { card: { id, task, created: entry.created }, links, view, effort, skipped, loadFailures, loaded };
   };
 
   const served = (id: string, backend: string) => {
@@ -219,8 +235,9 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
       }
       let backend = 'local';
       const watched = watchOutput(callerOptions);
-      const onBackend = (name: string) => {
+      const onBackend = (name: string, runsOn?: RunsOn) => {
         backend = name;
+        if (runsOn) route.loaded.set(name, runsOn);
         callerOptions.onServe?.({ model: card, backend: view.name(name) });
       };
       try {
@@ -270,6 +287,11 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
           last !== undefined && !chain.some((c) => isRemote(c) && candidateKey(c) === last && !up.includes(c));
         const servedBy = lastIsUp ? last : up[0] ? candidateKey(up[0]) : null;
         const view = publicView(config.profile);
+        const loaded = runsOnOf(config);
+        const runsOn = chain.flatMap((c) => {
+          const on = loaded.get(candidateKey(c));
+          return on ? [[view.name(candidateKey(c)), on] as const] : [];
+        });
         const aliases = [...profileAliases(config.profile)].flatMap(([alias, of]) => (of === id ? [alias] : []));
         cards.push({
           id,
@@ -283,6 +305,7 @@ export function createModelRouter(options: ModelRouterOptions): Engine {
           candidates: chain.map((c) => view.name(candidateKey(c))),
           servedBy: servedBy === null ? null : view.name(servedBy),
           ...(await storedStates(chain, view)),
+          ...(runsOn.length > 0 && { runsOn: Object.fromEntries(runsOn) }),
         });
       }
       return cards;

@@ -4,6 +4,7 @@ import type {
   LoadProgress,
   ModelChoice,
   RemoteCandidate,
+  RunsOn,
   StorageReport,
   StoredModel,
   StoredModelEntry,
@@ -36,6 +37,12 @@ const size = (bytes?: number) =>
       : bytes >= 1e6
         ? `${Math.round(bytes / 1e6)} MB`
         : `${Math.round(bytes / 1e3)} kB`;
+
+/** A loaded candidate's tag: where its runtime found it runs (`loaded · wasm, 4 threads`), where its engine says. */
+const loadedTag = (on: RunsOn | undefined) =>
+  on === undefined
+    ? 'loaded'
+    : `loaded · ${on.device}${on.threads === undefined ? '' : `, ${on.threads} thread${on.threads === 1 ? '' : 's'}`}`;
 
 const percent = (loaded: number, total: number) => (total > 0 ? Math.min(100, Math.round((100 * loaded) / total)) : 0);
 
@@ -488,7 +495,7 @@ export class ModelsPanel extends LitElement {
                 return html`<li class=${key === loaded ? 'loaded' : ''}>
                   ${candidateLabel(c)}
                   <code>${c.model}</code> ${size(c.downloadBytes)}
-                  ${key === loaded ? html`<span class="tag">loaded</span>` : nothing} ${serving}
+                  ${key === loaded ? html`<span class="tag">${loadedTag(row.runsOn[key])}</span>` : nothing} ${serving}
                   ${this.#storedItem(row, key, key === loaded)}
                 </li>`;
               })}

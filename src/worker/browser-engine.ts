@@ -1,4 +1,4 @@
-import type { LoadProgress } from '../engine-interface/index.ts';
+import type { LoadProgress, RunsOn } from '../engine-interface/index.ts';
 import { BROWSER_REALMS } from '../engines/browser-realms.ts';
 import { engineOfKey, type LocalEngineName } from '../engines/engine-registry.ts';
 import { createLocalEngine, type LocalEngine, type LocalTarget } from '../engines/local-engine.ts';
@@ -53,10 +53,10 @@ async function allKept(runtimes: RealmRuntime[]): Promise<true | string> {
  */
 function afterRuntimes(engine: LocalEngine, runtimes: ReadonlyMap<string, RealmRuntime>): LocalEngine {
   const needed = async (target: LocalTarget) => runtimes.get(target.candidate.engine)?.ready();
-  const loaded = (onBackend?: (backend: string) => void) => (backend: string) => {
+  const loaded = (onBackend?: (backend: string, runsOn?: RunsOn) => void) => (backend: string, runsOn?: RunsOn) => {
     const name: LocalEngineName | string | undefined = engineOfKey(backend)?.name;
     if (name !== undefined) runtimes.get(name)?.loaded();
-    onBackend?.(backend);
+    onBackend?.(backend, runsOn);
   };
   return {
     run: async (task, target, request, options = {}) => {

@@ -9,6 +9,7 @@ import {
   type EngineErrorKind,
   type LoadProgress,
   type ModelTask,
+  type RunsOn,
   type TaskEvent,
   type TaskRequest,
   type TaskResult,
@@ -149,8 +150,8 @@ export interface EngineWorkerApi {
  */
 export type CallMessage =
   | { type: 'event'; event: TaskEvent<ModelTask> }
-  /** Which candidate serves the call (`candidateKey`), before its first event. */
-  | { type: 'backend'; backend: string }
+  /** Which candidate serves the call (`candidateKey`), and where its model runs, before its first event. */
+  | { type: 'backend'; backend: string; runsOn?: RunsOn }
   | { type: 'end' }
   | { type: 'abort' }
   | { type: 'alive' };

@@ -1,5 +1,11 @@
 import * as Comlink from 'comlink';
-import { EngineError, type ModelTask, type TaskEvent, type TaskResult } from '../engine-interface/index.ts';
+import {
+  EngineError,
+  type ModelTask,
+  type RunsOn,
+  type TaskEvent,
+  type TaskResult,
+} from '../engine-interface/index.ts';
 import { engineOf } from '../engines/engine-registry.ts';
 import type { LocalEngine, LocalTarget } from '../engines/local-engine.ts';
 import { candidateKey, type CandidateFailure } from '../models/model-profile.ts';
@@ -99,7 +105,7 @@ export function createWorkerApi(
     run: (
       signal: AbortSignal,
       onEvent: (event: TaskEvent<ModelTask>) => void,
-      onBackend: (backend: string) => void,
+      onBackend: (backend: string, runsOn?: RunsOn) => void,
     ) => Promise<T>,
     usage: (result: T) => { promptTokens: number; completionTokens: number },
     transfer?: (event: TaskEvent<ModelTask>) => Transferable[],
@@ -145,9 +151,9 @@ export function createWorkerApi(
         ...(tokenTimes && { tokenTimes }),
       });
     try {
-      const onBackend = (key: string) => {
+      const onBackend = (key: string, runsOn?: RunsOn) => {
         backend = key;
-        port.postMessage({ type: 'backend', backend: key } satisfies CallMessage);
+        port.postMessage({ type: 'backend', backend: key, ...(runsOn && { runsOn }) } satisfies CallMessage);
       };
       const result = await run(abort.signal, send, onBackend);
       finish('completed', usage(result));

@@ -14,6 +14,7 @@ const toModel = (card: ModelCard, ownedBy: string): Model => ({
   ...(card.candidates && { candidates: card.candidates }),
   ...(card.servedBy !== undefined && { served_by: card.servedBy }),
   ...(card.stored && { stored: card.stored }),
+  ...(card.runsOn && { runs_on: card.runsOn }),
 });
 
 /** `GET /v1/models`: the models this device can serve now, by their IDs (not their aliases). */

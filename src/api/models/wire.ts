@@ -29,6 +29,13 @@ export interface Model {
    * `complete` (it loads offline), `partial` (a cut download, resumed on next use) or `none`.
    */
   stored?: Record<string, 'complete' | 'partial' | 'none'>;
+  /**
+   * Lantern's own: where each candidate loaded on this device's engine computes, by the same names, as its runtime
+   * found it once loaded: `device` is `webgpu`, `wasm` (WebAssembly on a browser's CPU), `cpu` (Node), or the GPU
+   * backend llama.cpp found in Node (`cuda`, `vulkan`, `metal`); `threads` on the CPU where the engine says (1:
+   * single-threaded). Only candidates loaded since the engine started.
+   */
+  runs_on?: Record<string, { device: 'webgpu' | 'wasm' | 'cpu' | 'cuda' | 'vulkan' | 'metal'; threads?: number }>;
 }
 
 export interface ModelList {

@@ -15,7 +15,8 @@ import { THOUGHT_END, THOUGHT_START } from '../../generation/thought-splitter.ts
 import { isHubModel } from '../engine-descriptor.ts';
 import { modelFolder } from '../model-files.ts';
 import { defaultCpuThreads } from '../cpu-threads.ts';
-import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
+import type { RunsOn } from '../../engine-interface/index.ts';
+import { runningOn, type ChatModel, type EmbeddingModel, type LoadContext } from '../model-loaders.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import {
   controlTokens,
@@ -77,6 +78,20 @@ function getRuntime(): Promise<Llama> {
 const threads = (candidate: LlamaCppCandidate) => candidate.threads ?? defaultCpuThreads();
 
 /**
+ * Where node-llama-cpp put a loaded model: on the GPU backend it found (`llama.gpu`) where it offloaded layers there,
+ * on the CPU otherwise (no backend found, or a model it kept off the GPU), with the context's threads.
+ */
+export function nodeRunsOn(
+  runtime: Pick<Llama, 'gpu'>,
+  model: Pick<LlamaModel, 'gpuLayers'>,
+  candidate: LlamaCppCandidate,
+): RunsOn {
+  return runtime.gpu !== false && model.gpuLayers > 0
+    ? { device: runtime.gpu }
+    : { device: 'cpu', threads: threads(candidate) };
+}
+
+/**
  * The GGUF's path on this machine: a folder's file as it is; a hub repository's or a URL's downloaded once into
  * node-llama-cpp's models folder (resumed, and found there afterwards, offline too).
  */
@@ -123,7 +138,8 @@ export async function loadChatModel(
     try {
       const draft = candidate.draft && (await loadDraft(candidate, candidate.draft, context, contextLength));
       try {
-        return new LlamaChatModel(runtimeModel, { contextLength, tokenBytes, draft, ...options });
+        const chat = new LlamaChatModel(runtimeModel, { contextLength, tokenBytes, draft, ...options });
+        return runningOn(chat, nodeRunsOn(runtime, model, candidate));
       } catch (error) {
         await draft?.model.dispose();
         throw error;
@@ -259,13 +275,14 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, context: 
     batchSize: model.trainContextSize,
     threads: threads(candidate),
   });
-  return llamaEmbeddingModel({
+  const embedder = llamaEmbeddingModel({
     maxInputTokens,
     tokenize: (text) => [...model.tokenize(text, false)],
     bos: model.tokens.shouldPrependBosToken ? (model.tokens.bos ?? undefined) : undefined,
     eos: model.tokens.shouldAppendEosToken ? (model.tokens.eos ?? undefined) : undefined,
     embed: async (tokens) => (await embedding.getEmbeddingFor(tokens as Token[])).vector,
   });
+  return runningOn(embedder, nodeRunsOn(runtime, model, candidate));
 }
 
 /** node-llama-cpp's tokenizer as generation reads it: llama.cpp's own encoding and decoding. */

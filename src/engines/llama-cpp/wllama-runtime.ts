@@ -4,7 +4,8 @@ import { Wllama } from '@wllama/wllama/esm/index.js';
 import multiThreadWasm from '@wllama/wllama/esm/multi-thread/wllama.wasm?url';
 import singleThreadWasm from '@wllama/wllama/esm/single-thread/wllama.wasm?url';
 import type { NativeStep } from '../../generation/sampling-plan.ts';
-import type { ChatModel, EmbeddingModel, LoadContext } from '../model-loaders.ts';
+import type { RunsOn } from '../../engine-interface/index.ts';
+import { runningOn, type ChatModel, type EmbeddingModel, type LoadContext } from '../model-loaders.ts';
 import { readGgufMetadata, trainContext } from './gguf-metadata.ts';
 import { ggufVocabulary, vocabularyDecoder } from './gguf-vocabulary.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
@@ -78,6 +79,12 @@ async function loadWllama(
   return { wllama, metadata, worker };
 }
 
+/** Where wllama 2 runs a loaded model: WebAssembly, on as many threads as its build runs (1 unless multi-threaded). */
+const wllamaRunsOn = (wllama: Wllama, candidate: LlamaCppCandidate): RunsOn => ({
+  device: 'wasm',
+  threads: wllama.isMultithread() ? threads(candidate) : 1,
+});
+
 export async function loadChatModel(candidate: LlamaCppCandidate, _context: LoadContext): Promise<ChatModel> {
   if (candidate.images)
     throw new Error('llama.cpp candidates read text only here: projectors (mmproj) are not supported yet');
@@ -88,7 +95,7 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
   const vocabulary = ggufVocabulary(metadata.tokenizer.ggml);
   const vocabularySize = vocabulary.strings.length;
   const sampler = new WllamaSampler(wllama, contextLength, vocabularySize);
-  return new LlamaChatModel(
+  const chat = new LlamaChatModel(
     {
       metadata,
       sequences: [wllamaSequence(wllama, vocabularySize, batchSize, worker, sampler)],
@@ -103,6 +110,7 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
     },
     { contextLength, tokenBytes: kvBytesPerToken(metadata), jumpForward: false },
   );
+  return runningOn(chat, wllamaRunsOn(wllama, candidate));
 }
 
 export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context: LoadContext): Promise<EmbeddingModel> {
@@ -111,7 +119,7 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context:
     embeddings: true,
   });
   const info = wllama.getLoadedContextInfo();
-  return llamaEmbeddingModel({
+  const embedder = llamaEmbeddingModel({
     maxInputTokens: Math.min(info.n_ctx, info.n_ubatch),
     tokenize: worker.guard((text: string) => wllama.tokenize(text, false)),
     bos: wllama.mustAddBosToken() ? wllama.getBOS() : undefined,
@@ -122,6 +130,7 @@ export async function loadEmbeddingModel(candidate: LlamaCppCandidate, _context:
       return wllama.embeddings(tokens);
     }),
   });
+  return runningOn(embedder, wllamaRunsOn(wllama, candidate));
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type ChatRequest,
   type ChatResult,
   type LoadProgress,
+  type RunsOn,
 } from '../../engine-interface/index.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { TaskQueue } from '../task-queue.ts';
@@ -130,6 +131,8 @@ export interface WebLLMLoadOptions {
  * `resetChat` takes no lock).
  */
 export class WebLLMChatModel {
+  /** web-llm runs on WebGPU or not at all: it has no CPU path to fall back to. */
+  readonly runsOn: RunsOn = { device: 'webgpu' };
   readonly #engine: WebLLMEngine;
   /**
    * A model with a thinking mode to switch off (Qwen3): the tokens of the empty thinking block web-llm then writes,

@@ -11,6 +11,7 @@ export const WEB_LLM_LOADERS: EngineLoaders<WebLLMCandidate> = {
     const model = await WebLLMChatModel.load(candidate, context);
     // web-llm decodes one request at a time (its own lock): each runs whole in the realm's queue.
     return {
+      runsOn: model.runsOn,
       generate: (request, options) => context.queue.run(() => model.generate(request, options), options?.signal),
     };
   },
