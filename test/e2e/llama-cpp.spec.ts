@@ -53,7 +53,12 @@ function answers(tab: Tab, key: string) {
       ).choices.map((c) => [c.index, c.message.content]);
     const seeded = [await sampled(), await sampled()];
     const embedded = await client.embeddings.create({ model: 'jade-mole-4', input: ['a cat', 'a lantern'] });
+    // Where the loaded chat model runs, as wllama reported it: lantern.models() by key, /v1/models by public name.
+    const chosen = (await window.harness.lantern.models()).find((m) => m.id === 'crimson-falcon-4')!;
+    const card = (await client.models.retrieve('crimson-falcon-4')) as { runs_on?: Record<string, unknown> };
     return {
+      runsOn: Object.values(chosen.runsOn),
+      runsOnWire: Object.values(card.runs_on ?? {}),
       reply: reply.choices[0]!.message.content,
       servedBy: (reply as { served_by?: string }).served_by ?? null,
       streamed,
@@ -65,6 +70,8 @@ function answers(tab: Tab, key: string) {
 }
 
 const EXPECTED = {
+  runsOn: [{ device: 'wasm', threads: 1 }],
+  runsOnWire: [{ device: 'wasm', threads: 1 }],
   reply: HELLO_REPLY,
   streamed: HELLO_REPLY,
   city: { city: expect.any(String) },
@@ -97,7 +104,9 @@ test("llama.cpp's multi-threaded build where the page is cross-origin isolated",
     await openHarness(tab, 'engines=llama.cpp&threads=2', server.origin);
     expect(await tab.evaluate(() => self.crossOriginIsolated)).toBe(true);
     const key = await issueKey(tab);
-    expect(await answers(tab, key)).toMatchObject(EXPECTED);
+    // wllama's multi-threaded build, on the candidate's threads: what loaded says so.
+    const threaded = [{ device: 'wasm', threads: 2 }];
+    expect(await answers(tab, key)).toMatchObject({ ...EXPECTED, runsOn: threaded, runsOnWire: threaded });
   } finally {
     await server.close();
   }

@@ -139,6 +139,15 @@ test('with the bundled profile, each chat ID resolves to an engine on this devic
       status: 'ready',
       model,
       resolved: `transformers:/models/${folder}@fp32/${device}`,
+      // Where onnxruntime runs it: WebGPU, or WebAssembly on the CPU (its threads are onnxruntime-web's to choose).
+      runsOn: { device: device === 'webgpu' ? 'webgpu' : 'wasm' },
     })),
   );
+  // lantern.models() says the same of the loaded candidate, by its key.
+  const chosen = await page.evaluate(async () =>
+    (await window.harness.lantern.models()).find((m) => m.id === 'crimson-falcon-4'),
+  );
+  expect(chosen!.runsOn).toEqual({
+    [`transformers:/models/tiny-chat@fp32/${device}`]: { device: device === 'webgpu' ? 'webgpu' : 'wasm' },
+  });
 });
