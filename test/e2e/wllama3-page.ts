@@ -76,7 +76,7 @@ const api = {
   },
   async load(device: LlamaDevice['device']) {
     const m = await loaded(device);
-    return { contextLength: m.contextLength, rows: m.rows, device: m.device };
+    return { contextLength: m.contextLength, rows: m.rows, device: m.device, runsOn: m.runsOn };
   },
   run: async (content: string, plan: Partial<Wllama3Plan> = {}, scope?: string) =>
     run(await chat(content), plan, scope),

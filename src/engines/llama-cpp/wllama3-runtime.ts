@@ -1,12 +1,12 @@
 /// <reference types="vite/client" />
 import { Wllama, WllamaAbortError, type RawCompletionChunk, type RawCompletionParams } from '@wllama/wllama3';
 import wllama3Wasm from '@wllama/wllama3/esm/wasm/wllama.wasm?url';
-import { EngineError, throwIfAborted } from '../../engine-interface/index.ts';
+import { EngineError, throwIfAborted, type RunsOn } from '../../engine-interface/index.ts';
 import { readGgufMetadata, trainContext } from './gguf-metadata.ts';
 import type { GgufMetadata } from './llama-chat-model.ts';
 import { contextWindowOf, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { ggufBlobs, wasmBlobUrl } from './wllama-blobs.ts';
-import type { LlamaDevice } from './wllama-device.ts';
+import { offloadWatch, type LlamaDevice } from './wllama-device.ts';
 import {
   completionRequest,
   pieceOf,
@@ -28,6 +28,8 @@ import {
 /** A GGUF chat model loaded on wllama 3. */
 export interface Wllama3Model {
   readonly device: LlamaDevice;
+  /** Where it runs as llama.cpp reported it once loaded: WebGPU only where it offloaded layers there (offloadWatch). */
+  readonly runsOn: RunsOn;
   readonly metadata: GgufMetadata;
   /** Tokens (prompt plus reply) the context holds; llama.cpp refuses a longer request before it decodes any of it. */
   readonly contextLength: number;
@@ -59,8 +61,11 @@ export async function loadWllama3(candidate: LlamaCppCandidate, device: LlamaDev
   const metadata = await readGgufMetadata(blobs[0]!, urls[0]!);
   wasm ??= wasmBlobUrl(wllama3Wasm);
   wasm.catch(() => (wasm = undefined));
-  const wllama = new Wllama({ default: await wasm }, { suppressNativeLog: true, logger: QUIET });
+  // Its native log on, at its default level, for llama.cpp's count of the layers it offloaded (and nothing else).
+  const offload = offloadWatch();
+  const wllama = new Wllama({ default: await wasm }, { suppressNativeLog: false, logger: offload.logger });
   const rows = candidate.sequences ?? DEFAULT_ROWS;
+  const threads = candidate.threads ?? Math.max(1, Math.floor((navigator.hardwareConcurrency || 1) / 2));
   const contextLength = contextWindowOf(candidate, trainContext(metadata));
   try {
     await wllama.loadModel(blobs, {
@@ -71,7 +76,7 @@ export async function loadWllama3(candidate: LlamaCppCandidate, device: LlamaDev
       kv_unified: false,
       // 0 keeps llama.cpp from registering its WebGPU device at all.
       n_gpu_layers: device.device === 'webgpu' ? 999 : 0,
-      n_threads: candidate.threads ?? Math.max(1, Math.floor((navigator.hardwareConcurrency || 1) / 2)),
+      n_threads: threads,
     });
   } catch (error) {
     await wllama.exit().catch(() => {});
@@ -80,6 +85,8 @@ export async function loadWllama3(candidate: LlamaCppCandidate, device: LlamaDev
   const reuse = new PromptReuse();
   return {
     device,
+    runsOn:
+      offload.layers > 0 ? { device: 'webgpu' } : { device: 'wasm', threads: wllama.isMultithread() ? threads : 1 },
     metadata,
     contextLength,
     rows,
@@ -148,11 +155,3 @@ function asEngineError(error: unknown): unknown {
     });
   return error;
 }
-
-/** wllama 3 logs every step at debug level; its warnings and errors still reach the console. */
-const QUIET = {
-  debug: () => {},
-  log: () => {},
-  warn: (...args: unknown[]) => console.warn(...args),
-  error: (...args: unknown[]) => console.error(...args),
-};
