@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { llamaDeviceLabel, llamaDeviceOf, offloadWatch } from './wllama-device.ts';
+import { llamaDeviceLabel, llamaDeviceOf } from './wllama-device.ts';
 
 const gpu = (...features: string[]) => new Set(features);
 
@@ -29,17 +29,5 @@ describe('where llama.cpp runs in a browser', () => {
       runtime: 'wllama2',
       reason: expect.stringMatching(/JSPI and 64-bit WebAssembly memory/),
     });
-  });
-});
-
-describe('offloadWatch', () => {
-  it("reads llama.cpp's count of the layers it offloaded from its load log, and nothing else", () => {
-    const watch = offloadWatch();
-    watch.logger.log('llama_model_load: loading model tensors, this can take a while...');
-    expect(watch.layers).toBe(0);
-    watch.logger.log('load_tensors: offloaded 3/3 layers to GPU');
-    expect(watch.layers).toBe(3);
-    watch.logger.debug('load_tensors: offloaded 0/3 layers to GPU');
-    expect(watch.layers).toBe(0);
   });
 });

@@ -62,29 +62,3 @@ function hasMemory64(): boolean {
 /** The device as `lantern.models()` and the loaded-model report name it. */
 export const llamaDeviceLabel = (device: LlamaDevice) =>
   `llama.cpp (${device.device === 'webgpu' ? 'WebGPU' : 'wasm'})`;
-
-/**
- * What llama.cpp itself says it put on the GPU as it loads a model (`load_tensors: offloaded 29/29 layers to GPU`):
- * wllama 3 reports no backend or offload otherwise, and keeps every layer on the CPU without a word where its WebGPU
- * device cannot be had (an adapter without `shader-f16`). `logger` is the one to give wllama 3 (with its native log
- * on): it reads that line and passes warnings and errors on, dropping the rest; `layers` is the count once loaded
- * (0 before, or where the line never came).
- */
-export function offloadWatch() {
-  let layers = 0;
-  const read = (...args: unknown[]) => {
-    const found = /offloaded (\d+)\/\d+ layers to GPU/.exec(args.map(String).join(' '));
-    if (found) layers = Number(found[1]);
-  };
-  return {
-    logger: {
-      debug: read,
-      log: read,
-      warn: (...args: unknown[]) => (read(...args), console.warn(...args)),
-      error: (...args: unknown[]) => console.error(...args),
-    },
-    get layers() {
-      return layers;
-    },
-  };
-}

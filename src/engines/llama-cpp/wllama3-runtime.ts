@@ -6,7 +6,7 @@ import { readGgufMetadata, trainContext } from './gguf-metadata.ts';
 import type { GgufMetadata } from './llama-chat-model.ts';
 import { contextWindowOf, type LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { ggufBlobs, wasmBlobUrl } from './wllama-blobs.ts';
-import { offloadWatch, type LlamaDevice } from './wllama-device.ts';
+import type { LlamaDevice } from './wllama-device.ts';
 import {
   completionRequest,
   pieceOf,
@@ -28,7 +28,11 @@ import {
 /** A GGUF chat model loaded on wllama 3. */
 export interface Wllama3Model {
   readonly device: LlamaDevice;
-  /** Where it runs as llama.cpp reported it once loaded: WebGPU only where it offloaded layers there (offloadWatch). */
+  /**
+   * Where it runs: WebGPU as `device` chose it (only on an adapter with `shader-f16`, the one llama.cpp's WebGPU
+   * backend takes), else WebAssembly. wllama 3 reports neither its backend nor the layers it offloaded, and its
+   * native log (`offloaded N/M layers to GPU`) did not reach its logger in Chromium here.
+   */
   readonly runsOn: RunsOn;
   readonly metadata: GgufMetadata;
   /** Tokens (prompt plus reply) the context holds; llama.cpp refuses a longer request before it decodes any of it. */
@@ -61,9 +65,7 @@ export async function loadWllama3(candidate: LlamaCppCandidate, device: LlamaDev
   const metadata = await readGgufMetadata(blobs[0]!, urls[0]!);
   wasm ??= wasmBlobUrl(wllama3Wasm);
   wasm.catch(() => (wasm = undefined));
-  // Its native log on, at its default level, for llama.cpp's count of the layers it offloaded (and nothing else).
-  const offload = offloadWatch();
-  const wllama = new Wllama({ default: await wasm }, { suppressNativeLog: false, logger: offload.logger });
+  const wllama = new Wllama({ default: await wasm }, { suppressNativeLog: true, logger: QUIET });
   const rows = candidate.sequences ?? DEFAULT_ROWS;
   const threads = candidate.threads ?? Math.max(1, Math.floor((navigator.hardwareConcurrency || 1) / 2));
   const contextLength = contextWindowOf(candidate, trainContext(metadata));
@@ -86,7 +88,9 @@ export async function loadWllama3(candidate: LlamaCppCandidate, device: LlamaDev
   return {
     device,
     runsOn:
-      offload.layers > 0 ? { device: 'webgpu' } : { device: 'wasm', threads: wllama.isMultithread() ? threads : 1 },
+      device.device === 'webgpu'
+        ? { device: 'webgpu' }
+        : { device: 'wasm', threads: wllama.isMultithread() ? threads : 1 },
     metadata,
     contextLength,
     rows,
@@ -155,3 +159,11 @@ function asEngineError(error: unknown): unknown {
     });
   return error;
 }
+
+/** wllama 3 logs every step at debug level; its warnings and errors still reach the console. */
+const QUIET = {
+  debug: () => {},
+  log: () => {},
+  warn: (...args: unknown[]) => console.warn(...args),
+  error: (...args: unknown[]) => console.error(...args),
+};
