@@ -93,7 +93,12 @@ test('a llama.cpp-only profile on wllama 3 answers chat, SSE, a JSON schema, a b
         (error: { status?: number; param?: string }) => ({ status: error.status, param: error.param }),
       );
     const call = called.choices[0]!;
+    // Where the loaded chat model runs: wllama 3's CPU build here (no adapter with shader-f16), by key and by name.
+    const chosen = (await window.harness.lantern.models()).find((m) => m.id === 'crimson-falcon-4')!;
+    const card = (await client.models.retrieve('crimson-falcon-4')) as { runs_on?: Record<string, unknown> };
     return {
+      runsOn: Object.values(chosen.runsOn),
+      runsOnWire: Object.values(card.runs_on ?? {}),
       reply: reply.choices[0]!.message.content,
       usage: reply.usage,
       streamed,
@@ -114,6 +119,8 @@ test('a llama.cpp-only profile on wllama 3 answers chat, SSE, a JSON schema, a b
   }, key);
 
   expect(answered.reply).toBe(HELLO_REPLY);
+  expect(answered.runsOn).toEqual([{ device: 'wasm', threads: 1 }]);
+  expect(answered.runsOnWire).toEqual([{ device: 'wasm', threads: 1 }]);
   // llama.cpp's own counts: the prompt, and the reply with its end token.
   expect(answered.usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
   expect(answered.usage!.prompt_tokens).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 import type { GenerationOptions } from '../../generation/token-generation.ts';
 import { llamaGrammar } from '../../grammar/llama-grammar.ts';
-import type { ChatModel, EngineLoaders } from '../model-loaders.ts';
+import { runningOn, type ChatModel, type EngineLoaders } from '../model-loaders.ts';
 import type { LlamaCppCandidate } from './llama-cpp-engine.ts';
 import { browserFeatures, llamaDeviceOf, type BrowserFeatures, type LlamaDevice } from './wllama-device.ts';
 
@@ -51,7 +51,8 @@ async function loadWllama3Chat(
     import('./wllama3-runtime.ts'),
     import('./wllama3-chat-model.ts'),
   ]);
-  return new Wllama3ChatModel(await loadWllama3(candidate, device), nativeGrammar);
+  const model = await loadWllama3(candidate, device);
+  return runningOn(new Wllama3ChatModel(model, nativeGrammar), model.runsOn);
 }
 
 type NativeGrammar = NonNullable<GenerationOptions['nativeGrammar']>;

@@ -32,6 +32,7 @@ function fakeWllama3(reply: string[]) {
   let cancelled = 0;
   const model: Wllama3Model = {
     device: { runtime: 'wllama3', device: 'wasm' },
+    runsOn: { device: 'wasm', threads: 1 },
     metadata,
     contextLength: 64,
     rows: 2,
