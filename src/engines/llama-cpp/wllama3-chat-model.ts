@@ -11,10 +11,10 @@ import {
   type NativeRowPrompt,
   type NativeRowSink,
 } from '../../generation/native-choices.ts';
-import { requestThinks, templateThinks, type GenerationOptions } from '../../generation/token-generation.ts';
+import { chatTurn, refuseImages, type ChatTurn } from '../../generation/chat-front-end.ts';
+import { templateThinks, type GenerationOptions } from '../../generation/token-generation.ts';
 import { tokensText } from '../../grammar/token-bytes.ts';
 import { toolFormatOf, type ToolFormat } from '../../tools/tool-call-syntax.ts';
-import { toolPrompt } from '../../tools/tool-prompt.ts';
 import { ControlSpellings } from '../control-text.ts';
 import type { RunOptions } from '../model-loaders.ts';
 import { ChatTemplate } from './gguf-chat-template.ts';
@@ -38,8 +38,9 @@ import { wllama3Gap, type Wllama3Counts, type Wllama3Plan } from './wllama3-requ
 export class Wllama3ChatModel {
   readonly #model: Wllama3Model;
   readonly #template: ChatTemplate | undefined;
-  readonly #toolFormat: ToolFormat;
-  readonly #thinks: boolean;
+  /** How tools reach the template, and whether it has a thinking mode (ChatTemplateTraits, for chatTurn). */
+  readonly toolFormat: ToolFormat;
+  readonly thinks: boolean;
   readonly #spellings: ControlSpellings;
   readonly #nativeGrammar: NonNullable<GenerationOptions['nativeGrammar']>;
   readonly #decode: (ids: number[]) => string;
@@ -61,20 +62,15 @@ export class Wllama3ChatModel {
     // template's would be a second.
     this.#template =
       typeof source === 'string' ? new ChatTemplate(source, { bos_token: '', eos_token: eos }) : undefined;
-    this.#toolFormat = toolFormatOf(this.#template?.source);
-    this.#thinks = templateThinks(this.#template?.source);
+    this.toolFormat = toolFormatOf(this.#template?.source);
+    this.thinks = templateThinks(this.#template?.source);
   }
 
   async generate(request: ChatRequest, options: RunOptions = {}): Promise<ChatResult> {
     const { signal } = options;
     throwIfAborted(signal);
-    const images = request.messages.flatMap((m) => m.images ?? []);
-    if (images.length > 0) {
-      throw new EngineError('invalid_request', 'This model reads text only: it cannot see images.', {
-        param: images[0]!.param,
-      });
-    }
-    const gap = wllama3Gap({ ...request, maxTokens: -1, logprobs: request.logprobs });
+    refuseImages(request);
+    const gap = wllama3Gap({ ...request, maxTokens: -1 });
     if (gap) {
       throw new EngineError(
         'invalid_request',
@@ -84,8 +80,7 @@ export class Wllama3ChatModel {
         },
       );
     }
-    const tools = toolPrompt(request, this.#toolFormat);
-    const thinking = requestThinks(this.#thinks, request);
+    const { tools, thinking } = chatTurn(request, this);
     const prompt = request.prompt ?? this.#chatPrompt(tools, thinking);
     const grammar = request.constraint && (await this.#grammar(request.constraint, thinking));
     return generateNativeChoices(
@@ -93,7 +88,7 @@ export class Wllama3ChatModel {
       {
         thinking,
         calls: tools.calls,
-        syntax: this.#toolFormat.syntax,
+        syntax: this.toolFormat.syntax,
         decode: this.#decode,
         vocabularySize: this.#vocabularySize,
         signal,
@@ -104,7 +99,7 @@ export class Wllama3ChatModel {
   }
 
   /** The chat as the GGUF's template renders it, its control tokens written as text, which llama.cpp reads as such. */
-  #chatPrompt(tools: ReturnType<typeof toolPrompt>, thinking: boolean): string {
+  #chatPrompt(tools: ChatTurn['tools'], thinking: boolean): string {
     if (!this.#template) {
       throw new EngineError('invalid_request', 'This model has no chat template: use the completions API.', {
         param: 'messages',
@@ -124,7 +119,7 @@ export class Wllama3ChatModel {
 
   /** The constraint as GBNF, or a 400 naming its parameter where it has none (llama.cpp's parser's bounds). */
   async #grammar(constraint: OutputConstraint, thinking: boolean): Promise<string> {
-    const grammar = await this.#nativeGrammar(constraint, this.#toolFormat.syntax, thinking);
+    const grammar = await this.#nativeGrammar(constraint, this.toolFormat.syntax, thinking);
     if (grammar !== undefined) return grammar;
     const param = constraint.type === 'tools' ? 'tools' : (constraint.param ?? 'response_format');
     throw new EngineError(
