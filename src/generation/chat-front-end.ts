@@ -8,6 +8,7 @@ import {
 import type { ToolFormat } from '../tools/tool-call-syntax.ts';
 import { toolPrompt, type ToolPrompt } from '../tools/tool-prompt.ts';
 import { choicesInTurns } from './choices-in-turns.ts';
+import { sharedPrefix } from './prefix-cache.ts';
 import type { GenerationTokenizer } from './generation-tokenizer.ts';
 import { generateTokens, requestThinks, type GenerationOptions, type GenerationSteps } from './token-generation.ts';
 
@@ -121,7 +122,29 @@ export async function generateChat<Prompt extends PromptIds, Options extends Cha
     signal,
     onEvent: options.onEvent,
   };
-  return generateTokens(model.tokens, request, generation, (steps) => model.run(steps, prompt, request, signal));
+  const checkpoints = request.prompt === undefined ? newestTurnStart(model, tools, thinking, prompt.ids) : undefined;
+  return generateTokens(model.tokens, request, generation, (steps) =>
+    model.run(checkpoints ? { ...steps, checkpoints } : steps, prompt, request, signal),
+  );
+}
+
+/**
+ * Where the prompt's newest message starts, as a checkpoint position for an engine that keeps checkpoints (asked only
+ * by such an engine: DecodeJob.checkpoints): the longest prefix the prompt shares with the same conversation
+ * without its newest message. A later prompt that edits that message, or another conversation with the same
+ * system prompt, starts there. None for a conversation of one message.
+ */
+function newestTurnStart(
+  model: Pick<TokenChatModel, 'encodeChat'>,
+  tools: ToolPrompt,
+  thinking: boolean,
+  ids: readonly number[],
+): (() => Promise<number[]>) | undefined {
+  if (tools.messages.length < 2) return undefined;
+  return async () => {
+    const earlier = await model.encodeChat({ ...tools, messages: tools.messages.slice(0, -1) }, thinking);
+    return [sharedPrefix(earlier, ids)];
+  };
 }
 
 /** Refuses a request with images, for a model of text alone, naming the first image's parameter. */

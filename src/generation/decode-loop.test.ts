@@ -263,6 +263,150 @@ describe('DecodeLoop', () => {
   });
 });
 
+/** Where the fake below fails: each step a prefill goes through on its way into the batch. */
+type AdmissionStep = 'begin' | 'first piece' | 'last piece' | 'checkpoint' | 'join' | 'step' | 'remove';
+
+/**
+ * A batch that keeps checkpoints (CacheReuse `checkpoints`), counts what it holds (prefills begun and not yet joined or
+ * released) and fails once at a chosen admission step.
+ */
+class CheckpointingBatch extends FakeBatch {
+  readonly reuse = 'checkpoints' as const;
+  readonly prefillsInPieces = true;
+  readonly checkpoints: { tokens: number[]; scope: string | undefined }[] = [];
+  /** Prefills begun and not yet joined or released: what a failure must not leave behind. */
+  held = 0;
+  failAt: AdmissionStep | undefined;
+
+  #fails(at: AdmissionStep): boolean {
+    if (this.failAt !== at) return false;
+    this.failAt = undefined;
+    return true;
+  }
+
+  override async begin(prompt: readonly number[]) {
+    if (this.#fails('begin')) throw new Error('the cache could not be cut');
+    const begun = await super.begin(prompt);
+    this.held += 1;
+    return begun;
+  }
+
+  override fill(prefill: FakePrefill, from: number, to: number, input: PrefillInput, last: boolean) {
+    if (this.#fails(last ? 'last piece' : 'first piece')) return Promise.reject(new Error('the prefill failed'));
+    return super.fill(prefill, from, to, input, last);
+  }
+
+  checkpoint(prefill: FakePrefill, tokens: readonly number[], scope: string | undefined) {
+    expect(prefill.tokens).toEqual(tokens);
+    if (this.#fails('checkpoint')) return Promise.reject(new Error('no memory for a checkpoint'));
+    this.checkpoints.push({ tokens: [...tokens], scope });
+    return Promise.resolve();
+  }
+
+  override async join(prefill: FakePrefill, copies: number) {
+    if (this.#fails('join')) throw new Error('no sequence left');
+    await super.join(prefill, copies);
+    this.held -= 1;
+  }
+
+  override release(prefill: FakePrefill, kept?: { tokens: readonly number[] }) {
+    super.release(prefill, kept);
+    this.held -= 1;
+  }
+
+  override step(tokens: readonly (readonly number[])[]) {
+    if (this.#fails('step')) {
+      this.stats.forwardPasses += 1;
+      return Promise.reject(new Error('the pass failed'));
+    }
+    return super.step(tokens);
+  }
+
+  override remove(leaving: readonly { row: number; tokens: readonly number[] }[], kept: readonly number[]) {
+    if (this.#fails('remove')) return Promise.reject(new Error('the rows could not be kept'));
+    return super.remove(leaving, kept);
+  }
+}
+
+describe('DecodeLoop checkpoints', () => {
+  it('checkpoints a prompt at its end but one token and where the job says its newest turn starts', async () => {
+    const batch = new CheckpointingBatch();
+    const loop = new DecodeLoop(batch);
+    const prompt = Array.from({ length: 600 }, (_, i) => i % 60);
+    const { decodeJob, out } = job(prompt, 3, { scope: 'key_a', checkpoints: () => [300, 0, 900] });
+    expect(await loop.run(decodeJob)).toEqual({ cachedPromptTokens: 0 });
+    // Pieces of 256 end at each checkpoint on the way: 0-256, 256-300, 300-556, 556-599, 599-600.
+    expect(batch.checkpoints.map((c) => c.tokens.length)).toEqual([300, 599]);
+    expect(batch.checkpoints.every((c) => c.scope === 'key_a')).toBe(true);
+    expect(batch.checkpoints[1]!.tokens).toEqual(prompt.slice(0, 599));
+    expect(out).toEqual([[60, 61, 62]]); // prompt[599] is 59, and the fake writes the token after the last
+  });
+
+  it('checkpoints nothing on a batch that cuts, and nothing before what it reused', async () => {
+    const cuts = new FakeBatch();
+    let asked = 0;
+    const loop = new DecodeLoop(Object.assign(cuts, { checkpoint: () => Promise.reject(new Error('never called')) }));
+    await loop.run(job([1, 2, 3, 4], 2, { checkpoints: () => (asked++, [2]) }).decodeJob);
+    expect(asked).toBe(0);
+
+    const batch = new CheckpointingBatch();
+    const checkpointing = new DecodeLoop(batch);
+    await checkpointing.run(job([5, 6, 7, 8], 2).decodeJob);
+    expect(batch.checkpoints.map((c) => c.tokens)).toEqual([[5, 6, 7]]);
+    // Kept [5..9]: the next prompt extends it, reusing 6 tokens: only its end is checkpointed, not the turn at 2.
+    expect(await checkpointing.run(job([5, 6, 7, 8, 9, 10, 11], 1, { checkpoints: () => [2] }).decodeJob)).toEqual({
+      cachedPromptTokens: 5,
+    });
+    expect(batch.checkpoints.map((c) => c.tokens.length)).toEqual([3, 6]);
+  });
+
+  it.each<AdmissionStep>(['begin', 'first piece', 'last piece', 'join', 'step', 'remove'])(
+    'a failure at %s fails that request alone, frees what it took, and the next twenty are answered',
+    async (failAt) => {
+      const batch = new CheckpointingBatch({ maxRows: 2 });
+      const loop = new DecodeLoop(batch);
+      const prompt = Array.from({ length: 300 }, (_, i) => (i * 7) % 50);
+      batch.failAt = failAt;
+      await expect(loop.run(job(prompt, 4, { rows: 2 }).decodeJob)).rejects.toThrow();
+      expect(batch.failAt).toBeUndefined(); // it did fail there
+      expect(batch.held).toBe(0);
+      expect(batch.rows).toEqual([]);
+      const jobs = Array.from({ length: 20 }, (_, i) =>
+        job(i % 3 === 0 ? prompt : [i, i + 1, i + 2], 3, { rows: (i % 2) + 1, scope: `key_${i % 4}` }),
+      );
+      await Promise.all(jobs.map((j) => loop.run(j.decodeJob)));
+      for (const [i, j] of jobs.entries()) {
+        const start = i % 3 === 0 ? prompt.at(-1)! : i + 2;
+        for (const row of j.out) expect(row).toEqual([start + 1, start + 2, start + 3]);
+      }
+      expect(batch.held).toBe(0);
+      expect(batch.rows).toEqual([]);
+    },
+  );
+
+  it('a checkpoint that fails loses that checkpoint only: the request is answered', async () => {
+    const batch = new CheckpointingBatch();
+    const loop = new DecodeLoop(batch);
+    batch.failAt = 'checkpoint';
+    const { decodeJob, out } = job([1, 2, 3, 4, 5, 6], 2, { checkpoints: () => [3] });
+    await loop.run(decodeJob);
+    expect(out).toEqual([[7, 8]]);
+    expect(batch.checkpoints.map((c) => c.tokens.length)).toEqual([5]);
+    expect(batch.held).toBe(0);
+  });
+
+  it('a job whose checkpoint positions fail is prefilled without them', async () => {
+    const batch = new CheckpointingBatch();
+    const loop = new DecodeLoop(batch);
+    const { decodeJob, out } = job([1, 2, 3, 4], 1, {
+      checkpoints: () => Promise.reject(new Error('the template failed')),
+    });
+    await loop.run(decodeJob);
+    expect(out).toEqual([[5]]);
+    expect(batch.checkpoints.map((c) => c.tokens)).toEqual([[1, 2, 3]]);
+  });
+});
+
 describe('DraftModel', () => {
   /** A job whose rows take the draft's proposals where they decode alone, as generateTokens does. */
   const drafted = (prompt: number[], length: number, draft: DraftModel<FakePrefill>, rows = 1) => {

@@ -50,6 +50,12 @@ export interface DecodeJob {
    * where its rows may share the prompt's first draw (one row, or greedy ones).
    */
   native?(row: number): NativeStep | undefined;
+  /**
+   * Prompt positions before its end where a later prompt is likely to part from this one (the start of its newest
+   * turn: an edit of the newest message, a system prompt shared by many conversations), for a batch that keeps
+   * checkpoints (BatchCapabilities.reuse): each is checkpointed as the prefill passes it. Asked only by such a batch.
+   */
+  checkpoints?(): readonly number[] | Promise<readonly number[]>;
 }
 
 /** A row's (choice's) own 31-bit seed from a request's 31-bit `seed`: reproducible, and apart for each row. */
@@ -67,6 +73,17 @@ export interface BatchLimits {
 }
 
 export const DEFAULT_MAX_ROWS = 8;
+
+/**
+ * What a batch's cache can do with a prefix of what it holds, for prefix reuse:
+ * - `cut`: keep any prefix (attention keys and values: a position's entries depend on the tokens before it only);
+ * - `checkpoints`: keep only a state it saved as a checkpoint (BatchCapabilities.checkpoint) or the whole of what it
+ *   holds (a recurrent or convolution state, a sliding window's cache: it is one state of the whole sequence so far,
+ *   which cannot be taken back to an earlier position);
+ * - `extend`: keep only the whole of what it holds, for a prompt that extends it (such a state, on a runtime that
+ *   cannot save one).
+ */
+export type CacheReuse = 'cut' | 'checkpoints' | 'extend';
 export const DEFAULT_KV_BYTES = 512 * 2 ** 20;
 
 /**
@@ -125,7 +142,9 @@ export interface DecodeBatch<Prefill> extends Partial<BatchCapabilities> {
   readonly stats: BatchStats;
   /**
    * Starts a prefill of `prompt` for rows that will join: from the longest prefix of it cached for `scope`, leaving at
-   * least its last token to feed (its logits are the first draw's). `cached`: how many tokens it starts with.
+   * least its last token to feed (its logits are the first draw's). `cached`: how many tokens it starts with, only
+   * those truly reused (none evaluated again behind the loop's back). One that fails holds nothing: whatever it took
+   * (a sequence, a cached entry) is free again; where reuse failed, it starts from nothing rather than fail.
    */
   begin(prompt: readonly number[], scope: string | undefined): Promise<{ prefill: Prefill; cached: number }>;
   /**
@@ -211,12 +230,26 @@ export interface BatchCapabilities {
   readonly prefillsInPieces: boolean;
   /** After a step from which no row left: a chance to pack away what its rows no longer use. Default: nothing. */
   compact(): Promise<void>;
+  /**
+   * What its cache can do with a prefix of what it holds (see CacheReuse). The loop checkpoints prefills only on a
+   * batch of `checkpoints`; `begin` alone decides what of a cached state it reuses. Default: `cut`.
+   */
+  readonly reuse: CacheReuse;
+  /**
+   * Saves a prefill's state as it stands, holding `tokens` (the prompt's first positions), for later prompts of `scope`
+   * that start with them: the loop calls it after a piece of the prefill that ended at a checkpoint position (the
+   * prompt's end but its last token, which is fed again for the first draw; and each of DecodeJob.checkpoints). Its
+   * bytes count against the batch's own cache budget. A failure loses that checkpoint only. Default: none.
+   */
+  checkpoint?(prefill: unknown, tokens: readonly number[], scope: string | undefined): Promise<void>;
 }
 
 /** A batch's capabilities, each one it leaves out given its default (see BatchCapabilities). */
 function capabilitiesOf(batch: DecodeBatch<unknown>): BatchCapabilities {
-  const { retract, mixesLengths, compact } = batch;
+  const { retract, mixesLengths, compact, checkpoint } = batch;
+  const reuse = batch.reuse ?? 'cut';
   return {
+    reuse,
     maxRows: batch.maxRows,
     executes: batch.executes,
     checksNativeOnly: batch.checksNativeOnly ?? false,
@@ -224,6 +257,11 @@ function capabilitiesOf(batch: DecodeBatch<unknown>): BatchCapabilities {
     mixesLengths: mixesLengths ? () => mixesLengths.call(batch) : () => Promise.resolve(false),
     compact: compact ? () => compact.call(batch) : () => Promise.resolve(),
     ...(retract && { retract: (row: number, count: number) => retract.call(batch, row, count) }),
+    ...(checkpoint &&
+      reuse === 'checkpoints' && {
+        checkpoint: (prefill: unknown, tokens: readonly number[], scope: string | undefined) =>
+          checkpoint.call(batch, prefill, tokens, scope),
+      }),
   };
 }
 
@@ -233,8 +271,11 @@ interface Waiting<Prefill> {
   reject: (error: unknown) => void;
   /** Set once its prefill has started: from then on the loop, not its abort listener, takes it out of the queue. */
   started?: boolean;
-  /** Its prefill: the engine's handle, how many prompt tokens came from the prefix cache and how many it holds. */
-  filling?: { prefill: Prefill; cached: number; filled: number };
+  /**
+   * Its prefill: the engine's handle, how many prompt tokens came from the prefix cache and how many it holds, and
+   * the positions still to checkpoint as it passes them (ascending; on a batch that keeps checkpoints).
+   */
+  filling?: { prefill: Prefill; cached: number; filled: number; marks: number[] };
 }
 
 interface Row<Prefill> {
@@ -331,9 +372,12 @@ export class DecodeLoop<Prefill> {
       }
     } catch (error) {
       // A failure outside any one request's pass (a relayout that ran out of memory): nothing running can go on.
-      const jobs = new Set([...this.#rows.map((r) => r.waiting), ...this.#waiting.splice(0)]);
+      const queued = this.#waiting.splice(0);
+      const jobs = new Set([...this.#rows.map((r) => r.waiting), ...queued]);
       this.#rows = [];
       this.#batch.clear();
+      // A prefill under way holds what its batch took for it (a sequence): let go, or no later job could have it.
+      for (const waiting of queued) if (waiting.filling) this.#batch.release(waiting.filling.prefill);
       for (const waiting of jobs) waiting.reject(EngineError.from(error));
     } finally {
       this.#running = false;
@@ -398,30 +442,36 @@ export class DecodeLoop<Prefill> {
    * first piece starts from the longest cached prefix.
    */
   async #prefill(waiting: Waiting<Prefill>): Promise<StepOutput | undefined> {
-    const prompt = waiting.job.prompt;
+    const { job } = waiting;
+    const prompt = job.prompt;
     if (!waiting.filling) {
-      const { prefill, cached } = await this.#batch.begin(prompt, waiting.job.scope);
-      waiting.filling = { prefill, cached, filled: cached };
+      // Where to checkpoint is asked before the prefill starts: once it has, the batch holds something to free.
+      const wanted = this.#can.checkpoint ? await checkpointPositions(job) : [];
+      const { prefill, cached } = await this.#batch.begin(prompt, job.scope);
+      const marks = wanted.filter((at) => at > cached);
+      waiting.filling = { prefill, cached, filled: cached, marks };
     }
     const filling = waiting.filling;
     const from = filling.filled;
     // Alone, the whole prompt in one pass, as transformers.js' generate() does; beside running rows, or on a batch
-    // that asks for it, a piece of it (an aborted job is let go before its next piece: see #admit).
+    // that asks for it, a piece of it (an aborted job is let go before its next piece: see #admit). A piece ends at
+    // the next checkpoint position.
     const inPieces = this.#rows.length > 0 || this.#can.prefillsInPieces;
-    const to = inPieces ? Math.min(prompt.length, from + PREFILL_PIECE) : prompt.length;
+    const to = Math.min(
+      inPieces ? Math.min(prompt.length, from + PREFILL_PIECE) : prompt.length,
+      filling.marks[0] ?? Infinity,
+    );
     // A job that embeds its prompt itself (images) takes its own turns of the queue to do it.
-    const { embed } = waiting.job;
+    const { embed } = job;
     const input: PrefillInput = embed ? { embeds: await embed(from, to) } : { tokens: prompt.slice(from, to) };
     const last = to === prompt.length;
-    const logits = await this.#batch.fill(
-      filling.prefill,
-      from,
-      to,
-      input,
-      last,
-      last ? waiting.job.native?.(0) : undefined,
-    );
+    const logits = await this.#batch.fill(filling.prefill, from, to, input, last, last ? job.native?.(0) : undefined);
     filling.filled = to;
+    if (filling.marks[0] === to) {
+      filling.marks.shift();
+      // A checkpoint that fails is one fewer to reuse later: the request goes on.
+      await this.#can.checkpoint!(filling.prefill, prompt.slice(0, to), job.scope).catch(() => {});
+    }
     return logits;
   }
 
@@ -561,6 +611,19 @@ export class DecodeLoop<Prefill> {
       else waiting.resolve({ cachedPromptTokens: waiting.filling!.cached });
     }
   }
+}
+
+/**
+ * The positions of a job's prompt to checkpoint, ascending: its end but the last token (a prompt sent again, or
+ * extended, reuses all of it that a checkpoint can give: the last token is fed again for the first draw), and those
+ * the job names. Those it fails to name are left out.
+ */
+async function checkpointPositions(job: DecodeJob): Promise<number[]> {
+  const end = job.prompt.length - 1;
+  const named = await Promise.resolve()
+    .then(() => job.checkpoints?.() ?? [])
+    .catch(() => []);
+  return [...new Set([...named, end])].filter((at) => at > 0 && at <= end).sort((a, b) => a - b);
 }
 
 const aborted = () => new EngineError('aborted', 'The request was cancelled by the client.');

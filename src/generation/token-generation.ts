@@ -115,7 +115,10 @@ export interface GenerationOptions {
 }
 
 /** What the engine's decode loop calls for one request: a row per choice (the engine adds the prompt and the rest). */
-export type GenerationSteps = Pick<DecodeJob, 'rows' | 'maxNewTokens' | 'next' | 'done' | 'propose' | 'native'>;
+export type GenerationSteps = Pick<
+  DecodeJob,
+  'rows' | 'maxNewTokens' | 'next' | 'done' | 'propose' | 'native' | 'checkpoints'
+>;
 
 /**
  * Generates `request`'s choices, for any engine whose logits Lantern sees: the engine encodes the prompt and runs the

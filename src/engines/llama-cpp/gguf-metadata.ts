@@ -40,3 +40,15 @@ export function trainContext(metadata: GgufMetadata): number {
   const arch = metadata[metadata.general.architecture] as { context_length?: number } | undefined;
   return arch?.context_length ?? DEFAULT_CONTEXT_WINDOW;
 }
+
+/**
+ * Whether the model's memory holds a state of the whole sequence so far beside (or instead of) keys and values:
+ * recurrent layers (Mamba's and Gated DeltaNet's `ssm`, RWKV's `wkv`) or short convolutions (LFM2's `shortconv`), which
+ * llama.cpp cannot take back to an earlier position (removing a suffix of such a sequence fails). Read from the
+ * architecture's own keys, where llama.cpp's loaders read the state's sizes, so a new hybrid needs no list here.
+ */
+export function holdsSequenceState(metadata: GgufMetadata): boolean {
+  const arch = metadata[metadata.general.architecture];
+  if (typeof arch !== 'object' || arch === null) return false;
+  return ['ssm', 'shortconv', 'wkv'].some((key) => key in arch);
+}

@@ -165,23 +165,31 @@ export class LlamaChatModel {
   }
 }
 
-/** Bytes of keys and values one token holds (16-bit, llama.cpp's default cache type), from the GGUF's hyperparameters. */
+/**
+ * Bytes of keys and values one token holds (16-bit, llama.cpp's default cache type), from the GGUF's hyperparameters.
+ * A hybrid's layers without attention (LFM2's convolutions, Granite 4.0-H's Mamba blocks) list 0 key/value heads in a
+ * per-layer array: they hold a fixed state, not a token's keys and values.
+ */
 export function kvBytesPerToken(metadata: GgufMetadata): number {
+  type PerLayer = number | number[] | undefined;
   const arch = metadata[metadata.general.architecture] as
     | {
         block_count?: number;
         embedding_length?: number;
-        attention?: { head_count?: number; head_count_kv?: number; key_length?: number; value_length?: number };
+        attention?: { head_count?: PerLayer; head_count_kv?: PerLayer; key_length?: number; value_length?: number };
       }
     | undefined;
   const layers = arch?.block_count;
-  const heads = arch?.attention?.head_count;
-  const kvHeads = arch?.attention?.head_count_kv ?? heads;
   const width = arch?.embedding_length;
-  if (!layers || !heads || !kvHeads || !width) return 0;
-  const keyLength = arch.attention?.key_length ?? width / heads;
-  const valueLength = arch.attention?.value_length ?? width / heads;
-  return layers * kvHeads * (keyLength + valueLength) * 2;
+  if (!layers || !width) return 0;
+  const each = (value: PerLayer) => (Array.isArray(value) ? value : Array<number | undefined>(layers).fill(value));
+  const heads = each(arch.attention?.head_count);
+  const kvHeads = each(arch.attention?.head_count_kv ?? arch.attention?.head_count);
+  const head = Math.max(0, ...heads.map((h) => h ?? 0));
+  if (!head) return 0;
+  const keyLength = arch.attention?.key_length ?? width / head;
+  const valueLength = arch.attention?.value_length ?? width / head;
+  return kvHeads.reduce<number>((sum, h, layer) => sum + (h ?? heads[layer] ?? 0), 0) * (keyLength + valueLength) * 2;
 }
 
 /**

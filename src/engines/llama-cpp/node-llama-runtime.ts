@@ -50,6 +50,16 @@ const nodeLlamaCpp = (): Promise<NodeLlamaCpp> => import(/* @vite-ignore */ NODE
  * A sequence decodes one row and, between requests, keeps its tokens for the next prompt that starts the same way.
  */
 const DEFAULT_SEQUENCE_BYTES = 2 ** 30;
+
+/**
+ * The share of those bytes kept for checkpoints where the model's memory cannot be cut back (recurrent, hybrid, a
+ * sliding window: node-llama-cpp's `needsCheckpoints`), split evenly between the sequences: node-llama-cpp's context
+ * checkpoints hold only that part of a sequence's memory (llama.cpp's partial state), tens of MiB at most for the
+ * small hybrids, and it prunes the oldest past its bound.
+ */
+const CHECKPOINT_SHARE = 1 / 4;
+/** Checkpoints kept per sequence at most: a conversation's turn starts and prompt ends, its latest few. */
+const CHECKPOINTS_PER_SEQUENCE = 8;
 const MAX_SEQUENCES = 16;
 
 let llama: Promise<Llama> | undefined;
@@ -128,13 +138,22 @@ export async function loadChatModel(
   try {
     const contextLength = contextWindowOf(candidate, model.trainContextSize);
     const tokenBytes = kvBytesPerToken(model.fileInfo.metadata as unknown as GgufMetadata);
-    const fit = Math.floor(DEFAULT_SEQUENCE_BYTES / ((tokenBytes || 2 ** 17) * contextLength));
+    const { isHybrid, isRecurrent, swaSize } = model.fileInsights;
+    const checkpointBytes =
+      isHybrid || isRecurrent || swaSize !== undefined ? DEFAULT_SEQUENCE_BYTES * CHECKPOINT_SHARE : 0;
+    const fit = Math.floor((DEFAULT_SEQUENCE_BYTES - checkpointBytes) / ((tokenBytes || 2 ** 17) * contextLength));
     const llamaContext = await createSequencesContext(model, {
       sequences: candidate.sequences ?? Math.max(2, Math.min(MAX_SEQUENCES, fit)),
       contextSize: contextLength,
       threads: threads(candidate),
     });
-    const runtimeModel = nodeRuntimeModel(await nodeLlamaCpp(), runtime, model, llamaContext);
+    const runtimeModel = nodeRuntimeModel(
+      await nodeLlamaCpp(),
+      runtime,
+      model,
+      llamaContext,
+      checkpointBytes / llamaContext.totalSequences,
+    );
     try {
       const draft = candidate.draft && (await loadDraft(candidate, candidate.draft, context, contextLength));
       try {
@@ -214,6 +233,7 @@ function nodeRuntimeModel(
   runtime: Llama,
   model: LlamaModel,
   llamaContext: LlamaContext,
+  checkpointBytes = 0,
 ): LlamaRuntimeModel {
   const metadata = model.fileInfo.metadata as unknown as GgufMetadata;
   const vocabularySize = metadata.tokenizer.ggml.tokens.length;
@@ -221,7 +241,15 @@ function nodeRuntimeModel(
   return {
     metadata,
     sequences: Array.from({ length: llamaContext.totalSequences }, () =>
-      nodeSequence(llamaContext.getSequence(), vocabularySize, sampler),
+      nodeSequence(
+        // Checkpoints only where the decode loop asks for them (a prompt's end, its newest turn's start), none by
+        // interval: a conversation reuses those, and they are what the byte bound is spent on.
+        llamaContext.getSequence({
+          checkpoints: { max: CHECKPOINTS_PER_SEQUENCE, interval: false, maxMemory: checkpointBytes },
+        }),
+        vocabularySize,
+        sampler,
+      ),
     ),
     tokenize: (text, special) => [...model.tokenize(text, special)],
     tokenizer: nodeTokenizer(model, metadata),
@@ -520,6 +548,14 @@ function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number, sa
   };
   return {
     executes: NODE_SAMPLING,
+    // A model whose memory cannot be cut back: node-llama-cpp restores its latest checkpoint at or before a cut and
+    // evaluates the rest again inside `eraseContextTokenRanges`; the batch cuts only to where none are evaluated.
+    reuse: sequence.needsCheckpoints ? 'checkpoints' : 'cut',
+    restorable(length) {
+      if (length <= 0 || length >= sequence.nextTokenIndex) return Math.max(0, length);
+      return length - sequence.getRestoreToPrefixIndexEvaluationSize(length - 1);
+    },
+    checkpoint: () => sequence.takeCheckpoint(),
     evaluateEach,
     async evaluate(tokens, next) {
       if (next !== undefined) return (await evaluateEach(tokens, next, tokens.length - 1))[0];

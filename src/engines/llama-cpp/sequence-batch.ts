@@ -1,5 +1,5 @@
 import { EngineError } from '../../engine-interface/index.ts';
-import type { BatchStats, DecodeBatch, PrefillInput } from '../../generation/decode-loop.ts';
+import type { BatchStats, CacheReuse, DecodeBatch, PrefillInput } from '../../generation/decode-loop.ts';
 import type { NativeSampling, NativeStep, StepOutput } from '../../generation/sampling-plan.ts';
 
 /**
@@ -24,6 +24,20 @@ export interface LlamaSequence {
    * (wllama 2) has none, and its model does not speculate.
    */
   evaluateEach?(tokens: number[], next: 'distribution' | NativeStep, from: number): Promise<StepOutput[]>;
+  /**
+   * What its cache can do with a prefix of what it holds (see CacheReuse): `cut` for a model of attention alone;
+   * `checkpoints` where the runtime saves and restores states (node-llama-cpp's context checkpoints); `extend` where
+   * it cannot (wllama 2) on a model whose memory cannot be cut back (recurrent, hybrid).
+   */
+  readonly reuse: CacheReuse;
+  /**
+   * Of the first `length` tokens it holds, how many it keeps without evaluating any of them again (restoring the
+   * latest checkpoint at or before them): for a sequence of `checkpoints`, whose `truncate` to a position between
+   * checkpoints evaluates the tokens after the checkpoint again.
+   */
+  restorable?(length: number): number;
+  /** Saves its state as it stands, as a checkpoint `truncate` restores (a sequence of `checkpoints`). */
+  checkpoint?(): Promise<void>;
   /** Keeps the first `length` tokens it holds. */
   truncate(length: number): Promise<void>;
   /** Forgets every token it holds. */
@@ -42,6 +56,11 @@ interface Slot {
   held: number;
   /** Whose prompts may start from what it holds (ChatRequest.cacheScope). */
   scope: string | undefined;
+  /**
+   * What its cache can do with a prefix (see LlamaSequence.reuse): as declared, or `extend` once a cut failed (a
+   * runtime whose memory refused to be cut back: a hybrid model's on a runtime that did not say so).
+   */
+  reuse: CacheReuse;
   busy: boolean;
   /** When it was last let go: the least recently used is reused first. */
   freedAt: number;
@@ -83,6 +102,8 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   /** A distribution per position costs a sorted list of the vocabulary each: only native rows speculate. */
   readonly checksNativeOnly = true;
   readonly executes: NativeSampling | undefined;
+  /** What its sequences' caches can do with a prefix (the least able of them). */
+  readonly reuse: CacheReuse;
   /**
    * Neither runtime stops a pass once asked (node-llama-cpp's evaluations take no signal; wllama's decode checks one
    * only between its own batches, and leaves its count of cached tokens behind when it stops): a prompt is fed a piece
@@ -96,13 +117,20 @@ export class SequenceBatch implements DecodeBatch<Slot> {
       tokens: [],
       held: 0,
       scope: undefined,
+      reuse: sequence.reuse,
       busy: false,
       freedAt: 0,
     }));
     this.maxRows = this.#slots.length;
     this.executes = sequences[0]?.executes;
+    this.reuse = sequences.some((s) => s.reuse === 'extend')
+      ? 'extend'
+      : sequences.some((s) => s.reuse === 'checkpoints')
+        ? 'checkpoints'
+        : 'cut';
     this.stats = { forwardPasses: 0, tokenBytes };
-    if (sequences.every((s) => s.evaluateEach)) {
+    // Speculated tokens are taken back out by a cut: only where any position can be cut to.
+    if (this.reuse === 'cut' && sequences.every((s) => s.evaluateEach)) {
       this.retract = (row, count) => {
         const slot = this.#rows[row]!;
         return this.#truncate(slot, slot.held - count);
@@ -112,11 +140,41 @@ export class SequenceBatch implements DecodeBatch<Slot> {
 
   async begin(prompt: readonly number[], scope: string | undefined): Promise<{ prefill: Slot; cached: number }> {
     const slot = this.#take(prompt, scope);
-    // At least the prompt's last token is fed again: its logits are the first draw's.
-    const shared = commonPrefix(slot.tokens, prompt);
-    const cached = shared < MIN_REUSED_TOKENS ? 0 : Math.min(shared, prompt.length - 1);
-    await this.#truncate(slot, cached);
-    return { prefill: slot, cached };
+    try {
+      // At least the prompt's last token is fed again: its logits are the first draw's.
+      return {
+        prefill: slot,
+        cached: await this.#keep(slot, Math.min(commonPrefix(slot.tokens, prompt), prompt.length - 1)),
+      };
+    } catch (error) {
+      // Not even a cleared sequence: the request fails, and the sequence is free for the next.
+      this.#free(slot);
+      throw error;
+    }
+  }
+
+  async checkpoint(slot: Slot): Promise<void> {
+    await slot.sequence.checkpoint?.();
+  }
+
+  /**
+   * Keeps what a slot holds of the first `length` tokens as far as its cache can without evaluating any again, and
+   * says how many that is: the tokens the prompt truly reuses. A cut that fails starts the sequence from nothing, and
+   * its slot reuses only whole extensions from then on.
+   */
+  async #keep(slot: Slot, length: number): Promise<number> {
+    let keep = length;
+    if (slot.reuse === 'extend' && length < slot.held) keep = 0;
+    else if (slot.reuse === 'checkpoints' && length < slot.held) keep = slot.sequence.restorable?.(length) ?? 0;
+    if (keep < MIN_REUSED_TOKENS) keep = 0;
+    try {
+      await this.#truncate(slot, keep);
+      return keep;
+    } catch {
+      if (keep > 0) slot.reuse = 'extend';
+      await this.#wipe(slot);
+      return 0;
+    }
   }
 
   async fill(slot: Slot, from: number, to: number, input: PrefillInput, last: boolean, native?: NativeStep) {
@@ -141,12 +199,18 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     if (others.length > 0) this.stats.forwardPasses++;
     // The other choices' sequences hold the prompt too: llama.cpp's sequences share no keys and values here, so each
     // evaluates what it lacks of the prompt (all of them in one batch).
-    await Promise.all(
+    const filled = await Promise.allSettled(
       others.map(async (other) => {
-        await this.#truncate(other, commonPrefix(other.tokens, prompt));
+        await this.#keep(other, commonPrefix(other.tokens, prompt));
         if (other.tokens.length < prompt.length) await this.#evaluate(other, prompt.slice(other.tokens.length), false);
       }),
     );
+    const failure = filled.find((result) => result.status === 'rejected');
+    if (failure) {
+      // The request fails (its prefill is released by the loop); the other sequences it took are free again.
+      for (const other of others) this.#free(other);
+      throw failure.reason;
+    }
     this.#rows.push(slot, ...others);
   }
 
@@ -196,9 +260,7 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   clear(): void {
     // A pass failed: what the rows' sequences hold is not known, so none of it is reused.
     for (const slot of this.#rows) {
-      slot.tokens = [];
-      slot.held = 0;
-      void slot.sequence.clear().catch(() => {});
+      this.#forget(slot);
       this.#free(slot);
     }
     this.#rows = [];
@@ -245,9 +307,31 @@ export class SequenceBatch implements DecodeBatch<Slot> {
 
   /** Keeps the first `length` tokens of what a sequence holds. */
   async #truncate(slot: Slot, length: number): Promise<void> {
-    if (slot.held > length) await slot.sequence.truncate(length);
+    if (slot.held > length) {
+      try {
+        await slot.sequence.truncate(length);
+      } catch (error) {
+        // What it holds after a failed cut is not known: nothing of it is reused.
+        slot.tokens = [];
+        throw error;
+      }
+    }
     slot.held = length;
     slot.tokens.length = Math.min(slot.tokens.length, length);
+  }
+
+  /** Empties a sequence (a cleared one holds nothing, whatever its memory), waiting for it. */
+  async #wipe(slot: Slot): Promise<void> {
+    slot.tokens = [];
+    slot.held = 0;
+    await slot.sequence.clear();
+  }
+
+  /** Forgets what a sequence holds and clears it in the background (after a failure, where nothing waits for it). */
+  #forget(slot: Slot): void {
+    slot.tokens = [];
+    slot.held = 0;
+    void slot.sequence.clear().catch(() => {});
   }
 
   /** Feeds tokens to a slot's sequence: what it gives of the token after each from the one at `from` on. */
@@ -272,9 +356,7 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     try {
       output = await evaluation();
     } catch (error) {
-      slot.tokens = [];
-      slot.held = 0;
-      void slot.sequence.clear().catch(() => {});
+      this.#forget(slot);
       throw error;
     }
     slot.tokens.push(...tokens);

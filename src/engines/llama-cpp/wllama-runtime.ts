@@ -3,10 +3,11 @@
 import { Wllama } from '@wllama/wllama/esm/index.js';
 import multiThreadWasm from '@wllama/wllama/esm/multi-thread/wllama.wasm?url';
 import singleThreadWasm from '@wllama/wllama/esm/single-thread/wllama.wasm?url';
+import type { CacheReuse } from '../../generation/decode-loop.ts';
 import type { NativeStep } from '../../generation/sampling-plan.ts';
 import type { RunsOn } from '../../engine-interface/index.ts';
 import { runningOn, type ChatModel, type EmbeddingModel, type LoadContext } from '../model-loaders.ts';
-import { readGgufMetadata, trainContext } from './gguf-metadata.ts';
+import { holdsSequenceState, readGgufMetadata, trainContext } from './gguf-metadata.ts';
 import { ggufVocabulary, vocabularyDecoder } from './gguf-vocabulary.ts';
 import { llamaEmbeddingModel } from './llama-embedding-model.ts';
 import { kvBytesPerToken, LlamaChatModel, type GgufMetadata } from './llama-chat-model.ts';
@@ -98,7 +99,17 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
   const chat = new LlamaChatModel(
     {
       metadata,
-      sequences: [wllamaSequence(wllama, vocabularySize, batchSize, worker, sampler)],
+      // wllama 2 saves no state: on a model whose memory cannot be cut back, a prompt reuses only a whole extension.
+      sequences: [
+        wllamaSequence(
+          wllama,
+          vocabularySize,
+          batchSize,
+          worker,
+          sampler,
+          holdsSequenceState(metadata) ? 'extend' : 'cut',
+        ),
+      ],
       tokenize: worker.guard((text: string, special: boolean) => wllama.tokenize(text, special)),
       tokenizer: {
         // No `encode`: wllama tokenizes in its own worker, asynchronously, and jump-forward retokenizes within a step.
@@ -143,10 +154,12 @@ function wllamaSequence(
   batchSize: number,
   worker: WorkerWatch,
   sampler: WllamaSampler,
+  reuse: CacheReuse,
 ): LlamaSequence {
   const logits = new Float32Array(vocabularySize);
   return {
     executes: WLLAMA2_SAMPLING,
+    reuse,
     evaluate: worker.guard(async (tokens: number[], next: 'distribution' | NativeStep | undefined) => {
       // The sampler's set-up goes first: it touches no logits, and must precede the draw.
       const prepared = Promise.all(next !== undefined && next !== 'distribution' ? sampler.prepare(next) : []);
