@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { replyRoomAt } from './context.ts';
 import {
@@ -83,6 +84,11 @@ export const REALISTIC_SMOKE_PLAN: RealisticPlan = {
 };
 
 export const BUNDLED_CHAT = fileURLToPath(new URL('../public/models/tiny-chat', import.meta.url));
+/**
+ * The bundled hybrid (LFM2: short convolutions beside attention), whose state cannot be cut back: its second turn
+ * reuses a checkpoint (the first turn's whole row, or its prompt's end) where tiny-chat's cuts its cache anywhere.
+ */
+export const BUNDLED_HYBRID = fileURLToPath(new URL('../public/models/tiny-hybrid', import.meta.url));
 
 /** Plain English words for histories on the bundled model (its tokenizer splits them into a few tokens each). */
 export const ENGLISH = (
@@ -109,6 +115,8 @@ export interface RealisticResults {
   /** Decode through the whole path in the other browsers (Firefox, WebKit; wasm), by column name. */
   realisticOther?: Record<string, Pick<ChatFigures, 'decode' | 'delivery'>>;
   bundledReuse: ReuseResult;
+  /** The same on the bundled hybrid, beside it (absent where the fixture is not built). */
+  hybridReuse?: ReuseResult;
 }
 
 /**
@@ -171,12 +179,17 @@ export async function realisticBench(
 ): Promise<{ results: RealisticResults; model: RealisticModel | undefined; plan: RealisticPlan }> {
   log('node, bundled model: second-turn first token, reuse against recompute');
   const bundledReuse = await reuseBench(BUNDLED_CHAT, ENGLISH, plan.bundledHistoryTokens, plan.reuseSamples);
+  let hybridReuse: ReuseResult | undefined;
+  if (existsSync(BUNDLED_HYBRID)) {
+    log('node, bundled hybrid: second-turn first token, reuse (checkpoints) against recompute');
+    hybridReuse = await reuseBench(BUNDLED_HYBRID, ENGLISH, plan.bundledHistoryTokens, plan.reuseSamples);
+  }
   const { model, skipped } = prepareRealisticModel(log, {
     smoke,
     ...(smoke && { standIn: { dir: BUNDLED_CHAT, words: ENGLISH } }),
   });
   if (skipped) log(`realistic model skipped: ${skipped}`);
-  if (!model) return { results: { skipped: skipped!, bundledReuse }, model, plan };
+  if (!model) return { results: { skipped: skipped!, bundledReuse, hybridReuse }, model, plan };
   if (model.standIn) log(`smoke pass: the bundled tiny-chat runs the realistic section in its place`);
   plan = await fitPlan(log, plan, model.dir);
   const runner = await nodeBench(singleModelProfile(REALISTIC, model.dir));
@@ -192,6 +205,7 @@ export async function realisticBench(
       ...(skipped ? { skipped, standIn: 'public/models/tiny-chat' } : smoke && { smokeVariant: true }),
       realistic: { decode: decode(chat), firstToken: firstToken(first), delivery: delivery(chat), batching, reuse },
       bundledReuse,
+      hybridReuse,
     },
     model,
     plan,
@@ -210,6 +224,7 @@ export function realisticTable(
   // The third element marks the realistic model's columns: the issue's concurrency target is set on it.
   type Column = [string, Partial<ChatFigures> & { reuse?: ReuseResult }, boolean?];
   const columns: Column[] = [['bundled tiny-chat', { ...tiny.bundled, reuse: results.bundledReuse }]];
+  if (results.hybridReuse) columns.push(['bundled tiny-hybrid (LFM2, checkpoints)', { reuse: results.hybridReuse }]);
   if (tiny.stories) columns.push(['stories260K', tiny.stories]);
   // In the smoke pass, another model runs the section: the columns say which.
   const [name, short] = results.standIn

@@ -107,6 +107,31 @@ if (scratch) {
   }));
   profile = { ...profile, [scratch]: { task: 'chat', created: 0, candidates } };
 }
+// ?hybrid=ID: that ID runs the bundled hybrid fixture (tiny-hybrid: LFM2's short convolutions beside attention, a state
+// that cannot be cut back), on the engines ?engines= names: llama.cpp's GGUF copy (wllama), or transformers.js' ONNX.
+const hybrid = params.get('hybrid');
+if (hybrid) {
+  const candidates = [
+    { engine: 'llama.cpp', model: '/models/tiny-hybrid', file: 'gguf/tiny-hybrid-f32.gguf' },
+    {
+      engine: 'transformers',
+      model: '/models/tiny-hybrid',
+      dtype: 'fp32',
+      device: 'webgpu',
+      evenOnFallbackAdapter: true,
+    },
+    { engine: 'transformers', model: '/models/tiny-hybrid', dtype: 'fp32', device: 'cpu' },
+  ] as const;
+  const chosen = candidates.filter((c) => !engines || engines.includes(c.engine));
+  profile = { ...profile, [hybrid]: { task: 'chat', created: 0, candidates: [...chosen] } };
+  // ?hybridFresh=ID: the same model loaded apart, with transformers.js' prefix cache off (wllama keeps one sequence,
+  // which the test empties of what a prompt shares by asking something else first).
+  const fresh = params.get('hybridFresh');
+  if (fresh) {
+    const apart = chosen.map((c) => (c.engine === 'transformers' ? { ...c, prefixCacheBytes: 0 } : { ...c }));
+    profile = { ...profile, [fresh]: { task: 'chat', created: 0, candidates: apart } };
+  }
+}
 // ?hub=ORIGIN: models downloaded by Lantern itself from the test hub (test/support/hub-server.ts, another origin), for
 // test/e2e/downloads.spec.ts: crimson-falcon-4 runs the hub's `lantern/tiny-chat` (WebGPU even on a fallback adapter,
 // then the CPU, as the bundled profile's candidates), jade-mole-4 the hub's tiny-embed named by an absolute URL (a
