@@ -55,7 +55,9 @@ export const LLAMA3_JSON: ToolCallSyntax = Object.freeze({
  * that mentions tools but matches none of these is treated as one without tool support (see `toolFormatOf`).
  */
 const TEMPLATE_FAMILIES: readonly { syntax: ToolCallSyntax; recognise: (template: string) => boolean }[] = [
-  { syntax: HERMES, recognise: (t) => t.includes('<tool_call>') },
+  // Qwen3.5 (and Qwen3-Coder) write `<tool_call>` too, around XML (`<function=name>`, `<parameter=key>`): not Hermes.
+  // Their templates would ask for calls Lantern does not read; the generic format asks for Hermes itself.
+  { syntax: HERMES, recognise: (t) => t.includes('<tool_call>') && !t.includes('<function=') },
   { syntax: LLAMA3_JSON, recognise: (t) => t.includes('"parameters": ') && t.includes('ipython') },
 ];
 

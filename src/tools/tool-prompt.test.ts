@@ -64,6 +64,12 @@ describe('tool formats of the registry templates', () => {
     expect(toolFormatOf(QWEN)).toEqual({ mode: 'template', syntax: HERMES });
     expect(toolFormatOf(LLAMA)).toEqual({ mode: 'template', syntax: LLAMA3_JSON });
     expect(toolFormatOf(SMOLLM2)).toEqual({ mode: 'generic', syntax: HERMES });
+    // Qwen3.5's template writes its calls as XML inside <tool_call> (its own template, in part): not Hermes.
+    const qwen35 =
+      "{%- if tools %}{{- '<tools>' }}{%- endif %}{%- if message.tool_calls %}{{- '<tool_call>\\n<function=' + " +
+      "tool_call.name + '>\\n' }}{%- for args_name, args_value in tool_call.arguments|items %}" +
+      "{{- '<parameter=' + args_name + '>\\n' }}{%- endfor %}{%- endif %}";
+    expect(toolFormatOf(qwen35)).toEqual({ mode: 'generic', syntax: HERMES });
     expect(toolFormatOf(undefined)).toEqual({ mode: 'generic', syntax: HERMES });
   });
 
