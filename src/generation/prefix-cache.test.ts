@@ -105,6 +105,32 @@ describe('PrefixCache', () => {
   });
 });
 
+describe('PrefixCache of values that cannot be cut back (recurrent states)', () => {
+  it('matchWhole finds the longest row the tokens start with whole, up to the limit, never a shared part', () => {
+    const { cache: c } = cache(100);
+    c.add([[1, 2, 3]], 10, 'short', undefined, false);
+    c.add([[1, 2, 3, 4, 5]], 10, 'long', undefined, false);
+    c.add([[1, 2, 3, 4, 9, 9, 9]], 10, 'parted', undefined, false);
+    expect(c.matchWhole([1, 2, 3, 4, 5, 6])).toMatchObject({ entry: { value: 'long' }, length: 5 });
+    // `parted` shares more (4) but is not whole; `short` is.
+    expect(c.matchWhole([1, 2, 3, 4, 8])).toMatchObject({ entry: { value: 'short' }, length: 3 });
+    // The limit: all of `long` would leave no token to compute.
+    expect(c.matchWhole([1, 2, 3, 4, 5], 4)).toMatchObject({ entry: { value: 'short' } });
+    expect(c.matchWhole([1, 2, 3, 4, 5], 4, 'other scope')).toBeUndefined();
+    expect(c.matchWhole([2, 3])).toBeUndefined();
+  });
+
+  it('with cuts off, a longer entry does not make a shorter one redundant; the same rows do', () => {
+    const { cache: c, freed } = cache(100);
+    c.add([[1, 2]], 10, 'a', undefined, false);
+    c.add([[1, 2, 3]], 10, 'b', undefined, false);
+    expect(freed).toEqual([]);
+    c.add([[1, 2, 3]], 10, 'b again', undefined, false);
+    expect(freed).toEqual(['b']);
+    expect(c.size).toBe(2);
+  });
+});
+
 describe('sharedPrefix', () => {
   it('counts leading equal tokens', () => {
     expect(sharedPrefix([1, 2, 3], [1, 2, 4])).toBe(2);

@@ -59,6 +59,11 @@ export class PrefixCache<T> {
     return this.#bytes;
   }
 
+  /** The most bytes the cached values may hold together. */
+  get budget(): number {
+    return this.#budget;
+  }
+
   /** Entries held now. */
   get size(): number {
     return this.#entries.size;
@@ -81,6 +86,23 @@ export class PrefixCache<T> {
     return best;
   }
 
+  /**
+   * The longest row of `scope`'s entries that `tokens` starts with whole, of at most `limit` tokens: what a cache that
+   * cannot be cut back (a recurrent state) can reuse. The entry becomes the most recently used. Undefined when none.
+   */
+  matchWhole(tokens: readonly number[], limit = tokens.length, scope?: string): PrefixMatch<T> | undefined {
+    let best: PrefixMatch<T> | undefined;
+    for (const entry of this.#entries) {
+      if (entry.scope !== scope) continue;
+      entry.rows.forEach((row, index) => {
+        const whole = row.length <= limit && sharedPrefix(row, tokens) === row.length;
+        if (whole && row.length > (best?.length ?? 0)) best = { entry, row: index, length: row.length };
+      });
+    }
+    if (best) this.#touch(best.entry);
+    return best;
+  }
+
   /** Removes an entry without freeing it: its value now belongs to the caller. */
   take(entry: PrefixEntry<T>): T {
     if (this.#entries.delete(entry)) this.#bytes -= entry.bytes;
@@ -89,14 +111,16 @@ export class PrefixCache<T> {
 
   /**
    * Caches a value of `scope` as the most recently used. Entries of the scope it makes redundant (every row of theirs
-   * a prefix of one of its rows) are freed, then the least recently used until the budget and the number of entries
-   * hold. A value over the whole budget is freed at once.
+   * a prefix of one of its rows; with `cuts` false, a value that cannot be cut back to a prefix: the same rows) are
+   * freed, then the least recently used until the budget and the number of entries hold. A value over the whole budget
+   * is freed at once.
    */
-  add(rows: readonly (readonly number[])[], bytes: number, value: T, scope?: string): void {
+  add(rows: readonly (readonly number[])[], bytes: number, value: T, scope?: string, cuts = true): void {
     if (bytes > this.#budget || this.#maxEntries < 1) return this.#dispose(value);
+    const covers = (old: readonly number[], row: readonly number[]) =>
+      sharedPrefix(old, row) === old.length && (cuts || old.length === row.length);
     for (const entry of [...this.#entries]) {
-      const redundant =
-        entry.scope === scope && entry.rows.every((old) => rows.some((row) => sharedPrefix(old, row) === old.length));
+      const redundant = entry.scope === scope && entry.rows.every((old) => rows.some((row) => covers(old, row)));
       if (redundant) this.#evict(entry);
     }
     this.#entries.add({ rows, scope, bytes, value });

@@ -96,14 +96,21 @@ export class TransformersChatModel {
     this.#queue = options.queue ?? new TaskQueue();
     this.#loop = new DecodeLoop(new TransformersBatch(model, this.#queue, prefixes), options.batch);
     // The draft's keys and values: its own prefix reuse, an eighth of the target's budget (its rows are smaller).
+    const draftBatch =
+      draft &&
+      new TransformersBatch(
+        draft,
+        this.#queue,
+        new PrefixReuse((options.prefixCacheBytes ?? DEFAULT_PREFIX_CACHE_BYTES) / 8),
+      );
+    // A draft follows the target by taking back what the target refused: a recurrent state cannot be taken back.
+    if (draftBatch && !draftBatch.retract)
+      throw new Error(`the draft model ${options.draft} keeps a recurrent state, which cannot take tokens back`);
     const drafter =
       draft &&
+      draftBatch &&
       new DraftModel(
-        new TransformersBatch(
-          draft,
-          this.#queue,
-          new PrefixReuse((options.prefixCacheBytes ?? DEFAULT_PREFIX_CACHE_BYTES) / 8),
-        ),
+        draftBatch,
         (draft.config as { max_position_embeddings?: number }).max_position_embeddings ?? Infinity,
       );
     const contextWindow = options.contextWindow ?? Infinity;

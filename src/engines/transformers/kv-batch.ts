@@ -6,7 +6,11 @@ type Elements = Float32Array | Uint16Array;
 /**
  * The keys and values of every row of a running batch, as one set of tensors `past_key_values.<layer>.{key,value}` of
  * shape `[rows, heads, width, head_dim]`, with a mask per row saying which of the `width` columns hold the row's own
- * tokens. Rows differ in length: a shorter row is padded on the left, and a row that fed fewer tokens in a step than
+ * tokens; and, on a hybrid or recurrent model, its per-row states beside them (`past_conv.*`, `past_ssm.*`,
+ * `past_recurrent.*`: `[rows, …]`, one state of the whole sequence so far, with no sequence axis: see isKeyValue).
+ * A state is copied whole with its row. It takes in every token fed, pads too, so rows of a model with states always
+ * feed the same number of tokens in a step (the decode loop runs such a model one request at a time, without
+ * jump-forward beside other rows: TransformersBatch.mixesLengths), and are never padded, nor retracted. Rows differ in length: a shorter row is padded on the left, and a row that fed fewer tokens in a step than
  * another (a row jumping forward feeds several) leaves masked columns inside. The model never sees a padded query
  * position it has to attend from with nothing to attend to: pads only ever sit in the past (see `stepInputs`), where
  * the attention mask hides them.
@@ -57,6 +61,9 @@ export class KVBatch {
     const rows = tokens.length;
     if (rows !== this.rows) throw new Error(`A step of ${rows} rows on a batch of ${this.rows}.`);
     const query = Math.max(...tokens.map((t) => t.length));
+    // A state would take in the padding of a shorter row as if it were a token: refused rather than wrong.
+    if (tokens.some((t) => t.length !== query) && Object.entries(this.#tensors).some(([n, t]) => !isKeyValue(n, t)))
+      throw new Error('Rows of a model with recurrent or convolution states fed different numbers of tokens.');
     const width = this.#width + query;
     const ids = new BigInt64Array(rows * query);
     const positions = new BigInt64Array(rows * query);
@@ -114,10 +121,12 @@ export class KVBatch {
     this.#lengths[row] = this.#lengths[row]! - (count - left);
   }
 
-  /** Takes a one-row cache, all its own tokens, as the whole batch (an empty one): its tensors, not a copy. */
-  adopt(cache: DynamicCache): void {
+  /**
+   * Takes a one-row cache holding `length` tokens, all its own, as the whole batch (an empty one): its tensors, not a
+   * copy.
+   */
+  adopt(cache: DynamicCache, length: number): void {
     if (this.rows > 0) throw new Error('Only an empty batch adopts a cache.');
-    const length = cache.get_seq_length();
     this.#replace({ ...cache } as Record<string, Tensor>);
     this.#width = length;
     this.#lengths = [length];
@@ -127,20 +136,20 @@ export class KVBatch {
   /**
    * A new layout: the rows `keep` of this batch, in that order, then each of `added` (a one-row cache of `length`
    * tokens, all its own) repeated `copies` times. Each row's own columns are packed to the right of the new width,
-   * which is the longest row's length. The added caches are the caller's still (free them after).
+   * which is the longest row's length; each row's states go with it. The added caches are the caller's still (free
+   * them after).
    */
   async relayout(
     keep: readonly number[],
-    added: readonly { cache: DynamicCache; copies: number }[] = [],
+    added: readonly { cache: DynamicCache; length: number; copies: number }[] = [],
   ): Promise<void> {
     const sources: { tensors: Record<string, Tensor>; row: number; columns: number[] }[] = keep.map((row) => ({
       tensors: this.#tensors,
       row,
       columns: ownColumns(this.#masks[row]!),
     }));
-    for (const { cache, copies } of added) {
+    for (const { cache, length, copies } of added) {
       const tensors = { ...cache } as Record<string, Tensor>;
-      const length = cache.get_seq_length();
       const columns = Array.from({ length }, (_, i) => i);
       for (let c = 0; c < copies; c++) sources.push({ tensors, row: 0, columns });
     }
@@ -157,7 +166,7 @@ export class KVBatch {
   }
 
   /**
-   * Row `row`'s own columns as a cache of one row (for prefix reuse). A batch of one row with no padding or hole
+   * Row `row`'s own columns (and states) as a cache of one row (for prefix reuse). A batch of one row with no padding or hole
    * hands over its tensors themselves and is left empty; otherwise they are copied.
    */
   async takeRow(row: number): Promise<DynamicCache> {
@@ -191,14 +200,40 @@ export class KVBatch {
 }
 
 /**
- * A forward pass's keys and values as the next pass takes them: its `present.*` outputs, named `past_key_values.*`.
+ * A forward pass's cache as the next pass takes it: its `present.*` outputs renamed as transformers.js does it
+ * (`getPastKeyValues`): keys and values `present.<layer>.{key,value}` to `past_key_values.*`, a state
+ * `present_<kind>.*` (`conv`: LFM2's and Qwen3.5's short convolutions, `ssm`: Mamba's, `recurrent`: Gated DeltaNet's)
+ * to `past_<kind>.*`.
  */
 export function pastOf(outputs: Record<string, Tensor>): Record<string, Tensor> {
   const past: Record<string, Tensor> = {};
   for (const [name, tensor] of Object.entries(outputs)) {
-    if (name.startsWith('present')) past[name.replace('present', 'past_key_values')] = tensor;
+    if (name.startsWith('present_')) past[name.replace('present_', 'past_')] = tensor;
+    else if (name.startsWith('present')) past[name.replace('present', 'past_key_values')] = tensor;
   }
   return past;
+}
+
+/**
+ * Whether a cache tensor is attention keys or values, `[rows, heads, sequence, head_dim]`, whose positions can be
+ * taken apart (each depends on the tokens before it only); any other is a row's state of the whole sequence so far
+ * (`[rows, …]`), which is copied whole or not at all.
+ */
+export function isKeyValue(name: string, tensor: Tensor): boolean {
+  return name.startsWith('past_key_values.') && tensor.dims.length === 4;
+}
+
+/**
+ * Whether a model's cache holds states beside (or instead of) attention keys and values: a hybrid (LFM2, Qwen3.5,
+ * Granite 4.0-H, Falcon-H1) or recurrent model. Read once from its decoder's inputs: every cache input other than
+ * `past_key_values.*` is a state.
+ */
+export function hasStates(model: {
+  sessions?: Record<string, { inputNames?: readonly string[] } | undefined>;
+}): boolean {
+  const sessions = model.sessions ?? {};
+  const decoder = sessions['decoder_model_merged'] ?? sessions['model'];
+  return (decoder?.inputNames ?? []).some((name) => name.startsWith('past_') && !name.startsWith('past_key_values.'));
 }
 
 /** Frees the tensors of `old` that `next` does not hold: GPU buffers at once, CPU data to the garbage collector. */
@@ -216,7 +251,8 @@ function ownColumns(mask: Uint8Array): number[] {
 
 /**
  * New CPU tensors of `sources.length` rows and `width` columns (default: the first source's length), each row the
- * given columns of one row of a source's tensors, packed to the right. GPU tensors are read back once each.
+ * given columns of one row of a source's keys and values, packed to the right, and that row's states whole. GPU
+ * tensors are read back once each.
  */
 async function gatherRows(
   sources: readonly { tensors: Record<string, Tensor>; row: number; columns: readonly number[] }[],
@@ -238,6 +274,10 @@ async function gatherRows(
   };
   for (const name of Object.keys(sources[0]!.tensors)) {
     const first = sources[0]!.tensors[name]!;
+    if (!isKeyValue(name, first)) {
+      out[name] = await gatherStates(sources, name, elements);
+      continue;
+    }
     const [, heads, , dim] = first.dims as [number, number, number, number];
     const sample = await elements(first);
     const data = new (sample.constructor as Float32ArrayConstructor)(sources.length * heads * cols * dim);
@@ -256,6 +296,28 @@ async function gatherRows(
     out[name] = new Tensor(first.type, data, [sources.length, heads, cols, dim]);
   }
   return out;
+}
+
+/** A state tensor of `sources.length` rows, each a source's row of it whole. */
+async function gatherStates(
+  sources: readonly { tensors: Record<string, Tensor>; row: number }[],
+  name: string,
+  elements: (tensor: Tensor) => Promise<Elements>,
+): Promise<Tensor> {
+  const first = sources[0]!.tensors[name]!;
+  const [, ...shape] = first.dims;
+  const size = shape.reduce((a, b) => a * b, 1);
+  const sample = await elements(first);
+  const data = new (sample.constructor as Float32ArrayConstructor)(sources.length * size);
+  for (const [r, source] of sources.entries()) {
+    const tensor = source.tensors[name];
+    if (!tensor) throw new Error(`A cache without ${name} beside one with it.`);
+    const [rows] = tensor.dims as [number];
+    if (source.row >= rows) throw new Error(`Row ${source.row} is not in a batch of ${rows}.`);
+    const from = await elements(tensor);
+    data.set(from.subarray(source.row * size, (source.row + 1) * size), r * size);
+  }
+  return new Tensor(first.type, data, [sources.length, ...shape]);
 }
 
 /** Copies the given columns (each `dim` elements) from `from` at `src` to `to` at `dst`, runs of columns at once. */

@@ -1,5 +1,6 @@
 import { DynamicCache, Tensor } from '@huggingface/transformers';
 import { PrefixCache, type PrefixEntry } from '../../generation/prefix-cache.ts';
+import { isKeyValue } from './kv-batch.ts';
 
 /**
  * Default byte budget of each chat model's prefix cache. It holds about 3,000 tokens of SmolLM2-360M's keys and values
@@ -34,9 +35,15 @@ const MIN_COPIED_TOKENS = 16;
  * (WebGPU) in GPU buffers. A whole cached entry, when the prompt extends all of it (the conversation goes on), is handed
  * over as it is; otherwise the shared prefix is copied into new CPU tensors (downloaded first from the GPU) and the
  * entry stays. A request of `n` choices prefills its prompt once; its rows are kept one entry each, so the next turn
- * can continue whichever choice the client kept. Models whose cache holds other state (recurrent or convolution
- * states) are never reused. A prompt reuses only what requests of its own scope kept (ChatRequest.cacheScope: one API
- * key's): the rows of one batch may be of different keys, and each keeps its cache under its own.
+ * can continue whichever choice the client kept. A prompt reuses only what requests of its own scope kept
+ * (ChatRequest.cacheScope: one API key's): the rows of one batch may be of different keys, and each keeps its cache
+ * under its own.
+ *
+ * A hybrid or recurrent model's cache holds states beside its keys and values (`past_conv.*`, `past_recurrent.*`: see
+ * isKeyValue), one of the whole sequence each, which cannot be cut back to a prefix. Such a cache is reused only
+ * whole, by a prompt that extends all it holds: a finished row's (the conversation goes on), or a checkpoint the
+ * batch kept while prefilling (TransformersBatch.checkpoint: a prompt's end, its newest turn's start). It is handed
+ * over, no longer kept; the rows it becomes are kept again when they finish.
  */
 export class PrefixReuse {
   readonly #cache: PrefixCache<DynamicCache>;
@@ -50,23 +57,55 @@ export class PrefixReuse {
   }
 
   /**
-   * The cache to prefill this prompt from: the longest prefix cached in `scope`, up to all but the prompt's last token
-   * (at least one token must be fed to get the first logits), or an empty cache. Always a cache of one row that the
-   * caller owns, so that {@link keep} or {@link discard} can account for it.
+   * The cache to prefill this prompt from, and how many of its tokens it holds: the longest prefix cached in `scope`,
+   * up to all but the prompt's last token (at least one token must be fed to get the first logits), or an empty cache.
+   * With `reuse` `checkpoints` (a model with states), only a cached entry the prompt extends whole. Always a cache of
+   * one row that the caller owns, so that {@link keep} or {@link discard} can account for it.
    */
-  async prepare(prompt: readonly number[], scope?: string): Promise<DynamicCache> {
+  async prepare(
+    prompt: readonly number[],
+    scope?: string,
+    reuse: 'cut' | 'checkpoints' = 'cut',
+  ): Promise<{ cache: DynamicCache; length: number }> {
+    const nothing = { cache: new DynamicCache(), length: 0 };
+    if (reuse === 'checkpoints') {
+      const match = this.#cache.matchWhole(prompt, prompt.length - 1, scope);
+      if (!match) return nothing;
+      // Every entry is one row (see keep): it is handed over whole.
+      return { cache: this.#cache.take(match.entry), length: match.length };
+    }
     const match = this.#cache.match(prompt, prompt.length - 1, scope);
-    if (!match) return new DynamicCache();
+    if (!match) return nothing;
     const { entry, row, length } = match;
-    if (entry.rows.length === 1 && length === entry.rows[0]!.length) return this.#cache.take(entry);
-    if (length < MIN_COPIED_TOKENS) return new DynamicCache();
-    return copyPrefix(entry, row, length);
+    if (entry.rows.length === 1 && length === entry.rows[0]!.length) return { cache: this.#cache.take(entry), length };
+    if (length < MIN_COPIED_TOKENS || hasStates(entry.value)) return nothing;
+    return { cache: await copyPrefix(entry, row, length), length };
   }
 
-  /** Keeps a one-row cache holding `tokens`, for later prompts of `scope` that start with them. */
+  /**
+   * Keeps a one-row cache holding `tokens`, for later prompts of `scope` that start with them. One with states holds
+   * exactly `tokens` (the caller's word: no attention tensor may say how many), and is reused only whole.
+   */
   keep(tokens: readonly number[], cache: DynamicCache, scope?: string): void {
-    if (!isAttentionCache(cache)) return disposeCache(cache);
+    if (Object.keys(cache).length === 0) return;
+    if (hasStates(cache)) return this.#cache.add([[...tokens]], cacheBytes(cache), cache, scope, false);
     this.#cache.add([tokens.slice(0, cache.get_seq_length())], cacheBytes(cache), cache, scope);
+  }
+
+  /**
+   * Keeps a copy of a one-row cache that holds exactly `tokens` and goes on being filled (a prefill's, at a
+   * checkpoint), for later prompts of `scope` that start with them. Nothing where it would be over the whole budget.
+   */
+  async keepCopy(tokens: readonly number[], cache: DynamicCache, scope?: string): Promise<void> {
+    if (cacheBytes(cache) > this.#cache.budget) return;
+    const copy: Record<string, Tensor> = {};
+    for (const [name, tensor] of Object.entries(cache)) copy[name] = await copyTensor(tensor);
+    this.keep(tokens, new DynamicCache(copy), scope);
+  }
+
+  /** Bytes of the caches kept now. */
+  get bytes(): number {
+    return this.#cache.bytes;
   }
 
   /** Frees a cache that is not kept (a failed prefill's). */
@@ -75,10 +114,18 @@ export class PrefixReuse {
   }
 }
 
-/** Whether every entry is an attention key or value with a sequence axis, which a prefix of can be cut. */
-function isAttentionCache(cache: DynamicCache): boolean {
-  const tensors = Object.entries(cache);
-  return tensors.length > 0 && tensors.every(([name, t]) => name.startsWith('past_key_values.') && t.dims.length === 4);
+/** Whether a cache holds a state beside its keys and values, which cannot be cut back to a prefix. */
+function hasStates(cache: DynamicCache): boolean {
+  return Object.entries(cache).some(([name, tensor]) => !isKeyValue(name, tensor));
+}
+
+/** A CPU copy of a tensor (read back from the GPU first): the source stays the caller's. */
+async function copyTensor(tensor: Tensor): Promise<Tensor> {
+  // A GPU tensor's data is read back into a new array; a CPU one's is the tensor's own.
+  const data = (
+    tensor.location === 'gpu-buffer' ? await tensor.ort_tensor.getData() : (tensor.data as Float32Array).slice()
+  ) as Float32Array;
+  return new Tensor(tensor.type, data, [...tensor.dims]);
 }
 
 /** Bytes held by a cache's tensors, wherever they are. */

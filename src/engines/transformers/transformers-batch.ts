@@ -1,12 +1,16 @@
 import { DynamicCache, Tensor, type PreTrainedModel } from '@huggingface/transformers';
 import type { DecodeBatch, PrefillInput } from '../../generation/decode-loop.ts';
 import type { TaskQueue } from '../task-queue.ts';
-import { disposeReplaced, KVBatch, pastOf } from './kv-batch.ts';
+import { disposeReplaced, hasStates, KVBatch, pastOf } from './kv-batch.ts';
 import { cacheBytes, type PrefixReuse } from './prefix-reuse.ts';
 
-/** A prompt being prefilled for rows that will join: the one-row cache being filled, replaced by each piece. */
+/**
+ * A prompt being prefilled for rows that will join: the one-row cache being filled, replaced by each piece, and how
+ * many tokens it holds.
+ */
 export interface TransformersPrefill {
   cache: DynamicCache;
+  length: number;
 }
 
 /**
@@ -20,6 +24,11 @@ export interface TransformersPrefill {
  * The first time the batch would hold more than one request's rows the loop asks `mixesLengths`, which checks this
  * once on the model itself: the same tokens decoded alone and padded in a batch must give the same logits. A model
  * that fails it runs one request at a time (its `n` rows, kept equal in length, still batched).
+ *
+ * A hybrid or recurrent model (LFM2, Qwen3.5, Granite 4.0-H: its cache holds states beside keys and values, see
+ * hasStates) cannot pad a row, nor take tokens back out of a state: it never mixes lengths (no probe) and has no
+ * `retract` (so no speculation), and its cache is reused only whole (`reuse` `checkpoints`): at the end of a finished
+ * row, or at a checkpoint the decode loop asks for while prefilling (`checkpoint`).
  */
 export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
   readonly #model: PreTrainedModel;
@@ -32,6 +41,18 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
   readonly stats = { forwardPasses: 0, tokenBytes: 0 };
   /** Whether the model honours its attention mask over padding and holes (see probePadding): once asked. */
   #pads: Promise<boolean> | undefined;
+  /** Whether its cache holds states (a hybrid or recurrent model): read once, from the model's inputs. */
+  readonly #states: boolean;
+  /**
+   * What its cache can do with a prefix (the decode loop's CacheReuse): keys and values alone are cut back to any
+   * prefix; a cache with states is reused only whole, from checkpoints.
+   */
+  readonly reuse: 'cut' | 'checkpoints';
+  /**
+   * Takes the last `count` tokens row `row` fed back out of its cache (speculated tokens the model did not accept).
+   * Absent on a model with states, whose state holds every token fed: the loop then speculates nothing.
+   */
+  readonly retract?: (row: number, count: number) => Promise<void>;
 
   constructor(model: PreTrainedModel, queue: TaskQueue, prefixes: PrefixReuse) {
     this.#model = model;
@@ -39,14 +60,17 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     this.#keepsLogits = sessions['model']?.inputNames.includes('num_logits_to_keep') ?? false;
     this.#queue = queue;
     this.#prefixes = prefixes;
+    this.#states = hasStates(model as unknown as Parameters<typeof hasStates>[0]);
+    this.reuse = this.#states ? 'checkpoints' : 'cut';
+    if (!this.#states) this.retract = (row, count) => this.#retract(row, count);
   }
 
   async begin(
     prompt: readonly number[],
     scope: string | undefined,
   ): Promise<{ prefill: TransformersPrefill; cached: number }> {
-    const cache = await this.#prefixes.prepare(prompt, scope);
-    return { prefill: { cache }, cached: cache.get_seq_length() };
+    const { cache, length } = await this.#prefixes.prepare(prompt, scope, this.reuse);
+    return { prefill: { cache, length }, cached: length };
   }
 
   async fill(
@@ -65,16 +89,28 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     const past = pastOf(outputs);
     disposeReplaced(prefill.cache, past);
     prefill.cache = new DynamicCache(past);
+    prefill.length = to;
     if (!this.stats.tokenBytes) this.stats.tokenBytes = cacheBytes(prefill.cache) / to;
     return last ? lastLogits(outputs.logits!, 0, 1) : undefined;
   }
 
+  /**
+   * Keeps a copy of a prefill's cache as it stands, holding `tokens` (the prompt's first positions), for later prompts
+   * of `scope` that start with them: the decode loop calls it where the prefill reached a checkpoint position (the
+   * prompt's end but its last token; its newest turn's start). On a model with states only (`reuse` `checkpoints`).
+   */
+  async checkpoint(prefill: TransformersPrefill, tokens: readonly number[], scope: string | undefined): Promise<void> {
+    if (tokens.length !== prefill.length)
+      throw new Error(`A checkpoint of ${tokens.length} tokens at ${prefill.length}.`);
+    await this.#prefixes.keepCopy(tokens, prefill.cache, scope);
+  }
+
   async join(prefill: TransformersPrefill, copies: number): Promise<void> {
     if (this.#batch.rows === 0 && copies === 1) {
-      this.#batch.adopt(prefill.cache);
+      this.#batch.adopt(prefill.cache, prefill.length);
       return;
     }
-    await this.#batch.relayout(this.#all(), [{ cache: prefill.cache, copies }]);
+    await this.#batch.relayout(this.#all(), [{ cache: prefill.cache, length: prefill.length, copies }]);
     // Each row keeps its own cache, the prompt's included, when it leaves.
     this.#prefixes.discard(prefill.cache);
   }
@@ -93,7 +129,7 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     return (row, at = fed[row]! - 1) => lastLogits(logits, row, query, at);
   }
 
-  async retract(row: number, count: number): Promise<void> {
+  async #retract(row: number, count: number): Promise<void> {
     this.#batch.retract(row, count);
     // Their columns are masked: holes, as a row that fed fewer tokens than another leaves. A model whose attention
     // does not honour the mask has them packed away at once.
@@ -121,8 +157,12 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     this.#batch.dispose();
   }
 
-  /** Whether this model may run padded batches (asked once, on first need): see probePadding. */
+  /**
+   * Whether this model may run padded batches (asked once, on first need): see probePadding. Never one with states,
+   * which would take a shorter row's padding in as tokens.
+   */
   mixesLengths(): Promise<boolean> {
+    if (this.#states) return Promise.resolve(false);
     this.#pads ??= probePadding(this.#model, (inputs) => this.#forward(inputs, 0)).catch(() => false);
     return this.#pads;
   }
@@ -209,8 +249,8 @@ async function probePadding(
     await batch.relayout(
       [],
       [
-        { cache: ca, copies: 1 },
-        { cache: cb, copies: 1 },
+        { cache: ca, length: 2, copies: 1 },
+        { cache: cb, length: 3, copies: 1 },
       ],
     );
     // Step 1: A feeds one token, B two (A's query is padded on the right: a hole after it).
