@@ -116,7 +116,7 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
   }
 
   release(prefill: TransformersPrefill, kept?: { tokens: readonly number[]; scope: string | undefined }): void {
-    if (kept) this.#prefixes.keep(kept.tokens, prefill.cache, kept.scope);
+    if (kept && this.#holds(kept.tokens, prefill.length)) this.#prefixes.keep(kept.tokens, prefill.cache, kept.scope);
     else this.#prefixes.discard(prefill.cache);
   }
 
@@ -141,8 +141,10 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     kept: readonly number[],
   ): Promise<void> {
     for (const { row, tokens, scope } of leaving) {
+      const length = this.#batch.length(row);
       const cache = await this.#batch.takeRow(row);
-      this.#prefixes.keep(tokens, cache, scope);
+      if (this.#holds(tokens, length)) this.#prefixes.keep(tokens, cache, scope);
+      else this.#prefixes.discard(cache);
     }
     if (kept.length === 0) this.#batch.dispose();
     else await this.#batch.relayout(kept);
@@ -165,6 +167,14 @@ export class TransformersBatch implements DecodeBatch<TransformersPrefill> {
     if (this.#states) return Promise.resolve(false);
     this.#pads ??= probePadding(this.#model, (inputs) => this.#forward(inputs, 0)).catch(() => false);
     return this.#pads;
+  }
+
+  /**
+   * Whether a cache of `length` tokens may be kept as holding `tokens`: a state holds exactly the tokens fed, and
+   * kept as any others it would be reused wrong; keys and values are kept for as many of them as they hold.
+   */
+  #holds(tokens: readonly number[], length: number): boolean {
+    return !this.#states || tokens.length === length;
   }
 
   /** Every row of the batch, in order. */
