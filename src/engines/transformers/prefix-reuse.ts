@@ -16,6 +16,8 @@ export const DEFAULT_PREFIX_CACHE_BYTES = 256 * 2 ** 20;
  * prompts cost little to prefill again. The count bounds what the bytes do not: each entry's tensor objects (two a
  * layer) and token list, and a scan of every entry on each prompt. Before it, a model of 1 KiB a token (the bundled
  * fixtures) kept every distinct prompt of a 1,000-request soak, the heap and the worker growing with each (issue 42).
+ * A hybrid model's turn keeps up to three (its row, and its prompt's checkpoints at its end and its newest turn's
+ * start), each whole: about ten conversations' latest turns.
  */
 export const DEFAULT_PREFIX_CACHE_ENTRIES = 32;
 
