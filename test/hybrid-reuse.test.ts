@@ -114,6 +114,29 @@ describe.each(ENGINES)('a hybrid model’s prefix reuse on $name', ({ run, candi
     },
   );
 
+  it.skipIf(!run)('shares a system prompt between conversations, and a prompt asked again', async () => {
+    const params = { temperature: 0, max_tokens: 24 };
+    const ask = (content: string) =>
+      both({
+        messages: [
+          { role: 'system', content: `${SYSTEM} You are kind.` },
+          { role: 'user', content },
+        ],
+        ...params,
+      });
+    const first = await ask('Hi');
+    // From the checkpoint at the newest turn's start, kept by each conversation's first prompt, for every later one.
+    for (const question of ['Count to 10.', 'Spell cat.', 'Say hello.']) {
+      const answer = await ask(question);
+      expect(cached(answer)).toBeGreaterThan(first.usage!.prompt_tokens / 2);
+    }
+    // The same prompt again: from the checkpoint at its end but its last token, every time.
+    for (let i = 0; i < 2; i++) {
+      const again = await ask('Spell cat.');
+      expect(cached(again)).toBe(again.usage!.prompt_tokens - 1);
+    }
+  });
+
   it.skipIf(!run)('answers n choices as from nothing, and continues either of them', async () => {
     const messages: Message[] = [
       { role: 'system', content: SYSTEM },

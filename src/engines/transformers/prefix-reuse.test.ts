@@ -185,5 +185,12 @@ describe('PrefixReuse of caches with states (hybrid and recurrent models)', () =
     expect(cache).not.toBe(filling);
     expect(Array.from(cache['past_conv.0']!.data as Float32Array)).toEqual(before);
     expect(cache['past_key_values.1.key']!.dims).toEqual([1, HEADS, 30, WIDTH]);
+    // A checkpoint stays: each prompt that parts there gets a copy of its own (a shared system prompt).
+    (cache['past_conv.0']!.data as Float32Array).fill(-2);
+    const again = await reuse.prepare([...turn, 8, 9], undefined, 'checkpoints');
+    expect(again.length).toBe(30);
+    expect(again.cache).not.toBe(cache);
+    expect(Array.from(again.cache['past_conv.0']!.data as Float32Array)).toEqual(before);
+    expect(reuse.bytes).toBe(cacheBytes(filling));
   });
 });

@@ -43,12 +43,14 @@ const MIN_COPIED_TOKENS = 16;
  *
  * A hybrid or recurrent model's cache holds states beside its keys and values (`past_conv.*`, `past_recurrent.*`: see
  * isKeyValue), one of the whole sequence each, which cannot be cut back to a prefix. Such a cache is reused only
- * whole, by a prompt that extends all it holds: a finished row's (the conversation goes on), or a checkpoint the
- * batch kept while prefilling (TransformersBatch.checkpoint: a prompt's end, its newest turn's start). It is handed
- * over, no longer kept; the rows it becomes are kept again when they finish.
+ * whole, by a prompt that extends all it holds: a finished row's (the conversation goes on), handed over and kept
+ * again as the rows it becomes finish; or a checkpoint the batch kept while prefilling (TransformersBatch.checkpoint:
+ * a prompt's end, its newest turn's start), copied out, so that every later prompt parting there reuses it too.
  */
 export class PrefixReuse {
   readonly #cache: PrefixCache<DynamicCache>;
+  /** The kept caches that are checkpoints (see keepCopy): copied out when reused, never handed over. */
+  readonly #checkpoints = new WeakSet<DynamicCache>();
 
   /**
    * @param budget - bytes of keys and values kept between generations (0 turns reuse off).
@@ -73,8 +75,11 @@ export class PrefixReuse {
     if (reuse === 'checkpoints') {
       const match = this.#cache.matchWhole(prompt, prompt.length - 1, scope);
       if (!match) return nothing;
-      // Every entry is one row (see keep): it is handed over whole.
-      return { cache: this.#cache.take(match.entry), length: match.length };
+      const { entry, length } = match;
+      // A checkpoint stays for the next prompt that parts there (a shared system prompt, a regenerated reply): a copy
+      // goes. A finished row's cache is handed over whole (every entry is one row: see keep): its rows are kept again.
+      if (this.#checkpoints.has(entry.value)) return { cache: await copyCache(entry.value), length };
+      return { cache: this.#cache.take(entry), length };
     }
     const match = this.#cache.match(prompt, prompt.length - 1, scope);
     if (!match) return nothing;
@@ -100,9 +105,9 @@ export class PrefixReuse {
    */
   async keepCopy(tokens: readonly number[], cache: DynamicCache, scope?: string): Promise<void> {
     if (cacheBytes(cache) > this.#cache.budget) return;
-    const copy: Record<string, Tensor> = {};
-    for (const [name, tensor] of Object.entries(cache)) copy[name] = await copyTensor(tensor);
-    this.keep(tokens, new DynamicCache(copy), scope);
+    const copy = await copyCache(cache);
+    this.#checkpoints.add(copy);
+    this.keep(tokens, copy, scope);
   }
 
   /** Bytes of the caches kept now. */
@@ -119,6 +124,13 @@ export class PrefixReuse {
 /** Whether a cache holds a state beside its keys and values, which cannot be cut back to a prefix. */
 function hasStates(cache: DynamicCache): boolean {
   return Object.entries(cache).some(([name, tensor]) => !isKeyValue(name, tensor));
+}
+
+/** A CPU copy of every tensor of a cache. */
+async function copyCache(cache: DynamicCache): Promise<DynamicCache> {
+  const copy: Record<string, Tensor> = {};
+  for (const [name, tensor] of Object.entries(cache)) copy[name] = await copyTensor(tensor);
+  return new DynamicCache(copy);
 }
 
 /** A CPU copy of a tensor (read back from the GPU first): the source stays the caller's. */
