@@ -39,6 +39,8 @@ export interface LlamaRuntimeModel {
 export interface LlamaChatOptions {
   /** The longest context (prompt plus reply) each sequence holds. */
   contextLength: number;
+  /** Whether a prompt starts from what a sequence holds (default true; off to compute every prompt from nothing). */
+  prefixReuse?: boolean | undefined;
   /** Bytes of keys and values one token holds (see {@link kvBytesPerToken}). */
   tokenBytes: number;
   /**
@@ -84,7 +86,7 @@ export class LlamaChatModel {
     const metadata = model.metadata;
     const ggml = metadata.tokenizer.ggml;
     this.contextLength = options.contextLength;
-    const batch = new SequenceBatch(model.sequences, options.tokenBytes);
+    const batch = new SequenceBatch(model.sequences, options.tokenBytes, options.prefixReuse ?? true);
     this.#loop = new DecodeLoop(batch as never, { maxRows: batch.maxRows });
     const { draft } = options;
     this.#draftModel = draft?.model;

@@ -45,6 +45,11 @@ export interface LlamaCppCandidate extends GPUNeeds, ReadsImages {
    */
   sequences?: number;
   /**
+   * Chat models: 0 turns prefix reuse off (every prompt is computed from nothing, as transformers.js' candidates say
+   * it); any other value changes nothing, since what is kept is what each sequence holds.
+   */
+  prefixCacheBytes?: number;
+  /**
    * CPU threads each loaded model computes with (Node). Default: half the cores, since llama.cpp's threads spin while
    * they wait for each other and starve whatever else the machine runs.
    */

@@ -157,7 +157,13 @@ export async function loadChatModel(
     try {
       const draft = candidate.draft && (await loadDraft(candidate, candidate.draft, context, contextLength));
       try {
-        const chat = new LlamaChatModel(runtimeModel, { contextLength, tokenBytes, draft, ...options });
+        const chat = new LlamaChatModel(runtimeModel, {
+          contextLength,
+          tokenBytes,
+          draft,
+          prefixReuse: candidate.prefixCacheBytes !== 0,
+          ...options,
+        });
         return runningOn(chat, nodeRunsOn(runtime, model, candidate));
       } catch (error) {
         await draft?.model.dispose();
@@ -553,7 +559,13 @@ function nodeSequence(sequence: LlamaContextSequence, vocabularySize: number, sa
     reuse: sequence.needsCheckpoints ? 'checkpoints' : 'cut',
     restorable(length) {
       if (length <= 0 || length >= sequence.nextTokenIndex) return Math.max(0, length);
-      return length - sequence.getRestoreToPrefixIndexEvaluationSize(length - 1);
+      // The checkpoints held: node-llama-cpp's `getRestoreToPrefixIndexEvaluationSize` asks only its latest one
+      // (whose state starts after any earlier cut), though a cut prunes the later ones first and restores the one at
+      // or before it, so it says every shorter cut evaluates all again. Its list (3.21.1, pinned) says what a cut keeps.
+      const held = (sequence as unknown as { _checkpoints?: { _checkpoints?: [unknown, { maxPos: number }][] } })
+        ._checkpoints?._checkpoints;
+      if (!Array.isArray(held)) return length - sequence.getRestoreToPrefixIndexEvaluationSize(length - 1);
+      return Math.max(0, ...held.map(([, checkpoint]) => checkpoint.maxPos + 1).filter((tokens) => tokens <= length));
     },
     checkpoint: () => sequence.takeCheckpoint(),
     evaluateEach,

@@ -111,7 +111,11 @@ export class SequenceBatch implements DecodeBatch<Slot> {
    */
   readonly prefillsInPieces = true;
 
-  constructor(sequences: readonly LlamaSequence[], tokenBytes: number) {
+  /** Whether a prompt starts from what a sequence holds at all (off: every prompt computed from nothing). */
+  readonly #reuses: boolean;
+
+  constructor(sequences: readonly LlamaSequence[], tokenBytes: number, reuses = true) {
+    this.#reuses = reuses;
     this.#slots = sequences.map((sequence) => ({
       sequence,
       tokens: [],
@@ -163,10 +167,7 @@ export class SequenceBatch implements DecodeBatch<Slot> {
    * its slot reuses only whole extensions from then on.
    */
   async #keep(slot: Slot, length: number): Promise<number> {
-    let keep = length;
-    if (slot.reuse === 'extend' && length < slot.held) keep = 0;
-    else if (slot.reuse === 'checkpoints' && length < slot.held) keep = slot.sequence.restorable?.(length) ?? 0;
-    if (keep < MIN_REUSED_TOKENS) keep = 0;
+    const keep = this.#reusable(slot, length);
     try {
       await this.#truncate(slot, keep);
       return keep;
@@ -271,15 +272,26 @@ export class SequenceBatch implements DecodeBatch<Slot> {
     return true;
   }
 
+  /** How many of a slot's first `length` tokens a prompt would truly reuse (see #keep): none below the threshold. */
+  #reusable(slot: Slot, length: number): number {
+    let keep = length;
+    if (!this.#reuses) keep = 0;
+    else if (slot.reuse === 'extend' && length < slot.held) keep = 0;
+    else if (slot.reuse === 'checkpoints' && length < slot.held) keep = slot.sequence.restorable?.(length) ?? 0;
+    return keep < MIN_REUSED_TOKENS ? 0 : keep;
+  }
+
   /** A free sequence for a prompt: the one holding the longest prefix of it under its scope, else the longest unused. */
   #take(prompt: readonly number[], scope: string | undefined): Slot {
     let best: Slot | undefined;
     let bestShared = -1;
     for (const slot of this.#slots) {
       if (slot.busy) continue;
+      // What it would truly reuse (a state that cannot be cut, only as far as a checkpoint): below the threshold a
+      // sequence is as good as empty, and among equals the least recently used goes first, so that the checkpoints of
+      // the one used last (a prompt asked again) outlive a prompt that reuses less.
       const common = slot.scope === scope ? commonPrefix(slot.tokens, prompt) : 0;
-      // Below the reuse threshold a sequence is as good as empty: the least recently used one goes first.
-      const shared = common < MIN_REUSED_TOKENS ? 0 : common;
+      const shared = this.#reusable(slot, Math.min(common, prompt.length - 1));
       if (shared > bestShared || (shared === bestShared && slot.freedAt < best!.freedAt)) {
         best = slot;
         bestShared = shared;

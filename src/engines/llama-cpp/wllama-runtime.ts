@@ -119,7 +119,12 @@ export async function loadChatModel(candidate: LlamaCppCandidate, _context: Load
       bos: wllama.mustAddBosToken() ? wllama.getBOS() : undefined,
       dispose: () => wllama.exit(),
     },
-    { contextLength, tokenBytes: kvBytesPerToken(metadata), jumpForward: false },
+    {
+      contextLength,
+      tokenBytes: kvBytesPerToken(metadata),
+      jumpForward: false,
+      prefixReuse: candidate.prefixCacheBytes !== 0,
+    },
   );
   return runningOn(chat, wllamaRunsOn(wllama, candidate));
 }
