@@ -85,7 +85,9 @@ export const LLAMA_CPP_ENGINE: EngineDescriptor<LlamaCppCandidate, true> = Objec
   runsOnGPU: () => false,
   needsShaderF16: () => false,
   limits: Object.freeze({}),
-  key: (candidate: LlamaCppCandidate) => where(candidate, candidate.model),
+  // Reuse off is another loaded model: one with reuse on would share its sequences with it.
+  key: (candidate: LlamaCppCandidate) =>
+    `${where(candidate, candidate.model)}${candidate.prefixCacheBytes === 0 ? '#no-reuse' : ''}`,
   // A folder or URL by its last part: where the app keeps its models is not a key holder's business.
   publicName: (candidate: LlamaCppCandidate) =>
     where(candidate, isHubModel(candidate.model) ? candidate.model : lastPart(candidate.model)),

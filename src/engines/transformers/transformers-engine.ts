@@ -109,7 +109,9 @@ export const TRANSFORMERS_ENGINE: EngineDescriptor<TransformersCandidate, true> 
   needsShaderF16: (candidate: TransformersCandidate) =>
     candidate.device === 'webgpu' && (candidate.dtype === 'fp16' || candidate.dtype === 'q4f16'),
   limits: Object.freeze({}),
-  key: (candidate: TransformersCandidate) => `${candidate.model}${variant(candidate)}`,
+  // Reuse off is another loaded model: one with reuse on would share its cache with it.
+  key: (candidate: TransformersCandidate) =>
+    `${candidate.model}${variant(candidate)}${candidate.prefixCacheBytes === 0 ? '#no-reuse' : ''}`,
   // A folder or URL by its last part: where the app keeps its models is not a key holder's business.
   publicName: (candidate: TransformersCandidate) =>
     `${isHubModel(candidate.model) ? candidate.model : lastPart(candidate.model)}${variant(candidate)}`,
