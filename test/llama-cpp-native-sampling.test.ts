@@ -158,7 +158,11 @@ describe('native sampling plans (node-llama-cpp)', () => {
     const predicted = await generate({ maxTokens: 12, logprobs: 0, prediction: story.greedy_text });
     expect(predicted.usage.acceptedPredictionTokens).toBeGreaterThan(5);
     const alone = await generate({ maxTokens: 12, logprobs: 0 });
-    expect(predicted.choices[0]!.logprobs).toEqual(alone.choices[0]!.logprobs);
+    // The same tokens, and log probabilities to float rounding: a speculated step evaluates several positions in one
+    // pass, whose matrix products round differently on some CPUs' kernels (2e-7 seen) than one position a pass.
+    const entries = (result: typeof alone) => result.choices[0]!.logprobs!;
+    expect(entries(predicted).map((e) => [e.token, e.bytes])).toEqual(entries(alone).map((e) => [e.token, e.bytes]));
+    entries(predicted).forEach((entry, i) => expect(entry.logprob).toBeCloseTo(entries(alone)[i]!.logprob, 5));
   });
 
   it('speculates on a native row with penalties: the same reply as without a prediction', async () => {

@@ -284,17 +284,19 @@ export class SequenceBatch implements DecodeBatch<Slot> {
   /** A free sequence for a prompt: the one holding the longest prefix of it under its scope, else the longest unused. */
   #take(prompt: readonly number[], scope: string | undefined): Slot {
     let best: Slot | undefined;
-    let bestShared = -1;
+    let bestRank: readonly number[] = [];
     for (const slot of this.#slots) {
       if (slot.busy) continue;
-      // What it would truly reuse (a state that cannot be cut, only as far as a checkpoint): below the threshold a
-      // sequence is as good as empty, and among equals the least recently used goes first, so that the checkpoints of
-      // the one used last (a prompt asked again) outlive a prompt that reuses less.
+      // First what it would truly reuse (a state that cannot be cut, only as far as a checkpoint; below the threshold
+      // a sequence is as good as empty); then, among those that reuse, the one sharing the most (the same history, so
+      // the same keys and values to the last bit); then the least recently used, so that the checkpoints of the one
+      // used last (a prompt asked again) outlive a prompt that reuses less.
       const common = slot.scope === scope ? commonPrefix(slot.tokens, prompt) : 0;
       const shared = this.#reusable(slot, Math.min(common, prompt.length - 1));
-      if (shared > bestShared || (shared === bestShared && slot.freedAt < best!.freedAt)) {
+      const rank = [shared, shared > 0 ? common : 0, -slot.freedAt];
+      if (!best || outranks(rank, bestRank)) {
         best = slot;
-        bestShared = shared;
+        bestRank = rank;
       }
     }
     if (!best) {
@@ -388,6 +390,12 @@ export function logProbabilities(
   out.fill(LOWEST_LOGPROB);
   for (const [token, p] of entries) if (p > 0) out[token] = Math.log(p);
   return out;
+}
+
+/** Whether `a` comes before `b` in order of their first element that differs, higher first. */
+function outranks(a: readonly number[], b: readonly number[]): boolean {
+  const at = a.findIndex((value, i) => value !== b[i]);
+  return at >= 0 && a[at]! > b[at]!;
 }
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {
