@@ -8,7 +8,8 @@
  * server of another port, such as Vite's, can use it); `LANTERN_IMAGE_URL_HOSTS`, the hosts whose http(s) image URLs
  * the server may fetch, comma-separated exact names (default: none, images come as data URLs; an allowed host is still
  * refused at a loopback, private or link-local address: docs/security.md); `LANTERN_DOCUMENTS_DIR`, a directory to
- * keep uploaded files and vector stores in (default: memory, as the keys are).
+ * keep uploaded files and vector stores in (default: memory, as the keys are); `LANTERN_REQUESTS_PER_MINUTE`,
+ * `LANTERN_CONCURRENT_GENERATIONS` (per key) and `LANTERN_MAX_GENERATIONS` (all keys), the rate limits (docs/api.md).
  */
 import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
@@ -21,9 +22,12 @@ import {
   bundledProfile,
   createHandler,
   DEFAULT_LIMITS,
+  DEFAULT_RATE_LIMITS,
   isLocalOrigin,
   KeyRing,
+  RATE_LIMIT_VARIABLES,
   type CorsOptions,
+  type RateLimits,
   type Engine,
 } from '../src/index.ts';
 import { directoryDocumentStorage } from '../src/document-store/directory-document-storage.ts';
@@ -125,11 +129,33 @@ const imageUrlHosts = (process.env.LANTERN_IMAGE_URL_HOSTS ?? '')
   .filter(Boolean);
 // Files and vector stores in memory, as the keys are; on disk where the operator names a directory.
 const documentsDir = process.env.LANTERN_DOCUMENTS_DIR?.trim();
+
+/**
+ * The per-key limits a local operator may raise (or lower), each from its variable (`RATE_LIMIT_VARIABLES`:
+ * `LANTERN_REQUESTS_PER_MINUTE`, `LANTERN_CONCURRENT_GENERATIONS`, `LANTERN_MAX_GENERATIONS`): a whole number of at
+ * least 1. A value that is not one stops the server before it starts, saying which.
+ */
+function rateLimitsFrom(env = process.env): RateLimits {
+  const limits = { ...DEFAULT_RATE_LIMITS };
+  for (const [limit, variable] of Object.entries(RATE_LIMIT_VARIABLES) as [keyof RateLimits, string][]) {
+    const setting = env[variable]?.trim();
+    if (!setting) continue;
+    const value = Number(setting);
+    if (!Number.isSafeInteger(value) || value < 1) {
+      console.error(`[lantern] ${variable} must be a whole number of at least 1, not "${setting}".`);
+      process.exit(1);
+    }
+    limits[limit] = value;
+  }
+  return limits;
+}
+const rateLimits = rateLimitsFrom();
 const handler = createHandler({
   engine,
   keys,
   cors: { origins: cors.origins },
   limits: { imageUrlHosts },
+  rateLimits,
   ...(documentsDir && { documents: directoryDocumentStorage(documentsDir) }),
   // Files are read in a thread of their own, within a time and memory budget: no document holds this one.
   files: { extract: threadTextExtractor().extract },
@@ -146,6 +172,7 @@ const server = serve({ fetch: handler, hostname: host, port }, (info) => {
     .join('')}
   Browser apps may call it from (CORS; set LANTERN_CORS_ORIGINS to change):  ${cors.shown}
   Image URLs fetched from (set LANTERN_IMAGE_URL_HOSTS to allow hosts):  ${imageUrlHosts.join(', ') || 'none'}
+  Limits per key: ${rateLimits.requestsPerMinute} requests a minute (LANTERN_REQUESTS_PER_MINUTE), ${rateLimits.concurrentGenerations} at once (LANTERN_CONCURRENT_GENERATIONS); ${rateLimits.maxGenerations} on the device in all (LANTERN_MAX_GENERATIONS)
 
   curl ${base}/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
     -d '{"model": "crimson-falcon-4", "messages": [{"role": "user", "content": "Count to 10."}], "stream": true}'

@@ -20,6 +20,8 @@ import { audioBodyBytes } from './audio/schema.ts';
 import { listModels, retrieveModel } from './models/route.ts';
 import { RateLimiter } from './rate-limiter.ts';
 import { createResponse, deleteResponse, retrieveResponse } from './responses/route.ts';
+import { compactResponse } from './responses/compaction.ts';
+import { countInputTokens } from './responses/input-tokens.ts';
 import type { Env, RouteDeps } from './route-deps.ts';
 
 /** A web-standard request handler: the same function serves Node, tests and the service worker. */
@@ -96,6 +98,9 @@ export function createHandler(options: HandlerOptions): Handler {
   app.post('/v1/chat/completions', rateLimit(limiter, json), createChatCompletion(deps));
   app.post('/v1/completions', rateLimit(limiter, json), createCompletion(deps));
   app.post('/v1/responses', rateLimit(limiter, json), createResponse(deps));
+  // Both run the model on the request's conversation, as a response would.
+  app.post('/v1/responses/compact', rateLimit(limiter, json), compactResponse(deps));
+  app.post('/v1/responses/input_tokens', rateLimit(limiter, json), countInputTokens(deps));
   app.get('/v1/responses/:id', retrieveResponse(deps));
   app.delete('/v1/responses/:id', deleteResponse(deps));
   // Embeddings run on the same device, in the same engine queue, as generations: the same limits hold them.

@@ -21,7 +21,7 @@ export function newToolCallId(): string {
  * A new id of an object of the OpenAI API, with its prefix: `cmpl-` a text completion, `resp_` a response, `msg_` an
  * output message, `fc_` a function call item, `call_` the call id its output refers to, `fs_` a file search item.
  */
-export function newId(prefix: 'cmpl-' | 'resp_' | 'msg_' | 'fc_' | 'call_' | 'rs_' | 'fs_'): string {
+export function newId(prefix: 'cmpl-' | 'resp_' | 'msg_' | 'fc_' | 'call_' | 'rs_' | 'fs_' | 'cmp_'): string {
   return prefix + crypto.randomUUID().replace(/-/g, '');
 }
 

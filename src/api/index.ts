@@ -10,6 +10,7 @@ export {
   type RateLimits,
 } from './options.ts';
 export { ApiError } from './errors.ts';
+export { RATE_LIMIT_VARIABLES } from './rate-limiter.ts';
 
 export type * from './wire.ts';
 /** The Responses API's wire types, as openai-node's `OpenAI.Responses` namespace holds them. */

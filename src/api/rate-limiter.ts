@@ -57,7 +57,7 @@ export class RateLimiter {
     if (bucket.running >= concurrentGenerations) {
       throw rateLimited(
         `Too many concurrent requests for this API key: the limit is ${concurrentGenerations} generations or ` +
-          'embeddings at once. Wait for one to finish, then try again.',
+          `embeddings at once. Wait for one to finish, then try again. ${howToRaise('concurrentGenerations')}`,
         CONCURRENCY_RETRY_AFTER_MS,
         this.#headers(bucket, msPerToken),
       );
@@ -65,7 +65,8 @@ export class RateLimiter {
     if (bucket.tokens < 1) {
       const wait = Math.ceil((1 - bucket.tokens) * msPerToken);
       throw rateLimited(
-        `Rate limit reached for requests per minute (RPM): limit ${rpm}. Please try again in ${formatDuration(wait)}.`,
+        `Rate limit reached for requests per minute (RPM): limit ${rpm}. Please try again in ` +
+          `${formatDuration(wait)}. ${howToRaise('requestsPerMinute')}`,
         wait,
         this.#headers(bucket, msPerToken),
       );
@@ -84,7 +85,7 @@ export class RateLimiter {
           bucket.tokens = Math.min(rpm, bucket.tokens + 1);
           throw rateLimited(
             `The engine is busy: ${maxGenerations} requests are already running or waiting on this device. ` +
-              'Try again shortly.',
+              `Try again shortly. ${howToRaise('maxGenerations')}`,
             CONCURRENCY_RETRY_AFTER_MS,
             this.#headers(bucket, msPerToken),
             'engine_busy',
@@ -111,6 +112,18 @@ export class RateLimiter {
     };
   }
 }
+
+/** Where each limit is set: `npm run serve:node`'s environment variables name the handler's `rateLimits`. */
+export const RATE_LIMIT_VARIABLES: Readonly<Record<keyof RateLimits, string>> = Object.freeze({
+  requestsPerMinute: 'LANTERN_REQUESTS_PER_MINUTE',
+  concurrentGenerations: 'LANTERN_CONCURRENT_GENERATIONS',
+  maxGenerations: 'LANTERN_MAX_GENERATIONS',
+});
+
+/** What a refusal tells the operator: the limit's option, and `npm run serve:node`'s variable for it. */
+const howToRaise = (limit: keyof RateLimits) =>
+  `(The server's operator sets this limit: \`rateLimits.${limit}\` of createHandler or mountLantern, or ` +
+  `${RATE_LIMIT_VARIABLES[limit]} for \`npm run serve:node\`.)`;
 
 function rateLimited(
   message: string,

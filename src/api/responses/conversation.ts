@@ -112,6 +112,11 @@ export function toChatMessages(instructions: string | null, items: ConversationI
   items.forEach((item, i) => {
     // A search of an earlier turn: its passages were that turn's; this turn searches for its own question.
     if (item.type === 'file_search_call') return;
+    // What a compaction replaced, as the model reads any context it is given: a system turn where it stands.
+    if (item.type === 'compaction') {
+      messages.push({ role: 'system', content: `${SUMMARY_HEADING}\n\n${item.summary}` });
+      return;
+    }
     if (item.type === 'reasoning') {
       thought = thought ? `${thought}\n${item.text}` : item.text;
       return;
@@ -142,6 +147,9 @@ export function toChatMessages(instructions: string | null, items: ConversationI
   if (unanswered.length) throw noOutput(unanswered, 'input');
   return messages;
 }
+
+/** How a compaction's summary is introduced to the model. */
+export const SUMMARY_HEADING = 'A summary of the conversation before this point:';
 
 const noOutput = (ids: string[], param: string) =>
   invalidRequest(`No tool output found for function call ${ids.join(', ')}.`, param);

@@ -17,6 +17,7 @@ import { responseUsage } from '../usage.ts';
 import { itemIds, ownResponse, resolveConversation, toChatMessages, type KeptResponse } from './conversation.ts';
 import { citationsFor, itemResults, searchForTurn, withSources } from './file-search.ts';
 import { ResponseOutput, type UnsequencedEvent } from './output.ts';
+import { asInputError } from './turn.ts';
 import { responsesParser, type ResponsesParams } from './schema.ts';
 import type { Response, ResponseDeleted, ResponseError, ResponseStreamEvent } from './wire.ts';
 
@@ -184,18 +185,6 @@ export function deleteResponse({ responses }: RouteDeps) {
     if (!(await responses.delete(c.get('key').id, id))) throw responseNotFound(id);
     return c.json<ResponseDeleted>({ id, object: 'response.deleted', deleted: true });
   };
-}
-
-/**
- * An engine error about the conversation (`messages`, as the engine calls the prompt it renders) is about the
- * request's `input`. (Refusals of `text.format` and of tools' parameters name them already: the request's constraint
- * carries this API's names.)
- */
-function asInputError(error: unknown): never {
-  if (error instanceof EngineError && error.param === 'messages') {
-    throw new EngineError(error.kind, error.message, { param: 'input', cause: error });
-  }
-  throw error;
 }
 
 const responseNotFound = (id: string) =>

@@ -7,6 +7,7 @@ import {
   type JsonConstraint,
 } from '../../engine-interface/index.ts';
 import { samplingFields } from '../common-fields.ts';
+import { decodeCompaction } from './compaction-content.ts';
 import { invalidRequest } from '../errors.ts';
 import { checkImageCount, checkImageUrl, imageDetail, textAndImages, type ImagePartLimits } from '../image-parts.ts';
 import type { Limits } from '../options.ts';
@@ -47,7 +48,9 @@ export type ConversationItem =
    * A file search of an earlier turn, given back (the Agents SDK sends a run's items back as input). It adds nothing to
    * the prompt: a turn with `file_search` searches again for its own question.
    */
-  | { type: 'file_search_call'; queries: string[]; id?: string };
+  | { type: 'file_search_call'; queries: string[]; id?: string }
+  /** The summary of the items a compaction replaced (`/v1/responses/compact`), read from its `encrypted_content`. */
+  | { type: 'compaction'; summary: string; id?: string };
 
 /** An input item as sent: a conversation item, or a reference to an item of a stored response. */
 export type InputItem = ConversationItem | { type: 'item_reference'; id: string };
@@ -138,6 +141,7 @@ const inputItem = z.preprocess(
         results: optional(z.array(z.unknown())),
       }),
       z.object({ type: z.literal('item_reference'), id: z.string().min(1) }),
+      z.object({ type: z.literal('compaction'), encrypted_content: z.string().min(1), id: optional(z.string()) }),
     ],
     { error: (issue) => (issue.code === 'invalid_union' ? `Unsupported input item type. ${ITEM_TYPES}` : undefined) },
   ),
@@ -198,9 +202,10 @@ const format = z.discriminatedUnion(
 const unsupported = (what: string) => optional(z.never(`${what} is not supported here.`));
 
 function responsesSchema(limits: Limits) {
-  const { model, temperature, top_p } = samplingFields(limits);
-  return z.object({ model, temperature, top_p }).extend({
-    input: z.union([z.string(), z.array(inputItem).min(1).max(limits.maxMessages)]),
+  const { model, temperature, top_p, presence_penalty, frequency_penalty } = samplingFields(limits);
+  return z.object({ model, temperature, top_p, presence_penalty, frequency_penalty }).extend({
+    // Required by `POST /v1/responses`, optional where a stored conversation may stand for it (`responsesParser`).
+    input: optional(z.union([z.string(), z.array(inputItem).min(1).max(limits.maxMessages)])),
     instructions: optional(z.string()),
     max_output_tokens: optional(z.int().min(1).max(limits.maxTokens)),
     stream: optional(z.boolean()),
@@ -222,6 +227,10 @@ function responsesSchema(limits: Limits) {
     top_logprobs: optional(z.int().min(0).max(20)),
     metadata: optional(z.record(z.string().max(64), z.string().max(512))),
     user: optional(z.string()),
+    // OpenAI's limits: a safety identifier is at most 64 characters; a cache key is the app's name for a shared prefix.
+    safety_identifier: optional(z.string().max(64)),
+    prompt_cache_key: optional(z.string().max(1024)),
+    max_tool_calls: optional(z.int().min(0)),
     truncation: optional(z.enum(['disabled'], { error: 'Only `truncation: "disabled"` is supported.' })),
     background: optional(
       z.literal(false, { error: 'Background responses are not supported: stream the response instead.' }),
@@ -257,7 +266,12 @@ export interface ResponsesParams {
     tool_choice: ResponsesToolChoice;
     tools: (FunctionTool | FileSearchTool)[];
     top_logprobs: number;
-    user?: string;
+    presence_penalty: number;
+    frequency_penalty: number;
+    max_tool_calls: number | null;
+    safety_identifier: string | null;
+    prompt_cache_key: string | null;
+    user: string | null;
   };
 }
 
@@ -281,10 +295,15 @@ const SEARCH_RESULTS = 'file_search_call.results';
 const LOGPROBS = 'message.output_text.logprobs';
 
 /** Compiled once per handler, as the limits are fixed for its lifetime. */
-export function responsesParser(limits: Limits): (body: unknown) => ResponsesParams {
+export function responsesParser(
+  limits: Limits,
+  { inputOptional = false }: { inputOptional?: boolean } = {},
+): (body: unknown) => ResponsesParams {
   const schema = responsesSchema(limits);
   return (body) => {
     const p = parse(schema, body);
+    // Compaction and token counts may name only the stored response they continue.
+    if (p.input == null && !inputOptional) throw invalidRequest("Missing required parameter: 'input'.", 'input');
     if (p.metadata && Object.keys(p.metadata).length > 16) {
       throw invalidRequest("Invalid 'metadata': at most 16 keys.", 'metadata', 'invalid_value');
     }
@@ -325,8 +344,9 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
     if (typeof p.tool_choice === 'object' && p.tool_choice?.type === 'file_search' && !searchTool) {
       throw invalidRequest("Invalid value for 'tool_choice': 'tools' has no `file_search` tool.", 'tool_choice');
     }
+    // `max_tool_calls` counts calls of built-in tools: the search is the one here, so 0 runs none.
     const fileSearch: ParsedFileSearch | null =
-      searchTool && p.tool_choice !== 'none'
+      searchTool && p.tool_choice !== 'none' && p.max_tool_calls !== 0
         ? {
             vectorStoreIds: searchTool.vector_store_ids,
             maxResults: searchTool.max_num_results ?? FILE_SEARCH_RESULTS,
@@ -338,8 +358,8 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
     const request: Omit<ChatRequest, 'messages'> = {
       temperature: p.temperature ?? 1,
       topP: p.top_p ?? 1,
-      presencePenalty: 0,
-      frequencyPenalty: 0,
+      presencePenalty: p.presence_penalty ?? 0,
+      frequencyPenalty: p.frequency_penalty ?? 0,
       stop: [],
       n: 1,
     };
@@ -388,32 +408,39 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
     if (p.include?.includes(LOGPROBS) || p.top_logprobs != null) request.logprobs = p.top_logprobs ?? 0;
 
     const input: InputItem[] =
-      typeof p.input === 'string'
-        ? [{ type: 'message', role: 'user', content: p.input }]
-        : p.input.map((item, i): InputItem => {
-            switch (item.type) {
-              case 'item_reference':
-                return { type: 'item_reference', id: item.id };
-              case 'message':
-                return withId(messageItem(item.role, item.content, i, limits), item.id);
-              case 'function_call':
-                return withId(
-                  { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments },
-                  item.id,
-                );
-              case 'reasoning': {
-                const parts = item.content?.length ? item.content : item.summary;
-                return withId({ type: 'reasoning', text: parts.map((part) => part.text).join('\n') }, item.id);
+      p.input == null
+        ? []
+        : typeof p.input === 'string'
+          ? [{ type: 'message', role: 'user', content: p.input }]
+          : p.input.map((item, i): InputItem => {
+              switch (item.type) {
+                case 'item_reference':
+                  return { type: 'item_reference', id: item.id };
+                case 'message':
+                  return withId(messageItem(item.role, item.content, i, limits), item.id);
+                case 'function_call':
+                  return withId(
+                    { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments },
+                    item.id,
+                  );
+                case 'reasoning': {
+                  const parts = item.content?.length ? item.content : item.summary;
+                  return withId({ type: 'reasoning', text: parts.map((part) => part.text).join('\n') }, item.id);
+                }
+                case 'file_search_call':
+                  return withId({ type: 'file_search_call', queries: item.queries ?? [] }, item.id);
+                case 'function_call_output':
+                  return withId(
+                    { type: 'function_call_output', call_id: item.call_id, output: text(item.output) },
+                    item.id,
+                  );
+                case 'compaction':
+                  return withId(
+                    { type: 'compaction', summary: decodeCompaction(item.encrypted_content, `input[${i}]`) },
+                    item.id,
+                  );
               }
-              case 'file_search_call':
-                return withId({ type: 'file_search_call', queries: item.queries ?? [] }, item.id);
-              case 'function_call_output':
-                return withId(
-                  { type: 'function_call_output', call_id: item.call_id, output: text(item.output) },
-                  item.id,
-                );
-            }
-          });
+            });
 
     checkImageCount(
       input.filter((item) => item.type === 'message'),
@@ -441,7 +468,12 @@ export function responsesParser(limits: Limits): (body: unknown) => ResponsesPar
         tool_choice: typeof p.tool_choice === 'object' && p.tool_choice ? p.tool_choice : (p.tool_choice ?? 'auto'),
         tools,
         top_logprobs: p.top_logprobs ?? 0,
-        ...(p.user != null && { user: p.user }),
+        presence_penalty: request.presencePenalty,
+        frequency_penalty: request.frequencyPenalty,
+        max_tool_calls: p.max_tool_calls ?? null,
+        safety_identifier: p.safety_identifier ?? null,
+        prompt_cache_key: p.prompt_cache_key ?? null,
+        user: p.user ?? null,
       },
     };
   };

@@ -171,7 +171,21 @@ export interface Response {
   top_p: number;
   truncation: 'disabled';
   usage: ResponseUsage | null;
-  user?: string;
+  presence_penalty: number;
+  frequency_penalty: number;
+  /**
+   * The most calls of built-in tools the response may make. `file_search` is the only one here, and it searches once
+   * before the answer: any limit of 1 or more holds, and 0 runs no search.
+   */
+  max_tool_calls: number | null;
+  /** The app's identifier of its end user (OpenAI's successor of `user`), echoed: nothing here is monitored. */
+  safety_identifier: string | null;
+  /**
+   * The app's name for a prompt prefix it shares between requests, echoed. Prompts are cached here per API key by
+   * their tokens whatever the key (docs/performance.md), so it changes nothing.
+   */
+  prompt_cache_key: string | null;
+  user: string | null;
 }
 
 /** `DELETE /v1/responses/{id}`. */
