@@ -1,4 +1,6 @@
 import { Validator, type Schema } from '@cfworker/json-schema';
+import { Agent, Runner } from '@openai/agents-core';
+import { OpenAIProvider, OpenAIResponsesCompactionSession } from '@openai/agents-openai';
 import { createParser } from 'eventsource-parser';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Handler } from '../src/index.ts';
@@ -365,5 +367,51 @@ describe('POST /v1/responses/compact', () => {
     const mine = await client.responses.create({ model, input: 'Hi', max_output_tokens: 4 });
     const foreign = await sdkRefusal(other.responses.compact({ model, previous_response_id: mine.id }));
     expect(foreign).toMatchObject({ status: 400, param: 'previous_response_id' });
+  });
+});
+
+/**
+ * The OpenAI Agents SDK's `OpenAIResponsesCompactionSession` (its default: compact after every turn the hook allows),
+ * here told to compact after each turn: it calls `responses.compact` with the last response's id, replaces the
+ * session's items with the compacted ones, and sends them as the next turn's input.
+ */
+describe('OpenAI Agents SDK: OpenAIResponsesCompactionSession', () => {
+  it('compacts after each turn, and the next turn runs on the compacted items', async () => {
+    const compacts: number[] = [];
+    const responses: number[] = [];
+    const recording = openaiClient(handler, key, {
+      maxRetries: 0,
+      fetch: async (url, init) => {
+        const response = await handler(new Request(url, init));
+        if (String(url).endsWith('/responses/compact')) compacts.push(response.status);
+        else if (String(url).endsWith('/responses')) responses.push(response.status);
+        return response;
+      },
+    });
+    const runner = new Runner({
+      modelProvider: new OpenAIProvider({ openAIClient: recording, useResponses: true }),
+      tracingDisabled: true,
+    });
+    const session = new OpenAIResponsesCompactionSession({
+      client: recording,
+      model: 'gpt-4o-mini',
+      shouldTriggerCompaction: () => true,
+    });
+    const agent = new Agent({
+      name: 'assistant',
+      instructions: 'Answer briefly.',
+      model: 'gpt-4o-mini',
+      modelSettings: { temperature: 0, maxTokens: 16 },
+    });
+    for (const question of ['My name is Alice.', 'I live in Paris.', 'What is my name?']) {
+      const result = await runner.run(agent, question, { session });
+      expect(typeof result.finalOutput).toBe('string');
+    }
+    expect(responses).toEqual([200, 200, 200]);
+    expect(compacts).toEqual([200, 200, 200]);
+    const items = (await session.getItems()) as { type: string; role?: string }[];
+    // The user's three messages, and one compaction item for everything else.
+    expect(items.filter((item) => item.type === 'compaction')).toHaveLength(1);
+    expect(items.filter((item) => item.role === 'user')).toHaveLength(3);
   });
 });
