@@ -251,13 +251,9 @@ describe('Open Responses: the response object', () => {
       temperature: 0,
       max_output_tokens: 24,
     });
-    const penalised = await client.responses.create({
-      model,
-      input: 'Count to 10.',
-      temperature: 0,
-      max_output_tokens: 24,
-      frequency_penalty: 2,
-    });
+    // Not in openai-node's request type (Open Responses has it; OpenAI's API echoes it): sent as the body says.
+    const penalisedBody = { model, input: 'Count to 10.', temperature: 0, max_output_tokens: 24, frequency_penalty: 2 };
+    const penalised = await client.responses.create(penalisedBody);
     expect(penalised.output_text).not.toBe(plain.output_text);
   });
 

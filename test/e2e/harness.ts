@@ -8,7 +8,12 @@ import { HumanMessage } from '@langchain/core/messages';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { Agent, Runner, StreamedRunResult, tool as agentTool, type RunItem } from '@openai/agents-core';
-import { fileSearchTool, OpenAIProvider } from '@openai/agents-openai';
+import {
+  fileSearchTool,
+  OpenAIConversationsSession,
+  OpenAIProvider,
+  OpenAIResponsesCompactionSession,
+} from '@openai/agents-openai';
 import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
@@ -246,7 +251,17 @@ const harness = {
    * The OpenAI Agents SDK (agents-core and agents-openai), unmodified, for test/e2e/file-search.spec.ts; `summary` makes
    * a run's result plain data for the test.
    */
-  agents: { Agent, Runner, tool: agentTool, fileSearchTool, OpenAIProvider, z, summary: agentRunSummary },
+  agents: {
+    Agent,
+    Runner,
+    tool: agentTool,
+    fileSearchTool,
+    OpenAIProvider,
+    OpenAIConversationsSession,
+    OpenAIResponsesCompactionSession,
+    z,
+    summary: agentRunSummary,
+  },
   runs,
   progress,
   restarts,

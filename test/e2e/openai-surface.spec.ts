@@ -1,0 +1,139 @@
+import { expect, PORTABLE, test } from './browsers.ts';
+import { issueKey, openHarness } from './harness-page.ts';
+
+/*
+ * The OpenAI surface that SDK defaults call in late 2026, through the real service worker and engine worker, with
+ * the clients apps bundle, unmodified: the response object's required fields, `responses.compact` and
+ * `responses.inputTokens.count`, and the Agents SDK's compaction session; each per key. The routes run in the service
+ * worker as every other does, so the WebAssembly project is enough.
+ */
+let key: string;
+
+test.use({ profileScope: 'shared' });
+
+test.skip(
+  ({ device }) => device === 'webgpu',
+  'the same service worker code on both paths: the wasm project covers it',
+);
+
+test.beforeEach(async ({ tab }) => {
+  await openHarness(tab);
+  key = await issueKey(tab);
+});
+
+test(
+  'openai SDK: required response fields, input token counts equal to usage, compaction read back as context',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    const otherKey = await issueKey(tab);
+    const result = await tab.evaluate(
+      async ({ k, other }) => {
+        const client = window.harness.client(k);
+        const stranger = window.harness.client(other);
+        const model = 'crimson-falcon-4';
+        const first = await client.responses.create({
+          model,
+          input: 'My name is Alice.',
+          max_output_tokens: 12,
+          safety_identifier: 'user-1',
+          prompt_cache_key: 'names',
+        });
+        const counted = await client.responses.inputTokens.count({
+          model,
+          previous_response_id: first.id,
+          input: 'What is my name?',
+        });
+        const second = await client.responses.create({
+          model,
+          previous_response_id: first.id,
+          input: 'What is my name?',
+          max_output_tokens: 8,
+        });
+        const compacted = await client.responses.compact({ model, previous_response_id: second.id });
+        const next = await client.responses.create({
+          model,
+          input: [...compacted.output, { role: 'user', content: 'And where do I live?' }] as never,
+          max_output_tokens: 8,
+        });
+        const foreign = await stranger.responses
+          .compact({ model, previous_response_id: second.id })
+          .then(() => 'answered')
+          .catch((error: unknown) => window.harness.describeError(error));
+        const fields = [
+          'presence_penalty',
+          'frequency_penalty',
+          'max_tool_calls',
+          'safety_identifier',
+          'prompt_cache_key',
+          'user',
+        ] as const;
+        return {
+          echoed: Object.fromEntries(fields.map((f) => [f, (first as unknown as Record<string, unknown>)[f]])),
+          counted: counted.input_tokens,
+          reported: second.usage!.input_tokens,
+          compacted: compacted.output.map((item) => item.type),
+          next: next.status,
+          foreign,
+        };
+      },
+      { k: key, other: otherKey },
+    );
+    expect(result.echoed).toEqual({
+      presence_penalty: 0,
+      frequency_penalty: 0,
+      max_tool_calls: null,
+      safety_identifier: 'user-1',
+      prompt_cache_key: 'names',
+      user: null,
+    });
+    expect(result.counted).toBe(result.reported);
+    expect(result.compacted).toEqual(['message', 'message', 'compaction']);
+    expect(result.next).toMatch(/^(completed|incomplete)$/);
+    expect(result.foreign).toBe('BadRequestError previous_response_not_found');
+  },
+);
+
+test('Agents SDK: OpenAIResponsesCompactionSession compacts after each turn through the service worker', async ({
+  tab,
+}) => {
+  const result = await tab.evaluate(async (k) => {
+    const { Agent, Runner, OpenAIProvider, OpenAIResponsesCompactionSession } = window.harness.agents;
+    const statuses: string[] = [];
+    const client = new window.harness.OpenAI({
+      baseURL: window.harness.lantern.baseURL,
+      apiKey: k,
+      dangerouslyAllowBrowser: true,
+      maxRetries: 0,
+      fetch: async (url: RequestInfo | URL, init?: RequestInit) => {
+        const response = await fetch(url, init);
+        statuses.push(`${new URL(String(url)).pathname} ${response.status}`);
+        return response;
+      },
+    });
+    const runner = new Runner({
+      modelProvider: new OpenAIProvider({ openAIClient: client, useResponses: true }),
+      tracingDisabled: true,
+    });
+    const session = new OpenAIResponsesCompactionSession({
+      client,
+      model: 'gpt-4o-mini',
+      shouldTriggerCompaction: () => true,
+    });
+    const agent = new Agent({
+      name: 'assistant',
+      instructions: 'Answer briefly.',
+      model: 'gpt-4o-mini',
+      modelSettings: { temperature: 0, maxTokens: 12 },
+    });
+    for (const question of ['My name is Alice.', 'What is my name?']) await runner.run(agent, question, { session });
+    const items = (await session.getItems()) as { type: string; role?: string }[];
+    return { statuses, kinds: items.map((item) => item.role ?? item.type) };
+  }, key);
+  expect(result.statuses).toEqual([
+    '/v1/responses 200',
+    '/v1/responses/compact 200',
+    '/v1/responses 200',
+    '/v1/responses/compact 200',
+  ]);
+  expect(result.kinds).toEqual(['user', 'user', 'compaction']);
+});
