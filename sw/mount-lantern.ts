@@ -82,12 +82,16 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
   });
   const running = new Map<string, AbortController>();
   /**
-   * The fetch events being answered. Indexing that a request starts outlasts its answer, and a browser stops an idle
-   * service worker within seconds (Chromium: 30): each such event is asked to wait for it (`waitUntil`, while its
-   * answer is still pending, when the browser allows it), so that indexing runs to its end, or for minutes, rather
-   * than until the worker is next stopped (it would resume on the next request, but only then).
+   * The fetch events being answered. Work that a request starts and that outlasts its answer (a file's indexing, a
+   * background response's run: the handler's `keepAlive`) would end when the browser next stops this worker, which it
+   * does to an idle one within seconds (Chromium: 30): each such event is asked to wait for it (`waitUntil`, while its
+   * answer is still pending, when the browser allows it), and the windows keep this worker awake while any is pending
+   * (`outlasting`, see KEEP_AWAKE_MS), past the few minutes a browser grants one event.
    */
   const answering = new Set<FetchEventLike>();
+  /** The work still running that outlasted the requests that started it. */
+  const outlasting = new Set<Promise<void>>();
+  const busy = () => answering.size > 0 || outlasting.size > 0;
   // A host page that goes without a word (its renderer crashed: no pagehide, no message, its ports silent) still
   // releases its locks: granted its lock, this worker knows the host is gone (see hostLock).
   const watched = new Set<string>();
@@ -124,7 +128,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     else if (isHostGone(event.data)) worker.disconnect(event.data.host);
     else if (isAbortRequest(event.data)) running.get(event.data.id)?.abort();
     else if (isKeepAwake(event.data))
-      event.source?.postMessage({ type: 'lantern:busy', busy: answering.size > 0 } satisfies Busy);
+      event.source?.postMessage({ type: 'lantern:busy', busy: busy() } satisfies Busy);
   });
 
   const handler = createHandler({
@@ -132,12 +136,14 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     responses: indexedDbResponseStore(),
     documents: indexedDbDocumentStorage(),
     ...options,
+    keepAlive: (work) => {
+      options.keepAlive?.(work);
+      for (const event of answering) event.waitUntil?.(work);
+      outlasting.add(work);
+      void work.finally(() => outlasting.delete(work));
+    },
     files: {
       ...options.files,
-      keepAlive: (work) => {
-        options.files?.keepAlive?.(work);
-        for (const event of answering) event.waitUntil?.(work);
-      },
       // Every page hears how far indexing has got (the playground shows it; an app may too: LocalAPI's `indexing`).
       onProgress: (progress) => {
         options.files?.onProgress?.(progress);
@@ -156,7 +162,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     const { request, clientId } = event;
     answering.add(event);
     // The first request in flight: the windows keep this worker awake until it has none (see KEEP_AWAKE_MS).
-    if (answering.size === 1) tellWindows({ type: 'lantern:busy', busy: true });
+    if (answering.size === 1 && outlasting.size === 0) tellWindows({ type: 'lantern:busy', busy: true });
     const abort = new AbortController();
     const id = request.headers.get(REQUEST_ID_HEADER);
     if (id) running.set(id, abort);

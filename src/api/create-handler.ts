@@ -22,6 +22,7 @@ import { RateLimiter } from './rate-limiter.ts';
 import { createResponse, deleteResponse, retrieveResponse } from './responses/route.ts';
 import { compactResponse } from './responses/compaction.ts';
 import { countInputTokens } from './responses/input-tokens.ts';
+import { BackgroundRuns, cancelResponse } from './responses/background.ts';
 import type { Env, RouteDeps } from './route-deps.ts';
 
 /** A web-standard request handler: the same function serves Node, tests and the service worker. */
@@ -29,7 +30,8 @@ export type Handler = (request: Request) => Promise<Response>;
 
 /**
  * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`, `POST /v1/completions`,
- * `POST /v1/responses` (with `GET` and `DELETE /v1/responses/{id}`), `POST /v1/embeddings` and
+ * `POST /v1/responses` (with `GET` and `DELETE /v1/responses/{id}`, and `POST /v1/responses/{id}/cancel` for background
+ * ones), `POST /v1/embeddings` and
  * `POST /v1/audio/transcriptions` and `/translations` and `POST /v1/audio/speech`, every route behind
  * `Authorization: Bearer lt_…`, every route that runs a model under a per-key rate limit and a bounded engine queue,
  * and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
@@ -88,8 +90,14 @@ export function createHandler(options: HandlerOptions): Handler {
       storage: options.documents ?? memoryDocumentStorage(),
       engine: options.engine,
       ...options.files,
+      ...(options.keepAlive && { keepAlive: options.keepAlive }),
       now,
       onError: (error) => onServerError(error, 'indexing'),
+    }),
+    background: new BackgroundRuns({
+      now,
+      keepAlive: options.keepAlive,
+      onError: (error) => onServerError(error, 'background'),
     }),
   };
   app.get('/v1/models', listModels(deps));
@@ -103,6 +111,7 @@ export function createHandler(options: HandlerOptions): Handler {
   app.post('/v1/responses/input_tokens', rateLimit(limiter, json), countInputTokens(deps));
   app.get('/v1/responses/:id', retrieveResponse(deps));
   app.delete('/v1/responses/:id', deleteResponse(deps));
+  app.post('/v1/responses/:id/cancel', cancelResponse(deps));
   // Embeddings run on the same device, in the same engine queue, as generations: the same limits hold them.
   app.post('/v1/embeddings', rateLimit(limiter, json), createEmbeddings(deps));
   const audio = { maxBytes: audioBodyBytes(limits), timeoutMs: limits.bodyTimeoutMs };

@@ -168,14 +168,18 @@ export interface HandlerOptions {
     embeddingModel?: string;
     /** Told as each run of a file's chunks is embedded: a page can show how far indexing has got. */
     onProgress?: (progress: IndexingProgress) => void;
-    /** Told of background indexing as it starts (a service worker keeps itself alive for it). */
-    keepAlive?: (work: Promise<void>) => void;
     /**
      * How a file's text is read (default: `extractText` on the serving thread). `npm run serve:node` reads in a worker
      * thread with a time and memory budget (scripts/text-extraction.ts).
      */
     extract?: TextExtractor;
   };
+  /**
+   * Told of work that outlasts the request that started it, as it starts: a file's indexing, a background response's
+   * run (`background: true`). A service worker keeps itself alive until each has ended (sw/mount-lantern.ts); in Node
+   * nothing needs to.
+   */
+  keepAlive?: (work: Promise<void>) => void;
   /** Overrides of {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits>;
   /** Overrides of {@link DEFAULT_RATE_LIMITS}. */

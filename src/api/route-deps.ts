@@ -1,14 +1,20 @@
 import type { KeyInfo } from '../keys/index.ts';
 import type { ResponseStore } from '../response-store/index.ts';
 import type { FileLibrary } from '../file-search/index.ts';
+import type { BackgroundRuns } from './responses/background.ts';
 import type { Engine, Serving } from '../engine-interface/index.ts';
 import { BACKEND_HEADER, type ErrorBody } from './errors.ts';
 import { systemFingerprint } from './ids.ts';
 import type { Limits } from './options.ts';
 
-/** What middleware hands to routes: the caller's key and the request id. */
-/** What middleware sets for the routes: the caller's key, the request's id, and its body, read whole (`rateLimit`). */
-export type Env = { Variables: { key: KeyInfo; requestId: string; body: Uint8Array } };
+/**
+ * What middleware sets for the routes: the caller's key, the request's id, and its body, read whole (`rateLimit`); and
+ * what a route sets for middleware: `outlasting`, the work a route leaves running after its answer (a background
+ * response), which holds the request's rate-limit slots until it ends.
+ */
+export type Env = {
+  Variables: { key: KeyInfo; requestId: string; body: Uint8Array; outlasting?: Promise<void> };
+};
 
 /** What the route handlers share, built once per handler by `createHandler`. */
 export interface RouteDeps {
@@ -22,6 +28,8 @@ export interface RouteDeps {
   responses: ResponseStore;
   /** The keys' files and vector stores (the Files and Vector Stores APIs, and `file_search`). */
   files: FileLibrary;
+  /** The Responses API's background runs (`background: true`). */
+  background: BackgroundRuns;
 }
 
 /**

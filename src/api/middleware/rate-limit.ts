@@ -15,13 +15,13 @@ export interface BodyLimits {
  * within `body`'s size and deadline (400), and set as `body` for the route; then onto the engine, a slot of those all
  * keys share (or 429 `engine_busy`). A body that trickles in (one byte a second) thus holds only a slot of its own key,
  * never one of the engine's (issue 41). Both are held until the model's work is over: when the route answers with
- * JSON, or when an event stream's generation ends (finished, failed or aborted), with no pass over its chunks. Routes
- * know nothing of it.
+ * JSON, or when an event stream's generation ends (finished, failed or aborted), with no pass over its chunks; or, when
+ * the route set `outlasting` (a background response's run), when that ends. Routes know nothing else of it.
  */
 export function rateLimit(
   limiter: RateLimiter,
   body: BodyLimits,
-): MiddlewareHandler<{ Variables: { key: KeyInfo; body: Uint8Array } }> {
+): MiddlewareHandler<{ Variables: { key: KeyInfo; body: Uint8Array; outlasting?: Promise<void> } }> {
   return async (c, next) => {
     const lease = limiter.admit(c.get('key').id);
     try {
@@ -33,7 +33,8 @@ export function rateLimit(
       throw error;
     }
     for (const [name, value] of Object.entries(lease.headers)) c.res.headers.set(name, value);
-    const end = streamEnd(c.res);
+    // Work the route left running past its answer (a background response) holds the slots until it ends, not the answer.
+    const end = c.get('outlasting') ?? streamEnd(c.res);
     if (end) void end.finally(() => lease.release());
     else lease.release();
   };

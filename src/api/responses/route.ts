@@ -14,7 +14,15 @@ import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
 import { eventStream } from '../sse.ts';
 import { responseUsage } from '../usage.ts';
-import { itemIds, ownResponse, resolveConversation, toChatMessages, type KeptResponse } from './conversation.ts';
+import {
+  currentResponse,
+  followRun,
+  keep,
+  responseNotFound,
+  startInBackground,
+  streamResponse,
+} from './background.ts';
+import { ownResponse, resolveConversation, toChatMessages } from './conversation.ts';
 import { citationsFor, itemResults, searchForTurn, withSources } from './file-search.ts';
 import { ResponseOutput, type UnsequencedEvent } from './output.ts';
 import { asInputError } from './turn.ts';
@@ -35,7 +43,8 @@ const STORED_HEADER = 'x-lantern-stored';
  * A finished response is answered whether or not it could be kept (issue 22: a failed store used to turn a finished
  * generation into a 500, or a stream's `response.failed`, and the work was lost).
  */
-export function createResponse({ engine, limits, now, ownedBy, errorBody, responses, files }: RouteDeps) {
+export function createResponse(deps: RouteDeps) {
+  const { engine, limits, now, ownedBy, errorBody, responses, files } = deps;
   const parse = responsesParser(limits);
   return async (c: Context<Env>) => {
     const params = parse(await parseJsonObject(c.get('body')));
@@ -79,6 +88,13 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
     };
     const summarised = params.settings.reasoning.summary !== null;
 
+    /** The record of the response as it stands: true when kept, false when not (a failed store is reported). */
+    const keepIt = (): Promise<boolean> =>
+      keep(responses, owner, { response, conversation }, now()).catch((error: unknown) => {
+        errorBody(error, c.get('requestId')); // reports it (onServerError); the client gets the response
+        return false;
+      });
+
     /**
      * Completes the response from the generation's result, and keeps it when asked. One that could not be kept is
      * still the answer, with `store: false`; the failure is reported as any server failure is, for the operator.
@@ -93,20 +109,11 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
         output_text: output.text,
         usage: responseUsage(result.usage),
       } satisfies Partial<Response>);
-      if (params.store) {
-        const kept: KeptResponse = { response, conversation };
-        const stored = await responses
-          .put({ id: response.id, owner, storedAt: now(), itemIds: itemIds(kept), data: kept })
-          .catch((error: unknown) => {
-            errorBody(error, c.get('requestId')); // reports it (onServerError); the client gets the response
-            return false;
-          });
-        if (!stored) response.store = false;
-      }
+      if (params.store && !(await keepIt())) response.store = false;
       return response;
     };
 
-    if (!params.stream) {
+    if (!params.stream && !params.background) {
       const output = new ResponseOutput(undefined, { summary: summarised, ...(cite && { cite }) });
       addSearch(output);
       const result = await chat({ signal: c.req.raw.signal, onServe }).catch(asInputError);
@@ -125,6 +132,52 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
       return served.label(c.json<Response>(done, 200, unkept ? { [STORED_HEADER]: 'false' } : {}));
     }
 
+    /**
+     * The generation as the events of its stream, told to `emit`; `start` is told at the engine's first event. A
+     * failure before it is thrown, to be answered with its own status, unless the response runs in the background
+     * (its answer has gone: the failure is the response's); once begun, a failure ends the response `failed`, with what
+     * it had written. An abort is thrown, the response's output left as it stood.
+     */
+    const generate = async (emit: (event: UnsequencedEvent) => void, signal: AbortSignal, start: () => void) => {
+      let started = false;
+      const output = new ResponseOutput(emit, { summary: summarised, ...(cite && { cite }) });
+      // The output as it is written: what a background response shows while it runs.
+      response.output = output.items;
+      const onEvent = (event: ChatEvent) => {
+        if (!started) {
+          started = true;
+          start();
+          addSearch(output);
+        }
+        if (event.type === 'delta') output.addText(event.text, event.logprobs);
+        else if (event.type === 'reasoning') output.addReasoning(event.text);
+        else if (event.type === 'tool_call') output.addCall(event.index, event.name);
+        else if (event.type === 'tool_arguments') output.addArguments(event.index, event.text);
+        else output.finish(event.reason);
+      };
+      try {
+        const result = await chat({ signal, onEvent, onServe }).catch(asInputError);
+        const done = await complete(output, result);
+        emit({ type: done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: done });
+      } catch (error) {
+        if (signal.aborted) {
+          Object.assign(response, { output: output.items, output_text: output.text });
+          throw error;
+        }
+        if (!started && !params.background) throw error;
+        const failure = errorBody(error, c.get('requestId'));
+        Object.assign(response, { status: 'failed', error: toResponseError(failure), output: output.items });
+        emit({ type: 'response.failed', response });
+      }
+    };
+
+    if (params.background) {
+      const run = await startInBackground(deps, c, { response, conversation }, keepIt, generate);
+      // The request's rate-limit slots are held until the run ends (see rateLimit).
+      c.set('outlasting', run.ended);
+      return params.stream ? followRun(run, -1, c, deps) : c.json<Response>(structuredClone(response));
+    }
+
     const stream = await eventStream(
       async (send, signal) => {
         let sequence = 0;
@@ -132,32 +185,12 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
           const sequenced = { ...event, sequence_number: sequence++ } as ResponseStreamEvent;
           send(sequenced, sequenced.type);
         };
-        const output = new ResponseOutput(emit, { summary: summarised, ...(cite && { cite }) });
-        const onEvent = (event: ChatEvent) => {
-          // Sent with the first token, not up front: a request the engine refuses (a prompt over the context window)
-          // still gets its own status code instead of a stream.
-          if (sequence === 0) {
-            emit({ type: 'response.created', response: structuredClone(response) });
-            emit({ type: 'response.in_progress', response: structuredClone(response) });
-            addSearch(output);
-          }
-          if (event.type === 'delta') output.addText(event.text, event.logprobs);
-          else if (event.type === 'reasoning') output.addReasoning(event.text);
-          else if (event.type === 'tool_call') output.addCall(event.index, event.name);
-          else if (event.type === 'tool_arguments') output.addArguments(event.index, event.text);
-          else output.finish(event.reason);
-        };
-        try {
-          const result = await chat({ signal, onEvent, onServe }).catch(asInputError);
-          const done = await complete(output, result);
-          emit({ type: done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: done });
-        } catch (error) {
-          if (sequence === 0 || signal.aborted) throw error;
-          // Once the stream has begun, a failure is the response's: it ends `failed`, with what it had written.
-          const failure = errorBody(error, c.get('requestId'));
-          Object.assign(response, { status: 'failed', error: toResponseError(failure), output: output.items });
-          emit({ type: 'response.failed', response });
-        }
+        // Sent with the first token, not up front: a request the engine refuses (a prompt over the context window)
+        // still gets its own status code instead of a stream.
+        await generate(emit, signal, () => {
+          emit({ type: 'response.created', response: structuredClone(response) });
+          emit({ type: 'response.in_progress', response: structuredClone(response) });
+        });
       },
       { signal: c.req.raw.signal, errorBody: (error) => errorBody(error, c.get('requestId')), doneFrame: false },
     );
@@ -165,16 +198,18 @@ export function createResponse({ engine, limits, now, ownedBy, errorBody, respon
   };
 }
 
-/** `GET /v1/responses/{id}`: a kept response of the caller's key. */
-export function retrieveResponse({ responses }: RouteDeps) {
+/**
+ * `GET /v1/responses/{id}`: a kept response of the caller's key, as it stands (a background one while it runs); with
+ * `stream=true`, a background response's events (see background.ts).
+ */
+export function retrieveResponse(deps: RouteDeps) {
   return async (c: Context<Env>) => {
     const id = c.req.param('id') ?? '';
-    if (c.req.query('stream') === 'true') {
-      throw new ApiError(400, 'Streaming a stored response again is not supported.', { param: 'stream' });
-    }
-    const kept = await ownResponse(responses, c.get('key').id, id);
+    const owner = c.get('key').id;
+    const kept = await ownResponse(deps.responses, owner, id);
     if (!kept) throw responseNotFound(id);
-    return c.json<Response>(kept.response);
+    if (c.req.query('stream') === 'true') return streamResponse(deps, c, kept.response);
+    return c.json<Response>(await currentResponse(deps, owner, kept));
   };
 }
 
@@ -187,8 +222,6 @@ export function deleteResponse({ responses }: RouteDeps) {
   };
 }
 
-const responseNotFound = (id: string) =>
-  new ApiError(404, `Response with id '${id}' not found.`, { param: 'response_id', code: 'not_found' });
 
 /** A response in progress: what `response.created` shows, and what the finished response is made from. */
 function inProgress(id: string, createdAt: number, params: ResponsesParams): Response {
@@ -198,7 +231,7 @@ function inProgress(id: string, createdAt: number, params: ResponsesParams): Res
     created_at: createdAt,
     status: 'in_progress',
     completed_at: null,
-    background: false,
+    background: params.background,
     error: null,
     incomplete_details: null,
     instructions: params.instructions,

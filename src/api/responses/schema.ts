@@ -26,7 +26,7 @@ import type {
 /*
  * The Responses API's request body (`POST /v1/responses`) and its conversion to what the route needs: the input items,
  * normalised, and the engine request without its messages (they come from the conversation, which may continue a
- * stored one). Fields that would change the meaning of a request if ignored (hosted tools, images, background runs,
+ * stored one). Fields that would change the meaning of a request if ignored (hosted tools, images,
  * server-side conversations) are refused with a 400 naming them.
  */
 
@@ -232,9 +232,7 @@ function responsesSchema(limits: Limits) {
     prompt_cache_key: optional(z.string().max(1024)),
     max_tool_calls: optional(z.int().min(0)),
     truncation: optional(z.enum(['disabled'], { error: 'Only `truncation: "disabled"` is supported.' })),
-    background: optional(
-      z.literal(false, { error: 'Background responses are not supported: stream the response instead.' }),
-    ),
+    background: optional(z.boolean()),
     conversation: unsupported('`conversation` (the Conversations API)'),
     prompt: unsupported('`prompt` (stored prompt templates)'),
   });
@@ -245,6 +243,8 @@ export interface ResponsesParams {
   model: string;
   stream: boolean;
   store: boolean;
+  /** Whether it runs on after the answer, detached from its request (see background.ts). */
+  background: boolean;
   previousResponseId: string | null;
   instructions: string | null;
   input: InputItem[];
@@ -306,6 +306,10 @@ export function responsesParser(
     if (p.input == null && !inputOptional) throw invalidRequest("Missing required parameter: 'input'.", 'input');
     if (p.metadata && Object.keys(p.metadata).length > 16) {
       throw invalidRequest("Invalid 'metadata': at most 16 keys.", 'metadata', 'invalid_value');
+    }
+    // As OpenAI's API: a background response is polled for, so it must be kept.
+    if (p.background === true && p.store === false) {
+      throw invalidRequest('Background mode requires `store` to be true.', 'background');
     }
     const functionTools = (p.tools ?? []).filter((t) => t.type === 'function');
     const searchTools = (p.tools ?? []).filter((t) => t.type === 'file_search');
@@ -451,6 +455,7 @@ export function responsesParser(
       model: p.model,
       stream: p.stream === true,
       store: p.store !== false,
+      background: p.background === true,
       previousResponseId: p.previous_response_id ?? null,
       instructions: p.instructions ?? null,
       input,

@@ -132,7 +132,8 @@ export interface ResponseUsage {
   total_tokens: number;
 }
 
-export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'incomplete';
+/** `queued` and `cancelled` are a background response's only (see background.ts). */
+export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'incomplete' | 'queued' | 'cancelled';
 
 /** Why a response failed, in the API's `ResponseError` codes. */
 export interface ResponseError {
@@ -147,7 +148,8 @@ export interface Response {
   status: ResponseStatus;
   /** When it ended, in Unix seconds; null while it runs. */
   completed_at: number | null;
-  background: false;
+  /** Whether it ran on after its answer (`background: true`), detached from the request. */
+  background: boolean;
   error: ResponseError | null;
   incomplete_details: { reason: 'max_output_tokens' } | null;
   instructions: string | null;
@@ -206,7 +208,7 @@ type Sequenced<T> = T & { sequence_number: number };
 
 /** The events of a streamed response, in the order OpenAI sends them; each event's `type` is also its SSE name. */
 export type ResponseStreamEvent = Sequenced<
-  | { type: 'response.created' | 'response.in_progress'; response: Response }
+  | { type: 'response.created' | 'response.queued' | 'response.in_progress'; response: Response }
   | { type: 'response.completed' | 'response.incomplete' | 'response.failed'; response: Response }
   | { type: 'response.output_item.added' | 'response.output_item.done'; output_index: number; item: ResponseOutputItem }
   | {
