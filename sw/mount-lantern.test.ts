@@ -15,6 +15,7 @@ import { createWorkerApi } from '../src/worker/worker-api.ts';
 import { startUpstream } from '../test/support/upstream.ts';
 import { mountLantern, type MountOptions } from './mount-lantern.ts';
 import { memoryDocumentStorage } from '../src/document-store/index.ts';
+import { memoryResponseStore } from '../src/response-store/index.ts';
 
 /** The service worker's side, driven with hand-made events (as Hono tests its service worker adapter). */
 registerEngineErrorTransfer();
@@ -366,5 +367,38 @@ describe('mountLantern', () => {
       chunksDone: 1,
       chunksTotal: 1,
     });
+  });
+
+  it('keeps itself alive for a background response past its answer, until its run ends', async () => {
+    // Node has no IndexedDB: the service worker's responses in memory.
+    const { scope, post } = await mounted({ responses: memoryResponseStore() });
+    const { engine, stopped } = engineThatWaitsForAbort();
+    scope.offer(engine);
+    scope.windows.set('page-1', { postMessage: () => {} });
+    const keepAwake = () => {
+      const replies: unknown[] = [];
+      const source = { postMessage: (data: unknown) => replies.push(data) };
+      scope.dispatch('message', { data: { type: 'lantern:keep-awake' }, ports: [], source });
+      return replies;
+    };
+    const waited: Promise<unknown>[] = [];
+    let answered: Promise<Response> | undefined;
+    scope.dispatch('fetch', {
+      request: post('/v1/responses', { model: 'chat-model', input: 'hi', background: true }),
+      clientId: 'page-1',
+      respondWith: (r: Promise<Response>) => (answered = r),
+      waitUntil: (work: Promise<unknown>) => waited.push(work),
+    });
+    const created = (await (await answered!).json()) as { id: string; status: string };
+    expect(created.status).toBe('queued');
+    expect(waited).toHaveLength(1);
+    // Answered, and still busy: its pages keep it awake while the run goes on.
+    expect(keepAwake()).toEqual([{ type: 'lantern:busy', busy: true }]);
+
+    const cancelled = await scope.fetch(post(`/v1/responses/${created.id}/cancel`, {}))!;
+    expect(await cancelled.json()).toMatchObject({ id: created.id, status: 'cancelled' });
+    await stopped;
+    await waited[0];
+    expect(keepAwake()).toEqual([{ type: 'lantern:busy', busy: false }]);
   });
 });

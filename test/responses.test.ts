@@ -377,7 +377,7 @@ describe('refusals', () => {
       'input[0].content[0].image_url',
     );
     expect(await refused({ input: [{ type: 'computer_call', id: 'cu_1' }] })).toBe('input[0].type');
-    expect(await refused({ background: true })).toBe('background');
+    expect(await refused({ background: true, store: false })).toBe('background');
     expect(await refused({ conversation: 'conv_1' })).toBe('conversation');
     expect(await refused({ truncation: 'auto' })).toBe('truncation');
     expect(await refused({ max_output_tokens: 0 })).toBe('max_output_tokens');
