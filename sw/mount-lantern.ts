@@ -127,8 +127,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     } else if (isProtocolCheck(event.data)) told(event.source, event.data.protocol);
     else if (isHostGone(event.data)) worker.disconnect(event.data.host);
     else if (isAbortRequest(event.data)) running.get(event.data.id)?.abort();
-    else if (isKeepAwake(event.data))
-      event.source?.postMessage({ type: 'lantern:busy', busy: busy() } satisfies Busy);
+    else if (isKeepAwake(event.data)) event.source?.postMessage({ type: 'lantern:busy', busy: busy() } satisfies Busy);
   });
 
   const handler = createHandler({

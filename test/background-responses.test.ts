@@ -46,7 +46,7 @@ beforeAll(async () => {
 
 /** Polls a response until it has ended. */
 async function settled(id: string, via = client): Promise<OpenAI.Responses.Response> {
-  for (const start = Date.now(); Date.now() - start < 60_000; ) {
+  for (const start = Date.now(); Date.now() - start < 60_000;) {
     const response = await via.responses.retrieve(id);
     if (response.status !== 'queued' && response.status !== 'in_progress') return response;
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -74,8 +74,34 @@ describe('background: true', () => {
     expect(done.output_text).toBe(foreground.output_text);
     expect(done.usage).toEqual(foreground.usage);
     // The record is the store's, as a foreground response's: it continues a conversation.
-    const next = await client.responses.create({ model, input: 'Again.', previous_response_id: done.id, temperature: 0 });
+    const next = await client.responses.create({
+      model,
+      input: 'Again.',
+      previous_response_id: done.id,
+      temperature: 0,
+    });
     expect(next.status).toBe('completed');
+  });
+
+  it('ends failed when the engine refuses it, its error the refusal', async () => {
+    // A prompt and max_output_tokens over the model's context window (1,024): answered before the engine refuses it.
+    const created = await client.responses.create({ model, input: 'Hi', max_output_tokens: 2048, background: true });
+    const done = await settled(created.id);
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'invalid_prompt' } });
+    expect(done.error!.message).toMatch(/context/);
+  });
+
+  it('stops when deleted while it runs, and stays deleted', async () => {
+    const created = await client.responses.create({
+      model,
+      instructions: ENDLESS,
+      input: 'Tell me a story.',
+      max_output_tokens: LONG,
+      background: true,
+    });
+    await client.responses.delete(created.id);
+    await expect(lantern.calls.at(-1)!.outcome).resolves.toMatchObject({ kind: 'aborted' });
+    await expect(client.responses.retrieve(created.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   it('is refused with store: false, as OpenAI refuses it', async () => {
@@ -224,7 +250,11 @@ describe('limits and lifetime', () => {
 
   it('reads as failed when its run is not alive (the process or service worker that ran it stopped)', async () => {
     const responses = memoryResponseStore();
-    const first = await sdkClient({ engine, handler: { onServerError: () => {}, responses }, client: { maxRetries: 0 } });
+    const first = await sdkClient({
+      engine,
+      handler: { onServerError: () => {}, responses },
+      client: { maxRetries: 0 },
+    });
     const created = await first.client.responses.create({
       model,
       instructions: ENDLESS,

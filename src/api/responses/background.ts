@@ -236,7 +236,12 @@ export function keep(store: ResponseStore, owner: string, kept: KeptResponse, st
  * The events of a background response after `startingAfter`, then its live ones until it ends: a stream a client
  * can drop and take up again after the last sequence number it read. Closing it leaves the run alone.
  */
-export function followRun(run: BackgroundRun, startingAfter: number, c: Context<Env>, deps: Pick<RouteDeps, 'errorBody'>) {
+export function followRun(
+  run: BackgroundRun,
+  startingAfter: number,
+  c: Context<Env>,
+  deps: Pick<RouteDeps, 'errorBody'>,
+) {
   return eventStream(
     async (send, signal) => {
       let next = startingAfter + 1;
@@ -285,6 +290,14 @@ export async function streamResponse(deps: RouteDeps, c: Context<Env>, response:
   return followRun(run, startingAfter, c, deps);
 }
 
+/** Stops this key's background response `id` if it runs here, resolving once its run has ended (and kept its end). */
+export async function stopRun(runs: BackgroundRuns, owner: string, id: string): Promise<void> {
+  const run = runs.get(owner, id);
+  if (!run || run.finishedAt !== null) return;
+  run.abort.abort();
+  await run.ended;
+}
+
 /**
  * `POST /v1/responses/{id}/cancel`: stops a running background response, which ends `cancelled` with what it had
  * written, and answers with it once it has ended. Cancelling a cancelled one answers with it again, as OpenAI's API
@@ -298,11 +311,7 @@ export function cancelResponse(deps: RouteDeps) {
     const kept = await ownResponse(deps.responses, owner, id);
     if (!kept) throw responseNotFound(id);
     if (!kept.response.background) throw new ApiError(400, 'Cannot cancel a synchronous response.');
-    const run = deps.background.get(owner, id);
-    if (run && run.finishedAt === null) {
-      run.abort.abort();
-      await run.ended;
-    }
+    await stopRun(deps.background, owner, id);
     // Read again: the run wrote its end.
     const after = (await ownResponse(deps.responses, owner, id)) ?? kept;
     const response = await currentResponse(deps, owner, after);

@@ -8,7 +8,7 @@ import {
   type ChatResult,
   type Serving,
 } from '../../engine-interface/index.ts';
-import { ApiError, type ErrorBody } from '../errors.ts';
+import type { ErrorBody } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
@@ -20,6 +20,7 @@ import {
   keep,
   responseNotFound,
   startInBackground,
+  stopRun,
   streamResponse,
 } from './background.ts';
 import { ownResponse, resolveConversation, toChatMessages } from './conversation.ts';
@@ -213,11 +214,16 @@ export function retrieveResponse(deps: RouteDeps) {
   };
 }
 
-/** `DELETE /v1/responses/{id}`: forgets a kept response of the caller's key. */
-export function deleteResponse({ responses }: RouteDeps) {
+/**
+ * `DELETE /v1/responses/{id}`: forgets a kept response of the caller's key. A background one still running is stopped
+ * first: its run would otherwise keep it again when it ends.
+ */
+export function deleteResponse({ responses, background }: RouteDeps) {
   return async (c: Context<Env>) => {
     const id = c.req.param('id') ?? '';
-    if (!(await responses.delete(c.get('key').id, id))) throw responseNotFound(id);
+    const owner = c.get('key').id;
+    await stopRun(background, owner, id);
+    if (!(await responses.delete(owner, id))) throw responseNotFound(id);
     return c.json<ResponseDeleted>({ id, object: 'response.deleted', deleted: true });
   };
 }
