@@ -137,3 +137,71 @@ test('Agents SDK: OpenAIResponsesCompactionSession compacts after each turn thro
   ]);
   expect(result.kinds).toEqual(['user', 'user', 'compaction']);
 });
+
+test(
+  'openai SDK: a background response polled to its end, a dropped stream resumed, a cancel; another key sees none',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    const otherKey = await issueKey(tab);
+    const result = await tab.evaluate(
+      async ({ k, other }) => {
+        const client = window.harness.client(k);
+        const stranger = window.harness.client(other);
+        const model = 'crimson-falcon-4';
+        const ask = { model, input: 'Count to 10.', temperature: 0, max_output_tokens: 40 };
+        const foreground = await client.responses.create(ask);
+        const queued = await client.responses.create({ ...ask, background: true });
+        let polled = queued;
+        while (polled.status === 'queued' || polled.status === 'in_progress') {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          polled = await client.responses.retrieve(queued.id);
+        }
+        // A streamed background response, dropped after a few events and resumed after the last one seen.
+        const stream = await client.responses.create({ ...ask, background: true, stream: true });
+        const seen: number[] = [];
+        let id = '';
+        for await (const event of stream) {
+          seen.push(event.sequence_number);
+          if (event.type === 'response.created') id = event.response.id;
+          if (seen.length === 4) break;
+        }
+        const resumed = await client.responses.retrieve(id, { stream: true, starting_after: seen.at(-1)! });
+        const rest: { type: string; sequence_number: number; text?: string }[] = [];
+        for await (const event of resumed)
+          rest.push({
+            type: event.type,
+            sequence_number: event.sequence_number,
+            ...(event.type === 'response.completed' && { text: event.response.output_text }),
+          });
+        const long = await client.responses.create({
+          model,
+          input: 'Tell me a story.',
+          max_output_tokens: 900,
+          background: true,
+        });
+        const cancelled = await client.responses.cancel(long.id);
+        const foreign = await stranger.responses
+          .retrieve(queued.id)
+          .then(() => 'answered')
+          .catch((error: unknown) => window.harness.describeError(error));
+        return {
+          queued: { status: queued.status, background: queued.background },
+          polled: { status: polled.status, text: polled.output_text },
+          foreground: foreground.output_text,
+          seen,
+          rest,
+          cancelled: cancelled.status,
+          foreign,
+        };
+      },
+      { k: key, other: otherKey },
+    );
+    expect(result.queued).toEqual({ status: 'queued', background: true });
+    expect(result.polled).toEqual({ status: 'completed', text: result.foreground });
+    const numbers = [...result.seen, ...result.rest.map((e) => e.sequence_number)];
+    expect(numbers).toEqual(numbers.map((_, i) => i));
+    expect(result.rest.at(-1)).toMatchObject({ type: 'response.completed', text: result.foreground });
+    expect(result.cancelled).toBe('cancelled');
+    expect(result.foreign).toBe('NotFoundError not_found');
+  },
+);

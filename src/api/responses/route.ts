@@ -145,6 +145,9 @@ export function createResponse(deps: RouteDeps) {
       // The output as it is written: what a background response shows while it runs.
       response.output = output.items;
       const onEvent = (event: ChatEvent) => {
+        // An engine across a port may still deliver an event its abort overtook: a cancelled response takes no more
+        // (a late first token would otherwise mark it `in_progress` again after it ended `cancelled`).
+        if (signal.aborted) return;
         if (!started) {
           started = true;
           start();
