@@ -1,6 +1,13 @@
 import OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, createHandler, memoryResponseStore, type ChatRequest, type Engine } from '../src/index.ts';
+import {
+  createEngine,
+  createHandler,
+  EngineError,
+  memoryResponseStore,
+  type ChatRequest,
+  type Engine,
+} from '../src/index.ts';
 import { openaiClient, sdkClient, testProfile, type SdkClient } from './support/lantern.ts';
 import { overrideTask } from './support/task-override.ts';
 
@@ -193,6 +200,24 @@ describe('cancel', () => {
     await expect(lantern.calls.at(-1)!.outcome).resolves.toMatchObject({ kind: 'aborted' });
     expect(await client.responses.retrieve(created.id)).toEqual(cancelled);
     expect(await client.responses.cancel(created.id)).toEqual(cancelled);
+  });
+
+  it('ends cancelled when the engine delivers an event its abort overtook (as one across a port may)', async () => {
+    // Fault injection: the engine holds the request until it is aborted, then sends a first token and rejects, as the
+    // service worker's engine client could: a late event must not mark the cancelled response in_progress again.
+    const late = overrideTask(createEngine({ profile: testProfile() }), 'chat', (_name, _request, options = {}) => {
+      return new Promise((_resolve, reject) => {
+        options.signal?.addEventListener('abort', () => {
+          options.onEvent?.({ type: 'delta', choice: 0, text: 'Once' });
+          reject(new EngineError('aborted', 'The request was cancelled by the client.'));
+        });
+      });
+    });
+    const held = await sdkClient({ engine: late, handler: { onServerError: () => {} }, client: { maxRetries: 0 } });
+    const created = await held.client.responses.create({ model, input: 'Hi', background: true });
+    const cancelled = await held.client.responses.cancel(created.id);
+    expect(cancelled.status).toBe('cancelled');
+    expect((await held.client.responses.retrieve(created.id)).status).toBe('cancelled');
   });
 
   it('refuses a finished background response and a foreground one (400)', async () => {
