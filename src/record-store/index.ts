@@ -1,0 +1,13 @@
+/** Per-key listable records (conversations, stored chat completions): the interface, limits, memory and IndexedDB. */
+export {
+  byCreation,
+  creationClock,
+  DEFAULT_RECORD_STORE_LIMITS,
+  memoryRecordStore,
+  type KeptRecord,
+  type RecordListQuery,
+  type RecordPage,
+  type RecordStore,
+  type RecordStoreLimits,
+} from './record-store.ts';
+export { indexedDbRecordStore, RECORDS_DATABASE } from './indexeddb-record-store.ts';
