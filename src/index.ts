@@ -44,5 +44,6 @@ export {
 export * from './models/index.ts';
 export * from './keys/index.ts';
 export * from './response-store/index.ts';
+export * from './record-store/index.ts';
 export { indexedDbDocumentStorage, memoryDocumentStorage, type DocumentStorage } from './document-store/index.ts';
 export { DEFAULT_LIBRARY_LIMITS, type LibraryLimits } from './file-search/index.ts';

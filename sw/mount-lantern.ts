@@ -3,6 +3,7 @@ import { createHandler, type Handler, type HandlerOptions } from '../src/api/ind
 import { createModelRouter } from '../src/models/model-router.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
 import { indexedDbResponseStore } from '../src/response-store/index.ts';
+import { indexedDbRecordStore } from '../src/record-store/index.ts';
 import { indexedDbDocumentStorage } from '../src/document-store/index.ts';
 import {
   hostLock,
@@ -133,6 +134,8 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
   const handler = createHandler({
     keys: new KeyRing({ storage: indexedDbKeyStorage() }),
     responses: indexedDbResponseStore(),
+    conversations: indexedDbRecordStore('conversations'),
+    chatCompletions: indexedDbRecordStore('chat_completions'),
     documents: indexedDbDocumentStorage(),
     ...options,
     keepAlive: (work) => {

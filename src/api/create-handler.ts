@@ -19,10 +19,14 @@ import { createSpeech } from './speech/route.ts';
 import { audioBodyBytes } from './audio/schema.ts';
 import { listModels, retrieveModel } from './models/route.ts';
 import { RateLimiter } from './rate-limiter.ts';
-import { createResponse, deleteResponse, retrieveResponse } from './responses/route.ts';
+import { createResponse, deleteResponse, listInputItems, retrieveResponse } from './responses/route.ts';
 import { compactResponse } from './responses/compaction.ts';
 import { countInputTokens } from './responses/input-tokens.ts';
 import { BackgroundRuns, cancelResponse } from './responses/background.ts';
+import { memoryRecordStore } from '../record-store/index.ts';
+import { storedCompletionRoutes } from './chat-completions/stored.ts';
+import { Conversations } from './conversations/conversations.ts';
+import { conversationRoutes } from './conversations/route.ts';
 import type { Env, RouteDeps } from './route-deps.ts';
 
 /** A web-standard request handler: the same function serves Node, tests and the service worker. */
@@ -86,6 +90,8 @@ export function createHandler(options: HandlerOptions): Handler {
     ownedBy: options.ownedBy ?? 'lantern',
     errorBody: (error, requestId) => report(error, requestId).body(),
     responses: options.responses ?? memoryResponseStore(),
+    conversations: new Conversations(options.conversations ?? memoryRecordStore(), now),
+    chatCompletions: options.chatCompletions ?? memoryRecordStore(),
     files: new FileLibrary({
       storage: options.documents ?? memoryDocumentStorage(),
       engine: options.engine,
@@ -104,12 +110,20 @@ export function createHandler(options: HandlerOptions): Handler {
   app.get('/v1/models/:id{.+}', retrieveModel(deps));
   const json = { maxBytes: limits.maxBodyBytes, timeoutMs: limits.bodyTimeoutMs };
   app.post('/v1/chat/completions', rateLimit(limiter, json), createChatCompletion(deps));
+  const manage = readBodyOf(json);
+  const stored = storedCompletionRoutes(deps);
+  app.get('/v1/chat/completions', stored.list);
+  app.get('/v1/chat/completions/:id', stored.retrieve);
+  app.post('/v1/chat/completions/:id', manage, stored.update);
+  app.delete('/v1/chat/completions/:id', stored.delete);
+  app.get('/v1/chat/completions/:id/messages', stored.messages);
   app.post('/v1/completions', rateLimit(limiter, json), createCompletion(deps));
   app.post('/v1/responses', rateLimit(limiter, json), createResponse(deps));
   // Both run the model on the request's conversation, as a response would.
   app.post('/v1/responses/compact', rateLimit(limiter, json), compactResponse(deps));
   app.post('/v1/responses/input_tokens', rateLimit(limiter, json), countInputTokens(deps));
   app.get('/v1/responses/:id', retrieveResponse(deps));
+  app.get('/v1/responses/:id/input_items', listInputItems(deps));
   app.delete('/v1/responses/:id', deleteResponse(deps));
   app.post('/v1/responses/:id/cancel', cancelResponse(deps));
   // Embeddings run on the same device, in the same engine queue, as generations: the same limits hold them.
@@ -125,7 +139,6 @@ export function createHandler(options: HandlerOptions): Handler {
     maxBytes: uploadBodyBytes(deps.files.limits.maxFileBytes),
     timeoutMs: limits.bodyTimeoutMs,
   });
-  const manage = readBodyOf(json);
   app.post('/v1/files', upload, createFile(deps));
   app.get('/v1/files', listFiles(deps));
   app.get('/v1/files/:id', retrieveFile(deps));
@@ -148,6 +161,16 @@ export function createHandler(options: HandlerOptions): Handler {
   app.get('/v1/vector_stores/:id/file_batches/:batch_id', stores.retrieveBatch);
   app.post('/v1/vector_stores/:id/file_batches/:batch_id/cancel', stores.cancelBatch);
   app.get('/v1/vector_stores/:id/file_batches/:batch_id/files', stores.listBatchFiles);
+  // Conversations run no model: no rate limit holds them (the responses that use them are held).
+  const conversations = conversationRoutes(deps);
+  app.post('/v1/conversations', manage, conversations.create);
+  app.get('/v1/conversations/:id', conversations.retrieve);
+  app.post('/v1/conversations/:id', manage, conversations.update);
+  app.delete('/v1/conversations/:id', conversations.delete);
+  app.post('/v1/conversations/:id/items', manage, conversations.addItems);
+  app.get('/v1/conversations/:id/items', conversations.listItems);
+  app.get('/v1/conversations/:id/items/:item_id', conversations.retrieveItem);
+  app.delete('/v1/conversations/:id/items/:item_id', conversations.deleteItem);
 
   return async (request) => {
     try {

@@ -15,3 +15,5 @@ export { RATE_LIMIT_VARIABLES } from './rate-limiter.ts';
 export type * from './wire.ts';
 /** The Responses API's wire types, as openai-node's `OpenAI.Responses` namespace holds them. */
 export type * as Responses from './responses/wire.ts';
+export type { ConversationStore, KeptConversation } from './conversations/conversations.ts';
+export type { ChatCompletionStore, StoredChatCompletion } from './chat-completions/stored.ts';

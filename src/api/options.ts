@@ -1,6 +1,8 @@
 import type { Engine } from '../engine-interface/index.ts';
 import type { KeyStore } from '../keys/index.ts';
 import type { ResponseStore } from '../response-store/index.ts';
+import type { ChatCompletionStore } from './chat-completions/stored.ts';
+import type { ConversationStore } from './conversations/conversations.ts';
 import type { DocumentStorage } from '../document-store/index.ts';
 import type { IndexingProgress, LibraryLimits, TextExtractor } from '../file-search/index.ts';
 
@@ -155,6 +157,16 @@ export interface HandlerOptions {
    * service worker gives `indexedDbResponseStore()`.
    */
   responses?: ResponseStore;
+  /**
+   * Where the Conversations API keeps conversations (one record each, its items in it): `memoryRecordStore()` unless
+   * given; the service worker gives `indexedDbRecordStore('conversations')`.
+   */
+  conversations?: ConversationStore;
+  /**
+   * Where chat completions with `store: true` are kept: `memoryRecordStore()` unless given; the service worker gives
+   * `indexedDbRecordStore('chat_completions')`.
+   */
+  chatCompletions?: ChatCompletionStore;
   /**
    * Where the Files and Vector Stores APIs keep files, chunks and indexes: `memoryDocumentStorage()` unless given; the
    * service worker gives `indexedDbDocumentStorage()`, `npm run serve:node` a directory (`directoryDocumentStorage`).

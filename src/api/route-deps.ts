@@ -2,6 +2,8 @@ import type { KeyInfo } from '../keys/index.ts';
 import type { ResponseStore } from '../response-store/index.ts';
 import type { FileLibrary } from '../file-search/index.ts';
 import type { BackgroundRuns } from './responses/background.ts';
+import type { ChatCompletionStore } from './chat-completions/stored.ts';
+import type { Conversations } from './conversations/conversations.ts';
 import type { Engine, Serving } from '../engine-interface/index.ts';
 import { BACKEND_HEADER, type ErrorBody } from './errors.ts';
 import { systemFingerprint } from './ids.ts';
@@ -30,6 +32,10 @@ export interface RouteDeps {
   files: FileLibrary;
   /** The Responses API's background runs (`background: true`). */
   background: BackgroundRuns;
+  /** The keys' conversations (the Conversations API, and `conversation` on responses). */
+  conversations: Conversations;
+  /** Where chat completions with `store: true` are kept. */
+  chatCompletions: ChatCompletionStore;
 }
 
 /**

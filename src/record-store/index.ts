@@ -4,6 +4,7 @@ export {
   creationClock,
   DEFAULT_RECORD_STORE_LIMITS,
   memoryRecordStore,
+  recordSize,
   type KeptRecord,
   type RecordListQuery,
   type RecordPage,

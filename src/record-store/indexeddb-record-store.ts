@@ -59,6 +59,7 @@ export function indexedDbRecordStore<T = unknown>(
   const owners = (owner: string) => IDBKeyRange.bound([collection, owner, -Infinity], [collection, owner, []]);
 
   return {
+    limits: Object.freeze({ maxRecords, maxBytes }),
     put: (record) =>
       withDatabase(async (database) => {
         const key: [string, string, string] = [collection, record.owner, record.id];

@@ -60,6 +60,8 @@ export interface RecordPage<T = unknown> {
  * await store.get('key_2', 'c_1'); // undefined: key_2 has no such record
  */
 export interface RecordStore<T = unknown> {
+  /** The limits it keeps each key's records within: a caller may refuse a record that would not be kept. */
+  readonly limits: Readonly<RecordStoreLimits>;
   /**
    * Keeps a record on its owner's shelf (replacing one of the owner's with the same id), the owner's least recently
    * written leaving first to keep the shelf within its limits. Resolves to false when the record alone is over the
@@ -111,6 +113,7 @@ export function memoryRecordStore<T = unknown>(limits: Partial<RecordStoreLimits
   };
 
   return {
+    limits: Object.freeze({ maxRecords, maxBytes }),
     async put(record) {
       const { owner } = record;
       const size = recordSize(record);

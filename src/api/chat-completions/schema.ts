@@ -9,7 +9,8 @@ import { chatToolParam, toConstraint, toEngineMessages, toolCallSchema, toolFiel
 
 /*
  * The chat completions body (`POST /v1/chat/completions`) as a zod schema, and its conversion to the engine request.
- * Fields that are not listed are ignored (clients send `user`, `metadata`, `store`, ...); fields that would silently
+ * Fields that are not listed are ignored (clients send `user`, ...); `store` and `metadata` keep the completion (see
+ * `stored.ts`); fields that would silently
  * change the meaning of a request when ignored are refused with a 400 that names them. Tool calling's fields and their
  * conversion are in `tool-schemas.ts`.
  */
@@ -98,6 +99,13 @@ function chatSchema(limits: Limits) {
     // variables (other variables are ignored) and OpenAI's reasoning effort; neither: the model's default.
     chat_template_kwargs: optional(z.object({ enable_thinking: optional(z.boolean()) })),
     reasoning_effort: optional(z.enum(REASONING_EFFORTS)),
+    // Keeps the completion for the stored completions routes (stored.ts), with its metadata.
+    store: optional(z.boolean()),
+    metadata: optional(
+      z
+        .record(z.string().max(64), z.string().max(512))
+        .refine((m) => Object.keys(m).length <= 16, 'At most 16 metadata pairs are allowed.'),
+    ),
     // OpenAI's Predicted Outputs: text the reply will largely repeat, which speculation proposes from. At most
     // `maxInputChars` in all, its parts together: a reply is at most `maxTokens` long, and a longer prediction is only
     // tokenized, never proposed from (64 parts of 32,768 characters held the engine 7.5 s for a 40-token answer).
@@ -126,6 +134,9 @@ export interface ChatParams {
   stream: boolean;
   includeUsage: boolean;
   request: ChatRequest;
+  /** Whether to keep the completion (`store: true`), and the metadata kept with it. */
+  store: boolean;
+  metadata: Record<string, string>;
 }
 
 /** Compiled once per handler, as the limits are fixed for its lifetime. */
@@ -168,6 +179,6 @@ export function chatParser(limits: Limits): (body: unknown) => ChatParams {
     const choice = typeof p.tool_choice === 'object' ? p.tool_choice?.function : p.tool_choice;
     const constraint = toConstraint(text, tools, choice, p.parallel_tool_calls, chatToolParam, limits);
     if (constraint) request.constraint = constraint;
-    return { model: p.model, stream, includeUsage, request };
+    return { model: p.model, stream, includeUsage, request, store: p.store === true, metadata: p.metadata ?? {} };
   };
 }

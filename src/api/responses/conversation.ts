@@ -3,6 +3,9 @@ import type { ResponseStore, StoredResponse } from '../../response-store/index.t
 import { invalidRequest } from '../errors.ts';
 import type { ConversationItem, ResponsesParams } from './schema.ts';
 import type { Response, ResponseOutputItem } from './wire.ts';
+import type { Conversations } from '../conversations/conversations.ts';
+import { keptInput, keptOutput, toWireItem } from '../conversations/items.ts';
+import type { ConversationItem as ConversationItemWire } from '../conversations/wire.ts';
 
 /**
  * What the store keeps of a response (`StoredResponse.data`): the response object, and the conversation it answered
@@ -43,14 +46,16 @@ export function outputAsInput(item: ResponseOutputItem): ConversationItem {
 
 /**
  * The conversation a request continues: the stored one of `previous_response_id` and its output, then the request's
- * input with each `item_reference` replaced by the stored item it names. Unknown ids are 400s naming them.
+ * input with each `item_reference` replaced by the stored item it names. Unknown ids are 400s naming them. `before`
+ * is the context of a request that names a conversation (the Conversations API's) instead.
  */
 export async function resolveConversation(
   store: ResponseStore,
   owner: string,
   params: Pick<ResponsesParams, 'previousResponseId' | 'input'>,
+  before: ConversationItem[] = [],
 ): Promise<ConversationItem[]> {
-  const items: ConversationItem[] = [];
+  const items: ConversationItem[] = [...before];
   if (params.previousResponseId !== null) {
     const previous = await ownResponse(store, owner, params.previousResponseId);
     if (!previous) {
@@ -94,15 +99,20 @@ export function itemIds({ response, conversation }: KeptResponse): string[] {
  * its calls, as one chat message with `tool_calls`), and each `function_call_output` is a `tool` turn. As OpenAI's
  * API does, an output must answer a call before it, and every call must have its output before the conversation goes
  * on. `offset` is the position of the request's first input item in `items` (after a continued conversation), so
- * that a refusal names the request's own item.
+ * that a refusal names the request's own item (an earlier one is named as `earlier`: where it came from).
  */
-export function toChatMessages(instructions: string | null, items: ConversationItem[], offset = 0): ChatMessage[] {
+export function toChatMessages(
+  instructions: string | null,
+  items: ConversationItem[],
+  offset = 0,
+  earlier = 'previous_response_id',
+): ChatMessage[] {
   const messages: ChatMessage[] = instructions === null ? [] : [{ role: 'system', content: instructions }];
   /** Calls made and not yet answered. */
   let unanswered: string[] = [];
   /** A thought not yet given to the assistant turn it came before. */
   let thought: string | undefined;
-  const param = (i: number) => (i >= offset ? `input[${i - offset}]` : 'previous_response_id');
+  const param = (i: number) => (i >= offset ? `input[${i - offset}]` : earlier);
   /** A new assistant turn: the thought before it is its own. */
   const assistant = (message: ChatMessage): ChatMessage => {
     if (thought) message.reasoning = thought;
@@ -153,3 +163,32 @@ export const SUMMARY_HEADING = 'A summary of the conversation before this point:
 
 const noOutput = (ids: string[], param: string) =>
   invalidRequest(`No tool output found for function call ${ids.join(', ')}.`, param);
+
+/**
+ * The request's own items (from `offset` in the conversation), each with an id: what the Responses API lists as the
+ * response's input items, and adds to its conversation. Ids are OpenAI's kind of id for the item's type.
+ */
+export function withItemIds(conversation: ConversationItem[], offset: number): ConversationItem[] {
+  return conversation.map((item, i) => (i < offset || item.id !== undefined ? item : keptInput(item).item));
+}
+
+/**
+ * Adds a finished turn to its conversation (the Conversations API's): the request's input items, then the response's
+ * output, in turn with the conversation's other changes.
+ */
+export async function addTurn(
+  conversations: Conversations,
+  owner: string,
+  id: string,
+  input: ConversationItem[],
+  output: ResponseOutputItem[],
+): Promise<void> {
+  const turn = [...input.map(keptInput), ...output.map(keptOutput)];
+  await conversations.update(owner, id, (kept) => kept.items.push(...turn));
+}
+
+/** `GET /v1/responses/{id}/input_items`' items: the conversation the response answered, in OpenAI's shape. */
+export function inputItemsOf(kept: KeptResponse): ConversationItemWire[] {
+  // Items kept before input items were given ids have one made from their place, the same at every call.
+  return kept.conversation.map((item, i) => toWireItem({ ...item, id: item.id ?? `msg_${kept.response.id}_${i}` }));
+}

@@ -8,8 +8,10 @@ import {
   type ChatResult,
   type Serving,
 } from '../../engine-interface/index.ts';
-import type { ErrorBody } from '../errors.ts';
+import { ApiError, type ErrorBody } from '../errors.ts';
+import { itemPage, ITEM_LIST } from '../conversations/route.ts';
 import { newId } from '../ids.ts';
+import { readListQuery } from '../list-query.ts';
 import { parseJsonObject } from '../request-body.ts';
 import { ServedBy, type Env, type RouteDeps } from '../route-deps.ts';
 import { eventStream } from '../sse.ts';
@@ -23,7 +25,14 @@ import {
   stopRun,
   streamResponse,
 } from './background.ts';
-import { ownResponse, resolveConversation, toChatMessages } from './conversation.ts';
+import {
+  addTurn,
+  inputItemsOf,
+  ownResponse,
+  resolveConversation,
+  toChatMessages,
+  withItemIds,
+} from './conversation.ts';
 import { citationsFor, itemResults, searchForTurn, withSources } from './file-search.ts';
 import { ResponseOutput, type UnsequencedEvent } from './output.ts';
 import { asInputError } from './turn.ts';
@@ -45,16 +54,20 @@ const STORED_HEADER = 'x-lantern-stored';
  * generation into a 500, or a stream's `response.failed`, and the work was lost).
  */
 export function createResponse(deps: RouteDeps) {
-  const { engine, limits, now, ownedBy, errorBody, responses, files } = deps;
+  const { engine, limits, now, ownedBy, errorBody, responses, files, conversations } = deps;
   const parse = responsesParser(limits);
   return async (c: Context<Env>) => {
     const params = parse(await parseJsonObject(c.get('body')));
     const served = new ServedBy(params.model, ownedBy);
     const owner = c.get('key').id;
-    const conversation = await resolveConversation(responses, owner, params);
+    // A conversation of the Conversations API: its items come before the input (an unknown one is a 404).
+    const context = params.conversationId === null ? null : await conversationContext(deps, owner, params);
+    const resolved = await resolveConversation(responses, owner, params, context ?? []);
     // The request's own items come last in the conversation, after those of the response it continues.
-    const offset = conversation.length - params.input.length;
-    const messages = toChatMessages(params.instructions, conversation, offset);
+    const offset = resolved.length - params.input.length;
+    const conversation = withItemIds(resolved, offset);
+    const earlier = context ? 'conversation' : 'previous_response_id';
+    const messages = toChatMessages(params.instructions, conversation, offset, earlier);
     // Prompts are cached per key: no key's prompts reach another's answers or `cached_tokens` (issue 41).
     const request: ChatRequest = { ...params.request, messages, cacheScope: owner };
     if (messages.some((m) => m.images)) request.imageLimits = imageLimitsOf(limits);
@@ -111,6 +124,12 @@ export function createResponse(deps: RouteDeps) {
         usage: responseUsage(result.usage),
       } satisfies Partial<Response>);
       if (params.store && !(await keepIt())) response.store = false;
+      if (params.conversationId !== null) {
+        // The turn joins its conversation; one that cannot (the conversation full or gone) is still the answer.
+        await addTurn(conversations, owner, params.conversationId, conversation.slice(offset), response.output).catch(
+          (error: unknown) => errorBody(error, c.get('requestId')),
+        );
+      }
       return response;
     };
 
@@ -217,6 +236,29 @@ export function retrieveResponse(deps: RouteDeps) {
   };
 }
 
+/** `GET /v1/responses/{id}/input_items`: the conversation a kept response of the caller's key answered, a page. */
+export function listInputItems({ responses }: RouteDeps) {
+  return async (c: Context<Env>) => {
+    const id = c.req.param('id') ?? '';
+    const query = readListQuery(c.req.url, ITEM_LIST);
+    const kept = await ownResponse(responses, c.get('key').id, id);
+    if (!kept) throw responseNotFound(id);
+    return c.json(itemPage(inputItemsOf(kept), query));
+  };
+}
+
+/** The items of the conversation a request names, as context: another key's or an unknown one is a 404. */
+export async function conversationContext(
+  { conversations }: Pick<RouteDeps, 'conversations'>,
+  owner: string,
+  params: ResponsesParams,
+) {
+  const notFound = (id: string) =>
+    new ApiError(404, `Conversation with id '${id}' not found.`, { param: 'conversation', code: 'not_found' });
+  const kept = await conversations.get(owner, params.conversationId!, notFound);
+  return kept.items.map(({ item }) => item);
+}
+
 /**
  * `DELETE /v1/responses/{id}`: forgets a kept response of the caller's key. A background one still running is stopped
  * first: its run would otherwise keep it again when it ends.
@@ -230,7 +272,6 @@ export function deleteResponse({ responses, background }: RouteDeps) {
     return c.json<ResponseDeleted>({ id, object: 'response.deleted', deleted: true });
   };
 }
-
 
 /** A response in progress: what `response.created` shows, and what the finished response is made from. */
 function inProgress(id: string, createdAt: number, params: ResponsesParams): Response {

@@ -26,8 +26,8 @@ import type {
 /*
  * The Responses API's request body (`POST /v1/responses`) and its conversion to what the route needs: the input items,
  * normalised, and the engine request without its messages (they come from the conversation, which may continue a
- * stored one). Fields that would change the meaning of a request if ignored (hosted tools, images,
- * server-side conversations) are refused with a 400 naming them.
+ * stored one). Fields that would change the meaning of a request if ignored (hosted tools, stored prompts) are refused
+ * with a 400 naming them.
  */
 
 /** An input item of a conversation, as kept and continued: text only, function calls and their outputs. */
@@ -101,7 +101,7 @@ const reasoningItem = z.object({
   status: itemStatus,
 });
 
-const inputItem = z.preprocess(
+export const inputItem = z.preprocess(
   // `type` may be left out: a message is known by its role, a reference by its lone id.
   (item) =>
     typeof item === 'object' && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null
@@ -233,7 +233,8 @@ function responsesSchema(limits: Limits) {
     max_tool_calls: optional(z.int().min(0)),
     truncation: optional(z.enum(['disabled'], { error: 'Only `truncation: "disabled"` is supported.' })),
     background: optional(z.boolean()),
-    conversation: unsupported('`conversation` (the Conversations API)'),
+    // A conversation of the Conversations API, by id or as `{ id }`: its items come before the input.
+    conversation: optional(z.union([z.string().min(1), z.object({ id: z.string().min(1) })])),
     prompt: unsupported('`prompt` (stored prompt templates)'),
   });
 }
@@ -246,6 +247,8 @@ export interface ResponsesParams {
   /** Whether it runs on after the answer, detached from its request (see background.ts). */
   background: boolean;
   previousResponseId: string | null;
+  /** The conversation (Conversations API) the response continues and is added to. */
+  conversationId: string | null;
   instructions: string | null;
   input: InputItem[];
   /** The `file_search` tool, when the request has one and its `tool_choice` is not `none`. */
@@ -310,6 +313,14 @@ export function responsesParser(
     // As OpenAI's API: a background response is polled for, so it must be kept.
     if (p.background === true && p.store === false) {
       throw invalidRequest('Background mode requires `store` to be true.', 'background');
+    }
+    if (p.conversation != null && p.previous_response_id != null) {
+      // As OpenAI answers: one source of the conversation before the input.
+      throw invalidRequest(
+        "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.",
+        null,
+        'mutually_exclusive_parameters',
+      );
     }
     const functionTools = (p.tools ?? []).filter((t) => t.type === 'function');
     const searchTools = (p.tools ?? []).filter((t) => t.type === 'file_search');
@@ -416,35 +427,7 @@ export function responsesParser(
         ? []
         : typeof p.input === 'string'
           ? [{ type: 'message', role: 'user', content: p.input }]
-          : p.input.map((item, i): InputItem => {
-              switch (item.type) {
-                case 'item_reference':
-                  return { type: 'item_reference', id: item.id };
-                case 'message':
-                  return withId(messageItem(item.role, item.content, i, limits), item.id);
-                case 'function_call':
-                  return withId(
-                    { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments },
-                    item.id,
-                  );
-                case 'reasoning': {
-                  const parts = item.content?.length ? item.content : item.summary;
-                  return withId({ type: 'reasoning', text: parts.map((part) => part.text).join('\n') }, item.id);
-                }
-                case 'file_search_call':
-                  return withId({ type: 'file_search_call', queries: item.queries ?? [] }, item.id);
-                case 'function_call_output':
-                  return withId(
-                    { type: 'function_call_output', call_id: item.call_id, output: text(item.output) },
-                    item.id,
-                  );
-                case 'compaction':
-                  return withId(
-                    { type: 'compaction', summary: decodeCompaction(item.encrypted_content, `input[${i}]`) },
-                    item.id,
-                  );
-              }
-            });
+          : toInputItems(p.input, limits);
 
     checkImageCount(
       input.filter((item) => item.type === 'message'),
@@ -457,6 +440,8 @@ export function responsesParser(
       store: p.store !== false,
       background: p.background === true,
       previousResponseId: p.previous_response_id ?? null,
+      conversationId:
+        p.conversation == null ? null : typeof p.conversation === 'string' ? p.conversation : p.conversation.id,
       instructions: p.instructions ?? null,
       input,
       fileSearch,
@@ -484,6 +469,39 @@ export function responsesParser(
   };
 }
 
+/** An input item as the schema reads it. */
+export type ParsedInputItem = z.output<typeof inputItem>;
+
+/**
+ * Input items as sent (`input` of a response, `items` of a conversation), normalised: each message's text and images,
+ * each output's text. `param` names the list in refusals.
+ */
+export function toInputItems(items: ParsedInputItem[], limits: ImagePartLimits, param = 'input'): InputItem[] {
+  return items.map((item, i): InputItem => {
+    switch (item.type) {
+      case 'item_reference':
+        return { type: 'item_reference', id: item.id };
+      case 'message':
+        return withId(messageItem(item.role, item.content, i, limits, param), item.id);
+      case 'function_call':
+        return withId(
+          { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments },
+          item.id,
+        );
+      case 'reasoning': {
+        const parts = item.content?.length ? item.content : item.summary;
+        return withId({ type: 'reasoning', text: parts.map((part) => part.text).join('\n') }, item.id);
+      }
+      case 'file_search_call':
+        return withId({ type: 'file_search_call', queries: item.queries ?? [] }, item.id);
+      case 'function_call_output':
+        return withId({ type: 'function_call_output', call_id: item.call_id, output: text(item.output) }, item.id);
+      case 'compaction':
+        return withId({ type: 'compaction', summary: decodeCompaction(item.encrypted_content, `${param}[${i}]`) }, item.id);
+    }
+  });
+}
+
 type MessageContent = z.output<typeof contentPart>[] | string;
 
 /** A message item: its text, and a user message's images (checked as chat's are: URL, type and size). */
@@ -492,11 +510,12 @@ function messageItem(
   content: MessageContent,
   i: number,
   limits: ImagePartLimits,
+  list = 'input',
 ): ConversationItem & { type: 'message' } {
   if (typeof content === 'string') return { type: 'message', role, content };
   const parts = content.map((part, j) => {
     if (part.type !== 'input_image') return { text: part.type === 'refusal' ? part.refusal : part.text };
-    const param = `input[${i}].content[${j}]`;
+    const param = `${list}[${i}].content[${j}]`;
     if (role !== 'user') {
       throw invalidRequest(
         `Invalid '${param}': images are only allowed in messages with role 'user', not '${role}'.`,

@@ -161,6 +161,8 @@ export interface Response {
   output_text: string;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
+  /** The conversation (Conversations API) it continued and was added to, when the request named one. */
+  conversation?: { id: string };
   reasoning: { effort: string | null; summary: ReasoningSummary | null };
   service_tier: 'default';
   /** Whether it is kept for retrieval: the request's `store`, or false when keeping it failed (see docs/responses.md). */
