@@ -1,6 +1,6 @@
 import { Agent, Runner } from '@openai/agents-core';
 import { OpenAIConversationsSession, OpenAIProvider } from '@openai/agents-openai';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Handler } from '../src/index.ts';
 import { openaiClient, sdkClient, type SdkClient } from './support/lantern.ts';
@@ -34,7 +34,7 @@ describe('openai SDK: conversations', () => {
     const conversation = await client.conversations.create({
       items: [
         { type: 'message', role: 'user', content: 'Hello' },
-        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hi there', annotations: [] }] },
+        { type: 'message', role: 'assistant', content: 'Hi there' },
       ],
       metadata: { topic: 'greetings' },
     });

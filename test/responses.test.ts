@@ -378,7 +378,8 @@ describe('refusals', () => {
     );
     expect(await refused({ input: [{ type: 'computer_call', id: 'cu_1' }] })).toBe('input[0].type');
     expect(await refused({ background: true, store: false })).toBe('background');
-    expect(await refused({ conversation: 'conv_1' })).toBe('conversation');
+    // A conversation by id or `{ id }` (test/conversations.test.ts); nothing else.
+    expect(await refused({ conversation: 42 })).toBe('conversation');
     expect(await refused({ truncation: 'auto' })).toBe('truncation');
     expect(await refused({ max_output_tokens: 0 })).toBe('max_output_tokens');
     expect(await refused({ text: { format: { type: 'json_schema', name: 'bad name!', schema: {} } } })).toBe(
