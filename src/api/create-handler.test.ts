@@ -155,7 +155,7 @@ describe('routing', () => {
 
   it('answers unknown URLs and wrong methods with an OpenAI 404', async () => {
     await expectError(await request('/v1/assistants', chatBody()), 404, 'unknown_url');
-    await expectError(await request('/v1/chat/completions'), 404, 'unknown_url');
+    await expectError(await request('/v1/embeddings'), 404, 'unknown_url');
   });
 
   it('404s unknown models and models on the wrong endpoint before any work', async () => {

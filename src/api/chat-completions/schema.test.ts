@@ -13,6 +13,8 @@ describe('chat request parsing', () => {
       model: 'm',
       stream: false,
       includeUsage: false,
+      store: false,
+      metadata: {},
       request: {
         messages: [{ role: 'user', content: 'hi' }],
         temperature: 1,
@@ -53,7 +55,8 @@ describe('chat request parsing', () => {
       stream_options: { include_usage: true },
       logit_bias: { '42': -100 },
       user: 'ignored',
-      metadata: { ignored: true },
+      // Kept with the completion only with `store: true`.
+      metadata: { kept: 'no' },
     });
     expect(p.stream).toBe(true);
     expect(p.includeUsage).toBe(true);
