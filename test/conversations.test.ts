@@ -120,6 +120,27 @@ describe('openai SDK: conversations', () => {
     expect((await client.conversations.items.list(id)).data).toHaveLength(4);
   });
 
+  it("keeps a message's text and images as parts, in their order", async () => {
+    const png =
+      'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const content = [
+      { type: 'input_text' as const, text: 'Look:' },
+      { type: 'input_image' as const, image_url: png, detail: 'low' as const },
+      { type: 'input_text' as const, text: 'What is it?' },
+    ];
+    const { id } = await client.conversations.create({ items: [{ role: 'user', content }] });
+    const [item] = (await client.conversations.items.list(id)).data;
+    expect(item).toMatchObject({
+      type: 'message',
+      role: 'user',
+      content: [
+        { type: 'input_text', text: 'Look:' },
+        { type: 'input_image', image_url: png, detail: 'low' },
+        { type: 'input_text', text: 'What is it?' },
+      ],
+    });
+  });
+
   it('refuses more than 20 items at a time, item references, and bad metadata', async () => {
     const many = Array.from({ length: 21 }, () => ({ role: 'user' as const, content: 'x' }));
     await expect(client.conversations.create({ items: many })).rejects.toMatchObject({ status: 400 });

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { invalidRequest } from '../errors.ts';
+import { checkImageCount } from '../image-parts.ts';
 import type { Limits } from '../options.ts';
 import { optional, parse } from '../request-validation.ts';
 import { inputItem, toInputItems, type ConversationItem } from '../responses/schema.ts';
@@ -25,12 +26,18 @@ const addSchema = z.object({ items: items.min(1) });
 
 /** A conversation's items as sent: normalised as `input` is, each with its place in `items` named in refusals. */
 function conversationItems(sent: z.output<typeof items>, limits: Limits): ConversationItem[] {
-  return toInputItems(sent, limits, 'items').map((item, i) => {
+  const items = toInputItems(sent, limits, 'items').map((item, i) => {
     if (item.type === 'item_reference') {
       throw invalidRequest('Item references cannot be added to a conversation: send the items.', `items[${i}]`);
     }
     return item;
   });
+  // As many images as one request may hold: each is given to the model with every turn that uses the conversation.
+  checkImageCount(
+    items.filter((item) => item.type === 'message'),
+    limits.maxImages,
+  );
+  return items;
 }
 
 /** `POST /v1/conversations`. */
