@@ -2,7 +2,7 @@ import { Agent, Runner } from '@openai/agents-core';
 import { OpenAIConversationsSession, OpenAIProvider } from '@openai/agents-openai';
 import type OpenAI from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Handler } from '../src/index.ts';
+import { memoryRecordStore, type Handler } from '../src/index.ts';
 import { openaiClient, sdkClient, type SdkClient } from './support/lantern.ts';
 
 /**
@@ -149,6 +149,20 @@ describe('openai SDK: conversations', () => {
     ).rejects.toMatchObject({ status: 400, error: { param: 'items[0]' } });
     const tooMany = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v']));
     await expect(client.conversations.create({ metadata: tooMany })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('limits', () => {
+  it("refuses an addition past the key's bytes with conversation_full, and keeps the conversation as it was", async () => {
+    const small = await sdkClient({
+      handler: { onServerError: () => {}, conversations: memoryRecordStore({ maxBytes: 4096 }) },
+      client: { maxRetries: 0 },
+    });
+    const { id } = await small.client.conversations.create({ items: [{ role: 'user', content: 'Hello' }] });
+    await expect(
+      small.client.conversations.items.create(id, { items: [{ role: 'user', content: 'x'.repeat(5000) }] }),
+    ).rejects.toMatchObject({ status: 400, error: { code: 'conversation_full' } });
+    expect(texts((await small.client.conversations.items.list(id)).data)).toEqual(['Hello']);
   });
 });
 
