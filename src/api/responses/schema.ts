@@ -497,7 +497,10 @@ export function toInputItems(items: ParsedInputItem[], limits: ImagePartLimits, 
       case 'function_call_output':
         return withId({ type: 'function_call_output', call_id: item.call_id, output: text(item.output) }, item.id);
       case 'compaction':
-        return withId({ type: 'compaction', summary: decodeCompaction(item.encrypted_content, `${param}[${i}]`) }, item.id);
+        return withId(
+          { type: 'compaction', summary: decodeCompaction(item.encrypted_content, `${param}[${i}]`) },
+          item.id,
+        );
     }
   });
 }
