@@ -289,6 +289,7 @@ function inProgress(id: string, createdAt: number, params: ResponsesParams): Res
     output: [],
     output_text: '',
     previous_response_id: params.previousResponseId,
+    conversation: params.conversationId === null ? null : { id: params.conversationId },
     service_tier: 'default',
     store: params.store,
     truncation: 'disabled',

@@ -161,8 +161,8 @@ export interface Response {
   output_text: string;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
-  /** The conversation (Conversations API) it continued and was added to, when the request named one. */
-  conversation?: { id: string };
+  /** The conversation (Conversations API) it continued and was added to; null when the request named none. */
+  conversation: { id: string } | null;
   reasoning: { effort: string | null; summary: ReasoningSummary | null };
   service_tier: 'default';
   /** Whether it is kept for retrieval: the request's `store`, or false when keeping it failed (see docs/responses.md). */
