@@ -47,3 +47,4 @@ export * from './response-store/index.ts';
 export * from './record-store/index.ts';
 export { indexedDbDocumentStorage, memoryDocumentStorage, type DocumentStorage } from './document-store/index.ts';
 export { DEFAULT_LIBRARY_LIMITS, type LibraryLimits } from './file-search/index.ts';
+export { DEFAULT_BATCH_LIMITS, type BatchLimits } from './batches/index.ts';

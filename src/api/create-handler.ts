@@ -3,13 +3,15 @@ import { cors } from 'hono/cors';
 import { memoryResponseStore } from '../response-store/index.ts';
 import { memoryDocumentStorage } from '../document-store/index.ts';
 import { FileLibrary } from '../file-search/index.ts';
+import { BatchRunner } from '../batches/index.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { newRequestId } from './ids.ts';
-import { auth } from './middleware/auth.ts';
+import { auth, INTERNAL_KEY_ID, type InternalBindings } from './middleware/auth.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { readBodyOf } from './middleware/read-body.ts';
 import { createFile, deleteFile, fileContent, listFiles, readUpload, retrieveFile } from './files/route.ts';
 import { vectorStoreRoutes } from './vector-stores/route.ts';
+import { batchRoutes } from './batches/route.ts';
 import { DEFAULT_LIMITS, DEFAULT_RATE_LIMITS, type CorsOptions, type HandlerOptions } from './options.ts';
 import { createChatCompletion } from './chat-completions/route.ts';
 import { createCompletion } from './completions/route.ts';
@@ -35,8 +37,8 @@ export type Handler = (request: Request) => Promise<Response>;
 /**
  * Creates the /v1 API: `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`, `POST /v1/completions`,
  * `POST /v1/responses` (with `GET` and `DELETE /v1/responses/{id}`, and `POST /v1/responses/{id}/cancel` for background
- * ones), `POST /v1/embeddings` and
- * `POST /v1/audio/transcriptions` and `/translations` and `POST /v1/audio/speech`, every route behind
+ * ones), `POST /v1/embeddings` and `POST /v1/audio/transcriptions` and `/translations` and `POST /v1/audio/speech`,
+ * the Files, Vector Stores and Batch APIs (a batch's lines run through these same routes, as its key), every route behind
  * `Authorization: Bearer lt_…`, every route that runs a model under a per-key rate limit and a bounded engine queue,
  * and every failure answered with an OpenAI-shaped error body and an `x-request-id` header.
  *
@@ -74,6 +76,8 @@ export function createHandler(options: HandlerOptions): Handler {
   });
 
   app.use(async (c, next) => {
+    // Any request resumes the batches a stopped context left unfinished (once), and keeps a service worker alive for them.
+    batches.wake();
     const requestId = newRequestId();
     c.set('requestId', requestId);
     await next();
@@ -83,6 +87,36 @@ export function createHandler(options: HandlerOptions): Handler {
   if (options.cors) app.use('/v1/*', corsMiddleware(options.cors));
   app.use('/v1/*', auth(options.keys));
 
+  const documents = options.documents ?? memoryDocumentStorage();
+  const files = new FileLibrary({
+    storage: documents,
+    engine: options.engine,
+    ...options.files,
+    ...(options.keepAlive && { keepAlive: options.keepAlive }),
+    now,
+    onError: (error) => onServerError(error, 'indexing'),
+  });
+  const concurrentGenerations = options.rateLimits?.concurrentGenerations ?? DEFAULT_RATE_LIMITS.concurrentGenerations;
+  const batches = new BatchRunner({
+    storage: documents,
+    files,
+    // A batch's line goes through the app as its key: the same routes, limits and engine queue as any request. Only
+    // this call passes bindings, so no request from outside can run as a key it did not present (see auth).
+    dispatch: async (keyId, request) => {
+      const bindings: InternalBindings = { [INTERNAL_KEY_ID]: keyId };
+      try {
+        return await app.fetch(request, bindings);
+      } catch (error) {
+        const apiError = report(error, newRequestId());
+        return Response.json(apiError.body(), { status: apiError.status, headers: apiError.headers });
+      }
+    },
+    concurrency: options.batches?.concurrency ?? Math.max(1, concurrentGenerations - 1),
+    ...(options.batches?.limits && { limits: options.batches.limits }),
+    ...(options.keepAlive && { keepAlive: options.keepAlive }),
+    now,
+    onError: (error) => onServerError(error, 'batch'),
+  });
   const deps: RouteDeps = {
     engine: options.engine,
     limits,
@@ -92,14 +126,8 @@ export function createHandler(options: HandlerOptions): Handler {
     responses: options.responses ?? memoryResponseStore(),
     conversations: new Conversations(options.conversations ?? memoryRecordStore(), now),
     chatCompletions: options.chatCompletions ?? memoryRecordStore(),
-    files: new FileLibrary({
-      storage: options.documents ?? memoryDocumentStorage(),
-      engine: options.engine,
-      ...options.files,
-      ...(options.keepAlive && { keepAlive: options.keepAlive }),
-      now,
-      onError: (error) => onServerError(error, 'indexing'),
-    }),
+    files,
+    batches,
     background: new BackgroundRuns({
       now,
       keepAlive: options.keepAlive,
@@ -171,6 +199,12 @@ export function createHandler(options: HandlerOptions): Handler {
   app.get('/v1/conversations/:id/items', conversations.listItems);
   app.get('/v1/conversations/:id/items/:item_id', conversations.retrieveItem);
   app.delete('/v1/conversations/:id/items/:item_id', conversations.deleteItem);
+  // Batches run their lines through the routes above, each line under the key's limits as it runs.
+  const batch = batchRoutes(deps);
+  app.post('/v1/batches', manage, batch.create);
+  app.get('/v1/batches', batch.list);
+  app.get('/v1/batches/:id', batch.retrieve);
+  app.post('/v1/batches/:id/cancel', batch.cancel);
 
   return async (request) => {
     try {

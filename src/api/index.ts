@@ -17,3 +17,5 @@ export type * from './wire.ts';
 export type * as Responses from './responses/wire.ts';
 export type { ConversationStore, KeptConversation } from './conversations/conversations.ts';
 export type { ChatCompletionStore, StoredChatCompletion } from './chat-completions/stored.ts';
+/** The Batch API's wire types, as openai-node's `OpenAI.Batches` namespace holds them. */
+export type * as Batches from './batches/wire.ts';

@@ -5,6 +5,7 @@ import type { ChatCompletionStore } from './chat-completions/stored.ts';
 import type { ConversationStore } from './conversations/conversations.ts';
 import type { DocumentStorage } from '../document-store/index.ts';
 import type { IndexingProgress, LibraryLimits, TextExtractor } from '../file-search/index.ts';
+import type { BatchLimits } from '../batches/index.ts';
 
 /**
  * Every explicit limit of the API. A request over any of them is answered 400 before any work is queued, with the
@@ -192,6 +193,16 @@ export interface HandlerOptions {
    * nothing needs to.
    */
   keepAlive?: (work: Promise<void>) => void;
+  /** The Batch API's own options. Its batches are kept in `documents`, beside their files. */
+  batches?: {
+    /** Overrides of `DEFAULT_BATCH_LIMITS`, per key. */
+    limits?: Partial<BatchLimits>;
+    /**
+     * Lines of one key's batches running at once (default: the key's `concurrentGenerations` less one, at least 1, so
+     * that a running batch leaves the key a slot of its own requests).
+     */
+    concurrency?: number;
+  };
   /** Overrides of {@link DEFAULT_LIMITS}. */
   limits?: Partial<Limits>;
   /** Overrides of {@link DEFAULT_RATE_LIMITS}. */

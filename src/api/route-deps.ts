@@ -4,6 +4,7 @@ import type { FileLibrary } from '../file-search/index.ts';
 import type { BackgroundRuns } from './responses/background.ts';
 import type { ChatCompletionStore } from './chat-completions/stored.ts';
 import type { Conversations } from './conversations/conversations.ts';
+import type { BatchRunner } from '../batches/index.ts';
 import type { Engine, Serving } from '../engine-interface/index.ts';
 import { BACKEND_HEADER, type ErrorBody } from './errors.ts';
 import { systemFingerprint } from './ids.ts';
@@ -36,6 +37,8 @@ export interface RouteDeps {
   conversations: Conversations;
   /** Where chat completions with `store: true` are kept. */
   chatCompletions: ChatCompletionStore;
+  /** The keys' batches (the Batch API). */
+  batches: BatchRunner;
 }
 
 /**

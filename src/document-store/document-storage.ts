@@ -6,7 +6,7 @@
  * and the shapes of values.
  */
 
-/** The tables of the Files and Vector Stores APIs. Keys are arrays of strings, the first always the owner (the API key id). */
+/** The tables of the Files, Vector Stores and Batch APIs. Keys are arrays of strings, the first always the owner (the API key id). */
 export type DocumentTable =
   | 'files'
   | 'file_bytes'
@@ -15,7 +15,9 @@ export type DocumentTable =
   | 'vector_store_files'
   | 'file_batches'
   | 'chunks'
-  | 'indexes';
+  | 'indexes'
+  | 'batches'
+  | 'batch_results';
 
 /** Every table, in one list: what the backends create, and what they accept at run time. */
 export const DOCUMENT_TABLES: readonly DocumentTable[] = Object.freeze([
@@ -27,6 +29,8 @@ export const DOCUMENT_TABLES: readonly DocumentTable[] = Object.freeze([
   'file_batches',
   'chunks',
   'indexes',
+  'batches',
+  'batch_results',
 ]);
 
 /**

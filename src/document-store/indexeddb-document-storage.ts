@@ -23,6 +23,8 @@ interface DocumentsDB extends DBSchema {
   file_batches: Table;
   chunks: Table;
   indexes: Table;
+  batches: Table;
+  batch_results: Table;
 }
 
 /** The database every page and the service worker of an origin share: files uploaded in one are seen in all. */
@@ -30,9 +32,10 @@ export const DOCUMENTS_DATABASE = 'lantern-documents';
 
 /**
  * 1: one object store per table, keyed by arrays of strings given on each put. 2: `file_texts`, each file's text as
- * extracted once (a database of version 1 gains it; nothing else changes).
+ * extracted once (a database of version 1 gains it; nothing else changes). 3: `batches` and
+ * `batch_results`, the Batch API's (an older database gains them the same way).
  */
-const VERSION = 2;
+const VERSION = 3;
 
 /**
  * The records of a key prefix, as one range of IndexedDB's key order: from the prefix itself to `[...prefix, []]`.

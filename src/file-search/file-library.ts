@@ -202,7 +202,15 @@ interface FileUpload {
   mimeType: string;
   purpose: FilePurpose;
   expiresAfterS?: number;
+  /**
+   * The id to keep it under, for a writer that must be able to write it again (a batch's output file, written anew
+   * when a batch resumes its finalizing): a file of this id is replaced. New ids are minted otherwise.
+   */
+  id?: string;
 }
+
+/** Purposes whose files are data for the Batch API, never documents: not indexed, so no vector store takes them. */
+const UNSEARCHABLE: readonly FilePurpose[] = ['batch', 'batch_output'];
 
 /**
  * The Files and Vector Stores of every key: files kept with their bytes, vector stores of files, each file's text
@@ -320,7 +328,7 @@ export class FileLibrary {
         { param: 'file', code: 'file_too_large' },
       );
     }
-    const files = await this.#storage.list<FileRow>('files', [owner]);
+    const files = (await this.#storage.list<FileRow>('files', [owner])).filter((row) => row.file.id !== upload.id);
     if (files.length >= maxFiles) {
       throw new LibraryError(
         400,
@@ -341,7 +349,7 @@ export class FileLibrary {
     const createdMs = this.#now();
     const createdAt = Math.floor(createdMs / 1000);
     const file: FileObject = {
-      id: newId('file-'),
+      id: upload.id ?? newId('file-'),
       object: 'file',
       bytes: upload.bytes.length,
       created_at: createdAt,
@@ -661,8 +669,15 @@ export class FileLibrary {
       );
     }
     for (const id of ids) {
-      if (!(await this.#storage.get('files', [owner, id]))) {
-        throw new LibraryError(404, `No file found with id '${id}'.`, { param, code: 'not_found' });
+      const row = await this.#storage.get<FileRow>('files', [owner, id]);
+      if (!row) throw new LibraryError(404, `No file found with id '${id}'.`, { param, code: 'not_found' });
+      if (UNSEARCHABLE.includes(row.file.purpose)) {
+        throw new LibraryError(
+          400,
+          `File '${id}' has purpose '${row.file.purpose}': batch files are not indexed for search. Upload it ` +
+            "with purpose 'assistants' or 'user_data' to search it.",
+          { param, code: 'invalid_file' },
+        );
       }
     }
   }

@@ -8,7 +8,11 @@ import type { Attributes } from '../document-search/index.ts';
 
 export type { Attributes };
 
-export type FilePurpose = 'assistants' | 'user_data';
+/**
+ * `batch`: a Batch API input (JSONL); `batch_output`: a batch's output or error file, which only the Batch API writes.
+ * Neither is indexed for search: a vector store refuses them.
+ */
+export type FilePurpose = 'assistants' | 'user_data' | 'batch' | 'batch_output';
 
 export interface FileObject {
   id: string;

@@ -8,8 +8,14 @@ import { formText, readForm } from '../multipart.ts';
 import type { Env, RouteDeps } from '../route-deps.ts';
 import type { FileDeleted, FileObject, ListPage } from './wire.ts';
 
-/** The purposes a file may have here: those of `file_search` and of files given to models. */
-const PURPOSES: readonly FilePurpose[] = ['assistants', 'user_data'];
+/**
+ * The purposes an upload may have here: those of `file_search` and of files given to models, and `batch` (a Batch API
+ * input, kept but never indexed). `batch_output` files are the Batch API's own, written by it alone, as OpenAI's.
+ */
+const PURPOSES: readonly FilePurpose[] = ['assistants', 'user_data', 'batch'];
+
+/** As OpenAI's: a `batch` file given no `expires_after` expires 30 days after its upload. */
+const BATCH_FILE_EXPIRY_S = 2_592_000;
 
 /** OpenAI's bounds of `expires_after[seconds]`: an hour to thirty days. */
 const EXPIRY_SECONDS = { min: 3600, max: 2_592_000 };
@@ -31,8 +37,8 @@ export function createFile({ files }: RouteDeps) {
     if (!purpose) throw invalidRequest("Missing required parameter: 'purpose'.", 'purpose');
     if (!(PURPOSES as readonly string[]).includes(purpose)) {
       throw invalidRequest(
-        `Invalid 'purpose' \`${purpose}\`: files here are for ${PURPOSES.join(' and ')} (file_search, and input ` +
-          'files); batches, fine-tuning and evals do not run on the device.',
+        `Invalid 'purpose' \`${purpose}\`: files here are for ${PURPOSES.join(', ')} (file_search, input files and ` +
+          'the Batch API); fine-tuning and evals do not run on the device.',
         'purpose',
       );
     }
@@ -56,6 +62,7 @@ export function createFile({ files }: RouteDeps) {
         );
       }
     }
+    if (purpose === 'batch' && expiresAfterS === undefined) expiresAfterS = BATCH_FILE_EXPIRY_S;
     const stored = await files.createFile(c.get('key').id, {
       bytes: new Uint8Array(await file.arrayBuffer()),
       filename: file.name || 'upload',
