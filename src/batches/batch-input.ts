@@ -10,8 +10,7 @@ export interface BatchRequest {
 }
 
 export type ReadInput =
-  | { ok: true; requests: BatchRequest[]; model: string | undefined }
-  | { ok: false; errors: BatchError[] };
+  { ok: true; requests: BatchRequest[]; model: string | undefined } | { ok: false; errors: BatchError[] };
 
 const lineError = (line: number, code: string, message: string, param: string | null = null): BatchError => ({
   code,
@@ -36,7 +35,10 @@ export function readBatchInput(bytes: Uint8Array, endpoint: BatchEndpoint, limit
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    return { ok: false, errors: [{ code: 'invalid_file', line: null, message: 'The file is not UTF-8 text.', param: null }] };
+    return {
+      ok: false,
+      errors: [{ code: 'invalid_file', line: null, message: 'The file is not UTF-8 text.', param: null }],
+    };
   }
   const errors: BatchError[] = [];
   const report = (error: BatchError) => {
@@ -127,7 +129,12 @@ function lineProblem(
   }
   if (method === undefined || method === null) return missing('method');
   if (method !== 'POST') {
-    return lineError(line, 'invalid_method', `Invalid 'method': only 'POST' is supported, but got ${JSON.stringify(method)}.`, 'method');
+    return lineError(
+      line,
+      'invalid_method',
+      `Invalid 'method': only 'POST' is supported, but got ${JSON.stringify(method)}.`,
+      'method',
+    );
   }
   if (url === undefined || url === null) return missing('url');
   if (url !== endpoint) {

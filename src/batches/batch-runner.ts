@@ -227,10 +227,14 @@ export class BatchRunner {
     const { status } = row.batch;
     if (status === 'cancelling' || status === 'cancelled') return structuredClone(row.batch);
     if (status !== 'validating' && status !== 'in_progress') {
-      throw new LibraryError(400, `Batch '${id}' is ${status}: only a validating or in-progress batch can be cancelled.`, {
-        param: 'batch_id',
-        code: 'invalid_batch_status',
-      });
+      throw new LibraryError(
+        400,
+        `Batch '${id}' is ${status}: only a validating or in-progress batch can be cancelled.`,
+        {
+          param: 'batch_id',
+          code: 'invalid_batch_status',
+        },
+      );
     }
     row.batch.status = 'cancelling';
     row.batch.cancelling_at = this.#seconds();
@@ -294,7 +298,12 @@ export class BatchRunner {
     } catch (error) {
       if (!(error instanceof LibraryError)) throw error;
       await this.#fail(row, [
-        { code: 'invalid_file', line: null, message: `The input file could not be read: ${error.message}`, param: 'input_file_id' },
+        {
+          code: 'invalid_file',
+          line: null,
+          message: `The input file could not be read: ${error.message}`,
+          param: 'input_file_id',
+        },
       ]);
       return undefined;
     }
@@ -407,7 +416,7 @@ export class BatchRunner {
         },
       });
     }
-    for (let unavailable = 0; ; ) {
+    for (let unavailable = 0; ;) {
       if (stop.aborted) return undefined;
       const response = await this.#options.dispatch(
         row.owner,
@@ -463,7 +472,12 @@ export class BatchRunner {
       // The key's storage is full (or the origin's): the results stay kept, and the batch says why it failed.
       const message = error instanceof Error ? error.message : String(error);
       return this.#fail(row, [
-        { code: 'output_file_failed', line: null, message: `The output files could not be written: ${message}`, param: null },
+        {
+          code: 'output_file_failed',
+          line: null,
+          message: `The output files could not be written: ${message}`,
+          param: null,
+        },
       ]);
     }
     row.batch.request_counts.completed = outputs.length;

@@ -11,14 +11,7 @@ export type BatchEndpoint = '/v1/chat/completions' | '/v1/responses' | '/v1/embe
 export const BATCH_ENDPOINTS: readonly BatchEndpoint[] = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings'];
 
 export type BatchStatus =
-  | 'validating'
-  | 'failed'
-  | 'in_progress'
-  | 'finalizing'
-  | 'completed'
-  | 'expired'
-  | 'cancelling'
-  | 'cancelled';
+  'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 
 /** One problem of an input file (its `line`, from 1), or of the batch as a whole (`line: null`). */
 export interface BatchError {

@@ -30,7 +30,8 @@ export function auth(keys: KeyStore): MiddlewareHandler<{ Variables: { key: KeyI
     if (internal !== undefined) {
       // The key's secret is kept nowhere: its record is checked instead, so a key revoked since stops its batches.
       const info = (await keys.list()).find((key) => key.id === internal);
-      if (!info || info.revokedAt !== undefined) throw unauthorized('This API key has been revoked.', 'invalid_api_key');
+      if (!info || info.revokedAt !== undefined)
+        throw unauthorized('This API key has been revoked.', 'invalid_api_key');
       c.set('key', info);
       return next();
     }
