@@ -64,8 +64,14 @@ interface ResultRow {
 
 const COMPLETION_WINDOW_S = 24 * 60 * 60;
 const UNFINISHED: readonly BatchStatus[] = ['validating', 'in_progress', 'finalizing', 'cancelling'];
-/** Tries of a line answered 503 (no engine yet: a service worker waiting for a host tab) before it counts as failed. */
-const UNAVAILABLE_TRIES = 10;
+/**
+ * Answers a line waits out however long they last (until the batch expires): the key's or the engine's limits (429,
+ * which a batch shares with the key's other requests), and an engine not there yet (a service worker that no tab hosts
+ * an engine for, a GPU being replaced, a remote server restarting).
+ */
+const WAIT_CODES = new Set(['engine_unavailable', 'gpu_device_lost', 'upstream_unavailable']);
+/** Tries of a line whose failure the API says a retry may heal (`x-should-retry`), before it counts as failed. */
+const RETRY_TRIES = 3;
 const RETRY_MS = { min: 250, default: 1000, max: 30_000 };
 /** The origin of dispatched requests: the routes read only the path. */
 const INTERNAL_ORIGIN = 'http://lantern.internal';
@@ -397,8 +403,8 @@ export class BatchRunner {
   }
 
   /**
-   * One line through the API, retried while the API says to wait (429: the key's or the engine's limits, which the
-   * batch shares with the key's other requests; 503: no engine yet). Undefined when it was stopped before it finished.
+   * One line through the API, tried again while the API says to wait (see {@link retryWait}). Undefined when it was
+   * stopped before it finished.
    */
   async #runLine(row: BatchRow, request: BatchRequest, stop: AbortSignal): Promise<ResultRow | 'revoked' | undefined> {
     const result = (status_code: number, request_id: string, body: unknown): ResultRow => ({
@@ -416,7 +422,7 @@ export class BatchRunner {
         },
       });
     }
-    for (let unavailable = 0; ;) {
+    for (let tries = 1; ; tries++) {
       if (stop.aborted) return undefined;
       const response = await this.#options.dispatch(
         row.owner,
@@ -430,16 +436,16 @@ export class BatchRunner {
       const text = await response.text().catch(() => '');
       if (stop.aborted) return undefined;
       if (response.status === 401) return 'revoked';
-      const retry = response.status === 429 || (response.status === 503 && ++unavailable < UNAVAILABLE_TRIES);
-      if (retry) {
-        if (!(await sleep(retryDelay(response), stop))) return undefined;
-        continue;
-      }
       let body: unknown = text;
       try {
         body = JSON.parse(text);
       } catch {
         // Not JSON: kept as the text it is.
+      }
+      const wait = retryWait(response, errorCode(body), tries);
+      if (wait !== undefined) {
+        if (!(await sleep(wait, stop))) return undefined;
+        continue;
       }
       return result(response.status, response.headers.get('x-request-id') ?? '', body);
     }
@@ -586,12 +592,24 @@ const newLineId = () => 'batch_req_' + crypto.randomUUID().replace(/-/g, '');
 /** As the Files API's ids: `file-` and 24 hex digits. */
 const newFileId = () => 'file-' + crypto.randomUUID().replace(/-/g, '').slice(0, 24);
 
-/** How long a 429 or 503 says to wait (`retry-after-ms`, else `retry-after` in seconds), within {@link RETRY_MS}. */
-function retryDelay(response: Response): number {
+const errorCode = (body: unknown): unknown =>
+  typeof body === 'object' && body !== null ? (body as { error?: { code?: unknown } }).error?.code : undefined;
+
+/**
+ * How long to wait before trying a line again, or undefined to keep its answer: a 429 or an engine not there yet
+ * ({@link WAIT_CODES}) is waited out, backing off to {@link RETRY_MS}.max; another failure the API says a retry may heal
+ * (a 5xx with `x-should-retry: true`) is tried {@link RETRY_TRIES} times. `retry-after-ms` (else `retry-after`, in
+ * seconds) is honoured when it says longer.
+ */
+function retryWait(response: Response, code: unknown, tries: number): number | undefined {
+  const waitable = response.status === 429 || (response.status >= 500 && WAIT_CODES.has(code as string));
+  const retryable = response.status >= 500 && response.headers.get('x-should-retry') === 'true' && tries < RETRY_TRIES;
+  if (!waitable && !retryable) return undefined;
   const ms = Number(response.headers.get('retry-after-ms'));
   const seconds = Number(response.headers.get('retry-after'));
-  const wait = ms > 0 ? ms : seconds > 0 ? seconds * 1000 : RETRY_MS.default;
-  return Math.min(RETRY_MS.max, Math.max(RETRY_MS.min, wait));
+  const said = ms > 0 ? ms : seconds > 0 ? seconds * 1000 : 0;
+  const backoff = RETRY_MS.default * 2 ** Math.min(tries - 1, 5);
+  return Math.min(RETRY_MS.max, Math.max(RETRY_MS.min, said, response.status === 429 ? 0 : backoff));
 }
 
 /** Waits `ms`, or until `signal` aborts: resolves whether the wait ran its course. */
