@@ -66,6 +66,25 @@ test('a batch of 100 chat requests finishes in the background, through a service
   await cdp.send('ServiceWorker.stopAllWorkers');
   await expect.poll(() => statuses.at(-1)).toBe('stopped');
 
+  // The lines the stopped worker finished, as IndexedDB kept them: each keeps its answer (its request id) to the end.
+  const kept = await page.evaluate(
+    () =>
+      new Promise<Record<string, string>>((resolve, reject) => {
+        const open = indexedDB.open('lantern-documents');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const all = open.result.transaction('batch_results').objectStore('batch_results').getAll();
+          all.onsuccess = () => {
+            open.result.close();
+            const results = all.result as { line: { custom_id: string; response: { request_id: string } } }[];
+            resolve(Object.fromEntries(results.map(({ line }) => [line.custom_id, line.response.request_id])));
+          };
+        };
+      }),
+  );
+  expect(Object.keys(kept).length).toBeGreaterThanOrEqual(halfway.counts.completed);
+  expect(Object.keys(kept).length).toBeLessThan(LINES);
+
   // The page's next poll starts a new service worker, which resumes the batch from what IndexedDB kept.
   const result = await page.evaluate(
     async ({ k, batchId }) => {
@@ -77,12 +96,16 @@ test('a batch of 100 chat requests finishes in the background, through a service
           const lines = text
             .split('\n')
             .filter(Boolean)
-            .map((line) => JSON.parse(line) as { custom_id: string; response: { status_code: number } });
+            .map(
+              (line) =>
+                JSON.parse(line) as { custom_id: string; response: { status_code: number; request_id: string } },
+            );
           return {
             status: batch.status,
             counts: batch.request_counts,
             errorFile: batch.error_file_id ?? null,
             ids: lines.map((line) => line.custom_id),
+            requestIds: Object.fromEntries(lines.map((line) => [line.custom_id, line.response.request_id])),
             statuses: [...new Set(lines.map((line) => line.response.status_code))],
           };
         }
@@ -100,5 +123,7 @@ test('a batch of 100 chat requests finishes in the background, through a service
   });
   expect(result.ids).toHaveLength(LINES);
   expect(new Set(result.ids).size).toBe(LINES);
+  // Not run again: the kept lines' answers are the output's.
+  for (const [customId, requestId] of Object.entries(kept)) expect(result.requestIds[customId]).toBe(requestId);
   expect(result.ids.sort()).toEqual(Array.from({ length: LINES }, (_, i) => `doc-${i}`).sort());
 });
