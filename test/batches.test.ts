@@ -72,6 +72,13 @@ const readLines = async (client: Client, fileId: string): Promise<OutputLine[]> 
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as OutputLine);
 
+/** A response's text, from its message items (the SDK adds `output_text` to what it creates, not to what a file holds). */
+const textOf = (response: OpenAI.Responses.Response) =>
+  response.output
+    .flatMap((item) => (item.type === 'message' ? item.content : []))
+    .map((part) => (part.type === 'output_text' ? part.text : ''))
+    .join('');
+
 let keys: KeyRing;
 let client: Client;
 
@@ -185,6 +192,59 @@ describe('a batch of chat completions', () => {
       const body = result.response!.body as unknown as OpenAI.CreateEmbeddingResponse;
       expect(body.data[0]!.embedding).toEqual(direct.data[i]!.embedding);
     }
+  });
+});
+
+describe('other endpoints, and expiry', () => {
+  it('runs Responses API lines', async () => {
+    const lines = [0, 1].map((i) => ({
+      custom_id: `resp-${i}`,
+      method: 'POST',
+      url: '/v1/responses',
+      body: { model: CHAT, input: `Say the number ${i}.`, max_output_tokens: 6, temperature: 0, store: false },
+    }));
+    const created = await client.batches.create({
+      input_file_id: (await uploadBatch(client, jsonl(lines))).id,
+      endpoint: '/v1/responses',
+      completion_window: '24h',
+    });
+    const batch = await poll(client, created.id);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    const results = await readLines(client, batch.output_file_id!);
+    for (const [i, result] of results.entries()) {
+      const direct = await client.responses.create(lines[i]!.body as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+      const body = result.response!.body as unknown as OpenAI.Responses.Response;
+      expect(body.object).toBe('response');
+      expect(textOf(body)).toBe(direct.output_text);
+    }
+  });
+
+  it('ends a batch past its 24 hours expired: the lines not run in the error file, as batch_expired', async () => {
+    let clock = Date.now();
+    let calls = 0;
+    // The first line's run takes "a day": the lines after it find the window closed.
+    const slow: Engine = overrideTask(engine, 'chat', async (model, request, options) => {
+      if (++calls === 1) clock += 25 * 60 * 60 * 1000;
+      return engine.chat(model, request, options);
+    });
+    const handler = createHandler({ engine: slow, keys, now: () => clock, batches: { concurrency: 1 } });
+    const own = openaiClient(handler, (await keys.issue('expiring')).key, { maxRetries: 0 });
+    const created = await own.batches.create({
+      input_file_id: (await uploadBatch(own, jsonl([0, 1, 2, 3].map((i) => chatLine(i))))).id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    const batch = await poll(own, created.id);
+    expect(batch).toMatchObject({ status: 'expired', request_counts: { total: 4, completed: 1, failed: 3 } });
+    expect(batch.expired_at).toBeGreaterThanOrEqual(batch.expires_at!);
+    expect((await readLines(own, batch.output_file_id!)).map((line) => line.custom_id)).toEqual(['line-0']);
+    const expired = await readLines(own, batch.error_file_id!);
+    expect(expired.map((line) => [line.custom_id, line.response, line.error?.code])).toEqual([
+      ['line-1', null, 'batch_expired'],
+      ['line-2', null, 'batch_expired'],
+      ['line-3', null, 'batch_expired'],
+    ]);
+    expect(calls).toBe(1);
   });
 });
 
