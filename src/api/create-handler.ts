@@ -6,7 +6,7 @@ import { FileLibrary } from '../file-search/index.ts';
 import { BatchRunner } from '../batches/index.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { newRequestId } from './ids.ts';
-import { auth, INTERNAL_KEY_ID, type InternalBindings } from './middleware/auth.ts';
+import { auth, INTERNAL_KEY_ID, internalKeyId, type InternalBindings } from './middleware/auth.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { readBodyOf } from './middleware/read-body.ts';
 import { createFile, deleteFile, fileContent, listFiles, readUpload, retrieveFile } from './files/route.ts';
@@ -76,8 +76,9 @@ export function createHandler(options: HandlerOptions): Handler {
   });
 
   app.use(async (c, next) => {
-    // Any request resumes the batches a stopped context left unfinished (once), and keeps a service worker alive for them.
-    batches.wake();
+    // Any request from outside resumes the batches a stopped context left unfinished (once), and keeps a service worker
+    // alive for them (a batch's own lines need not).
+    if (internalKeyId(c.env) === undefined) batches.wake();
     const requestId = newRequestId();
     c.set('requestId', requestId);
     await next();

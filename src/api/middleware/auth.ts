@@ -16,7 +16,7 @@ export const INTERNAL_KEY_ID = Symbol('lantern.internalKeyId');
 export type InternalBindings = { [INTERNAL_KEY_ID]?: string };
 
 /** The key id of an internal request, when `env` is the handler's own bindings. */
-const internalKeyId = (env: unknown): string | undefined =>
+export const internalKeyId = (env: unknown): string | undefined =>
   typeof env === 'object' && env !== null ? (env as InternalBindings)[INTERNAL_KEY_ID] : undefined;
 
 /**
