@@ -31,6 +31,7 @@ import {
   type Engine,
 } from '../src/index.ts';
 import { directoryDocumentStorage } from '../src/document-store/directory-document-storage.ts';
+import { handleResponsesWebSocket } from '../src/node/index.ts';
 import type { EngineThreadMessage } from './engine-thread.ts';
 import { threadTextExtractor } from './text-extraction.ts';
 import { typescriptWorker } from './typescript-worker.ts';
@@ -178,6 +179,7 @@ const server = serve({ fetch: handler, hostname: host, port }, (info) => {
     -d '{"model": "crimson-falcon-4", "messages": [{"role": "user", "content": "Count to 10."}], "stream": true}'
 
   new OpenAI({ baseURL: '${base}', apiKey: '${key}' })
+  WebSocket mode (openai/resources/responses/ws):  ws://${host}:${info.port}/v1/responses
 
 Press Ctrl+C to stop.`);
 }) as Server;
@@ -187,3 +189,5 @@ Press Ctrl+C to stop.`);
 // (`bodyTimeoutMs`), so that the handler's OpenAI-shaped 400 answers first and Node's 408 is only a backstop.
 server.headersTimeout = HEADERS_TIMEOUT_MS;
 server.requestTimeout = DEFAULT_LIMITS.bodyTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS;
+// The Responses API's WebSocket mode on /v1/responses: each message a request to the same handler, under the same key.
+handleResponsesWebSocket(server, handler);

@@ -151,6 +151,12 @@ export function createHandler(options: HandlerOptions): Handler {
   // Both run the model on the request's conversation, as a response would.
   app.post('/v1/responses/compact', rateLimit(limiter, json), compactResponse(deps));
   app.post('/v1/responses/input_tokens', rateLimit(limiter, json), countInputTokens(deps));
+  // WebSocket mode's URL (src/node/responses-websocket.ts upgrades it once this answer says the key was accepted).
+  app.get('/v1/responses', () => {
+    throw new ApiError(426, 'The Responses API takes GET /v1/responses as a WebSocket (its WebSocket mode) only.', {
+      code: 'websocket_upgrade_required',
+    });
+  });
   app.get('/v1/responses/:id', retrieveResponse(deps));
   app.get('/v1/responses/:id/input_items', listInputItems(deps));
   app.delete('/v1/responses/:id', deleteResponse(deps));

@@ -11,8 +11,11 @@ export interface ErrorBody {
   };
 }
 
-/** The statuses this API answers with (the spec's table, and 502 / 503 for a remote server that failed). */
-export type ErrorStatus = 400 | 401 | 404 | 413 | 429 | 500 | 502 | 503;
+/**
+ * The statuses this API answers with (the spec's table, 426 for a plain GET of the Responses API's WebSocket URL, and
+ * 502 / 503 for a remote server that failed).
+ */
+export type ErrorStatus = 400 | 401 | 404 | 413 | 426 | 429 | 500 | 502 | 503;
 
 export interface ApiErrorOptions {
   type?: string;
@@ -28,6 +31,7 @@ const DEFAULT_TYPE: Record<ErrorStatus, string> = {
   401: 'invalid_request_error',
   404: 'invalid_request_error',
   413: 'invalid_request_error',
+  426: 'invalid_request_error',
   429: 'requests',
   500: 'server_error',
   502: 'server_error',
