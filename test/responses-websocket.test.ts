@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Handler } from '../src/index.ts';
 import { handleResponsesWebSocket, type ResponsesWebSocket, type ResponsesWebSocketError } from '../src/node/index.ts';
-import { openaiClient, reference, sdkClient, type ChatReference, type SdkClient } from './support/lantern.ts';
+import type { openaiClient } from './support/lantern.ts';
+import { reference, sdkClient, type ChatReference, type SdkClient } from './support/lantern.ts';
 import { serveNode, type ServedNode } from './support/serve-node.ts';
 
 /**

@@ -226,7 +226,9 @@ function serveSocket(ws: WebSocket, handler: Handler, url: URL, headers: Headers
 function requestBody(data: RawData, isBinary: boolean): string | ApiError {
   if (isBinary)
     return invalidRequest('WebSocket mode takes JSON text messages; this one was binary.', null, 'invalid_json');
-  const text = Array.isArray(data) ? Buffer.concat(data).toString() : Buffer.from(data).toString();
+  const text = (
+    Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data
+  ).toString();
   let event: unknown;
   try {
     event = JSON.parse(text);
@@ -287,12 +289,13 @@ async function forwardEvents(
       draining = send(JSON.stringify(errorEvent(500, late))) ?? draining;
     },
   });
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
   const stop = () => void reader.cancel(signal.reason).catch(() => {});
   signal.addEventListener('abort', stop, { once: true });
   try {
     for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      parser.feed(read.value);
+      parser.feed(decoder.decode(read.value, { stream: true }));
       // A client slower than the model: the stream waits for the socket rather than pile its events up here.
       if (draining) await draining;
       draining = undefined;
