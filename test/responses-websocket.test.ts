@@ -3,9 +3,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { ResponsesWS } from 'openai/resources/responses/ws';
+import { ResponsesWSBase } from 'openai/resources/responses/ws-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Handler } from '../src/index.ts';
+import { LocalResponsesSocket } from '../src/client/index.ts';
 import { handleResponsesWebSocket, type ResponsesWebSocket, type ResponsesWebSocketError } from '../src/node/index.ts';
 import type { openaiClient } from './support/lantern.ts';
 import { reference, sdkClient, type ChatReference, type SdkClient } from './support/lantern.ts';
@@ -66,7 +68,7 @@ function connect(apiKey = lantern.key, url = baseURL) {
 }
 
 /** The events `ws` receives from now until `terminals` responses (or errors) have ended. */
-function collect(ws: ResponsesWS, terminals = 1): Promise<ServerEvent[]> {
+function collect(ws: ResponsesWS | LocalResponsesWS, terminals = 1): Promise<ServerEvent[]> {
   return new Promise((resolve, reject) => {
     const seen: ServerEvent[] = [];
     let left = terminals;
@@ -311,4 +313,53 @@ describe('npm run serve:node', () => {
     await new Promise((resolve) => ws.on('close', resolve));
     expect(errors.map((e) => e.message)).toEqual([expect.stringContaining('401')]);
   }, 120_000);
+});
+
+/**
+ * openai-node's `ResponsesWSBase` on Lantern's fetch-carried socket, as a page whose service worker runs Lantern uses
+ * it (docs/api.md): here `fetch` is the handler itself, as the service worker's is.
+ */
+class LocalResponsesWS extends ResponsesWSBase<LocalResponsesSocket> {
+  constructor(client: OpenAI) {
+    super(client);
+    this._connectInitial();
+  }
+  protected override _createSocket(url: URL, authHeaders: Record<string, string>) {
+    return new LocalResponsesSocket(url, authHeaders, (input, init) =>
+      lantern.handler(new Request(input as URL, init)),
+    );
+  }
+}
+
+describe('in a page: LocalResponsesSocket under ResponsesWSBase', () => {
+  const local = (apiKey = lantern.key) => {
+    const ws = new LocalResponsesWS(new OpenAI({ apiKey, baseURL: 'http://lantern.test/v1', maxRetries: 0 }));
+    const errors: Error[] = [];
+    ws.on('error', (error) => errors.push(error));
+    return { ws, errors };
+  };
+
+  it('answers responses and a continuation over one socket as the Node socket does', async () => {
+    const { ws, errors } = local();
+    const firstTurn = collect(ws, 2);
+    ws.send({ type: 'response.create', model, input: 'Count to 10.', temperature: 0 });
+    ws.sendRaw('{not json');
+    const received = await firstTurn;
+    const [first] = completed(received);
+    expect(textOf(first!)).toBe(count.greedy_text);
+    expect(errorsOf(received).map((e) => e.error.code)).toEqual(['invalid_json']);
+    const secondTurn = collect(ws);
+    ws.send({ type: 'response.create', model, input: 'Go on.', previous_response_id: first!.id, max_output_tokens: 3 });
+    const [second] = completed(await secondTurn);
+    ws.close();
+    expect(second!.previous_response_id).toBe(first!.id);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('refuses a bad key as a refused handshake (error, then close 1006)', async () => {
+    const { ws, errors } = local(`lt_${'z'.repeat(40)}`);
+    const code = await new Promise<number>((resolve) => ws.on('close', (c) => resolve(c)));
+    expect(code).toBe(1006);
+    expect(errors.map((e) => e.message)).toEqual(['Unexpected server response: 401']);
+  });
 });

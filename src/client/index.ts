@@ -35,3 +35,4 @@ export type { IssuedKey, KeyInfo, KeyStore } from '../keys/index.ts';
 export type { OfflineStatus } from './offline-readiness.ts';
 export { ModelStorage, describeStored, type StoredModelEntry, type StorageReport } from './model-storage.ts';
 export type { StoredModel } from '../engines/model-files.ts';
+export { LocalResponsesSocket } from './responses-socket.ts';

@@ -5,8 +5,7 @@
 export {
   handleResponsesWebSocket,
   responsesWebSocket,
-  RESPONSES_WEBSOCKET_PATH,
   type ResponsesWebSocket,
-  type ResponsesWebSocketError,
   type ResponsesWebSocketOptions,
 } from './responses-websocket.ts';
+export { RESPONSES_WEBSOCKET_PATH, type ResponsesWebSocketError } from '../websocket-mode/responses-session.ts';

@@ -1,13 +1,10 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { createParser } from 'eventsource-parser';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Handler } from '../api/create-handler.ts';
-import { ApiError, invalidRequest, type ErrorBody } from '../api/errors.ts';
+import { ApiError } from '../api/errors.ts';
 import { DEFAULT_LIMITS } from '../api/options.ts';
-
-/** The URL of the Responses API's WebSocket mode, as openai-node's `ResponsesWS` connects to it. */
-export const RESPONSES_WEBSOCKET_PATH = '/v1/responses';
+import { RESPONSES_WEBSOCKET_PATH, ResponsesSession } from '../websocket-mode/responses-session.ts';
 
 export interface ResponsesWebSocketOptions {
   /**
@@ -34,13 +31,6 @@ export interface ResponsesWebSocket {
   close(): void;
 }
 
-/** The `error` event a socket sends: the handler's error answer, its status, and `type: 'error'`. */
-export interface ResponsesWebSocketError extends ErrorBody {
-  type: 'error';
-  status: number;
-}
-
-const DEFAULT_MAX_QUEUED = 16;
 /** Past this many bytes not yet written to a slow client, a response's events wait for the socket to drain. */
 const HIGH_WATER_BYTES = 1024 * 1024;
 /** Request headers that describe the WebSocket handshake itself: not passed on to the handler's requests. */
@@ -66,7 +56,7 @@ const HANDSHAKE_HEADERS = new Set(['connection', 'upgrade', 'host', 'content-len
  * @see handleResponsesWebSocket, which does this for a server whose only WebSocket URL is Lantern's.
  */
 export function responsesWebSocket(handler: Handler, options: ResponsesWebSocketOptions = {}): ResponsesWebSocket {
-  const maxQueued = options.maxQueuedResponses ?? DEFAULT_MAX_QUEUED;
+  const maxQueued = options.maxQueuedResponses;
   const server = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxPayloadBytes ?? 4 * DEFAULT_LIMITS.maxBodyBytes,
@@ -144,163 +134,24 @@ async function refuse(socket: Duplex, answer: Response): Promise<void> {
   socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
 }
 
-/** The `error` event of an error answer. */
-const errorEvent = (status: number, body: ErrorBody): ResponsesWebSocketError => ({ type: 'error', status, ...body });
-const apiErrorEvent = (error: ApiError) => errorEvent(error.status, error.body());
-
-/**
- * One open socket: its `response.create` messages, each a streamed `POST /v1/responses` of the handler, run one at a
- * time in the order they came.
- */
-function serveSocket(ws: WebSocket, handler: Handler, url: URL, headers: Headers, maxQueued: number): void {
+/** One open socket's session: its messages as requests to `handler` with the handshake's headers (its key). */
+function serveSocket(ws: WebSocket, handler: Handler, url: URL, headers: Headers, maxQueued?: number): void {
   const endpoint = new URL(RESPONSES_WEBSOCKET_PATH, url);
   const post = new Headers(headers);
   post.set('content-type', 'application/json');
-  const waiting: string[] = [];
-  let running: AbortController | undefined;
-  let closed = false;
-
-  const send = (data: string): Promise<void> | undefined => {
-    if (closed) return undefined;
-    if (ws.bufferedAmount < HIGH_WATER_BYTES) {
-      ws.send(data);
-      return undefined;
-    }
-    return new Promise((resolve) => ws.send(data, () => resolve()));
-  };
-  const sendError = (event: ResponsesWebSocketError) => void send(JSON.stringify(event));
-
-  const run = async (body: string) => {
-    const abort = new AbortController();
-    running = abort;
-    try {
-      const answer = await handler(
-        new Request(endpoint, { method: 'POST', headers: post, body, signal: abort.signal }),
-      );
-      if (!answer.headers.get('content-type')?.startsWith('text/event-stream') || !answer.body) {
-        sendError(await errorOf(answer));
-        return;
-      }
-      await forwardEvents(answer.body, send, abort.signal);
-    } catch (error) {
-      if (abort.signal.aborted) return;
-      sendError(apiErrorEvent(new ApiError(500, `The response failed: ${(error as Error).message}`, { cause: error })));
-    } finally {
-      running = undefined;
-    }
-  };
-  const next = () => {
-    const body = waiting.shift();
-    if (body === undefined || closed) return;
-    void run(body).then(next);
-  };
-
-  ws.on('message', (data, isBinary) => {
-    const body = requestBody(data, isBinary);
-    if (body instanceof ApiError) return sendError(apiErrorEvent(body));
-    if (waiting.length >= maxQueued) {
-      return sendError(
-        apiErrorEvent(
-          new ApiError(429, `${maxQueued} responses already wait on this socket; send more once they are answered.`, {
-            code: 'too_many_queued_responses',
-          }),
-        ),
-      );
-    }
-    waiting.push(body);
-    if (!running) next();
-  });
-  // A protocol error (an oversized frame) closes the socket; 'close' follows, where the work is dropped.
-  ws.on('error', () => {});
-  ws.on('close', () => {
-    closed = true;
-    waiting.length = 0;
-    running?.abort(new DOMException('The WebSocket closed.', 'AbortError'));
-  });
-}
-
-/**
- * The `POST /v1/responses` body of a client message: its fields but `type`, streamed; or why it is not one. What the
- * body holds is the handler's to judge, as over HTTP.
- */
-function requestBody(data: RawData, isBinary: boolean): string | ApiError {
-  if (isBinary)
-    return invalidRequest('WebSocket mode takes JSON text messages; this one was binary.', null, 'invalid_json');
-  const text = (
-    Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data
-  ).toString();
-  let event: unknown;
-  try {
-    event = JSON.parse(text);
-  } catch (error) {
-    return invalidRequest(`The message is not valid JSON (${(error as Error).message}).`, null, 'invalid_json');
-  }
-  if (typeof event !== 'object' || event === null || Array.isArray(event)) {
-    return invalidRequest(
-      'A message must be a JSON object, such as {"type": "response.create", …}.',
-      null,
-      'invalid_json',
-    );
-  }
-  const { type, ...fields } = event as Record<string, unknown>;
-  if (type !== 'response.create') {
-    return invalidRequest(
-      `Unknown event type ${JSON.stringify(type)}: WebSocket mode takes "response.create".`,
-      'type',
-      'unknown_event_type',
-    );
-  }
-  // As OpenAI's WebSocket mode: the events of the socket are the stream, and a response it starts runs while it is open.
-  if (fields.background === true) {
-    return invalidRequest('background is not supported over WebSocket; use POST /v1/responses.', 'background');
-  }
-  return JSON.stringify({ ...fields, stream: true });
-}
-
-/** The `error` event of a handler's answer that is not an event stream (a refused request). */
-async function errorOf(answer: Response): Promise<ResponsesWebSocketError> {
-  const text = await answer.text();
-  try {
-    const body = JSON.parse(text) as Partial<ErrorBody>;
-    if (body.error) return errorEvent(answer.status, { error: body.error });
-  } catch {
-    // Not an error body: said below.
-  }
-  return apiErrorEvent(new ApiError(500, `The handler answered ${answer.status} without an error body.`));
-}
-
-/**
- * Sends each server-sent event of a Responses stream as one message, its data as it is. A stream's late failure, the
- * one frame without an event name (`data: {"error": …}`), becomes an `error` event.
- */
-async function forwardEvents(
-  body: ReadableStream<Uint8Array>,
-  send: (data: string) => Promise<void> | undefined,
-  signal: AbortSignal,
-): Promise<void> {
-  let draining: Promise<void> | undefined;
-  const parser = createParser({
-    onEvent: (event) => {
-      if (event.event !== undefined) {
-        draining = send(event.data) ?? draining;
-        return;
-      }
-      const late = JSON.parse(event.data) as ErrorBody;
-      draining = send(JSON.stringify(errorEvent(500, late))) ?? draining;
+  const session = new ResponsesSession({
+    maxQueued,
+    request: (body, signal) => handler(new Request(endpoint, { method: 'POST', headers: post, body, signal })),
+    send: (data) => {
+      if (ws.bufferedAmount < HIGH_WATER_BYTES) return void ws.send(data);
+      return new Promise((resolve) => ws.send(data, () => resolve()));
     },
   });
-  const decoder = new TextDecoder();
-  const reader = body.getReader();
-  const stop = () => void reader.cancel(signal.reason).catch(() => {});
-  signal.addEventListener('abort', stop, { once: true });
-  try {
-    for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      parser.feed(decoder.decode(read.value, { stream: true }));
-      // A client slower than the model: the stream waits for the socket rather than pile its events up here.
-      if (draining) await draining;
-      draining = undefined;
-    }
-  } finally {
-    signal.removeEventListener('abort', stop);
-  }
+  ws.on('message', (data, isBinary) => session.receive(isBinary ? null : text(data)));
+  // A protocol error (an oversized frame) closes the socket; 'close' follows, where the work is dropped.
+  ws.on('error', () => {});
+  ws.on('close', () => session.close());
 }
+
+const text = (data: RawData) =>
+  (Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data).toString();
