@@ -189,6 +189,15 @@ describe('Responses WebSocket mode (openai-node ResponsesWS, handleResponsesWebS
     expect(JSON.parse(refusal.body)).toMatchObject({
       error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' },
     });
+    // Another URL's upgrade is the handler's unknown URL.
+    const elsewhere = new WebSocket(baseURL.replace('http', 'ws') + '/chat/completions', {
+      headers: { authorization: `Bearer ${lantern.key}` },
+    });
+    const unknown = await new Promise<number>((resolve) => {
+      elsewhere.on('error', () => {});
+      elsewhere.on('unexpected-response', (_request, response) => resolve(response.statusCode!));
+    });
+    expect(unknown).toBe(404);
     // And a plain GET of the URL, with a good key, is told it takes a WebSocket.
     const plain = await fetch(`${baseURL}/responses`, { headers: { authorization: `Bearer ${lantern.key}` } });
     expect(plain.status).toBe(426);

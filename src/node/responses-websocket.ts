@@ -74,8 +74,18 @@ export function responsesWebSocket(handler: Handler, options: ResponsesWebSocket
 
   return {
     handleUpgrade(request, socket, head) {
-      const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
+      let url: URL;
+      try {
+        url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
+      } catch {
+        // A Host no URL can have: no request this server can answer.
+        socket.destroy();
+        return true;
+      }
       if (url.pathname.replace(/\/$/, '') !== RESPONSES_WEBSOCKET_PATH) return false;
+      // Node leaves an upgraded socket without an error listener: a client gone while the key is checked must not
+      // throw here.
+      socket.on('error', () => socket.destroy());
       accept(request, socket, head, url).catch(() => socket.destroy());
       return true;
     },
@@ -105,8 +115,9 @@ export function handleResponsesWebSocket(
     if (ws.handleUpgrade(request, socket, head)) return;
     // The app's other listeners answer their own URLs; without any, the upgrade is refused as an unknown URL is.
     if (server.listeners('upgrade').length > 1) return;
+    socket.on('error', () => socket.destroy());
     const error = new ApiError(404, `Unknown WebSocket URL: ${request.url ?? '/'}.`, { code: 'unknown_url' });
-    void refuse(socket, Response.json(error.body(), { status: error.status }));
+    refuse(socket, Response.json(error.body(), { status: error.status })).catch(() => socket.destroy());
   };
   server.on('upgrade', onUpgrade);
   server.once('close', () => ws.close());
