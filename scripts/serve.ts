@@ -1,6 +1,7 @@
 /**
  * `npm run serve:node`: the /v1 handler served from Node on 127.0.0.1 with the bundled models, and a fresh API key.
- * (`npm start` serves the browser app; this is the same handler without a browser.)
+ * (`npm start` serves the browser app; this is the same handler without a browser.) `/v1/responses` also takes a
+ * WebSocket, the Responses API's WebSocket mode (lantern/node, docs/api.md), under the same keys.
  *
  * Environment: `PORT` (default 8787; 0 picks a free one); `LANTERN_KEY_NAMES`, the apps to issue a key for, comma-
  * separated (default: one key); `LANTERN_CORS_ORIGINS`, the browser origins allowed to call
