@@ -233,6 +233,32 @@ describe('cancel', () => {
   });
 });
 
+describe('continuing', () => {
+  it('refuses to continue a background response still running, and continues it once it has ended', async () => {
+    const created = await client.responses.create({
+      model,
+      instructions: ENDLESS,
+      input: 'Tell me a story.',
+      max_output_tokens: LONG,
+      background: true,
+    });
+    const early = await client.responses
+      .create({ model, previous_response_id: created.id, input: 'And then?', max_output_tokens: 4 })
+      .catch((e: unknown) => e);
+    expect(early).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((early as OpenAI.APIError).param).toBe('previous_response_id');
+    expect((early as Error).message).toMatch(/is still (queued|in progress)/);
+    await client.responses.cancel(created.id);
+    const later = await client.responses.create({
+      model,
+      previous_response_id: created.id,
+      input: 'And then?',
+      max_output_tokens: 4,
+    });
+    expect(later.status).toMatch(/^(completed|incomplete)$/);
+  });
+});
+
 describe('per key', () => {
   it("finds no other key's background response: retrieve, stream and cancel are 404", async () => {
     const created = await client.responses.create({

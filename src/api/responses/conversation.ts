@@ -65,6 +65,14 @@ export async function resolveConversation(
         'previous_response_not_found',
       );
     }
+    // A background response still running has no output to continue from yet (its record says `queued`).
+    if (previous.response.status === 'queued' || previous.response.status === 'in_progress') {
+      throw invalidRequest(
+        `Previous response with id '${params.previousResponseId}' is still ${previous.response.status.replace('_', ' ')}: ` +
+          'wait until it has ended (poll it with GET /v1/responses/{id}), then continue it.',
+        'previous_response_id',
+      );
+    }
     items.push(...previous.conversation, ...previous.response.output.map(outputAsInput));
   }
   for (const [i, item] of params.input.entries()) {

@@ -1,14 +1,6 @@
-import { imageLimitsOf } from '../image-parts.ts';
 import type { Context } from 'hono';
-import {
-  EngineError,
-  type ChatEvent,
-  type ChatOptions,
-  type ChatRequest,
-  type ChatResult,
-  type Serving,
-} from '../../engine-interface/index.ts';
-import { ApiError, type ErrorBody } from '../errors.ts';
+import type { ChatEvent, ChatOptions, ChatResult, Serving } from '../../engine-interface/index.ts';
+import type { ErrorBody } from '../errors.ts';
 import { itemPage, ITEM_LIST } from '../conversations/route.ts';
 import { newId } from '../ids.ts';
 import { readListQuery } from '../list-query.ts';
@@ -25,17 +17,10 @@ import {
   stopRun,
   streamResponse,
 } from './background.ts';
-import {
-  addTurn,
-  inputItemsOf,
-  ownResponse,
-  resolveConversation,
-  toChatMessages,
-  withItemIds,
-} from './conversation.ts';
-import { citationsFor, itemResults, searchForTurn, withSources } from './file-search.ts';
+import { addTurn, inputItemsOf, ownResponse } from './conversation.ts';
+import { citationsFor, itemResults } from './file-search.ts';
 import { ResponseOutput, type UnsequencedEvent } from './output.ts';
-import { asInputError } from './turn.ts';
+import { asInputError, prepareTurn } from './turn.ts';
 import { responsesParser, type ResponsesParams } from './schema.ts';
 import type { Response, ResponseDeleted, ResponseError, ResponseStreamEvent } from './wire.ts';
 
@@ -54,46 +39,19 @@ const STORED_HEADER = 'x-lantern-stored';
  * generation into a 500, or a stream's `response.failed`, and the work was lost).
  */
 export function createResponse(deps: RouteDeps) {
-  const { engine, limits, now, ownedBy, errorBody, responses, files, conversations } = deps;
+  const { limits, now, ownedBy, errorBody, responses, conversations } = deps;
   const parse = responsesParser(limits);
   return async (c: Context<Env>) => {
     const params = parse(await parseJsonObject(c.get('body')));
     const served = new ServedBy(params.model, ownedBy);
     const owner = c.get('key').id;
-    // A conversation of the Conversations API: its items come before the input (an unknown one is a 404).
-    const context = params.conversationId === null ? null : await conversationContext(deps, owner, params);
-    const resolved = await resolveConversation(responses, owner, params, context ?? []);
-    // The request's own items come last in the conversation, after those of the response it continues.
-    const offset = resolved.length - params.input.length;
-    const conversation = withItemIds(resolved, offset);
-    const earlier = context ? 'conversation' : 'previous_response_id';
-    const messages = toChatMessages(params.instructions, conversation, offset, earlier);
-    // Prompts are cached per key: no key's prompts reach another's answers or `cached_tokens` (issue 41).
-    const request: ChatRequest = { ...params.request, messages, cacheScope: owner };
-    if (messages.some((m) => m.images)) request.imageLimits = imageLimitsOf(limits);
-    // `file_search` runs before the answer (an unknown vector store is a 404 before any stream).
-    const sources = params.fileSearch
-      ? await searchForTurn(files, owner, params.fileSearch, conversation, c.req.raw.signal)
-      : null;
-    /** How many of the passages found the model is given: fewer when they would not fit its context window. */
-    let given = sources?.results.length ?? 0;
-    const cite = sources ? (text: string) => citationsFor(text, sources, given) : undefined;
+    const turn = await prepareTurn(deps, owner, params, c.req.raw.signal);
+    const { conversation, offset, sources } = turn;
+    const cite = sources ? (text: string) => citationsFor(text, sources, turn.given) : undefined;
     const addSearch = (output: ResponseOutput) => {
       if (sources) output.addFileSearch(sources.queries, params.includeSearchResults ? itemResults(sources) : null);
     };
-    /** The generation, with as many of the passages as fit: a prompt over the window is refused before any output. */
-    const chat = async (options: ChatOptions): Promise<ChatResult> => {
-      for (;;) {
-        try {
-          const prompt = sources ? withSources(messages, sources, given) : messages;
-          return await engine.chat(params.model, { ...request, messages: prompt }, options);
-        } catch (error) {
-          const tooLong = error instanceof EngineError && error.kind === 'context_length_exceeded';
-          if (!tooLong || given === 0) throw error;
-          given = Math.floor(given / 2);
-        }
-      }
-    };
+    const chat = (options: ChatOptions) => turn.chat(options);
     const response = inProgress(newId('resp_'), Math.floor(now() / 1000), params);
     // The response names the model ID that serves it, when the request named an alias of it (`gpt-4o-mini`) too.
     const onServe = (serving: Serving) => {
@@ -245,18 +203,6 @@ export function listInputItems({ responses }: RouteDeps) {
     if (!kept) throw responseNotFound(id);
     return c.json(itemPage(inputItemsOf(kept), query));
   };
-}
-
-/** The items of the conversation a request names, as context: another key's or an unknown one is a 404. */
-export async function conversationContext(
-  { conversations }: Pick<RouteDeps, 'conversations'>,
-  owner: string,
-  params: ResponsesParams,
-) {
-  const notFound = (id: string) =>
-    new ApiError(404, `Conversation with id '${id}' not found.`, { param: 'conversation', code: 'not_found' });
-  const kept = await conversations.get(owner, params.conversationId!, notFound);
-  return kept.items.map(({ item }) => item);
 }
 
 /**

@@ -6,8 +6,9 @@ import {
   type ChatResult,
 } from '../../engine-interface/index.ts';
 import { imageLimitsOf } from '../image-parts.ts';
+import { ApiError } from '../errors.ts';
 import type { RouteDeps } from '../route-deps.ts';
-import { resolveConversation, toChatMessages } from './conversation.ts';
+import { resolveConversation, toChatMessages, withItemIds } from './conversation.ts';
 import { searchForTurn, withSources, type Sources } from './file-search.ts';
 import type { ConversationItem, ResponsesParams } from './schema.ts';
 
@@ -17,7 +18,10 @@ import type { ConversationItem, ResponsesParams } from './schema.ts';
  * `/input_tokens` all build it here, so that a count is the count of the prompt a response would be given.
  */
 export interface Turn {
+  /** The conversation before the turn (stored, or the Conversations API's), then the request's input, with ids. */
   conversation: ConversationItem[];
+  /** Where the request's own input starts in `conversation`. */
+  offset: number;
   messages: ChatMessage[];
   /** The engine request but its messages (given by {@link Turn.chat}). */
   request: ChatRequest;
@@ -32,15 +36,20 @@ export interface Turn {
 }
 
 export async function prepareTurn(
-  { engine, files, limits, responses }: Pick<RouteDeps, 'engine' | 'files' | 'limits' | 'responses'>,
+  deps: Pick<RouteDeps, 'engine' | 'files' | 'limits' | 'responses' | 'conversations'>,
   owner: string,
   params: ResponsesParams,
   signal: AbortSignal,
 ): Promise<Turn> {
-  const conversation = await resolveConversation(responses, owner, params);
+  const { engine, files, limits, responses } = deps;
+  // A conversation of the Conversations API: its items come before the input (an unknown one is a 404).
+  const context = params.conversationId === null ? null : await conversationContext(deps, owner, params);
+  const resolved = await resolveConversation(responses, owner, params, context ?? []);
   // The request's own items come last in the conversation, after those of the response it continues.
-  const offset = conversation.length - params.input.length;
-  const messages = toChatMessages(params.instructions, conversation, offset);
+  const offset = resolved.length - params.input.length;
+  const conversation = withItemIds(resolved, offset);
+  const earlier = context ? 'conversation' : 'previous_response_id';
+  const messages = toChatMessages(params.instructions, conversation, offset, earlier);
   // Prompts are cached per key: no key's prompts reach another's answers or `cached_tokens` (issue 41).
   const request: ChatRequest = { ...params.request, messages, cacheScope: owner };
   if (messages.some((m) => m.images)) request.imageLimits = imageLimitsOf(limits);
@@ -49,6 +58,7 @@ export async function prepareTurn(
   let given = sources?.results.length ?? 0;
   return {
     conversation,
+    offset,
     messages,
     request,
     sources,
@@ -80,4 +90,16 @@ export function asInputError(error: unknown): never {
     throw new EngineError(error.kind, error.message, { param: 'input', cause: error });
   }
   throw error;
+}
+
+/** The items of the conversation a request names, as context: another key's or an unknown one is a 404. */
+async function conversationContext(
+  { conversations }: Pick<RouteDeps, 'conversations'>,
+  owner: string,
+  params: ResponsesParams,
+): Promise<ConversationItem[]> {
+  const notFound = (id: string) =>
+    new ApiError(404, `Conversation with id '${id}' not found.`, { param: 'conversation', code: 'not_found' });
+  const kept = await conversations.get(owner, params.conversationId!, notFound);
+  return kept.items.map(({ item }) => item);
 }
