@@ -246,7 +246,7 @@ describe('continuing', () => {
       .create({ model, previous_response_id: created.id, input: 'And then?', max_output_tokens: 4 })
       .catch((e: unknown) => e);
     expect(early).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((early as OpenAI.APIError).param).toBe('previous_response_id');
+    expect((early as InstanceType<typeof OpenAI.APIError>).param).toBe('previous_response_id');
     expect((early as Error).message).toMatch(/is still (queued|in progress)/);
     await client.responses.cancel(created.id);
     const later = await client.responses.create({

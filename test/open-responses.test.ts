@@ -2,10 +2,14 @@ import { Validator, type Schema } from '@cfworker/json-schema';
 import { Agent, Runner } from '@openai/agents-core';
 import { OpenAIProvider, OpenAIResponsesCompactionSession } from '@openai/agents-openai';
 import { createParser } from 'eventsource-parser';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Handler } from '../src/index.ts';
 import { openaiClient, sdkClient, type SdkClient } from './support/lantern.ts';
 import { sdkRefusal } from './support/api-error.ts';
+import { serveNode, type ServedNode } from './support/serve-node.ts';
 
 /**
  * What the Open Responses specification and its compliance suite ask of every response object, checked on real
@@ -173,52 +177,60 @@ async function events(response: Response): Promise<Record<string, unknown>[]> {
   return parsed;
 }
 
+/**
+ * Sends the suite's scenarios at once, as the suite does, through `send` (a POST of a JSON body to a path under the
+ * API's base), and holds every answer and streamed event to the response object's required fields.
+ */
+async function checkScenarios(send: (path: string, body: unknown) => Promise<Response>) {
+  const answers = await Promise.all(
+    SCENARIOS.map(async ({ name, stream, body }) => {
+      const response = await send('/responses', { model, max_output_tokens: 24, ...body, stream });
+      expect(response.status, `${name}: ${response.status === 200 ? '' : await response.clone().text()}`).toBe(200);
+      if (!stream) return { name, final: (await response.json()) as Record<string, unknown>, streamed: [] };
+      const streamed = await events(response);
+      return { name, final: streamed.at(-1)!.response as Record<string, unknown>, streamed };
+    }),
+  );
+  for (const { name, final, streamed } of answers) {
+    expect(problems(final), name).toEqual([]);
+    expect(final.status, name).toMatch(/^(completed|incomplete)$/);
+    expect((final.output as unknown[]).length, name).toBeGreaterThan(0);
+    expect(final).toMatchObject({
+      presence_penalty: 0,
+      frequency_penalty: 0,
+      max_tool_calls: null,
+      safety_identifier: null,
+      prompt_cache_key: null,
+      user: null,
+    });
+    for (const event of streamed) {
+      expect(typeof event.sequence_number, `${name}: ${String(event.type)}`).toBe('number');
+      if ('response' in event) expect(problems(event.response), `${name}: ${String(event.type)}`).toEqual([]);
+    }
+    const scenario = SCENARIOS.find((s) => s.name === name)!;
+    if (scenario.calls) {
+      expect(
+        (final.output as { type: string }[]).some((item) => item.type === 'function_call'),
+        name,
+      ).toBe(true);
+    }
+    if (scenario.calls && scenario.stream) {
+      const types = streamed.map((event) => event.type);
+      expect(types).toEqual(
+        expect.arrayContaining([
+          'response.output_item.added',
+          'response.function_call_arguments.delta',
+          'response.function_call_arguments.done',
+          'response.output_item.done',
+        ]),
+      );
+    }
+  }
+}
+
 describe('Open Responses: the response object', () => {
   it("answers the suite's scenarios, sent at once, with every required field in bodies and in every event", async () => {
-    const answers = await Promise.all(
-      SCENARIOS.map(async ({ name, stream, body }) => {
-        const response = await post('/responses', { model, max_output_tokens: 24, ...body, stream });
-        expect(response.status, `${name}: ${response.status === 200 ? '' : await response.clone().text()}`).toBe(200);
-        if (!stream) return { name, final: (await response.json()) as Record<string, unknown>, streamed: [] };
-        const streamed = await events(response);
-        return { name, final: streamed.at(-1)!.response as Record<string, unknown>, streamed };
-      }),
-    );
-    for (const { name, final, streamed } of answers) {
-      expect(problems(final), name).toEqual([]);
-      expect(final.status, name).toMatch(/^(completed|incomplete)$/);
-      expect((final.output as unknown[]).length, name).toBeGreaterThan(0);
-      expect(final).toMatchObject({
-        presence_penalty: 0,
-        frequency_penalty: 0,
-        max_tool_calls: null,
-        safety_identifier: null,
-        prompt_cache_key: null,
-        user: null,
-      });
-      for (const event of streamed) {
-        expect(typeof event.sequence_number, `${name}: ${String(event.type)}`).toBe('number');
-        if ('response' in event) expect(problems(event.response), `${name}: ${String(event.type)}`).toEqual([]);
-      }
-      const scenario = SCENARIOS.find((s) => s.name === name)!;
-      if (scenario.calls) {
-        expect(
-          (final.output as { type: string }[]).some((item) => item.type === 'function_call'),
-          name,
-        ).toBe(true);
-      }
-      if (scenario.calls && scenario.stream) {
-        const types = streamed.map((event) => event.type);
-        expect(types).toEqual(
-          expect.arrayContaining([
-            'response.output_item.added',
-            'response.function_call_arguments.delta',
-            'response.function_call_arguments.done',
-            'response.output_item.done',
-          ]),
-        );
-      }
-    }
+    await checkScenarios((path, body) => post(path, body));
   });
 
   it('echoes the penalties, the tool-call limit, the safety identifier and the cache key it was given', async () => {
@@ -410,4 +422,49 @@ describe('OpenAI Agents SDK: OpenAIResponsesCompactionSession', () => {
     expect(items.filter((item) => item.type === 'compaction')).toHaveLength(1);
     expect(items.filter((item) => item.role === 'user')).toHaveLength(3);
   });
+});
+
+/**
+ * The same against `npm run serve:node`, over HTTP, as the compliance suite runs: its per-key limit raised from the
+ * environment so that the scenarios, sent at once, all run (the default 4 at once would refuse three with a 429 that
+ * names LANTERN_CONCURRENT_GENERATIONS); and a limit that is not a number stops the server before it serves.
+ */
+describe('npm run serve:node', () => {
+  let served: ServedNode;
+  beforeAll(async () => {
+    served = await serveNode({ LANTERN_CONCURRENT_GENERATIONS: '32', LANTERN_MAX_GENERATIONS: '64' });
+  }, 120_000);
+  afterAll(async () => {
+    await served?.close();
+  });
+
+  it("answers the suite's scenarios sent at once, compaction and counts, over HTTP", async () => {
+    const send = (path: string, body: unknown) =>
+      fetch(`${served.baseURL}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${served.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    await checkScenarios(send);
+    const remote = new OpenAI({ apiKey: served.key, baseURL: served.baseURL, maxRetries: 0 });
+    const first = await remote.responses.create({ model, input: 'My name is Alice.', max_output_tokens: 8 });
+    const compacted = await remote.responses.compact({ model, previous_response_id: first.id });
+    expect(compacted.output.map((item) => item.type)).toEqual(['message', 'compaction']);
+    const counted = await remote.responses.inputTokens.count({ model, input: 'Count to 10.' });
+    const answered = await remote.responses.create({ model, input: 'Count to 10.', max_output_tokens: 2 });
+    expect(counted.input_tokens).toBe(answered.usage!.input_tokens);
+  }, 120_000);
+
+  it('refuses to start with a limit that is not a whole number, saying which', async () => {
+    const child = spawn(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/serve.ts'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { ...process.env, PORT: '0', LANTERN_CONCURRENT_GENERATIONS: 'many' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let said = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (said += text));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(said).toContain('LANTERN_CONCURRENT_GENERATIONS must be a whole number of at least 1, not "many"');
+  }, 60_000);
 });
