@@ -1,5 +1,5 @@
 import { html, LitElement, nothing } from 'lit';
-import { fetchSnippet, sdkSnippet } from './code-snippets.ts';
+import { fetchSnippet, ROUTES, sdkSnippet } from './code-snippets.ts';
 import type { Exchange } from './recording-fetch.ts';
 import { panelStyles } from './styles.ts';
 
@@ -15,6 +15,28 @@ function shown(body: unknown, multipart = false): string {
   return JSON.stringify(body, null, 2);
 }
 
+/** Every route of the API and the openai SDK call that makes it, folded away until asked for. */
+const routeList = html`<details>
+  <summary>Every route, with its openai SDK call</summary>
+  <table class="routes">
+    <thead>
+      <tr>
+        <th scope="col">Route</th>
+        <th scope="col">openai SDK</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${ROUTES.map(
+        (route) =>
+          html`<tr>
+            <td><code>${route.method} ${route.path}</code></td>
+            <td><code>${route.sdk}</code></td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>
+</details>`;
+
 /** The last request the playground made: the code that makes it, and the raw request and response, events included. */
 export class ApiPanel extends LitElement {
   static override styles = [panelStyles];
@@ -28,7 +50,8 @@ export class ApiPanel extends LitElement {
       return html`<h2>API</h2>
         <p class="hint">
           Chat, compare embeddings, transcribe, speak or ask your documents: the request shows up here.
-        </p>`;
+        </p>
+        ${routeList}`;
     const request = { method: x.method, path: x.path, body: x.body };
     return html`
       <h2>API: <code>${x.method} ${x.path}</code></h2>
@@ -62,6 +85,7 @@ ${shown(x.body, x.headers['content-type']?.startsWith('multipart/form-data'))}</
             ? html`<pre tabindex="0" aria-label="Response body"><code>${shown(x.response)}</code></pre>`
             : nothing
       }
+      ${routeList}
     `;
   }
 }

@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { fetchSnippet, sdkSnippet } from './code-snippets.ts';
+import { fetchSnippet, ROUTES, sdkSnippet } from './code-snippets.ts';
 
 describe('speech snippets', () => {
   const speech = {
@@ -65,5 +68,24 @@ describe('documents snippets', () => {
     expect(code).toContain('const stream = await client.responses.create({');
     expect(code).toContain('"type": "file_search"');
     expect(code).toContain("'response.output_text.annotation.added'");
+  });
+});
+
+describe('the route list', () => {
+  it('lists every route the handler serves, and only those', () => {
+    const source = readFileSync(fileURLToPath(new URL('../api/create-handler.ts', import.meta.url)), 'utf8');
+    const served = [...source.matchAll(/app\.(get|post|delete)\('([^']+)'/g)].map(
+      ([, method, path]) => `${method!.toUpperCase()} ${path!.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}')}`,
+    );
+    expect(new Set(ROUTES.map((route) => `${route.method} ${route.path}`))).toEqual(new Set(served));
+  });
+
+  it('names SDK methods the openai SDK has', () => {
+    const client = new OpenAI({ apiKey: 'lt_x', baseURL: 'http://lantern.test/v1' });
+    for (const { sdk } of ROUTES.filter((route) => route.sdk.startsWith('client.'))) {
+      const path = /^client\.([\w.]+)\(/.exec(sdk)![1]!.split('.');
+      const method = path.reduce<unknown>((at, name) => (at as Record<string, unknown>)?.[name], client);
+      expect(typeof method, sdk).toBe('function');
+    }
   });
 });

@@ -226,3 +226,132 @@ export function sdkSnippet(request: ExchangeRequest): string {
       return [...setup, `const models = await client.models.list();`].join('\n');
   }
 }
+
+/** One route of the API, and the openai SDK call that makes it (`client` an OpenAI on Lantern's base URL). */
+export interface RouteReference {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  sdk: string;
+}
+
+/**
+ * Every route the handler serves, as the API tab lists them: the SDK call an app writes for each, with the
+ * parameters that matter. (`code-snippets.test.ts` checks the list against the handler's routes and each call against
+ * the SDK, so neither can drift.)
+ */
+export const ROUTES: readonly RouteReference[] = [
+  { method: 'GET', path: '/v1/models', sdk: 'client.models.list()' },
+  { method: 'GET', path: '/v1/models/{id}', sdk: 'client.models.retrieve(id)' },
+  { method: 'POST', path: '/v1/chat/completions', sdk: 'client.chat.completions.create({ model, messages })' },
+  {
+    method: 'GET',
+    path: '/v1/chat/completions',
+    sdk: 'client.chat.completions.list({ model, metadata }) // those created with store: true',
+  },
+  { method: 'GET', path: '/v1/chat/completions/{id}', sdk: 'client.chat.completions.retrieve(id)' },
+  { method: 'POST', path: '/v1/chat/completions/{id}', sdk: 'client.chat.completions.update(id, { metadata })' },
+  { method: 'DELETE', path: '/v1/chat/completions/{id}', sdk: 'client.chat.completions.delete(id)' },
+  { method: 'GET', path: '/v1/chat/completions/{id}/messages', sdk: 'client.chat.completions.messages.list(id)' },
+  { method: 'POST', path: '/v1/completions', sdk: 'client.completions.create({ model, prompt })' },
+  { method: 'POST', path: '/v1/responses', sdk: 'client.responses.create({ model, input, background, conversation })' },
+  {
+    method: 'GET',
+    path: '/v1/responses',
+    sdk: 'new ResponsesWS(client) // WebSocket mode: npm run serve:node; LocalResponsesSocket in a page',
+  },
+  {
+    method: 'GET',
+    path: '/v1/responses/{id}',
+    sdk: 'client.responses.retrieve(id, { stream, starting_after }) // streams a background response again',
+  },
+  { method: 'DELETE', path: '/v1/responses/{id}', sdk: 'client.responses.delete(id)' },
+  { method: 'POST', path: '/v1/responses/{id}/cancel', sdk: 'client.responses.cancel(id) // background: true' },
+  { method: 'GET', path: '/v1/responses/{id}/input_items', sdk: 'client.responses.inputItems.list(id)' },
+  {
+    method: 'POST',
+    path: '/v1/responses/compact',
+    sdk: 'client.responses.compact({ model, previous_response_id })',
+  },
+  { method: 'POST', path: '/v1/responses/input_tokens', sdk: 'client.responses.inputTokens.count({ model, input })' },
+  { method: 'POST', path: '/v1/conversations', sdk: 'client.conversations.create({ items, metadata })' },
+  { method: 'GET', path: '/v1/conversations/{id}', sdk: 'client.conversations.retrieve(id)' },
+  { method: 'POST', path: '/v1/conversations/{id}', sdk: 'client.conversations.update(id, { metadata })' },
+  { method: 'DELETE', path: '/v1/conversations/{id}', sdk: 'client.conversations.delete(id)' },
+  { method: 'POST', path: '/v1/conversations/{id}/items', sdk: 'client.conversations.items.create(id, { items })' },
+  { method: 'GET', path: '/v1/conversations/{id}/items', sdk: 'client.conversations.items.list(id, { order })' },
+  {
+    method: 'GET',
+    path: '/v1/conversations/{id}/items/{item_id}',
+    sdk: 'client.conversations.items.retrieve(itemId, { conversation_id: id })',
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/conversations/{id}/items/{item_id}',
+    sdk: 'client.conversations.items.delete(itemId, { conversation_id: id })',
+  },
+  { method: 'POST', path: '/v1/embeddings', sdk: 'client.embeddings.create({ model, input })' },
+  { method: 'POST', path: '/v1/audio/transcriptions', sdk: 'client.audio.transcriptions.create({ file, model })' },
+  { method: 'POST', path: '/v1/audio/translations', sdk: 'client.audio.translations.create({ file, model })' },
+  { method: 'POST', path: '/v1/audio/speech', sdk: 'client.audio.speech.create({ model, voice, input })' },
+  { method: 'POST', path: '/v1/files', sdk: "client.files.create({ file, purpose }) // 'assistants' or 'batch'" },
+  { method: 'GET', path: '/v1/files', sdk: 'client.files.list({ purpose })' },
+  { method: 'GET', path: '/v1/files/{id}', sdk: 'client.files.retrieve(id)' },
+  { method: 'GET', path: '/v1/files/{id}/content', sdk: 'client.files.content(id)' },
+  { method: 'DELETE', path: '/v1/files/{id}', sdk: 'client.files.delete(id)' },
+  { method: 'POST', path: '/v1/vector_stores', sdk: 'client.vectorStores.create({ name, file_ids })' },
+  { method: 'GET', path: '/v1/vector_stores', sdk: 'client.vectorStores.list()' },
+  { method: 'GET', path: '/v1/vector_stores/{id}', sdk: 'client.vectorStores.retrieve(id)' },
+  { method: 'POST', path: '/v1/vector_stores/{id}', sdk: 'client.vectorStores.update(id, { name, metadata })' },
+  { method: 'DELETE', path: '/v1/vector_stores/{id}', sdk: 'client.vectorStores.delete(id)' },
+  { method: 'POST', path: '/v1/vector_stores/{id}/search', sdk: 'client.vectorStores.search(id, { query })' },
+  { method: 'POST', path: '/v1/vector_stores/{id}/files', sdk: 'client.vectorStores.files.create(id, { file_id })' },
+  { method: 'GET', path: '/v1/vector_stores/{id}/files', sdk: 'client.vectorStores.files.list(id)' },
+  {
+    method: 'GET',
+    path: '/v1/vector_stores/{id}/files/{file_id}',
+    sdk: 'client.vectorStores.files.retrieve(fileId, { vector_store_id: id })',
+  },
+  {
+    method: 'POST',
+    path: '/v1/vector_stores/{id}/files/{file_id}',
+    sdk: 'client.vectorStores.files.update(fileId, { vector_store_id: id, attributes })',
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/vector_stores/{id}/files/{file_id}',
+    sdk: 'client.vectorStores.files.delete(fileId, { vector_store_id: id })',
+  },
+  {
+    method: 'GET',
+    path: '/v1/vector_stores/{id}/files/{file_id}/content',
+    sdk: 'client.vectorStores.files.content(fileId, { vector_store_id: id })',
+  },
+  {
+    method: 'POST',
+    path: '/v1/vector_stores/{id}/file_batches',
+    sdk: 'client.vectorStores.fileBatches.create(id, { file_ids })',
+  },
+  {
+    method: 'GET',
+    path: '/v1/vector_stores/{id}/file_batches/{batch_id}',
+    sdk: 'client.vectorStores.fileBatches.retrieve(batchId, { vector_store_id: id })',
+  },
+  {
+    method: 'POST',
+    path: '/v1/vector_stores/{id}/file_batches/{batch_id}/cancel',
+    sdk: 'client.vectorStores.fileBatches.cancel(batchId, { vector_store_id: id })',
+  },
+  {
+    method: 'GET',
+    path: '/v1/vector_stores/{id}/file_batches/{batch_id}/files',
+    sdk: 'client.vectorStores.fileBatches.listFiles(batchId, { vector_store_id: id })',
+  },
+  {
+    method: 'POST',
+    path: '/v1/batches',
+    sdk: "client.batches.create({ input_file_id, endpoint, completion_window: '24h' })",
+  },
+  { method: 'GET', path: '/v1/batches', sdk: 'client.batches.list()' },
+  { method: 'GET', path: '/v1/batches/{id}', sdk: 'client.batches.retrieve(id) // request_counts as it runs' },
+  { method: 'POST', path: '/v1/batches/{id}/cancel', sdk: 'client.batches.cancel(id)' },
+];

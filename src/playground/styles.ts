@@ -102,6 +102,16 @@ export const panelStyles = css`
   table {
     border-collapse: collapse;
   }
+  /* The route list scrolls within the panel rather than widening a narrow screen. */
+  table.routes {
+    display: block;
+    max-width: 100%;
+    overflow-x: auto;
+    font-size: 0.85rem;
+  }
+  table.routes code {
+    word-break: break-word;
+  }
   th,
   td {
     border: 1px solid var(--border);

@@ -17,10 +17,12 @@ import {
 import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
+import { ResponsesWSBase } from 'openai/resources/responses/ws-base';
 import * as z from 'zod';
 import {
   bundledProfile,
   DEFAULT_PROFILE,
+  LocalResponsesSocket,
   startLocalAPI,
   type DevicePreference,
   type LoadProgress,
@@ -245,6 +247,8 @@ const harness = {
   structured: { z, zodResponseFormat, generateObject, streamObject, createOpenAICompatible, ChatOpenAI },
   /** Tool-calling clients, unmodified, for test/e2e/tool-calls.spec.ts. */
   tools: { z, zodFunction, generateText, streamText, tool, stepCountIs, ChatOpenAI, langchainTool, HumanMessage },
+  /** The Responses API's WebSocket mode in a page: openai-node's socket base, and Lantern's fetch-carried socket. */
+  websocket: { ResponsesWSBase, LocalResponsesSocket },
   /** The Responses API's clients, for test/e2e/responses.spec.ts: the AI SDK's default OpenAI provider and its calls. */
   responses: { zodTextFormat, createOpenAI, generateText, streamText },
   /**

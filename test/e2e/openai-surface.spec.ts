@@ -205,3 +205,154 @@ test(
     expect(result.foreign).toBe('NotFoundError not_found');
   },
 );
+
+test(
+  'openai SDK: a conversation two responses join, its items paged; stored chat completions listed by metadata',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    const otherKey = await issueKey(tab);
+    const result = await tab.evaluate(
+      async ({ k, other }) => {
+        const client = window.harness.client(k);
+        const stranger = window.harness.client(other);
+        const model = 'crimson-falcon-4';
+        const conversation = await client.conversations.create({
+          items: [{ type: 'message', role: 'system', content: 'You are terse.' }],
+          metadata: { topic: 'counting' },
+        });
+        const first = await client.responses.create({
+          model,
+          conversation: conversation.id,
+          input: 'Count to 10.',
+          max_output_tokens: 8,
+        });
+        const second = await client.responses.create({
+          model,
+          conversation: { id: conversation.id },
+          input: 'Again.',
+          max_output_tokens: 8,
+        });
+        const items = [];
+        for await (const item of client.conversations.items.list(conversation.id, { order: 'asc', limit: 2 }))
+          items.push(item.type === 'message' ? item.role : item.type);
+        const inputItems = await client.responses.inputItems.list(second.id);
+        const foreign = await stranger.conversations
+          .retrieve(conversation.id)
+          .then(() => 'answered')
+          .catch((error: unknown) => window.harness.describeError(error));
+
+        const stored = await client.chat.completions.create({
+          model,
+          messages: [{ role: 'user', content: 'Count to 3.' }],
+          max_tokens: 6,
+          store: true,
+          metadata: { run: 'e2e' },
+        });
+        await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 });
+        const listed = await client.chat.completions.list({ metadata: { run: 'e2e' } });
+        const messages = await client.chat.completions.messages.list(stored.id);
+        const updated = await client.chat.completions.update(stored.id, { metadata: { run: 'done' } });
+        const deleted = await client.chat.completions.delete(stored.id);
+        return {
+          joined: [first.conversation, second.conversation],
+          items,
+          inputItems: inputItems.data.length,
+          foreign,
+          listed: listed.data.map((c) => c.id),
+          stored: stored.id,
+          messages: messages.data.map((m) => m.content),
+          updated: (updated as { metadata?: unknown }).metadata,
+          deleted: deleted.deleted,
+        };
+      },
+      { k: key, other: otherKey },
+    );
+    expect(result.joined).toEqual([{ id: expect.stringMatching(/^conv_/) }, { id: expect.stringMatching(/^conv_/) }]);
+    // The system message, then each turn's input and output, oldest first, read two a page.
+    expect(result.items).toEqual(['system', 'user', 'assistant', 'user', 'assistant']);
+    expect(result.inputItems).toBeGreaterThanOrEqual(4);
+    expect(result.foreign).toBe('NotFoundError not_found');
+    expect(result.listed).toEqual([result.stored]);
+    expect(result.messages).toEqual(['Count to 3.']);
+    expect(result.updated).toEqual({ run: 'done' });
+    expect(result.deleted).toBe(true);
+  },
+);
+
+test('Agents SDK: OpenAIConversationsSession keeps a two-turn run in a conversation through the service worker', async ({
+  tab,
+}) => {
+  const result = await tab.evaluate(async (k) => {
+    const { Agent, Runner, OpenAIProvider, OpenAIConversationsSession } = window.harness.agents;
+    const client = window.harness.client(k);
+    const runner = new Runner({
+      modelProvider: new OpenAIProvider({ openAIClient: client, useResponses: true }),
+      tracingDisabled: true,
+    });
+    const session = new OpenAIConversationsSession({ client });
+    const agent = new Agent({
+      name: 'assistant',
+      instructions: 'Answer briefly.',
+      model: 'gpt-4o-mini',
+      modelSettings: { temperature: 0, maxTokens: 12 },
+    });
+    const outputs = [];
+    for (const question of ['My name is Alice.', 'What is my name?'])
+      outputs.push(typeof (await runner.run(agent, question, { session })).finalOutput);
+    const items = (await session.getItems()) as { type?: string; role?: string }[];
+    return { outputs, id: await session.getSessionId(), kinds: items.map((item) => item.role ?? item.type) };
+  }, key);
+  expect(result.outputs).toEqual(['string', 'string']);
+  expect(result.id).toMatch(/^conv_/);
+  expect(result.kinds).toEqual(['user', 'assistant', 'user', 'assistant']);
+});
+
+test(
+  'openai SDK: WebSocket mode in a page, on LocalResponsesSocket through the service worker',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    const result = await tab.evaluate(async (k) => {
+      const { ResponsesWSBase, LocalResponsesSocket } = window.harness.websocket;
+      class LocalResponsesWS extends ResponsesWSBase<InstanceType<typeof LocalResponsesSocket>> {
+        constructor(client: InstanceType<typeof window.harness.OpenAI>) {
+          super(client);
+          this._connectInitial();
+        }
+        protected override _createSocket(url: URL, authHeaders: Record<string, string>) {
+          return new LocalResponsesSocket(url, authHeaders);
+        }
+      }
+      const ws = new LocalResponsesWS(window.harness.client(k));
+      const turn = (params: Record<string, unknown>) =>
+        new Promise<{ type: string; id?: string; text?: string; code?: string }[]>((resolve) => {
+          const seen: { type: string; id?: string; text?: string; code?: string }[] = [];
+          const listener = (event: { type: string; response?: { id: string; output_text?: string } }) => {
+            seen.push({
+              type: event.type,
+              ...(event.response && { id: event.response.id }),
+              ...(event.type === 'response.completed' && { text: event.response!.output_text }),
+            });
+            if (event.type === 'response.completed' || event.type === 'response.incomplete') {
+              ws.off('event', listener as never);
+              resolve(seen);
+            }
+          };
+          ws.on('event', listener as never);
+          ws.send({ type: 'response.create', ...params } as never);
+        });
+      const first = await turn({ model: 'crimson-falcon-4', input: 'Count to 10.', max_output_tokens: 8 });
+      const id = first.find((e) => e.id)!.id!;
+      const second = await turn({
+        model: 'crimson-falcon-4',
+        input: 'Go on.',
+        previous_response_id: id,
+        max_output_tokens: 4,
+      });
+      ws.close();
+      return { first: first.map((e) => e.type), second: second.at(-1)!.type };
+    }, key);
+    expect(result.first.slice(0, 2)).toEqual(['response.created', 'response.in_progress']);
+    expect(result.first.at(-1)).toMatch(/^response\.(completed|incomplete)$/);
+    expect(result.second).toMatch(/^response\.(completed|incomplete)$/);
+  },
+);
