@@ -18,8 +18,9 @@ export type ConversationStore = RecordStore<KeptConversation>;
  */
 export const MAX_CONVERSATION_ITEMS = 10_000;
 
-export const conversationNotFound = (id: string) =>
-  new ApiError(404, `Conversation with id '${id}' not found.`, { param: 'conversation_id', code: 'not_found' });
+/** An unknown conversation, or another key's, named as the request named it (a path's id, or `conversation`). */
+export const conversationNotFound = (id: string, param = 'conversation_id') =>
+  new ApiError(404, `Conversation with id '${id}' not found.`, { param, code: 'not_found' });
 
 /**
  * A key's conversations over the store, each changed by one writer at a time: every change reads the conversation,

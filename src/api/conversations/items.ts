@@ -61,7 +61,7 @@ export function toWireItem(item: InputItem & { id: string }): ConversationItem {
 }
 
 /** A message's text and images as parts, each image where it stood among the text. */
-function messageParts(item: InputItem & { type: 'message' }): ItemContentPart[] {
+export function messageParts(item: InputItem & { type: 'message' }): ItemContentPart[] {
   const text = (t: string): ItemContentPart =>
     item.role === 'assistant'
       ? { type: 'output_text', text: t, annotations: [], logprobs: [] }

@@ -1,3 +1,4 @@
+import type { CompactionItem } from '../responses/compaction.ts';
 import type { ResponseOutputItem } from '../responses/wire.ts';
 
 /**
@@ -43,7 +44,7 @@ export type ConversationItem =
   | MessageItem
   | { id: string; type: 'function_call_output'; call_id: string; output: string; status: 'completed' }
   /** A compaction's summary, as `/v1/responses/compact` made it. */
-  | { id: string; type: 'compaction'; encrypted_content: string };
+  | CompactionItem;
 
 /** A list of items: `items.create`'s answer, and each page of `items.list` and of a response's `input_items`. */
 export interface ConversationItemList {

@@ -1,3 +1,4 @@
+import { bytesToBase64 } from '../base64.ts';
 import { invalidRequest } from '../errors.ts';
 
 /*
@@ -11,10 +12,7 @@ const VERSION = 1;
 
 /** The summary of the items a compaction replaced, as the `encrypted_content` of its item. */
 export function encodeCompaction(summary: string): string {
-  const json = JSON.stringify({ lantern_compaction: VERSION, summary });
-  let binary = '';
-  for (const byte of new TextEncoder().encode(json)) binary += String.fromCharCode(byte);
-  return btoa(binary);
+  return bytesToBase64(new TextEncoder().encode(JSON.stringify({ lantern_compaction: VERSION, summary })));
 }
 
 /** The summary a compaction item carries, or a 400 naming the item when it was not made by this API. */

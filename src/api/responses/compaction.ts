@@ -1,4 +1,6 @@
 import type { Context } from 'hono';
+import { messageParts } from '../conversations/items.ts';
+import type { MessageItem } from '../conversations/wire.ts';
 import { newId } from '../ids.ts';
 import { parseJsonObject } from '../request-body.ts';
 import type { Env, RouteDeps } from '../route-deps.ts';
@@ -7,17 +9,6 @@ import { encodeCompaction } from './compaction-content.ts';
 import { responsesParser, type ConversationItem } from './schema.ts';
 import { asInputError, prepareTurn } from './turn.ts';
 import type { ResponseUsage } from './wire.ts';
-
-/** A user message kept by a compaction, as an output item (its text, and its images where they stood). */
-export interface CompactedUserMessage {
-  id: string;
-  type: 'message';
-  role: 'user';
-  status: 'completed';
-  content: (
-    { type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high' }
-  )[];
-}
 
 /** The item that stands for everything else a compaction replaced. */
 export interface CompactionItem {
@@ -31,7 +22,7 @@ export interface CompactedResponse {
   id: string;
   object: 'response.compaction';
   created_at: number;
-  output: (CompactedUserMessage | CompactionItem)[];
+  output: (MessageItem | CompactionItem)[];
   usage: ResponseUsage;
 }
 
@@ -84,17 +75,10 @@ export function compactResponse(deps: RouteDeps) {
   };
 }
 
-/** A user message of the conversation as a compaction keeps it; nothing for any other item. */
-function userMessage(item: ConversationItem): CompactedUserMessage[] {
+/** A user message of the conversation as a compaction keeps it (as the Conversations API lists it); nothing else. */
+function userMessage(item: ConversationItem): MessageItem[] {
   if (item.type !== 'message' || item.role !== 'user') return [];
-  const content: CompactedUserMessage['content'] = [];
-  let at = 0;
-  for (const image of item.images ?? []) {
-    if (image.at > at) content.push({ type: 'input_text', text: item.content.slice(at, image.at) });
-    content.push({ type: 'input_image', image_url: image.url, detail: image.detail });
-    at = image.at;
-  }
-  if (at < item.content.length || content.length === 0)
-    content.push({ type: 'input_text', text: item.content.slice(at) });
-  return [{ id: item.id ?? newId('msg_'), type: 'message', role: 'user', status: 'completed', content }];
+  return [
+    { id: item.id ?? newId('msg_'), type: 'message', role: 'user', status: 'completed', content: messageParts(item) },
+  ];
 }

@@ -6,7 +6,7 @@ import {
   type ChatResult,
 } from '../../engine-interface/index.ts';
 import { imageLimitsOf } from '../image-parts.ts';
-import { ApiError } from '../errors.ts';
+import { conversationNotFound } from '../conversations/conversations.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { resolveConversation, toChatMessages, withItemIds } from './conversation.ts';
 import { searchForTurn, withSources, type Sources } from './file-search.ts';
@@ -98,8 +98,6 @@ async function conversationContext(
   owner: string,
   params: ResponsesParams,
 ): Promise<ConversationItem[]> {
-  const notFound = (id: string) =>
-    new ApiError(404, `Conversation with id '${id}' not found.`, { param: 'conversation', code: 'not_found' });
-  const kept = await conversations.get(owner, params.conversationId!, notFound);
+  const kept = await conversations.get(owner, params.conversationId!, (id) => conversationNotFound(id, 'conversation'));
   return kept.items.map(({ item }) => item);
 }
