@@ -15,6 +15,7 @@ import { OPENAI_VOICES } from './speech-audio.ts';
 import './speech-panel.ts';
 import type { SpeechModel } from './speech-panel.ts';
 import './transcription-panel.ts';
+import './voice-panel.ts';
 
 const TABS = [
   ['chat', 'Chat'],
@@ -22,6 +23,8 @@ const TABS = [
   // Named for their tasks (and routes): transcription is speech to text, speech is text to speech.
   ['transcription', 'Speech to text'],
   ['speech', 'Text to speech'],
+  // The Realtime API: both at once, in a call.
+  ['voice', 'Voice'],
   ['documents', 'Documents'],
   ['models', 'Models'],
   ['keys', 'Keys'],
@@ -228,6 +231,8 @@ export class LanternPlayground extends LitElement {
         ></transcription-panel>`;
       case 'speech':
         return html`<speech-panel .client=${this.client} .models=${this.speechModels}></speech-panel>`;
+      case 'voice':
+        return html`<voice-panel .client=${this.client} .speech=${this.speechModels[0]}></voice-panel>`;
       case 'documents':
         return html`<documents-panel
           .client=${this.client}
