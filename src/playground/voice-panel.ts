@@ -197,12 +197,12 @@ export class VoicePanel extends LitElement {
         </li>`;
       case 'assistant':
         return html`<li class="assistant" aria-busy=${!entry.done}>
-          <span class="who">Assistant:</span
-          >${entry.text}${entry.interrupted ? html` <span class="pending">(interrupted)</span>` : nothing}
+          <span class="who">Assistant:</span>
+          ${entry.text}${entry.interrupted ? html` <span class="pending">(interrupted)</span>` : nothing}
         </li>`;
       case 'tool':
         return html`<li class="tool">
-          <span class="who">Tool call:</span><code>${entry.name}(${entry.arguments || ''})</code>
+          <span class="who">Tool call:</span> <code>${entry.name}(${entry.arguments || ''})</code>
           →
           ${entry.result === undefined ? html`<span class="pending">running…</span>` : html`<code>${entry.result}</code>`}
         </li>`;
@@ -211,7 +211,7 @@ export class VoicePanel extends LitElement {
           Turn ${entry.turn}: <span class="ms">${entry.ms} ms</span> from the end of your speech to the first audio
         </li>`;
       case 'error':
-        return html`<li class="error" role="alert"><span class="who">Error:</span>${entry.message}</li>`;
+        return html`<li class="error" role="alert"><span class="who">Error:</span> ${entry.message}</li>`;
       case 'note':
         return html`<li class="note">${entry.text}</li>`;
     }

@@ -1,5 +1,9 @@
 import AxeBuilder from '@axe-core/playwright';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { decodeWav } from '../../src/audio/decode-wav.ts';
+import { encodeWav } from '../../src/audio/encode-wav.ts';
+import { resample } from '../../src/audio/resample.ts';
+import { speechBytes } from '../support/speech-fixture.ts';
 import { expect, test } from './browsers.ts';
 
 /**
@@ -13,24 +17,13 @@ import { expect, test } from './browsers.ts';
 const SILENCE_BEFORE_S = 0.5;
 const SILENCE_AFTER_S = 3;
 
-/**
- * The clip as the fake microphone's file: the fixture's PCM16 mono WAV (a plain 44-byte header, as
- * scripts/fixtures writes them) with silence added before and after.
- */
+/** The clip as the fake microphone's file: padded with silence, 16-bit PCM at 48 kHz (Chromium's capture rate). */
 async function microphoneFile(clip: string, path: string): Promise<void> {
-  const wav = await readFile(`test/fixtures/speech/${clip}`);
-  const rate = wav.readUInt32LE(24);
-  const channels = wav.readUInt16LE(22);
-  const bits = wav.readUInt16LE(34);
-  expect(wav.toString('ascii', 36, 40), `${clip}: a plain header, data at byte 36`).toBe('data');
-  expect(bits).toBe(16);
-  const data = wav.subarray(44, 44 + wav.readUInt32LE(40));
-  const silence = (seconds: number) => Buffer.alloc(Math.round(seconds * rate) * channels * 2);
-  const body = Buffer.concat([silence(SILENCE_BEFORE_S), data, silence(SILENCE_AFTER_S)]);
-  const header = Buffer.from(wav.subarray(0, 44));
-  header.writeUInt32LE(36 + body.length, 4);
-  header.writeUInt32LE(body.length, 40);
-  await writeFile(path, Buffer.concat([header, body]));
+  const { samples, sampleRate } = decodeWav(speechBytes(clip));
+  const speech = resample(samples, sampleRate, 48_000);
+  const padded = new Float32Array(Math.round((SILENCE_BEFORE_S + SILENCE_AFTER_S) * 48_000) + speech.length);
+  padded.set(speech, Math.round(SILENCE_BEFORE_S * 48_000));
+  await writeFile(path, encodeWav(padded, 48_000));
 }
 
 test('voice: talk, see both transcripts and the turn’s latency, interrupt, type, hang up', async ({
