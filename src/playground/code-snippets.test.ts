@@ -71,6 +71,20 @@ describe('documents snippets', () => {
   });
 });
 
+describe('realtime snippets', () => {
+  it('mints a client secret with the session, then calls over WebRTC with it', () => {
+    const code = sdkSnippet({
+      method: 'POST',
+      path: '/v1/realtime/client_secrets',
+      body: { session: { type: 'realtime', model: 'gpt-realtime' } },
+    });
+    expect(code).toContain('const secret = await client.realtime.clientSecrets.create({\n  "session": {');
+    expect(code).toContain("peer.createDataChannel('oai-events')");
+    expect(code).toContain("'Content-Type': 'application/sdp', Authorization: `Bearer ${secret.value}`");
+    expect(code).toContain('/realtime/calls');
+  });
+});
+
 describe('the route list', () => {
   it('lists every route the handler serves, and only those', () => {
     const source = readFileSync(fileURLToPath(new URL('../api/create-handler.ts', import.meta.url)), 'utf8');

@@ -53,6 +53,31 @@ function speechReading(body: unknown): string {
   return `const blob = await response.blob();\nnew Audio(URL.createObjectURL(blob)).play();`;
 }
 
+/**
+ * A Realtime call over WebRTC, as the voice tab makes one: an ephemeral secret minted with the key, then the offer
+ * (the microphone and the `oai-events` data channel) posted with that secret; the answer's track is the assistant.
+ */
+function realtimeCall(params: string): string {
+  return [
+    `const secret = await client.realtime.clientSecrets.create(${params});`,
+    `const peer = new RTCPeerConnection();`,
+    `const events = peer.createDataChannel('oai-events');`,
+    `events.onmessage = (message) => console.log(JSON.parse(message.data)); // server events`,
+    `const audio = Object.assign(document.createElement('audio'), { autoplay: true });`,
+    `peer.ontrack = (event) => (audio.srcObject = event.streams[0]);`,
+    `const microphone = await navigator.mediaDevices.getUserMedia({ audio: true });`,
+    `peer.addTrack(microphone.getAudioTracks()[0], microphone);`,
+    `await peer.setLocalDescription(await peer.createOffer());`,
+    `const answer = await fetch(\`\${lantern.baseURL}/realtime/calls\`, {`,
+    `  method: 'POST',`,
+    `  headers: { 'Content-Type': 'application/sdp', Authorization: \`Bearer \${secret.value}\` },`,
+    `  body: peer.localDescription.sdp,`,
+    `});`,
+    `await peer.setRemoteDescription({ type: 'answer', sdp: await answer.text() });`,
+    `// Then send client events: events.send(JSON.stringify({ type: 'response.create' }))`,
+  ].join('\n');
+}
+
 /** A multipart body's fields as `recording-fetch.ts` keeps them (files as labels), the file itself left out. */
 const formFields = (body: unknown) =>
   Object.entries((body ?? {}) as Record<string, string | string[]>).filter(([name]) => name !== 'file');
@@ -216,6 +241,8 @@ export function sdkSnippet(request: ExchangeRequest): string {
         `const response = await client.audio.speech.create(${params});`,
         speechReading(request.body),
       ].join('\n');
+    case '/v1/realtime/client_secrets':
+      return [...setup, realtimeCall(params)].join('\n');
     case '/v1/audio/translations':
       return [
         ...setup,
