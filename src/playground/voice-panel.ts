@@ -142,7 +142,7 @@ export class VoicePanel extends LitElement {
       <div class="grid options">
         <div>
           <label for="instructions">Assistant instructions</label>
-          <textarea id="instructions" rows="2" ?disabled=${this.state !== 'idle'}>${DEFAULT_INSTRUCTIONS}</textarea>
+          <textarea id="instructions" rows="3" ?disabled=${this.state !== 'idle'}>${DEFAULT_INSTRUCTIONS}</textarea>
         </div>
         <div>
           <label for="speaker">Speaker</label>
