@@ -52,9 +52,7 @@ export class VoicePanel extends LitElement {
         width: 100%;
         margin: 0.75rem 0 0;
       }
-      ol.log {
-        list-style: none;
-        margin: 0;
+      div.log {
         padding: 0.5rem;
         border: 1px solid var(--border);
         border-radius: 8px;
@@ -63,7 +61,12 @@ export class VoicePanel extends LitElement {
         max-height: 26rem;
         overflow-y: auto;
       }
-      ol.log li {
+      div.log ol {
+        list-style: none;
+        margin: 0;
+        padding: 0;
+      }
+      div.log li {
         margin: 0.3rem 0;
         overflow-wrap: anywhere;
       }
@@ -125,7 +128,7 @@ export class VoicePanel extends LitElement {
 
   override updated(changed: Map<string, unknown>) {
     if (changed.has('entries')) {
-      const log = this.renderRoot.querySelector('ol.log');
+      const log = this.renderRoot.querySelector('div.log');
       if (log) log.scrollTop = log.scrollHeight;
     }
   }
@@ -166,9 +169,11 @@ export class VoicePanel extends LitElement {
       </div>
       <audio autoplay controls aria-label="The assistant's speech"></audio>
       <h3 id="call-log">Call transcript</h3>
-      <ol class="log" role="log" aria-live="polite" aria-labelledby="call-log" tabindex="0">
-        ${this.entries.map((entry) => this.#entry(entry))}
-      </ol>
+      <div class="log" role="log" aria-live="polite" aria-labelledby="call-log" tabindex="0">
+        <ol>
+          ${this.entries.map((entry) => this.#entry(entry))}
+        </ol>
+      </div>
       <form @submit=${this.#sendText}>
         <label for="typed">Type to the assistant</label>
         <div class="row">
