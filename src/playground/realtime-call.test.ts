@@ -49,7 +49,8 @@ describe('the voice tab’s Realtime client: its pure parts', () => {
   });
 
   it('builds the client events: interrupt, a typed message, tool outputs, each followed by the reply it needs', () => {
-    expect(interruptEvents()).toEqual([{ type: 'response.cancel' }, { type: 'output_audio_buffer.clear' }]);
+    expect(interruptEvents(true)).toEqual([{ type: 'response.cancel' }, { type: 'output_audio_buffer.clear' }]);
+    expect(interruptEvents(false)).toEqual([{ type: 'output_audio_buffer.clear' }]);
     expect(textMessageEvents('Hi')).toEqual([
       {
         type: 'conversation.item.create',

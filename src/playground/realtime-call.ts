@@ -65,9 +65,12 @@ export function runDemoTool(name: string, args: string, now = new Date()): strin
   }
 }
 
-/** Stops the reply in progress and the audio already sent for it (WebRTC's output buffer). */
-export const interruptEvents = (): RealtimeClientEvent[] => [
-  { type: 'response.cancel' },
+/**
+ * Stops the reply in progress (when one is: cancelling none is an error) and the audio already sent for it, which may
+ * still be playing after its reply is done (WebRTC's output buffer).
+ */
+export const interruptEvents = (responding: boolean): RealtimeClientEvent[] => [
+  ...(responding ? [{ type: 'response.cancel' } as const] : []),
   { type: 'output_audio_buffer.clear' },
 ];
 

@@ -114,6 +114,8 @@ export class VoicePanel extends LitElement {
   declare entries: VoiceEntry[];
   #call: RealtimeCall | undefined;
   #log = new VoiceLog();
+  /** The response in progress, from its `response.created` to its `response.done`. */
+  #responding: string | undefined;
 
   constructor() {
     super();
@@ -233,6 +235,7 @@ export class VoicePanel extends LitElement {
   async #talk() {
     if (!this.client || this.state !== 'idle') return;
     this.#log = new VoiceLog();
+    this.#responding = undefined;
     this.#refresh();
     this.state = 'connecting';
     const offerTool = (this.renderRoot.querySelector('#offer-tool') as HTMLInputElement | null)?.checked ?? false;
@@ -284,7 +287,7 @@ export class VoicePanel extends LitElement {
   }
 
   #interrupt() {
-    this.#send(...interruptEvents());
+    this.#send(...interruptEvents(this.#responding !== undefined));
   }
 
   #sendText(event: Event) {
@@ -312,6 +315,8 @@ export class VoicePanel extends LitElement {
 
   #onEvent(event: RealtimeServerEvent) {
     const changed = this.#log.apply(event, performance.now());
+    if (event.type === 'response.created') this.#responding = event.response.id;
+    if (event.type === 'response.done' && event.response.id === this.#responding) this.#responding = undefined;
     if (event.type === 'response.done' && event.response.status === 'completed') this.#answerTools(event.response);
     if (changed) this.#refresh();
     // The status line's average changes with each turn's latency.
