@@ -223,4 +223,31 @@ export interface HandlerOptions {
    * Absent, no CORS headers are sent: in a service worker, /v1 is the page's own origin.
    */
   cors?: CorsOptions;
+  /**
+   * Answers WebRTC calls (`POST /v1/realtime/calls`): the service worker hands each call to the page that made it.
+   * Absent (Node), the route is a 400 pointing at the WebSocket transport.
+   */
+  realtime?: RealtimeCallAnswerer;
+}
+
+/** One WebRTC call of the Realtime API, as the calls route hands it to the answerer. */
+export interface RealtimeCall {
+  /** `rtc_…` */
+  id: string;
+  /** The client's SDP offer. */
+  offer: string;
+  model: string;
+  /** The session configuration (the secret's, or the multipart `session` field), in the wire's shape. */
+  session: unknown;
+  /** Bearer credential for the answering peer's /v1 requests while the call lives. */
+  credential: string;
+  /** When the call's credential expires, in milliseconds since the epoch. */
+  expiresAt: number;
+}
+
+/** Who answers WebRTC calls: returns the SDP answer. */
+export interface RealtimeCallAnswerer {
+  answer(call: RealtimeCall, request: Request): Promise<string>;
+  /** Ends call `id` (its hangup route); resolves once the answering peer was told. */
+  hangup?(id: string, request: Request): Promise<void>;
 }
