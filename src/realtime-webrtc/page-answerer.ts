@@ -39,7 +39,8 @@ export class PageAnswerer implements RealtimeCallAnswerer {
   async answer(call: RealtimeCall, request: Request): Promise<string> {
     const clientId = this.#requestClients.get(request);
     const client = clientId ? await this.#clients.get(clientId) : undefined;
-    if (!clientId || !client) throw new Error(noPage('no page made this request (a WebRTC call must come from a page)'));
+    if (!clientId || !client)
+      throw new Error(noPage('no page made this request (a WebRTC call must come from a page)'));
     const channel = new MessageChannel();
     const reply = new Promise<CallReply>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(noPage('no Lantern page answered the call'))), this.#timeoutMs);

@@ -40,10 +40,7 @@ registerProcessor('lantern-capture', LanternCapture);
  *
  * @returns what stops the capture.
  */
-export async function captureTrack(
-  stream: MediaStream,
-  onSamples: (samples: Int16Array) => void,
-): Promise<() => void> {
+export async function captureTrack(stream: MediaStream, onSamples: (samples: Int16Array) => void): Promise<() => void> {
   // Chromium hands a remote WebRTC track to Web Audio only while a media element plays it too (crbug.com/933677):
   // a muted one, which nobody hears.
   const sink = new Audio();

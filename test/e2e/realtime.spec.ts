@@ -1,0 +1,284 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Page } from '@playwright/test';
+import type { OpenAIRealtimeWebRTC, RealtimeSession } from '@openai/agents-realtime';
+import { decodeWav } from '../../src/audio/decode-wav.ts';
+import { encodeWav } from '../../src/audio/encode-wav.ts';
+import { resample } from '../../src/audio/resample.ts';
+import { speechBytes, speechClip } from '../support/speech-fixture.ts';
+import { expect, test } from './browsers.ts';
+import { issueKey, openHarness } from './harness-page.ts';
+
+/**
+ * The Realtime API over WebRTC in a page (issue 67): the Agents SDK's `RealtimeSession`, unmodified, calls
+ * `/v1/realtime/calls` with an `ek_` secret from `/v1/realtime/client_secrets`; the service worker hands the call to
+ * this page, whose peer answers it and runs the session over Lantern's own /v1 routes (the bundled tiny Whisper, chat
+ * and speech models). The microphone is Chromium's fake device playing a fixture clip; the assistant's audio is
+ * measured on the audio element the SDK plays it in. All of it offline, after the first visit.
+ */
+
+const CLIP = 'clip02.wav';
+/** Seconds of silence before the clip (the call is still being set up) and after it (the VAD's end of speech). */
+const SILENCE_BEFORE = 0.5;
+const SILENCE_AFTER = 3;
+/** Above this RMS the assistant is heard; below QUIET it has stopped. */
+const HEARD = 0.005;
+const QUIET = 0.001;
+
+/** Writes the fake microphone's file: the clip, padded with silence, as 16-bit PCM at 48 kHz (Chromium's capture rate). */
+function microphoneFile(path: string): void {
+  const clip = decodeWav(speechBytes(CLIP));
+  const speech = resample(clip.samples, clip.sampleRate, 48_000);
+  const samples = new Float32Array(Math.round((SILENCE_BEFORE + SILENCE_AFTER) * 48_000) + speech.length);
+  samples.set(speech, Math.round(SILENCE_BEFORE * 48_000));
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, encodeWav(samples, 48_000));
+}
+
+/** What the page keeps of its call. */
+interface Rtc {
+  session: RealtimeSession;
+  transport: OpenAIRealtimeWebRTC;
+  state: Pick<CallState, 'events' | 'errors' | 'toolCalls' | 'levels'>;
+  channel: RTCDataChannel | undefined;
+}
+
+declare global {
+  interface Window {
+    rtc: Rtc;
+  }
+}
+
+interface CallState {
+  events: string[];
+  errors: string[];
+  toolCalls: string[];
+  history: { type: string; role?: string; status?: string; transcripts: string[] }[];
+  /** The assistant's audio level, every 50 ms: [page time in ms, RMS]. */
+  levels: [number, number][];
+  callId: string | undefined;
+  channel: string | undefined;
+}
+
+/** Starts a call in the page as `key`, with a `get_weather` tool; the page keeps its state in `window.rtc`. */
+async function startCall(page: Page, key: string): Promise<void> {
+  await page.evaluate(async (k) => {
+    const { RealtimeSession, RealtimeAgent, OpenAIRealtimeWebRTC, tool, z } = window.harness.realtime;
+    const state = {
+      events: [] as string[],
+      errors: [] as string[],
+      toolCalls: [] as string[],
+      levels: [] as [number, number][],
+    };
+    const getWeather = tool({
+      name: 'get_weather',
+      description: 'Tells the weather in a city.',
+      parameters: z.object({ city: z.string() }),
+      execute: async ({ city }: { city: string }) => {
+        state.toolCalls.push(city);
+        return `It is sunny in ${city}.`;
+      },
+    });
+    const agent = new RealtimeAgent({
+      name: 'Assistant',
+      instructions: 'You are a helpful assistant.',
+      tools: [getWeather],
+    });
+    const audioElement = document.createElement('audio');
+    document.body.append(audioElement);
+    const transport = new OpenAIRealtimeWebRTC({ audioElement });
+    const session = new RealtimeSession(agent, { transport, model: 'gpt-realtime' });
+    session.on('transport_event', (event: { type: string }) => state.events.push(event.type));
+    session.on('error', (event: { error: unknown }) =>
+      state.errors.push(String((event.error as Error)?.message ?? JSON.stringify(event.error))),
+    );
+    await session.connect({
+      apiKey: async () => {
+        const answer = await fetch('/v1/realtime/client_secrets', {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${k}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ session: { type: 'realtime', model: 'gpt-realtime' } }),
+        });
+        return ((await answer.json()) as { value: string }).value;
+      },
+      url: `${location.origin}/v1/realtime/calls`,
+    });
+    const context = new AudioContext();
+    const analyser = context.createAnalyser();
+    context.createMediaStreamSource(audioElement.srcObject as MediaStream).connect(analyser);
+    const buffer = new Float32Array(analyser.fftSize);
+    setInterval(() => {
+      analyser.getFloatTimeDomainData(buffer);
+      let sum = 0;
+      for (const v of buffer) sum += v * v;
+      state.levels.push([performance.now(), Math.sqrt(sum / buffer.length)]);
+    }, 50);
+    window.rtc = { session, transport, state, channel: transport.connectionState.dataChannel };
+  }, key);
+}
+
+/** The call's state, as plain data. */
+function callState(page: Page): Promise<CallState> {
+  return page.evaluate(() => {
+    const { session, transport, state, channel } = window.rtc;
+    type Part = { transcript?: string | null; text?: string };
+    const history = session.history.map((item) => {
+      const { role, status, content } = item as { role?: string; status?: string; content?: Part[] };
+      const transcripts = (content ?? []).map((part) => part.transcript ?? part.text ?? '').filter((text) => text);
+      return { type: item.type, role, status, transcripts };
+    });
+    return { ...state, history, callId: transport.callId, channel: channel?.readyState };
+  });
+}
+
+const assistantReplies = (state: CallState) =>
+  state.history.filter((item) => item.role === 'assistant' && item.transcripts.length > 0);
+
+test('a WebRTC call from the Agents SDK, answered by the page offline: voice in, voice and text out, a tool, barge-in, typed messages, per-key hangup', async ({
+  playwright,
+  launchOptions,
+  baseURL,
+}, info) => {
+  test.skip(
+    info.project.name !== 'wasm',
+    'Chromium on WebAssembly only: a fake microphone needs Chromium’s flags (the portable layer has none), and the device does not change the call',
+  );
+  test.setTimeout(300_000);
+  const microphone = info.outputPath('microphone.wav');
+  microphoneFile(microphone);
+  const browser = await playwright.chromium.launch({
+    ...launchOptions,
+    args: [
+      ...(launchOptions.args ?? []),
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${microphone}%noloop`,
+      // The SDK's audio element plays without a click: a test has no user gesture.
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+  });
+  try {
+    const context = await browser.newContext({ baseURL, serviceWorkers: 'allow' });
+    const page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') console.log(`[page console] ${message.text()}`);
+    });
+    await openHarness(page);
+    const key = await issueKey(page, 'realtime');
+    expect((await page.evaluate(() => window.harness.lantern.offlineReady)).ready).toBe(true);
+    await context.setOffline(true);
+
+    await startCall(page, key);
+    // The fake microphone's clip: transcribed, answered in text and in audio.
+    await expect
+      .poll(
+        async () => {
+          const state = await callState(page);
+          const user = state.history.find((item) => item.role === 'user' && item.transcripts.length > 0);
+          const heard = Math.max(0, ...state.levels.map(([, rms]) => rms));
+          return { user: user !== undefined, assistant: assistantReplies(state).length > 0, heard: heard > HEARD };
+        },
+        { timeout: 120_000, intervals: [500] },
+      )
+      .toEqual({ user: true, assistant: true, heard: true });
+    let state = await callState(page);
+    console.log(
+      `[realtime] the microphone said "${speechClip(CLIP).text}"; voice turn: ${JSON.stringify(state.history)}`,
+    );
+    expect(state.events).toEqual(expect.arrayContaining(['session.created', 'session.updated']));
+    expect(state.events).toContain('input_audio_buffer.speech_started');
+    expect(state.events).toContain('output_audio_buffer.started');
+    await expect.poll(async () => (await callState(page)).events.includes('output_audio_buffer.stopped')).toBe(true);
+
+    // A forced tool: called in the page, and the agent answers after its output.
+    const repliesBefore = assistantReplies(await callState(page)).length;
+    await page.evaluate(() => {
+      const { transport } = window.rtc;
+      transport.sendEvent({
+        type: 'conversation.item.create',
+        item: {
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: 'What is the weather in Paris?' }],
+        },
+      });
+      transport.requestResponse({ tool_choice: { type: 'function', name: 'get_weather' } });
+    });
+    await expect.poll(async () => (await callState(page)).toolCalls.length, { timeout: 60_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(
+        async () => {
+          const now = await callState(page);
+          const call = now.history.findIndex((item) => item.type === 'function_call');
+          return (
+            call >= 0 &&
+            now.history.slice(call).some((item) => item.role === 'assistant' && item.transcripts.length > 0)
+          );
+        },
+        { timeout: 60_000 },
+      )
+      .toBe(true);
+    expect(assistantReplies(await callState(page)).length).toBeGreaterThan(repliesBefore);
+    await expect
+      .poll(async () => (await callState(page)).events.filter((e) => e === 'output_audio_buffer.stopped').length)
+      .toBe(2);
+
+    // Barge-in: interrupted while it speaks, the audio stops within a second and the buffer is cleared.
+    const cleared = (await callState(page)).events.filter((e) => e === 'output_audio_buffer.cleared').length;
+    const started = (await callState(page)).events.filter((e) => e === 'output_audio_buffer.started').length;
+    await page.evaluate(() => window.rtc.session.sendMessage('Tell me a story about a horse.'));
+    await expect
+      .poll(async () => (await callState(page)).events.filter((e) => e === 'output_audio_buffer.started').length, {
+        timeout: 60_000,
+      })
+      .toBeGreaterThan(started);
+    const interruptedAt = await page.evaluate(() => {
+      window.rtc.session.interrupt();
+      return performance.now();
+    });
+    await expect
+      .poll(async () => (await callState(page)).events.filter((e) => e === 'output_audio_buffer.cleared').length)
+      .toBe(cleared + 1);
+    await page.waitForTimeout(2000);
+    state = await callState(page);
+    const after = state.levels.filter(([t]) => t > interruptedAt + 1000).map(([, rms]) => rms);
+    expect(after.length).toBeGreaterThan(10);
+    expect(Math.max(...after)).toBeLessThan(QUIET);
+
+    // A typed message is answered.
+    const replies = assistantReplies(state).length;
+    await page.evaluate(() => window.rtc.session.sendMessage('Hello'));
+    await expect
+      .poll(async () => assistantReplies(await callState(page)).length, { timeout: 60_000 })
+      .toBeGreaterThan(replies);
+    expect((await callState(page)).errors).toEqual([]);
+
+    // Another key's secret cannot hang up this call; this key's can, and the page's peer closes.
+    const callId = (await callState(page)).callId;
+    expect(callId).toMatch(/^rtc_/);
+    const other = await issueKey(page, 'realtime other');
+    const hangup = (k: string) =>
+      page.evaluate(
+        async ({ k, id }) => {
+          const secret = await fetch('/v1/realtime/client_secrets', {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${k}`, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ session: { type: 'realtime', model: 'gpt-realtime' } }),
+          });
+          const ek = ((await secret.json()) as { value: string }).value;
+          const answer = await fetch(`/v1/realtime/calls/${id}/hangup`, {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${ek}` },
+          });
+          return answer.status;
+        },
+        { k, id: callId },
+      );
+    expect(await hangup(other)).toBe(404);
+    expect((await callState(page)).channel).toBe('open');
+    expect(await hangup(key)).toBe(200);
+    await expect.poll(async () => (await callState(page)).channel, { timeout: 10_000 }).toBe('closed');
+  } finally {
+    await browser.close();
+  }
+});
