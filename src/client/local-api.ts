@@ -377,7 +377,9 @@ export class LocalAPI extends EventTarget {
       } else if (isCallMessage(event.data) || isHangupMessage(event.data)) {
         // A WebRTC call this page made (the Agents SDK's `transport: 'webrtc'`): its peer is answered here, the
         // session runs here; the code loads the first time a page calls.
-        void import('../realtime-webrtc/page-calls.ts').then((calls) => calls.onCallMessage(event.data, event.ports[0]));
+        void import('../realtime-webrtc/page-calls.ts').then((calls) =>
+          calls.onCallMessage(event.data, event.ports[0]),
+        );
       }
     });
     container.startMessages();
