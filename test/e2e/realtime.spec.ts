@@ -8,6 +8,7 @@ import { resample } from '../../src/audio/resample.ts';
 import { speechBytes, speechClip } from '../support/speech-fixture.ts';
 import { expect, test } from './browsers.ts';
 import { issueKey, openHarness } from './harness-page.ts';
+import { startServer, workerPort } from './servers.ts';
 
 /**
  * The Realtime API over WebRTC in a page (issue 67): the Agents SDK's `RealtimeSession`, unmodified, calls
@@ -137,7 +138,6 @@ const assistantReplies = (state: CallState) =>
 test('a WebRTC call from the Agents SDK, answered by the page offline: voice in, voice and text out, a tool, barge-in, typed messages, per-key hangup', async ({
   playwright,
   launchOptions,
-  baseURL,
 }, info) => {
   test.skip(
     info.project.name !== 'wasm',
@@ -155,16 +155,20 @@ test('a WebRTC call from the Agents SDK, answered by the page offline: voice in,
       `--use-file-for-fake-audio-capture=${microphone}%noloop`,
     ],
   });
+  // A server of this test's own, closed once the first visit is done: offline. Not `context.setOffline`, whose
+  // emulation also fails the peer connection's ICE (seen in Chromium 156), though it never leaves the machine.
+  const server = await startServer(workerPort(4188));
   try {
-    const context = await browser.newContext({ baseURL, serviceWorkers: 'allow' });
+    const context = await browser.newContext({ serviceWorkers: 'allow' });
     const page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error') console.log(`[page console] ${message.text()}`);
     });
-    await openHarness(page);
+    await openHarness(page, '', server.origin);
     const key = await issueKey(page, 'realtime');
     expect((await page.evaluate(() => window.harness.lantern.offlineReady)).ready).toBe(true);
-    await context.setOffline(true);
+    await server.close();
+    await expect(fetch(`${server.origin}/`)).rejects.toThrow(); // the network really is gone
 
     // As a user starts a call with a click: the page may then play sound (the SDK's audio element, and the Web Audio
     // of the page's own peer, which answers in the same page).
@@ -280,6 +284,7 @@ test('a WebRTC call from the Agents SDK, answered by the page offline: voice in,
     expect(await hangup(key)).toBe(200);
     await expect.poll(async () => (await callState(page)).channel, { timeout: 10_000 }).toBe('closed');
   } finally {
+    await server.close();
     await browser.close();
   }
 });
