@@ -4,6 +4,7 @@ import { createModelRouter } from '../src/models/model-router.ts';
 import { indexedDbKeyStorage, KeyRing } from '../src/keys/index.ts';
 import { indexedDbResponseStore } from '../src/response-store/index.ts';
 import { indexedDbRecordStore } from '../src/record-store/index.ts';
+import { REALTIME_SECRET_LIMITS } from '../src/api/realtime/realtime-secrets.ts';
 import { indexedDbDocumentStorage } from '../src/document-store/index.ts';
 import {
   hostLock,
@@ -140,6 +141,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     responses: indexedDbResponseStore(),
     conversations: indexedDbRecordStore('conversations'),
     chatCompletions: indexedDbRecordStore('chat_completions'),
+    realtimeSecrets: indexedDbRecordStore('realtime_secrets', { limits: REALTIME_SECRET_LIMITS }),
     documents: indexedDbDocumentStorage(),
     ...options,
     keepAlive: (work) => {

@@ -26,6 +26,8 @@ import { compactResponse } from './responses/compaction.ts';
 import { countInputTokens } from './responses/input-tokens.ts';
 import { BackgroundRuns, cancelResponse } from './responses/background.ts';
 import { memoryRecordStore } from '../record-store/index.ts';
+import { REALTIME_SECRET_LIMITS, RealtimeSecrets, type SecretRecord } from './realtime/realtime-secrets.ts';
+import { realtimeRoutes } from './realtime/route.ts';
 import { storedCompletionRoutes } from './chat-completions/stored.ts';
 import { Conversations } from './conversations/conversations.ts';
 import { conversationRoutes } from './conversations/route.ts';
@@ -86,7 +88,12 @@ export function createHandler(options: HandlerOptions): Handler {
   });
   // Before auth: a preflight carries no key.
   if (options.cors) app.use('/v1/*', corsMiddleware(options.cors));
-  app.use('/v1/*', auth(options.keys));
+  // Realtime client secrets and call credentials (`ek_…`): kept as the service worker is told, in memory otherwise.
+  const realtimeSecrets = new RealtimeSecrets(
+    options.realtimeSecrets ?? memoryRecordStore<SecretRecord>(REALTIME_SECRET_LIMITS),
+    now,
+  );
+  app.use('/v1/*', auth(options.keys, realtimeSecrets));
 
   const documents = options.documents ?? memoryDocumentStorage();
   const files = new FileLibrary({
@@ -206,6 +213,13 @@ export function createHandler(options: HandlerOptions): Handler {
   app.get('/v1/conversations/:id/items', conversations.listItems);
   app.get('/v1/conversations/:id/items/:item_id', conversations.retrieveItem);
   app.delete('/v1/conversations/:id/items/:item_id', conversations.deleteItem);
+  // The Realtime API: its sessions are clients of the routes above (src/realtime/); these mint their credentials and
+  // answer WebRTC offers. No model runs here, so no rate limit holds them.
+  const realtime = realtimeRoutes({ secrets: realtimeSecrets, answerer: options.realtime, now });
+  app.post('/v1/realtime/client_secrets', manage, realtime.createClientSecret);
+  app.post('/v1/realtime/calls', manage, realtime.createCall);
+  app.post('/v1/realtime/calls/:id/hangup', realtime.hangup);
+  app.get('/v1/realtime', realtime.websocketOnly);
   // Batches run their lines through the routes above, each line under the key's limits as it runs.
   const batch = batchRoutes(deps);
   app.post('/v1/batches', manage, batch.create);

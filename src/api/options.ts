@@ -6,6 +6,8 @@ import type { ConversationStore } from './conversations/conversations.ts';
 import type { DocumentStorage } from '../document-store/index.ts';
 import type { IndexingProgress, LibraryLimits, TextExtractor } from '../file-search/index.ts';
 import type { BatchLimits } from '../batches/index.ts';
+import type { RecordStore } from '../record-store/index.ts';
+import type { SecretRecord } from './realtime/realtime-secrets.ts';
 
 /**
  * Every explicit limit of the API. A request over any of them is answered 400 before any work is queued, with the
@@ -224,30 +226,37 @@ export interface HandlerOptions {
    */
   cors?: CorsOptions;
   /**
-   * Answers WebRTC calls (`POST /v1/realtime/calls`): the service worker hands each call to the page that made it.
-   * Absent (Node), the route is a 400 pointing at the WebSocket transport.
+   * Answers the Realtime API's WebRTC calls (`POST /v1/realtime/calls`): the service worker's, which asks the calling
+   * page to answer with a peer of its own (src/realtime-webrtc/). Absent (Node), a call is a 400 that points at the
+   * WebSocket form (`/v1/realtime`, src/node/).
    */
   realtime?: RealtimeCallAnswerer;
+  /**
+   * Where the Realtime API's client secrets and call credentials are kept (hashed): `memoryRecordStore()` unless given;
+   * the service worker gives `indexedDbRecordStore('realtime_secrets')`, so that a call outlives a stopped worker.
+   */
+  realtimeSecrets?: RecordStore<SecretRecord>;
 }
 
-/** One WebRTC call of the Realtime API, as the calls route hands it to the answerer. */
+/** A WebRTC call to answer: the client's offer, and what the answering session runs as. */
 export interface RealtimeCall {
-  /** `rtc_…` */
+  /** `rtc_…`: the call's id, as `Location` names it. */
   id: string;
   /** The client's SDP offer. */
   offer: string;
+  /** The model the session names (`gpt-realtime` unless the configuration names another). */
   model: string;
-  /** The session configuration (the secret's, or the multipart `session` field), in the wire's shape. */
+  /** The session configuration, as the wire's `session` object (the client secret's, or the form's), if any. */
   session: unknown;
-  /** Bearer credential for the answering peer's /v1 requests while the call lives. */
+  /** What the answering session sends as `Authorization: Bearer …` on its requests, while the call lives. */
   credential: string;
-  /** When the call's credential expires, in milliseconds since the epoch. */
+  /** When the call ends at the latest, in milliseconds since the epoch. */
   expiresAt: number;
 }
 
-/** Who answers WebRTC calls: returns the SDP answer. */
 export interface RealtimeCallAnswerer {
+  /** The answer's SDP, from a peer that now runs the call's session; `request` is the call's (its page answers). */
   answer(call: RealtimeCall, request: Request): Promise<string>;
-  /** Ends call `id` (its hangup route); resolves once the answering peer was told. */
-  hangup?(id: string, request: Request): Promise<void>;
+  /** Ends call `id`'s peer, wherever it runs. */
+  hangup?(id: string): Promise<void> | void;
 }

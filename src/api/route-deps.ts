@@ -9,6 +9,7 @@ import type { Engine, Serving } from '../engine-interface/index.ts';
 import { BACKEND_HEADER, type ErrorBody } from './errors.ts';
 import { systemFingerprint } from './ids.ts';
 import type { Limits } from './options.ts';
+import type { CallGrant, ClientSecretGrant } from './realtime/realtime-secrets.ts';
 
 /**
  * What middleware sets for the routes: the caller's key, the request's id, and its body, read whole (`rateLimit`); and
@@ -16,7 +17,14 @@ import type { Limits } from './options.ts';
  * response), which holds the request's rate-limit slots until it ends.
  */
 export type Env = {
-  Variables: { key: KeyInfo; requestId: string; body: Uint8Array; outlasting?: Promise<void> };
+  Variables: {
+    key: KeyInfo;
+    requestId: string;
+    body: Uint8Array;
+    outlasting?: Promise<void>;
+    /** What a Realtime secret (`ek_…`) grants, when the request presented one instead of a key. */
+    realtimeGrant?: ClientSecretGrant | CallGrant;
+  };
 };
 
 /** What the route handlers share, built once per handler by `createHandler`. */

@@ -67,6 +67,8 @@ export const OPENAI_ALIASES = Object.freeze({
   'crimson-falcon-4': Object.freeze(['gpt-4.1-nano', 'gpt-5-nano', 'gpt-3.5-turbo']),
   'indigo-owl-4': Object.freeze([
     'gpt-4o-mini',
+    // The Realtime API's sessions chat with this model (src/realtime/ sends every realtime model name as this one).
+    'gpt-realtime',
     'gpt-4.1-mini',
     'gpt-5-mini',
     'gpt-4o',

@@ -354,4 +354,20 @@ export const ROUTES: readonly RouteReference[] = [
   { method: 'GET', path: '/v1/batches', sdk: 'client.batches.list()' },
   { method: 'GET', path: '/v1/batches/{id}', sdk: 'client.batches.retrieve(id) // request_counts as it runs' },
   { method: 'POST', path: '/v1/batches/{id}/cancel', sdk: 'client.batches.cancel(id)' },
+  {
+    method: 'POST',
+    path: '/v1/realtime/client_secrets',
+    sdk: "client.realtime.clientSecrets.create({ session: { type: 'realtime', instructions, tools } }) // ek_…",
+  },
+  {
+    method: 'POST',
+    path: '/v1/realtime/calls',
+    sdk: "new RealtimeSession(agent, { transport: 'webrtc' }).connect({ apiKey: ek, url }) // @openai/agents-realtime",
+  },
+  { method: 'POST', path: '/v1/realtime/calls/{id}/hangup', sdk: 'client.realtime.calls.hangup(id)' },
+  {
+    method: 'GET',
+    path: '/v1/realtime',
+    sdk: 'new OpenAIRealtimeWS({ model }, client) // the WebSocket form: npm run serve:node',
+  },
 ];

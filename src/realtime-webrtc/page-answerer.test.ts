@@ -15,17 +15,16 @@ const call: RealtimeCall = {
 /** Pages by client id, each answering call messages with `reply` (none: it never answers) and keeping what it heard. */
 function pages(reply?: (message: unknown) => CallReply) {
   const heard = new Map<string, unknown[]>();
-  const clients: ClientsLike = {
-    get: async (id) => {
-      if (id === 'gone') return undefined;
-      return {
-        postMessage(message, transfer) {
-          heard.set(id, [...(heard.get(id) ?? []), message]);
-          const port = transfer[0] as MessagePort | undefined;
-          if (reply && port && isCallMessage(message)) port.postMessage(reply(message));
-        },
-      };
+  const page = (id: string) => ({
+    postMessage(message: unknown, transfer: Transferable[]) {
+      heard.set(id, [...(heard.get(id) ?? []), message]);
+      const port = transfer[0] as MessagePort | undefined;
+      if (reply && port && isCallMessage(message)) port.postMessage(reply(message));
     },
+  });
+  const clients: ClientsLike = {
+    get: async (id) => (id === 'gone' ? undefined : page(id)),
+    matchAll: async () => [page('page-a'), page('page-b')],
   };
   return { clients, heard };
 }
@@ -56,16 +55,17 @@ describe('PageAnswerer', () => {
     await expect(unknown.answer(call, request)).rejects.toThrow(/startLocalAPI\(\)/);
   });
 
-  it('tells the answering page of a hangup, once', async () => {
+  it('tells the answering page of a hangup; every page, of a call this worker does not know', async () => {
     const { clients, heard } = pages(() => ({ sdp: 'v=0 answer' }));
     const answerer = new PageAnswerer(clients);
     const request = new Request('http://localhost/v1/realtime/calls', { method: 'POST' });
     answerer.noteClient(request, 'page-b');
     await answerer.answer(call, request);
     await answerer.hangup('rtc_1');
+    expect(heard.get('page-a')).toBeUndefined();
+    expect(heard.get('page-b')!.filter(isHangupMessage)).toEqual([{ type: 'lantern:realtime-hangup', id: 'rtc_1' }]);
+    // A worker started again since (or a second hangup): the pages that might answer it all hear.
     await answerer.hangup('rtc_1');
-    await answerer.hangup('rtc_unknown');
-    const hangups = heard.get('page-b')!.filter(isHangupMessage);
-    expect(hangups).toEqual([{ type: 'lantern:realtime-hangup', id: 'rtc_1' }]);
+    expect(heard.get('page-a')!.filter(isHangupMessage)).toEqual([{ type: 'lantern:realtime-hangup', id: 'rtc_1' }]);
   });
 });

@@ -10,7 +10,12 @@ export const ANSWER_TIMEOUT_MS = 20_000;
 
 /** The part of the service worker's scope the answerer uses. */
 export interface ClientsLike {
-  get(id: string): Promise<{ postMessage(message: unknown, transfer: Transferable[]): void } | undefined>;
+  get(id: string): Promise<PageLike | undefined>;
+  matchAll(options: { type: 'window' }): Promise<readonly PageLike[]>;
+}
+
+interface PageLike {
+  postMessage(message: unknown, transfer: Transferable[]): void;
 }
 
 /**
@@ -65,9 +70,11 @@ export class PageAnswerer implements RealtimeCallAnswerer {
   async hangup(id: string): Promise<void> {
     const live = this.#callClients.get(id);
     this.#callClients.delete(id);
-    if (!live) return;
     const message: HangupMessage = { type: 'lantern:realtime-hangup', id };
-    (await this.#clients.get(live.clientId))?.postMessage(message, []);
+    // A worker stopped and started again since the call knows not which page answers it: every page hears, and the
+    // one that answers it ends it.
+    const pages = live ? [await this.#clients.get(live.clientId)] : await this.#clients.matchAll({ type: 'window' });
+    for (const page of pages) page?.postMessage(message, []);
   }
 
   /** Calls past their credential's expiry have ended in their page by themselves. */

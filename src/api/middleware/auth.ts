@@ -1,6 +1,13 @@
 import type { MiddlewareHandler } from 'hono';
 import { KEY_PREFIX, type KeyInfo, type KeyStore } from '../../keys/index.ts';
 import { ApiError } from '../errors.ts';
+import {
+  isSecretShaped,
+  SECRET_PREFIX,
+  type CallGrant,
+  type ClientSecretGrant,
+  type RealtimeSecrets,
+} from '../realtime/realtime-secrets.ts';
 
 /** Keys are `lt_` + base64url; anything else is refused before the store is asked. Bounded to keep hashing cheap. */
 const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9_-]{16,256}$`);
@@ -24,7 +31,10 @@ export const internalKeyId = (env: unknown): string | undefined =>
  * middleware. Messages say what is wrong and never echo the presented key. A request the handler dispatches itself
  * ({@link INTERNAL_KEY_ID}) runs as the key it names, while that key is unrevoked.
  */
-export function auth(keys: KeyStore): MiddlewareHandler<{ Variables: { key: KeyInfo } }> {
+export function auth(
+  keys: KeyStore,
+  secrets?: RealtimeSecrets,
+): MiddlewareHandler<{ Variables: { key: KeyInfo; realtimeGrant?: ClientSecretGrant | CallGrant } }> {
   return async (c, next) => {
     const internal = internalKeyId(c.env);
     if (internal !== undefined) {
@@ -48,6 +58,12 @@ export function auth(keys: KeyStore): MiddlewareHandler<{ Variables: { key: KeyI
       throw unauthorized('The Authorization header must have the form `Bearer lt_…`.', 'invalid_api_key');
     }
     const key = match[1]!;
+    if (secrets && key.startsWith(SECRET_PREFIX)) {
+      const { info, grant } = await realtimeSecret(keys, secrets, key, c.req.method, c.req.path);
+      c.set('key', info);
+      c.set('realtimeGrant', grant);
+      return next();
+    }
     if (!KEY_SHAPE.test(key)) {
       throw unauthorized(
         `Incorrect API key provided. Lantern API keys begin with \`${KEY_PREFIX}\`.`,
@@ -64,4 +80,37 @@ export function auth(keys: KeyStore): MiddlewareHandler<{ Variables: { key: KeyI
     c.set('key', check.info);
     await next();
   };
+}
+
+/** What each kind of Realtime secret may call: a client secret opens calls; a call's credential runs its models. */
+const SECRET_ROUTES: Record<'client_secret' | 'call', readonly string[]> = {
+  client_secret: ['POST /v1/realtime/calls', 'GET /v1/realtime'],
+  call: ['POST /v1/audio/transcriptions', 'POST /v1/chat/completions', 'POST /v1/audio/speech', 'GET /v1/models'],
+};
+
+/** The key a Realtime secret (`ek_…`) stands for, if the secret is live, allows this route, and its key is unrevoked. */
+async function realtimeSecret(keys: KeyStore, secrets: RealtimeSecrets, value: string, method: string, path: string) {
+  const check = isSecretShaped(value) ? await secrets.verify(value) : ({ ok: false, reason: 'unknown' } as const);
+  if (!check.ok) {
+    throw unauthorized(
+      check.reason === 'expired'
+        ? 'This client secret has expired: mint another with POST /v1/realtime/client_secrets.'
+        : 'Incorrect client secret provided.',
+      'invalid_api_key',
+    );
+  }
+  const routes = SECRET_ROUTES[check.grant.kind];
+  const route = `${method} ${path.replace(/\/+$/, '')}`;
+  if (!routes.includes(route)) {
+    const what = check.grant.kind === 'client_secret' ? 'A client secret' : "A call's credential";
+    throw unauthorized(
+      `${what} (ek_…) is accepted only by ${routes.join(', ')}; send an API key (lt_…).`,
+      'invalid_api_key',
+    );
+  }
+  const info = (await keys.list()).find((key) => key.id === check.keyId);
+  if (!info || info.revokedAt !== undefined) {
+    throw unauthorized('The API key this client secret was minted with has been revoked.', 'invalid_api_key');
+  }
+  return { info, grant: check.grant };
 }
