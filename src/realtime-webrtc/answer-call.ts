@@ -1,7 +1,7 @@
 import type { RealtimeCall } from '../api/options.ts';
 import { RealtimeSession } from '../realtime/realtime-session.ts';
 import { captureTrack } from './track-capture.ts';
-import { SPEAKER_RATE, TrackSpeaker } from './track-speaker.ts';
+import { TrackSpeaker } from './track-speaker.ts';
 
 /**
  * How long the answer waits for its ICE candidates. Lantern's answer carries them all (the client's SDK sends its offer
@@ -26,7 +26,9 @@ export interface AnsweredCall {
  */
 export async function answerCall(call: RealtimeCall, hooks: { onEnd?: () => void } = {}): Promise<AnsweredCall> {
   const pc = new RTCPeerConnection();
-  const context = new AudioContext({ sampleRate: SPEAKER_RATE });
+  // At the device's own rate: the 24 kHz chunks are resampled as they play, and the track goes to WebRTC at the rate
+  // it encodes (48 kHz) without a second conversion.
+  const context = new AudioContext();
   void context.resume().catch(() => undefined);
   const speaker = new TrackSpeaker(context);
   let channel: RTCDataChannel | undefined;

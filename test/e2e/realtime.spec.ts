@@ -22,9 +22,13 @@ const CLIP = 'clip02.wav';
 /** Seconds of silence before the clip (the call is still being set up) and after it (the VAD's end of speech). */
 const SILENCE_BEFORE = 0.5;
 const SILENCE_AFTER = 3;
-/** Above this RMS the assistant is heard; below QUIET it has stopped. */
+/**
+ * Above this RMS the assistant is heard; below QUIET it has stopped (speech measures 0.05 to 0.2). A second after an
+ * interruption: the page's speaker stops within a millisecond of the clear, but what WebRTC already carries (its encoder,
+ * the SDK's jitter buffer) still plays for 0.6 to 0.8 s on this two-core machine, then fades.
+ */
 const HEARD = 0.005;
-const QUIET = 0.001;
+const QUIET = 0.002;
 
 /** Writes the fake microphone's file: the clip, padded with silence, as 16-bit PCM at 48 kHz (Chromium's capture rate). */
 function microphoneFile(path: string): void {
@@ -196,7 +200,9 @@ test('a WebRTC call from the Agents SDK, answered by the page offline: voice in,
     await expect.poll(async () => (await callState(page)).events.includes('output_audio_buffer.stopped')).toBe(true);
 
     // A forced tool: called in the page, and the agent answers after its output.
-    const repliesBefore = assistantReplies(await callState(page)).length;
+    const count = (events: string[], type: string) => events.filter((e) => e === type).length;
+    const before = await callState(page);
+    const functionCalls = (now: CallState) => now.history.filter((item) => item.type === 'function_call').length;
     await page.evaluate(() => {
       const { transport } = window.rtc;
       transport.sendEvent({
@@ -209,44 +215,51 @@ test('a WebRTC call from the Agents SDK, answered by the page offline: voice in,
       });
       transport.requestResponse({ tool_choice: { type: 'function', name: 'get_weather' } });
     });
-    await expect.poll(async () => (await callState(page)).toolCalls.length, { timeout: 60_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(async () => (await callState(page)).toolCalls.length, { timeout: 60_000 })
+      .toBeGreaterThan(before.toolCalls.length);
     await expect
       .poll(
         async () => {
           const now = await callState(page);
-          const call = now.history.findIndex((item) => item.type === 'function_call');
-          return (
-            call >= 0 &&
-            now.history.slice(call).some((item) => item.role === 'assistant' && item.transcripts.length > 0)
-          );
+          const last = now.history.findLastIndex((item) => item.type === 'function_call');
+          const answered = now.history.slice(last).some((item) => item.role === 'assistant' && item.transcripts.length);
+          return functionCalls(now) > functionCalls(before) && answered;
         },
         { timeout: 60_000 },
       )
       .toBe(true);
-    expect(assistantReplies(await callState(page)).length).toBeGreaterThan(repliesBefore);
+    // Its answer spoken to the end before the next turn.
     await expect
-      .poll(async () => (await callState(page)).events.filter((e) => e === 'output_audio_buffer.stopped').length)
-      .toBe(2);
+      .poll(async () => count((await callState(page)).events, 'output_audio_buffer.stopped'), { timeout: 60_000 })
+      .toBeGreaterThan(count(before.events, 'output_audio_buffer.stopped'));
 
     // Barge-in: interrupted while it speaks, the audio stops within a second and the buffer is cleared.
-    const cleared = (await callState(page)).events.filter((e) => e === 'output_audio_buffer.cleared').length;
-    const started = (await callState(page)).events.filter((e) => e === 'output_audio_buffer.started').length;
+    const cleared = count((await callState(page)).events, 'output_audio_buffer.cleared');
+    const started = count((await callState(page)).events, 'output_audio_buffer.started');
     await page.evaluate(() => window.rtc.session.sendMessage('Tell me a story about a horse.'));
     await expect
-      .poll(async () => (await callState(page)).events.filter((e) => e === 'output_audio_buffer.started').length, {
-        timeout: 60_000,
-      })
+      .poll(async () => count((await callState(page)).events, 'output_audio_buffer.started'), { timeout: 60_000 })
       .toBeGreaterThan(started);
+    // Heard at the SDK's end: the sound travels a few hundred milliseconds (WebRTC's encoder and jitter buffer) from
+    // the speaker to the audio element; interrupted before it arrives, a test would measure only that trip.
+    await expect
+      .poll(async () => (await callState(page)).levels.at(-1)?.[1] ?? 0, { timeout: 10_000, intervals: [50] })
+      .toBeGreaterThan(HEARD);
     const interruptedAt = await page.evaluate(() => {
       window.rtc.session.interrupt();
       return performance.now();
     });
     await expect
-      .poll(async () => (await callState(page)).events.filter((e) => e === 'output_audio_buffer.cleared').length)
+      .poll(async () => count((await callState(page)).events, 'output_audio_buffer.cleared'))
       .toBe(cleared + 1);
     await page.waitForTimeout(2000);
     state = await callState(page);
     const after = state.levels.filter(([t]) => t > interruptedAt + 1000).map(([, rms]) => rms);
+    const levels = state.levels.filter(([t]) => t > interruptedAt - 200);
+    console.log(
+      `[realtime] levels from the interruption: ${levels.map(([t, rms]) => `${Math.round(t - interruptedAt)}:${rms.toFixed(4)}`).join(' ')}`,
+    );
     expect(after.length).toBeGreaterThan(10);
     expect(Math.max(...after)).toBeLessThan(QUIET);
 
@@ -258,28 +271,32 @@ test('a WebRTC call from the Agents SDK, answered by the page offline: voice in,
       .toBeGreaterThan(replies);
     expect((await callState(page)).errors).toEqual([]);
 
-    // Another key's secret cannot hang up this call; this key's can, and the page's peer closes.
+    // Another key cannot hang up this call (404: no such call of its own), nor can a client secret (it only opens
+    // calls); this call's key can, and the page's peer closes.
     const callId = (await callState(page)).callId;
     expect(callId).toMatch(/^rtc_/);
     const other = await issueKey(page, 'realtime other');
-    const hangup = (k: string) =>
+    const hangup = (credential: string) =>
       page.evaluate(
-        async ({ k, id }) => {
-          const secret = await fetch('/v1/realtime/client_secrets', {
-            method: 'POST',
-            headers: { Authorization: `Bearer ${k}`, 'Content-Type': 'application/json' },
-            body: JSON.stringify({ session: { type: 'realtime', model: 'gpt-realtime' } }),
-          });
-          const ek = ((await secret.json()) as { value: string }).value;
+        async ({ credential, id }) => {
           const answer = await fetch(`/v1/realtime/calls/${id}/hangup`, {
             method: 'POST',
-            headers: { Authorization: `Bearer ${ek}` },
+            headers: { Authorization: `Bearer ${credential}` },
           });
           return answer.status;
         },
-        { k, id: callId },
+        { credential, id: callId },
       );
+    const secret = await page.evaluate(async (k) => {
+      const answer = await fetch('/v1/realtime/client_secrets', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${k}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ session: { type: 'realtime', model: 'gpt-realtime' } }),
+      });
+      return ((await answer.json()) as { value: string }).value;
+    }, key);
     expect(await hangup(other)).toBe(404);
+    expect(await hangup(secret)).toBe(401);
     expect((await callState(page)).channel).toBe('open');
     expect(await hangup(key)).toBe(200);
     await expect.poll(async () => (await callState(page)).channel, { timeout: 10_000 }).toBe('closed');
