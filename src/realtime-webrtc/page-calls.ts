@@ -27,6 +27,3 @@ export async function onCallMessage(data: unknown, port: MessagePort | undefined
   port.postMessage(reply);
   port.close();
 }
-
-/** How many calls this page is answering (for tests and a page's own display). */
-export const liveCalls = (): number => live.size;
