@@ -30,6 +30,13 @@ export async function answerCall(call: RealtimeCall, hooks: { onEnd?: () => void
   // it encodes (48 kHz) without a second conversion.
   const context = new AudioContext();
   void context.resume().catch(() => undefined);
+  // Web Audio waits for the page to be allowed sound: a click, or (Chromium) a microphone being captured. Until then
+  // the call is silent both ways; say why, once.
+  const silent = setTimeout(() => {
+    if (context.state === 'suspended' && !ended) {
+      console.warn('[lantern] the realtime call is silent until this page may play sound: start the call from a click');
+    }
+  }, 3000);
   const speaker = new TrackSpeaker(context);
   let channel: RTCDataChannel | undefined;
   let stopCapture: (() => void) | undefined;
@@ -54,6 +61,7 @@ export async function answerCall(call: RealtimeCall, hooks: { onEnd?: () => void
     if (ended) return;
     ended = true;
     clearTimeout(expiry);
+    clearTimeout(silent);
     session.close();
     stopCapture?.();
     speaker.close();
