@@ -26,6 +26,7 @@ export interface AnsweredCall {
  */
 export async function answerCall(call: RealtimeCall, hooks: { onEnd?: () => void } = {}): Promise<AnsweredCall> {
   const pc = new RTCPeerConnection();
+  let ended = false;
   // At the device's own rate: the 24 kHz chunks are resampled as they play, and the track goes to WebRTC at the rate
   // it encodes (48 kHz) without a second conversion.
   const context = new AudioContext();
@@ -40,7 +41,6 @@ export async function answerCall(call: RealtimeCall, hooks: { onEnd?: () => void
   const speaker = new TrackSpeaker(context);
   let channel: RTCDataChannel | undefined;
   let stopCapture: (() => void) | undefined;
-  let ended = false;
   const session = new RealtimeSession({
     model: call.model,
     session: call.session,
