@@ -11,16 +11,21 @@ import {
   base64ToBytes,
   chatModelFor,
   floatToPcm16,
+  MAX_CONVERSATION_ITEMS,
   muLawDecode,
   muLawEncode,
   pcm16FromBytes,
   pcm16ToBytes,
   RealtimeSession,
+  type RealtimeItem,
   type RealtimeMetrics,
+  type RealtimeResponse,
+  type RealtimeSessionConfig,
   type RealtimeServerEvent,
   type RealtimeSessionOptions,
   type RealtimeSpeaker,
 } from '../src/realtime/index.ts';
+import type { ChatMessage } from '../src/realtime/client-items.ts';
 import { BUNDLED_MODELS } from './support/lantern.ts';
 import { speechBytes, speechClip } from './support/speech-fixture.ts';
 
@@ -31,6 +36,15 @@ import { speechBytes, speechClip } from './support/speech-fixture.ts';
  */
 
 const RATE = 24_000;
+
+/** The chat completions body the session sends, as far as these tests read it. */
+interface ChatBody {
+  model: string;
+  messages: ChatMessage[];
+  tools?: { function: { name: string } }[];
+  tool_choice?: unknown;
+  max_completion_tokens?: number;
+}
 
 /** Records what a session sends and waits for events by type. */
 class Client {
@@ -59,7 +73,7 @@ class Client {
     const seen = this.events.slice(from).find((e) => e.type === type && test(e));
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${type} in: ${this.types().join(', ')}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`no ${type} in: ${this.types().join(', ')}`)), 8_000);
       this.#waiters.push({
         test: (e) => e.type === type && test(e),
         resolve: (e) => {
@@ -90,7 +104,10 @@ const join = (...parts: Int16Array[]) => {
 const appendEvents = (session: RealtimeSession, samples: Int16Array) => {
   for (let at = 0; at < samples.length; at += RATE / 10)
     session.receive(
-      JSON.stringify({ type: 'input_audio_buffer.append', audio: bytesToBase64(pcm16ToBytes(samples.subarray(at, at + RATE / 10))) }),
+      JSON.stringify({
+        type: 'input_audio_buffer.append',
+        audio: bytesToBase64(pcm16ToBytes(samples.subarray(at, at + RATE / 10))),
+      }),
     );
 };
 
@@ -107,7 +124,9 @@ type ChatScript = { content?: string; tool_calls?: unknown[]; finish_reason?: st
  * Answers transcriptions with `transcript`, chat with the chunks `chat(body)` returns (each after `delayMs`, stopping
  * when aborted), speech with 200 ms of tone per request.
  */
-function fakeApi(options: { transcript?: string; chat?: (body: Record<string, unknown>) => ChatScript; delayMs?: number } = {}): FakeApi {
+function fakeApi(
+  options: { transcript?: string; chat?: (body: Record<string, unknown>) => ChatScript; delayMs?: number } = {},
+): FakeApi {
   const calls: FakeApi['calls'] = [];
   const request: RealtimeSessionOptions['request'] = async (path, init) => {
     const body = typeof init.body === 'string' ? JSON.parse(init.body) : init.body;
@@ -115,7 +134,11 @@ function fakeApi(options: { transcript?: string; chat?: (body: Record<string, un
     if (path === '/v1/audio/transcriptions') return Response.json({ text: options.transcript ?? 'Hello there.' });
     if (path === '/v1/audio/speech') return new Response(pcm16ToBytes(tone(200)) as Uint8Array<ArrayBuffer>);
     if (path === '/v1/chat/completions') {
-      const script = options.chat?.(body) ?? [{ content: 'Hi. ' }, { content: 'How are you?' }, { finish_reason: 'stop' }];
+      const script = options.chat?.(body) ?? [
+        { content: 'Hi. ' },
+        { content: 'How are you?' },
+        { finish_reason: 'stop' },
+      ];
       const signal = init.signal;
       const encoder = new TextEncoder();
       const stream = new ReadableStream<Uint8Array>({
@@ -123,11 +146,18 @@ function fakeApi(options: { transcript?: string; chat?: (body: Record<string, un
           for (const step of script) {
             if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
             if (signal?.aborted) return controller.error(signal.reason);
-            const delta = { ...(step.content ? { content: step.content } : {}), ...(step.tool_calls ? { tool_calls: step.tool_calls } : {}) };
+            const delta = {
+              ...(step.content ? { content: step.content } : {}),
+              ...(step.tool_calls ? { tool_calls: step.tool_calls } : {}),
+            };
             const chunk = { choices: [{ index: 0, delta, finish_reason: step.finish_reason ?? null }] };
             controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`));
           }
-          controller.enqueue(encoder.encode(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 } })}\n\n`));
+          controller.enqueue(
+            encoder.encode(
+              `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 } })}\n\n`,
+            ),
+          );
           controller.enqueue(encoder.encode('data: [DONE]\n\n'));
           controller.close();
         },
@@ -182,11 +212,23 @@ describe('the protocol, on a fake /v1', () => {
     const { client, session } = open(fakeApi());
     session.receive('{not json');
     session.receive(event({ type: 'no.such.event', event_id: 'evt_1' }));
-    session.receive(event({ type: 'session.update', event_id: 'evt_2', session: { audio: { output: { voice: 'nobody' } } } }));
     session.receive(
-      event({ type: 'session.update', event_id: 'evt_3', session: { audio: { input: { turn_detection: { type: 'server_vad', silence_duration_ms: -5 } } } } }),
+      event({ type: 'session.update', event_id: 'evt_2', session: { audio: { output: { voice: 'nobody' } } } }),
     );
-    session.receive(event({ type: 'session.update', event_id: 'evt_4', session: { audio: { input: { format: { type: 'audio/flac' } } } } }));
+    session.receive(
+      event({
+        type: 'session.update',
+        event_id: 'evt_3',
+        session: { audio: { input: { turn_detection: { type: 'server_vad', silence_duration_ms: -5 } } } },
+      }),
+    );
+    session.receive(
+      event({
+        type: 'session.update',
+        event_id: 'evt_4',
+        session: { audio: { input: { format: { type: 'audio/flac' } } } },
+      }),
+    );
     session.receive(event({ type: 'conversation.item.retrieve', event_id: 'evt_5', item_id: 'item_missing' }));
     session.receive(event({ type: 'response.cancel', event_id: 'evt_6' }));
     session.receive(event({ type: 'input_audio_buffer.commit', event_id: 'evt_7' }));
@@ -218,7 +260,7 @@ describe('the protocol, on a fake /v1', () => {
         },
       }),
     );
-    const updated = client.of('session.updated').at(-1)!.session as Record<string, any>;
+    const updated = client.of('session.updated').at(-1)!.session as RealtimeSessionConfig;
     expect(updated.instructions).toBe('Be brief.');
     expect(updated.audio.output.voice).toBe('marin');
     expect(updated.audio.input.format).toEqual({ type: 'audio/pcm', rate: 24000 });
@@ -235,7 +277,9 @@ describe('the protocol, on a fake /v1', () => {
     for (let run = 0; run < 2; run++) {
       const api = fakeApi();
       const { client, session } = open(api);
-      session.receive(event({ type: 'session.update', session: { audio: { input: { transcription: { model: 'whisper-1' } } } } }));
+      session.receive(
+        event({ type: 'session.update', session: { audio: { input: { transcription: { model: 'whisper-1' } } } } }),
+      );
       appendEvents(session, join(silence(1000), tone(1000), silence(1000)));
       const done = await client.next('response.done');
       const started = client.of('input_audio_buffer.speech_started')[0]!;
@@ -256,12 +300,17 @@ describe('the protocol, on a fake /v1', () => {
       const form = api.calls.find((c) => c.path === '/v1/audio/transcriptions')!.body as FormData;
       const wav = new Uint8Array(await (form.get('file') as Blob).arrayBuffer());
       expect(decodeWav(wav).samples.length).toBe((RATE * 1800) / 1000);
-      expect(done.response).toMatchObject({ status: 'completed', usage: { input_tokens: 7, output_tokens: 5, total_tokens: 12 } });
+      expect(done.response).toMatchObject({
+        status: 'completed',
+        usage: { input_tokens: 7, output_tokens: 5, total_tokens: 12 },
+      });
       // The chat model read the transcript; the audio came as base64 deltas, one TTS request per sentence.
-      const chat = api.calls.find((c) => c.path === '/v1/chat/completions')!.body as Record<string, any>;
+      const chat = api.calls.find((c) => c.path === '/v1/chat/completions')!.body as ChatBody;
       expect(chat.model).toBe('gpt-realtime');
       expect(chat.messages.at(-1)).toEqual({ role: 'user', content: 'Hello there.' });
-      expect(api.calls.filter((c) => c.path === '/v1/audio/speech').map((c) => (c.body as any).input)).toEqual(['Hi.', 'How are you?']);
+      expect(
+        api.calls.filter((c) => c.path === '/v1/audio/speech').map((c) => (c.body as { input: string }).input),
+      ).toEqual(['Hi.', 'How are you?']);
       expect(client.of('response.output_audio.delta').length).toBeGreaterThan(0);
       expect(client.of('response.output_audio_transcript.done')[0]!.transcript).toBe('Hi. How are you?');
       const history = session.items;
@@ -273,7 +322,12 @@ describe('the protocol, on a fake /v1', () => {
   it('with turn_detection null the client commits, and a quiet buffer starts nothing', async () => {
     const api = fakeApi();
     const { client, session } = open(api);
-    session.receive(event({ type: 'session.update', session: { audio: { input: { turn_detection: null } }, output_modalities: ['text'] } }));
+    session.receive(
+      event({
+        type: 'session.update',
+        session: { audio: { input: { turn_detection: null } }, output_modalities: ['text'] },
+      }),
+    );
     appendEvents(session, join(tone(500), silence(1000)));
     expect(client.of('input_audio_buffer.speech_started')).toEqual([]);
     session.receive(event({ type: 'input_audio_buffer.commit' }));
@@ -294,53 +348,103 @@ describe('the protocol, on a fake /v1', () => {
   it('one response at a time; response.cancel aborts the chat request and ends it cancelled', async () => {
     const api = fakeApi({ delayMs: 30, chat: () => Array.from({ length: 50 }, () => ({ content: 'word ' })) });
     const { client, session } = open(api);
-    session.receive(event({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Talk.' }] } }));
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Talk.' }] },
+      }),
+    );
     session.receive(event({ type: 'response.create' }));
     session.receive(event({ type: 'response.create', event_id: 'evt_again' }));
-    expect(client.of('error').at(-1)!.error).toMatchObject({ code: 'conversation_already_has_active_response', event_id: 'evt_again' });
+    expect(client.of('error').at(-1)!.error).toMatchObject({
+      code: 'conversation_already_has_active_response',
+      event_id: 'evt_again',
+    });
     await client.next('response.output_audio_transcript.delta');
     session.receive(event({ type: 'response.cancel' }));
     const done = await client.next('response.done');
-    expect(done.response).toMatchObject({ status: 'cancelled', status_details: { type: 'cancelled', reason: 'client_cancelled' } });
+    expect(done.response).toMatchObject({
+      status: 'cancelled',
+      status_details: { type: 'cancelled', reason: 'client_cancelled' },
+    });
     expect(api.calls.find((c) => c.path === '/v1/chat/completions')!.signal!.aborted).toBe(true);
     expect(client.of('response.output_item.done')[0]!.item).toMatchObject({ status: 'incomplete' });
     // The next response may start.
-    session.receive(event({ type: 'response.create', response: { output_modalities: ['text'], max_output_tokens: 20 } }));
-    await client.next('response.done', (e) => (e.response as any).status === 'completed');
-    expect((api.calls.filter((c) => c.path === '/v1/chat/completions')[1]!.body as any).max_completion_tokens).toBe(20);
+    session.receive(
+      event({ type: 'response.create', response: { output_modalities: ['text'], max_output_tokens: 20 } }),
+    );
+    await client.next('response.done', (e) => (e.response as RealtimeResponse).status === 'completed');
+    expect(
+      (api.calls.filter((c) => c.path === '/v1/chat/completions')[1]!.body as ChatBody).max_completion_tokens,
+    ).toBe(20);
   });
 
   it('a function call: streamed arguments, the response ends, the output and a new response answer it', async () => {
     const api = fakeApi({
       chat: (body) =>
-        (body.messages as any[]).some((m) => m.role === 'tool')
+        (body as unknown as ChatBody).messages.some((m) => m.role === 'tool')
           ? [{ content: 'It is sunny.' }, { finish_reason: 'stop' }]
           : [
-              { tool_calls: [{ index: 0, id: 'call_abc', type: 'function', function: { name: 'weather', arguments: '' } }] },
+              {
+                tool_calls: [
+                  { index: 0, id: 'call_abc', type: 'function', function: { name: 'weather', arguments: '' } },
+                ],
+              },
               { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] },
               { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] },
               { finish_reason: 'tool_calls' },
             ],
     });
     const { client, session } = open(api);
-    const tools = [{ type: 'function', name: 'weather', description: 'The weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
-    session.receive(event({ type: 'session.update', session: { tools, tool_choice: { type: 'function', name: 'weather' } } }));
-    session.receive(event({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }] } }));
+    const tools = [
+      {
+        type: 'function',
+        name: 'weather',
+        description: 'The weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    ];
+    session.receive(
+      event({ type: 'session.update', session: { tools, tool_choice: { type: 'function', name: 'weather' } } }),
+    );
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }] },
+      }),
+    );
     session.receive(event({ type: 'response.create' }));
     await client.next('response.done');
-    const chat = api.calls[0]!.body as any;
+    const chat = api.calls[0]!.body as ChatBody;
     expect(chat.tool_choice).toEqual({ type: 'function', function: { name: 'weather' } });
-    expect(chat.tools[0].function.name).toBe('weather');
+    expect(chat.tools?.[0]?.function.name).toBe('weather');
     expect(client.of('response.function_call_arguments.delta').map((e) => e.delta)).toEqual(['{"city":', '"Paris"}']);
-    const call = client.of('response.output_item.done')[0]!.item as any;
-    expect(call).toMatchObject({ type: 'function_call', status: 'completed', call_id: 'call_abc', name: 'weather', arguments: '{"city":"Paris"}' });
-    session.receive(event({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: 'call_abc', output: '{"sky":"sunny"}' } }));
+    const call = client.of('response.output_item.done')[0]!.item as RealtimeItem;
+    expect(call).toMatchObject({
+      type: 'function_call',
+      status: 'completed',
+      call_id: 'call_abc',
+      name: 'weather',
+      arguments: '{"city":"Paris"}',
+    });
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'function_call_output', call_id: 'call_abc', output: '{"sky":"sunny"}' },
+      }),
+    );
     const from = client.events.length;
     session.receive(event({ type: 'response.create' }));
     await client.next('response.done', () => true, from);
-    const second = api.calls.filter((c) => c.path === '/v1/chat/completions')[1]!.body as any;
+    const second = api.calls.filter((c) => c.path === '/v1/chat/completions')[1]!.body as ChatBody;
     expect(second.messages.slice(-2)).toEqual([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_abc', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_abc', content: '{"sky":"sunny"}' },
     ]);
     expect(client.of('response.output_audio_transcript.done').at(-1)!.transcript).toBe('It is sunny.');
@@ -368,13 +472,22 @@ describe('the protocol, on a fake /v1', () => {
     };
     const api = fakeApi({
       delayMs: 20,
-      chat: () => [{ content: 'First sentence here. ' }, { content: 'Second one. ' }, ...Array.from({ length: 40 }, () => ({ content: 'more ' }))],
+      chat: () => [
+        { content: 'First sentence here. ' },
+        { content: 'Second one. ' },
+        ...Array.from({ length: 40 }, () => ({ content: 'Then more. ' })),
+      ],
     });
     const { client, session } = open(api, { speaker });
-    session.receive(event({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Talk.' }] } }));
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Talk.' }] },
+      }),
+    );
     session.receive(event({ type: 'response.create' }));
     await client.next('output_audio_buffer.started');
-    await client.next('response.output_audio_transcript.delta', (e) => e.delta === 'more ');
+    while (played.length < 2) await new Promise((resolve) => setTimeout(resolve, 5)); // both sentences are playing
     expect(client.of('response.output_audio.delta')).toEqual([]); // the speaker carries the audio
     session.appendAudio(join(tone(300), silence(100)));
     const done = await client.next('response.done');
@@ -391,30 +504,81 @@ describe('the protocol, on a fake /v1', () => {
 
   it('conversation.item.truncate from a WebSocket client; items placed at root and after others; delete', async () => {
     const { client, session } = open(fakeApi());
-    session.receive(event({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Talk.' }] } }));
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Talk.' }] },
+      }),
+    );
     session.receive(event({ type: 'response.create' }));
     await client.next('response.done');
-    const assistant = client.of('response.output_item.done')[0]!.item as any;
-    session.receive(event({ type: 'conversation.item.truncate', item_id: assistant.id, content_index: 0, audio_end_ms: 100 }));
+    const assistant = client.of('response.output_item.done')[0]!.item as RealtimeItem;
+    session.receive(
+      event({ type: 'conversation.item.truncate', item_id: assistant.id, content_index: 0, audio_end_ms: 100 }),
+    );
     expect(client.of('conversation.item.truncated')[0]).toMatchObject({ item_id: assistant.id, audio_end_ms: 100 });
-    session.receive(event({ type: 'conversation.item.truncate', item_id: assistant.id, content_index: 0, audio_end_ms: 100_000, event_id: 'evt_long' }));
+    session.receive(
+      event({
+        type: 'conversation.item.truncate',
+        item_id: assistant.id,
+        content_index: 0,
+        audio_end_ms: 100_000,
+        event_id: 'evt_long',
+      }),
+    );
     expect(client.of('error').at(-1)!.error).toMatchObject({ param: 'audio_end_ms', event_id: 'evt_long' });
     session.receive(
-      event({ type: 'conversation.item.create', previous_item_id: 'root', item: { id: 'item_first', type: 'message', role: 'system', content: [{ type: 'input_text', text: 'Rules.' }] } }),
+      event({
+        type: 'conversation.item.create',
+        previous_item_id: 'root',
+        item: { id: 'item_first', type: 'message', role: 'system', content: [{ type: 'input_text', text: 'Rules.' }] },
+      }),
     );
     expect(client.of('conversation.item.added').at(-1)!.previous_item_id).toBeNull();
     session.receive(
-      event({ type: 'conversation.item.create', previous_item_id: 'item_first', item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Ok.' }] } }),
+      event({
+        type: 'conversation.item.create',
+        previous_item_id: 'item_first',
+        item: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Ok.' }] },
+      }),
     );
     expect(client.of('conversation.item.added').at(-1)!.previous_item_id).toBe('item_first');
-    session.receive(event({ type: 'conversation.item.create', previous_item_id: 'item_nope', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'x' }] } }));
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        previous_item_id: 'item_nope',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'x' }] },
+      }),
+    );
     expect(client.of('error').at(-1)!.error).toMatchObject({ param: 'previous_item_id', code: 'item_not_found' });
-    session.receive(event({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'output_text', text: 'x' }] } }));
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'output_text', text: 'x' }] },
+      }),
+    );
     expect(client.of('error').at(-1)!.error).toMatchObject({ param: 'item.content[0].type' });
     expect(session.items.map((i) => i.id)[0]).toBe('item_first');
     session.receive(event({ type: 'conversation.item.delete', item_id: 'item_first' }));
     expect(client.of('conversation.item.deleted')[0]).toMatchObject({ item_id: 'item_first' });
     expect(session.items.some((i) => i.id === 'item_first')).toBe(false);
+  });
+
+  it('limits: 15 minutes of input audio, the conversation’s items', () => {
+    const { client, session } = open(fakeApi());
+    session.receive(event({ type: 'session.update', session: { audio: { input: { turn_detection: null } } } }));
+    session.appendAudio(silence(15 * 60 * 1000));
+    expect(client.of('error')).toEqual([]);
+    session.appendAudio(silence(20));
+    expect(client.of('error')[0]!.error).toMatchObject({ code: 'input_audio_buffer_full' });
+    session.receive(event({ type: 'input_audio_buffer.clear' }));
+    expect(client.of('input_audio_buffer.cleared')).toHaveLength(1);
+    const text = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'x' }] };
+    for (let i = 0; i < MAX_CONVERSATION_ITEMS; i++)
+      session.receive(event({ type: 'conversation.item.create', item: text }));
+    expect(client.of('error')).toHaveLength(1);
+    session.receive(event({ type: 'conversation.item.create', item: text, event_id: 'evt_full' }));
+    expect(client.of('error')[1]!.error).toMatchObject({ code: 'conversation_full', event_id: 'evt_full' });
   });
 
   it('G.711 µ-law and A-law round-trip within their quantization', () => {
@@ -462,7 +626,11 @@ describe('the pipeline on the bundled models, through the handler', () => {
   it('speech in, a spoken answer out: voice activity, tiny-whisper, the chat model, tiny-speech', async () => {
     const metrics: RealtimeMetrics[] = [];
     const { client, session } = realSession(
-      { audio: { input: { transcription: { model: 'whisper-1' } } }, instructions: 'Answer in one short sentence.', max_output_tokens: 24 },
+      {
+        audio: { input: { transcription: { model: 'whisper-1' } } },
+        instructions: 'Answer in one short sentence.',
+        max_output_tokens: 24,
+      },
       (m) => metrics.push(m),
     );
     const file = 'clip02.wav';
@@ -489,19 +657,46 @@ describe('the pipeline on the bundled models, through the handler', () => {
 
   it('a forced tool: a function_call item, its output sent back, and the next response answers', async () => {
     const tools = [
-      { type: 'function', name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      {
+        type: 'function',
+        name: 'get_weather',
+        description: 'The weather in a city',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
     ];
-    const { client, session } = realSession({ output_modalities: ['text'], tools, tool_choice: { type: 'function', name: 'get_weather' }, max_output_tokens: 40 });
-    session.receive(event({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is the weather in Paris?' }] } }));
+    const { client, session } = realSession({
+      output_modalities: ['text'],
+      tools,
+      tool_choice: { type: 'function', name: 'get_weather' },
+      max_output_tokens: 40,
+    });
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: {
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: 'What is the weather in Paris?' }],
+        },
+      }),
+    );
     session.receive(event({ type: 'response.create' }));
     const first = await client.next('response.done');
     expect(first.response).toMatchObject({ status: 'completed' });
-    const call = (first.response as any).output.find((i: any) => i.type === 'function_call');
+    const call = (first.response as RealtimeResponse).output.find((i) => i.type === 'function_call')!;
     expect(call).toMatchObject({ type: 'function_call', status: 'completed', name: 'get_weather' });
     expect(() => JSON.parse(call.arguments)).not.toThrow();
-    expect(client.of('response.function_call_arguments.done')[0]).toMatchObject({ call_id: call.call_id, arguments: call.arguments });
+    expect(client.of('response.function_call_arguments.done')[0]).toMatchObject({
+      call_id: call.call_id,
+      arguments: call.arguments,
+    });
     session.receive(event({ type: 'session.update', session: { tool_choice: 'none' } }));
-    session.receive(event({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' } }));
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' },
+      }),
+    );
     const from = client.events.length;
     session.receive(event({ type: 'response.create' }));
     const second = await client.next('response.done', () => true, from);
@@ -513,10 +708,18 @@ describe('the pipeline on the bundled models, through the handler', () => {
 
   it('a text-only session answers a typed message in response.output_text.*, with no audio', async () => {
     const { client, session } = realSession({ output_modalities: ['text'], max_output_tokens: 16 });
-    session.receive(event({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Say hello.' }] } }));
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Say hello.' }] },
+      }),
+    );
     session.receive(event({ type: 'response.create' }));
     const done = await client.next('response.done');
-    expect(done.response).toMatchObject({ status: expect.stringMatching(/^(completed|incomplete)$/), output_modalities: ['text'] });
+    expect(done.response).toMatchObject({
+      status: expect.stringMatching(/^(completed|incomplete)$/),
+      output_modalities: ['text'],
+    });
     expect(client.of('response.output_text.delta').length).toBeGreaterThan(0);
     expect(client.of('response.output_audio.delta')).toEqual([]);
     expect(client.of('response.output_audio_transcript.delta')).toEqual([]);

@@ -42,7 +42,8 @@ export function parseClientItem(raw: unknown, param = 'item'): ClientItem {
       const role = raw.role;
       if (role !== 'user' && role !== 'system' && role !== 'assistant')
         return fail(`${param}.role`, `Invalid '${param}.role': expected 'user', 'system' or 'assistant'.`);
-      if (!Array.isArray(raw.content)) return fail(`${param}.content`, `Invalid type for '${param}.content': expected an array.`);
+      if (!Array.isArray(raw.content))
+        return fail(`${param}.content`, `Invalid type for '${param}.content': expected an array.`);
       let audio: ClientItem['audio'];
       const content = raw.content.map((part, i): RealtimeContentPart => {
         const at = `${param}.content[${i}]`;
@@ -62,13 +63,20 @@ export function parseClientItem(raw: unknown, param = 'item'): ClientItem {
             const transcript = part.transcript == null ? null : text(part.transcript, `${at}.transcript`);
             if (transcript === null) {
               if (typeof part.audio !== 'string' || part.audio.length === 0)
-                fail(`${at}.audio`, `Missing '${at}.audio': an input_audio part needs audio or a transcript.`, 'missing_required_parameter');
+                fail(
+                  `${at}.audio`,
+                  `Missing '${at}.audio': an input_audio part needs audio or a transcript.`,
+                  'missing_required_parameter',
+                );
               audio ??= { base64: part.audio as string, contentIndex: i };
             }
             return { type, transcript };
           }
           default:
-            return { type: 'output_audio', transcript: part.transcript == null ? null : text(part.transcript, `${at}.transcript`) };
+            return {
+              type: 'output_audio',
+              transcript: part.transcript == null ? null : text(part.transcript, `${at}.transcript`),
+            };
         }
       });
       return { item: { ...base, type: 'message', role, content }, audio };
@@ -135,7 +143,11 @@ export function chatMessages(instructions: string, items: readonly RealtimeItem[
         if (words !== '') messages.push({ role: 'assistant', content: words });
       } else if (words !== '') messages.push({ role: item.role, content: words });
     } else if (item.type === 'function_call') {
-      const call: ChatToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments || '{}' } };
+      const call: ChatToolCall = {
+        id: item.call_id,
+        type: 'function',
+        function: { name: item.name, arguments: item.arguments || '{}' },
+      };
       const last = messages.at(-1);
       if (last?.role === 'assistant' && last.tool_calls) last.tool_calls.push(call);
       else messages.push({ role: 'assistant', content: null, tool_calls: [call] });

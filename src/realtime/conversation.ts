@@ -58,7 +58,11 @@ export class Conversation {
     }
     const at = this.#items.findIndex((i) => i.id === previous);
     if (at < 0)
-      throw new RealtimeClientError(`Item with id '${previous}' not found in the conversation.`, param, 'item_not_found');
+      throw new RealtimeClientError(
+        `Item with id '${previous}' not found in the conversation.`,
+        param,
+        'item_not_found',
+      );
     this.#items.splice(at + 1, 0, item);
     return previous;
   }

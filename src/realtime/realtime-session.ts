@@ -302,7 +302,11 @@ export class RealtimeSession {
     switch (event.type) {
       case 'session.update': {
         if (event.session === undefined)
-          throw new RealtimeClientError("Missing required parameter: 'session'.", 'session', 'missing_required_parameter');
+          throw new RealtimeClientError(
+            "Missing required parameter: 'session'.",
+            'session',
+            'missing_required_parameter',
+          );
         const before = this.#session.audio.input.turn_detection;
         this.#session = mergeSession(this.#session, event.session);
         if (JSON.stringify(before) !== JSON.stringify(this.#session.audio.input.turn_detection)) this.#configureVad();
@@ -376,7 +380,11 @@ export class RealtimeSession {
         return;
       }
       default:
-        throw new RealtimeClientError(`Invalid value: '${event.type}'. Unknown client event type.`, 'type', 'invalid_value');
+        throw new RealtimeClientError(
+          `Invalid value: '${event.type}'. Unknown client event type.`,
+          'type',
+          'invalid_value',
+        );
     }
   }
 
@@ -415,10 +423,17 @@ export class RealtimeSession {
 
   #onVoice(event: VadEvent, vad: VoiceActivity): void {
     if (event.type === 'start') {
-      const startMs = Math.max(samplesToMs(this.#buffer.end - this.#buffer.length), event.speechMs - vad.settings.prefixPaddingMs);
+      const startMs = Math.max(
+        samplesToMs(this.#buffer.end - this.#buffer.length),
+        event.speechMs - vad.settings.prefixPaddingMs,
+      );
       this.#buffer.dropBefore(msToSamples(startMs));
       this.#turnItemId = realtimeId('item');
-      this.#emit({ type: 'input_audio_buffer.speech_started', audio_start_ms: Math.round(startMs), item_id: this.#turnItemId });
+      this.#emit({
+        type: 'input_audio_buffer.speech_started',
+        audio_start_ms: Math.round(startMs),
+        item_id: this.#turnItemId,
+      });
       const turn = this.#session.audio.input.turn_detection;
       if (turn?.interrupt_response) this.#interrupt();
       return;
@@ -445,10 +460,13 @@ export class RealtimeSession {
 
   #clearSpeaker(speaker: RealtimeSpeaker, truncate: boolean): void {
     const heard = speaker.clear();
-    const responseId = heard ? (this.#spoken.get(heard.itemId)?.responseId ?? null) : (this.#active?.response.id ?? null);
+    const responseId = heard
+      ? (this.#spoken.get(heard.itemId)?.responseId ?? null)
+      : (this.#active?.response.id ?? null);
     this.#playing = null;
     this.#emit({ type: 'output_audio_buffer.cleared', response_id: responseId });
-    if (truncate && heard && this.#conversation.has(heard.itemId)) this.#truncate(heard.itemId, Math.floor(heard.playedMs));
+    if (truncate && heard && this.#conversation.has(heard.itemId))
+      this.#truncate(heard.itemId, Math.floor(heard.playedMs));
   }
 
   #commit(itemId: string, until?: number): void {
@@ -476,18 +494,32 @@ export class RealtimeSession {
     this.#startTranscription(item, 0, samples, this.#lastTurn);
   }
 
-  #startTranscription(item: RealtimeMessageItem, contentIndex: number, samples: Int16Array, turn: Turn | undefined): void {
+  #startTranscription(
+    item: RealtimeMessageItem,
+    contentIndex: number,
+    samples: Int16Array,
+    turn: Turn | undefined,
+  ): void {
     const job = this.#transcribe(item, contentIndex, samples, turn).finally(() => this.#transcribing.delete(item.id));
     this.#transcribing.set(item.id, job);
   }
 
-  async #transcribe(item: RealtimeMessageItem, contentIndex: number, samples: Int16Array, turn: Turn | undefined): Promise<void> {
+  async #transcribe(
+    item: RealtimeMessageItem,
+    contentIndex: number,
+    samples: Int16Array,
+    turn: Turn | undefined,
+  ): Promise<void> {
     const part = item.content[contentIndex] as Extract<RealtimeContentPart, { type: 'input_audio' }>;
     const settings = this.#session.audio.input.transcription;
     const started = this.#now();
     try {
       const form = new FormData();
-      form.append('file', new Blob([pcm16ToWav(samples) as Uint8Array<ArrayBuffer>], { type: 'audio/wav' }), 'input.wav');
+      form.append(
+        'file',
+        new Blob([pcm16ToWav(samples) as Uint8Array<ArrayBuffer>], { type: 'audio/wav' }),
+        'input.wav',
+      );
       form.append('model', settings?.model ?? 'whisper-1');
       if (settings?.language) form.append('language', settings.language);
       if (settings?.prompt) form.append('prompt', settings.prompt);
@@ -496,16 +528,28 @@ export class RealtimeSession {
         body: form,
         signal: this.#closing.signal,
       });
-      const body = (await response.json().catch(() => ({}))) as { text?: string; usage?: unknown; error?: { message?: string; code?: string } };
+      const body = (await response.json().catch(() => ({}))) as {
+        text?: string;
+        usage?: unknown;
+        error?: { message?: string; code?: string };
+      };
       if (!response.ok || typeof body.text !== 'string')
-        throw new RequestFailed(body.error?.message ?? `Transcription failed (${response.status}).`, body.error?.code ?? null);
+        throw new RequestFailed(
+          body.error?.message ?? `Transcription failed (${response.status}).`,
+          body.error?.code ?? null,
+        );
       const transcript = body.text.trim();
       part.transcript = transcript;
       if (turn && turn === this.#lastTurn) turn.transcriptionMs = this.#now() - started;
       if (this.#closed) return;
       if (settings) {
         if (transcript !== '')
-          this.#emit({ type: 'conversation.item.input_audio_transcription.delta', item_id: item.id, content_index: contentIndex, delta: transcript });
+          this.#emit({
+            type: 'conversation.item.input_audio_transcription.delta',
+            item_id: item.id,
+            content_index: contentIndex,
+            delta: transcript,
+          });
         this.#emit({
           type: 'conversation.item.input_audio_transcription.completed',
           item_id: item.id,
@@ -526,10 +570,18 @@ export class RealtimeSession {
           content_index: contentIndex,
           error: { type: 'transcription_error', code, message, param: null },
         });
-      else this.#emit({ type: 'error', error: errorBody('server_error', code, `Transcribing ${item.id} failed: ${message}`, null, null) });
+      else
+        this.#emit({
+          type: 'error',
+          error: errorBody('server_error', code, `Transcribing ${item.id} failed: ${message}`, null, null),
+        });
     }
     if (this.#conversation.has(item.id))
-      this.#emit({ type: 'conversation.item.done', previous_item_id: this.#previousOf(item.id), item: structuredClone(item) });
+      this.#emit({
+        type: 'conversation.item.done',
+        previous_item_id: this.#previousOf(item.id),
+        item: structuredClone(item),
+      });
   }
 
   #previousOf(id: string): string | null {
@@ -544,7 +596,11 @@ export class RealtimeSession {
     const { item, audio } = parseClientItem(event.item);
     const previousParam = event.previous_item_id;
     if (previousParam !== undefined && previousParam !== null && typeof previousParam !== 'string')
-      throw new RealtimeClientError("Invalid type for 'previous_item_id': expected a string.", 'previous_item_id', 'invalid_type');
+      throw new RealtimeClientError(
+        "Invalid type for 'previous_item_id': expected a string.",
+        'previous_item_id',
+        'invalid_type',
+      );
     let samples: Int16Array | undefined;
     if (audio) {
       try {
@@ -558,7 +614,8 @@ export class RealtimeSession {
     }
     const previous = this.#conversation.insert(item, previousParam as string | null | undefined);
     this.#emit({ type: 'conversation.item.added', previous_item_id: previous, item: structuredClone(item) });
-    if (audio && samples && item.type === 'message') this.#startTranscription(item, audio.contentIndex, samples, undefined);
+    if (audio && samples && item.type === 'message')
+      this.#startTranscription(item, audio.contentIndex, samples, undefined);
     else this.#emit({ type: 'conversation.item.done', previous_item_id: previous, item: structuredClone(item) });
   }
 
@@ -627,26 +684,42 @@ export class RealtimeSession {
       format: s.audio.output.format,
     };
     if (raw === undefined || raw === null) return params;
-    if (!isRecord(raw)) throw new RealtimeClientError("Invalid type for 'response': expected an object.", 'response', 'invalid_type');
+    if (!isRecord(raw))
+      throw new RealtimeClientError("Invalid type for 'response': expected an object.", 'response', 'invalid_type');
     if (raw.conversation !== undefined) {
       if (raw.conversation !== 'auto' && raw.conversation !== 'none')
-        throw new RealtimeClientError("Invalid 'response.conversation': expected 'auto' or 'none'.", 'response.conversation');
+        throw new RealtimeClientError(
+          "Invalid 'response.conversation': expected 'auto' or 'none'.",
+          'response.conversation',
+        );
       params.inConversation = raw.conversation === 'auto';
     }
     if (raw.instructions !== undefined) {
       if (typeof raw.instructions !== 'string')
-        throw new RealtimeClientError("Invalid type for 'response.instructions': expected a string.", 'response.instructions');
+        throw new RealtimeClientError(
+          "Invalid type for 'response.instructions': expected a string.",
+          'response.instructions',
+        );
       params.instructions = raw.instructions;
     }
     if (raw.tools !== undefined) params.tools = checkTools(raw.tools, 'response.tools');
-    if (raw.tool_choice !== undefined) params.toolChoice = checkToolChoice(raw.tool_choice, 'response.tool_choice', params.tools);
-    if (raw.output_modalities !== undefined) params.modalities = checkModalities(raw.output_modalities, 'response.output_modalities');
+    if (raw.tool_choice !== undefined)
+      params.toolChoice = checkToolChoice(raw.tool_choice, 'response.tool_choice', params.tools);
+    if (raw.output_modalities !== undefined)
+      params.modalities = checkModalities(raw.output_modalities, 'response.output_modalities');
     if (raw.max_output_tokens !== undefined)
       params.maxTokens = checkMaxOutputTokens(raw.max_output_tokens, 'response.max_output_tokens');
     if (raw.metadata !== undefined && raw.metadata !== null) {
       const m = raw.metadata;
-      if (!isRecord(m) || Object.keys(m).length > 16 || Object.values(m).some((v) => typeof v !== 'string' || v.length > 512))
-        throw new RealtimeClientError("Invalid 'response.metadata': at most 16 string values of 512 characters.", 'response.metadata');
+      if (
+        !isRecord(m) ||
+        Object.keys(m).length > 16 ||
+        Object.values(m).some((v) => typeof v !== 'string' || v.length > 512)
+      )
+        throw new RealtimeClientError(
+          "Invalid 'response.metadata': at most 16 string values of 512 characters.",
+          'response.metadata',
+        );
       params.metadata = m as Record<string, string>;
     }
     if (raw.audio !== undefined) {
@@ -657,12 +730,17 @@ export class RealtimeSession {
       }
     }
     if (raw.input !== undefined) {
-      if (!Array.isArray(raw.input)) throw new RealtimeClientError("Invalid type for 'response.input': expected an array.", 'response.input');
+      if (!Array.isArray(raw.input))
+        throw new RealtimeClientError("Invalid type for 'response.input': expected an array.", 'response.input');
       params.input = raw.input.map((entry, i) => {
         if (isRecord(entry) && entry.type === 'item_reference') {
           const found = typeof entry.id === 'string' ? this.#conversation.get(entry.id) : undefined;
           if (!found)
-            throw new RealtimeClientError(`Item with id '${String(entry.id)}' not found.`, `response.input[${i}].id`, 'item_not_found');
+            throw new RealtimeClientError(
+              `Item with id '${String(entry.id)}' not found.`,
+              `response.input[${i}].id`,
+              'item_not_found',
+            );
           return found;
         }
         const { item, audio } = parseClientItem(entry, `response.input[${i}]`);
@@ -711,7 +789,7 @@ export class RealtimeSession {
     this.#emit({ type: 'response.created', response: structuredClone(response) });
     void this.#run(active).finally(() => {
       if (this.#active === active) this.#active = undefined;
-      if (this.#queued && !this.#closed) {
+      if (this.#queued && !this.#closed && !this.#active) {
         const queuedTurn = this.#queuedTurn;
         this.#queued = false;
         this.#queuedTurn = undefined;
@@ -751,7 +829,9 @@ export class RealtimeSession {
           },
         }));
         body.tool_choice =
-          typeof params.toolChoice === 'object' ? { type: 'function', function: { name: params.toolChoice.name } } : params.toolChoice;
+          typeof params.toolChoice === 'object'
+            ? { type: 'function', function: { name: params.toolChoice.name } }
+            : params.toolChoice;
       }
       if (params.maxTokens !== 'inf') body.max_completion_tokens = params.maxTokens;
       const answer = await this.#options.request('/v1/chat/completions', {
@@ -763,7 +843,8 @@ export class RealtimeSession {
       if (!answer.ok || !answer.body) throw await requestFailed(answer, 'The chat model');
       for await (const chunk of readChatStream(answer.body)) {
         signal.throwIfAborted();
-        if (chunk.error) throw new RequestFailed(chunk.error.message ?? 'The chat stream failed.', chunk.error.code ?? null);
+        if (chunk.error)
+          throw new RequestFailed(chunk.error.message ?? 'The chat stream failed.', chunk.error.code ?? null);
         if (chunk.usage) active.usage = chunk.usage;
         const choice = chunk.choices?.[0];
         if (!choice) continue;
@@ -778,7 +859,11 @@ export class RealtimeSession {
       await active.speech;
       signal.throwIfAborted();
       const incomplete = active.finishReason === 'length';
-      this.#finish(active, incomplete ? 'incomplete' : 'completed', incomplete ? { type: 'incomplete', reason: 'max_output_tokens' } : null);
+      this.#finish(
+        active,
+        incomplete ? 'incomplete' : 'completed',
+        incomplete ? { type: 'incomplete', reason: 'max_output_tokens' } : null,
+      );
     } catch (error) {
       if (this.#closed) return;
       if (signal.aborted) {
@@ -787,7 +872,10 @@ export class RealtimeSession {
       }
       const message = error instanceof Error ? error.message : String(error);
       const code = error instanceof RequestFailed ? error.code : null;
-      this.#finish(active, 'failed', { type: 'failed', error: { type: 'server_error', code: code ?? 'server_error', message } });
+      this.#finish(active, 'failed', {
+        type: 'failed',
+        error: { type: 'server_error', code: code ?? 'server_error', message },
+      });
     }
   }
 
@@ -805,7 +893,9 @@ export class RealtimeSession {
     };
     active.message = item;
     this.#addOutput(active, item);
-    const part: RealtimeContentPart = audio ? { type: 'output_audio', transcript: '' } : { type: 'output_text', text: '' };
+    const part: RealtimeContentPart = audio
+      ? { type: 'output_audio', transcript: '' }
+      : { type: 'output_text', text: '' };
     item.content.push(part);
     if (audio) this.#spoken.set(item.id, { responseId: active.response.id, samples: 0, sentences: [] });
     this.#emit({
@@ -822,7 +912,12 @@ export class RealtimeSession {
   #addOutput(active: ActiveResponse, item: RealtimeItem): void {
     const outputIndex = active.response.output.length;
     active.response.output.push(item);
-    this.#emit({ type: 'response.output_item.added', response_id: active.response.id, output_index: outputIndex, item: structuredClone(item) });
+    this.#emit({
+      type: 'response.output_item.added',
+      response_id: active.response.id,
+      output_index: outputIndex,
+      item: structuredClone(item),
+    });
     if (active.params.inConversation) {
       const previous = this.#conversation.insert(item);
       this.#emit({ type: 'conversation.item.added', previous_item_id: previous, item: structuredClone(item) });
@@ -947,7 +1042,11 @@ export class RealtimeSession {
     }
   }
 
-  #finish(active: ActiveResponse, status: Exclude<ResponseStatus, 'in_progress'>, details: RealtimeResponse['status_details']): void {
+  #finish(
+    active: ActiveResponse,
+    status: Exclude<ResponseStatus, 'in_progress'>,
+    details: RealtimeResponse['status_details'],
+  ): void {
     const response = active.response;
     const itemStatus = status === 'completed' ? 'completed' : 'incomplete';
     response.output.forEach((item, outputIndex) => {
@@ -956,19 +1055,49 @@ export class RealtimeSession {
         const part = item.content[0];
         if (part?.type === 'output_audio') {
           this.#emit({ type: 'response.output_audio.done', ...at, content_index: 0 });
-          this.#emit({ type: 'response.output_audio_transcript.done', ...at, content_index: 0, transcript: part.transcript ?? '' });
-          this.#emit({ type: 'response.content_part.done', ...at, content_index: 0, part: { type: 'audio', transcript: part.transcript ?? '' } });
+          this.#emit({
+            type: 'response.output_audio_transcript.done',
+            ...at,
+            content_index: 0,
+            transcript: part.transcript ?? '',
+          });
+          this.#emit({
+            type: 'response.content_part.done',
+            ...at,
+            content_index: 0,
+            part: { type: 'audio', transcript: part.transcript ?? '' },
+          });
         } else if (part?.type === 'output_text') {
           this.#emit({ type: 'response.output_text.done', ...at, content_index: 0, text: part.text });
-          this.#emit({ type: 'response.content_part.done', ...at, content_index: 0, part: { type: 'text', text: part.text } });
+          this.#emit({
+            type: 'response.content_part.done',
+            ...at,
+            content_index: 0,
+            part: { type: 'text', text: part.text },
+          });
         }
       } else if (item.type === 'function_call') {
-        this.#emit({ type: 'response.function_call_arguments.done', ...at, call_id: item.call_id, name: item.name, arguments: item.arguments });
+        this.#emit({
+          type: 'response.function_call_arguments.done',
+          ...at,
+          call_id: item.call_id,
+          name: item.name,
+          arguments: item.arguments,
+        });
       }
       item.status = itemStatus;
-      this.#emit({ type: 'response.output_item.done', response_id: response.id, output_index: outputIndex, item: structuredClone(item) });
+      this.#emit({
+        type: 'response.output_item.done',
+        response_id: response.id,
+        output_index: outputIndex,
+        item: structuredClone(item),
+      });
       if (active.params.inConversation && this.#conversation.has(item.id))
-        this.#emit({ type: 'conversation.item.done', previous_item_id: this.#previousOf(item.id), item: structuredClone(item) });
+        this.#emit({
+          type: 'conversation.item.done',
+          previous_item_id: this.#previousOf(item.id),
+          item: structuredClone(item),
+        });
     });
     response.status = status;
     response.status_details = details;
@@ -980,6 +1109,8 @@ export class RealtimeSession {
       input_token_details: { text_tokens: usage?.prompt_tokens ?? 0, audio_tokens: 0, cached_tokens: 0 },
       output_token_details: { text_tokens: usage?.completion_tokens ?? 0, audio_tokens: 0 },
     };
+    // The next response may start as soon as the client hears this one is done.
+    if (this.#active === active) this.#active = undefined;
     this.#emit({ type: 'response.done', response: structuredClone(response) });
     const turn = active.turn;
     this.#options.onMetrics?.({
@@ -1005,14 +1136,29 @@ export class RealtimeSession {
     else
       this.#emit({
         type: 'error',
-        error: errorBody('server_error', null, `The session failed on this event: ${error instanceof Error ? error.message : String(error)}`, null, eventId),
+        error: errorBody(
+          'server_error',
+          null,
+          `The session failed on this event: ${error instanceof Error ? error.message : String(error)}`,
+          null,
+          eventId,
+        ),
       });
   }
 
   /** A session past its `expires_at` answers once with `session_expired` and asks its transport to close. */
   #expired(): boolean {
     if (this.#now() < this.#session.expires_at * 1000) return false;
-    this.#emit({ type: 'error', error: errorBody('invalid_request_error', 'session_expired', 'Your session hit the maximum duration of 60 minutes.', null, null) });
+    this.#emit({
+      type: 'error',
+      error: errorBody(
+        'invalid_request_error',
+        'session_expired',
+        'Your session hit the maximum duration of 60 minutes.',
+        null,
+        null,
+      ),
+    });
     this.close();
     this.#options.onClose?.('session_expired');
     return true;
@@ -1043,5 +1189,8 @@ function aborted(signal: AbortSignal): Promise<never> {
 
 async function requestFailed(answer: Response, who: string): Promise<RequestFailed> {
   const body = (await answer.json().catch(() => ({}))) as { error?: { message?: string; code?: string | null } };
-  return new RequestFailed(`${who} answered ${answer.status}: ${body.error?.message ?? answer.statusText}`, body.error?.code ?? null);
+  return new RequestFailed(
+    `${who} answered ${answer.status}: ${body.error?.message ?? answer.statusText}`,
+    body.error?.code ?? null,
+  );
 }

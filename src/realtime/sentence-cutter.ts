@@ -18,7 +18,12 @@ export class SentenceCutter {
     const done: string[] = segments.slice(0, -1);
     let last = segments.at(-1) ?? '';
     if (last.length > LONGEST_SENTENCE) {
-      const cut = Math.max(last.lastIndexOf(', '), last.lastIndexOf('; '), last.lastIndexOf(': '), last.lastIndexOf(' '));
+      const cut = Math.max(
+        last.lastIndexOf(', '),
+        last.lastIndexOf('; '),
+        last.lastIndexOf(': '),
+        last.lastIndexOf(' '),
+      );
       if (cut > 0) {
         done.push(last.slice(0, cut + 1));
         last = last.slice(cut + 1);

@@ -189,7 +189,10 @@ export function checkTools(value: unknown, param: string): FunctionTool[] {
     const at = `${param}[${i}]`;
     if (!isRecord(tool)) return fail(at, `Invalid '${at}': expected an object.`);
     if (tool.type !== 'function')
-      fail(`${at}.type`, `Unsupported '${at}.type': ${JSON.stringify(tool.type)}. Only function tools run on the device.`);
+      fail(
+        `${at}.type`,
+        `Unsupported '${at}.type': ${JSON.stringify(tool.type)}. Only function tools run on the device.`,
+      );
     const name = checkString(tool.name, `${at}.name`);
     if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name))
       fail(`${at}.name`, `Invalid '${at}.name': letters, digits, '_' and '-', at most 64.`);
@@ -253,7 +256,10 @@ export function checkTurnDetection(value: unknown, param: string): TurnDetection
       interrupt_response: flag('interrupt_response'),
     };
   }
-  return fail(`${param}.type`, `Invalid '${param}.type': ${JSON.stringify(value.type)}. Supported: 'server_vad', 'semantic_vad'.`);
+  return fail(
+    `${param}.type`,
+    `Invalid '${param}.type': ${JSON.stringify(value.type)}. Supported: 'server_vad', 'semantic_vad'.`,
+  );
 }
 
 /**
@@ -276,7 +282,10 @@ function checkTranscription(value: unknown, param: string): RealtimeSessionConfi
   return out;
 }
 
-function checkNoiseReduction(value: unknown, param: string): RealtimeSessionConfig['audio']['input']['noise_reduction'] {
+function checkNoiseReduction(
+  value: unknown,
+  param: string,
+): RealtimeSessionConfig['audio']['input']['noise_reduction'] {
   if (value === null) return null;
   if (!isRecord(value) || (value.type !== 'near_field' && value.type !== 'far_field'))
     return fail(`${param}.type`, `Invalid '${param}.type': expected 'near_field' or 'far_field'.`);
@@ -288,7 +297,11 @@ function checkNoiseReduction(value: unknown, param: string): RealtimeSessionConf
  * naming the first bad param (`session.…`). Fields Lantern does not act on (tracing, prompt, include, truncation) are
  * kept as given; undefined fields are left as they were.
  */
-export function mergeSession(current: RealtimeSessionConfig, update: unknown, prefix = 'session'): RealtimeSessionConfig {
+export function mergeSession(
+  current: RealtimeSessionConfig,
+  update: unknown,
+  prefix = 'session',
+): RealtimeSessionConfig {
   if (!isRecord(update)) return fail(prefix, `Invalid type for '${prefix}': expected an object.`);
   if (update.type !== undefined && update.type !== 'realtime')
     fail(`${prefix}.type`, `Invalid '${prefix}.type': ${JSON.stringify(update.type)}. This session is 'realtime'.`);
@@ -299,12 +312,17 @@ export function mergeSession(current: RealtimeSessionConfig, update: unknown, pr
   if (given(update.output_modalities))
     next.output_modalities = checkModalities(update.output_modalities, `${prefix}.output_modalities`);
   if (given(update.tools)) next.tools = checkTools(update.tools, `${prefix}.tools`);
-  if (given(update.tool_choice)) next.tool_choice = checkToolChoice(update.tool_choice, `${prefix}.tool_choice`, next.tools);
-  else if (typeof next.tool_choice === 'object' && !next.tools.some((t) => t.name === (next.tool_choice as { name: string }).name))
+  if (given(update.tool_choice))
+    next.tool_choice = checkToolChoice(update.tool_choice, `${prefix}.tool_choice`, next.tools);
+  else if (
+    typeof next.tool_choice === 'object' &&
+    !next.tools.some((t) => t.name === (next.tool_choice as { name: string }).name)
+  )
     next.tool_choice = 'auto';
   if (given(update.max_output_tokens))
     next.max_output_tokens = checkMaxOutputTokens(update.max_output_tokens, `${prefix}.max_output_tokens`);
-  for (const key of ['tracing', 'truncation', 'prompt', 'include'] as const) if (given(update[key])) next[key] = update[key];
+  for (const key of ['tracing', 'truncation', 'prompt', 'include'] as const)
+    if (given(update[key])) next[key] = update[key];
   if (given(update.audio)) {
     const audio = update.audio;
     if (!isRecord(audio)) return fail(`${prefix}.audio`, `Invalid type for '${prefix}.audio': expected an object.`);
@@ -313,7 +331,8 @@ export function mergeSession(current: RealtimeSessionConfig, update: unknown, pr
       const at = `${prefix}.audio.input`;
       if (!isRecord(input)) return fail(at, `Invalid type for '${at}': expected an object.`);
       if (given(input.format)) next.audio.input.format = checkFormat(input.format, `${at}.format`);
-      if (given(input.transcription)) next.audio.input.transcription = checkTranscription(input.transcription, `${at}.transcription`);
+      if (given(input.transcription))
+        next.audio.input.transcription = checkTranscription(input.transcription, `${at}.transcription`);
       if (given(input.noise_reduction))
         next.audio.input.noise_reduction = checkNoiseReduction(input.noise_reduction, `${at}.noise_reduction`);
       if (given(input.turn_detection))

@@ -45,7 +45,11 @@ export function vadSettings(turn: TurnDetection): VadSettings {
       prefixPaddingMs: turn.prefix_padding_ms,
       silenceMs: turn.silence_duration_ms,
     };
-  return { level: thresholdLevel(0.5), prefixPaddingMs: SEMANTIC_PREFIX_MS, silenceMs: silenceForEagerness(turn.eagerness) };
+  return {
+    level: thresholdLevel(0.5),
+    prefixPaddingMs: SEMANTIC_PREFIX_MS,
+    silenceMs: silenceForEagerness(turn.eagerness),
+  };
 }
 
 export type VadEvent =
