@@ -26,6 +26,7 @@ import {
   type RealtimeSpeaker,
 } from '../src/realtime/index.ts';
 import type { ChatMessage } from '../src/realtime/client-items.ts';
+import { OpenAIRealtimeWebSocket, RealtimeAgent, RealtimeSession as SdkRealtimeSession } from '@openai/agents-realtime';
 import { BUNDLED_MODELS } from './support/lantern.ts';
 import { speechBytes, speechClip } from './support/speech-fixture.ts';
 
@@ -706,6 +707,67 @@ describe('the pipeline on the bundled models, through the handler', () => {
     expect(session.items.map((i) => i.type)).toEqual(['message', 'function_call', 'function_call_output', 'message']);
   }, 60_000);
 
+  it('an unmodified Agents SDK RealtimeSession: a typed turn and a spoken turn land in its history with transcripts', async () => {
+    const agent = new RealtimeAgent({ name: 'Assistant', instructions: 'Answer in one short sentence.' });
+    const sdk = new SdkRealtimeSession(agent, {
+      model: 'gpt-4o-mini',
+      transport: new OpenAIRealtimeWebSocket({
+        createWebSocket: async () => (socket = new MemorySocket(request, 'gpt-4o-mini')) as unknown as CreatedSocket,
+      }),
+    });
+    let socket: MemorySocket | undefined;
+    const errors: unknown[] = [];
+    sdk.on('error', (e) => errors.push(e));
+    await sdk.connect({ apiKey: key, url: 'ws://lantern.test/v1/realtime?model=gpt-4o-mini' });
+    const settled = (test: () => boolean) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`history: ${JSON.stringify(sdk.history)}`)), 30_000);
+        const check = () => {
+          if (!test()) return;
+          clearTimeout(timer);
+          sdk.off('history_updated', check);
+          resolve();
+        };
+        sdk.on('history_updated', check);
+        check();
+      });
+    const assistantWords = () =>
+      sdk.history.filter(
+        (i) =>
+          i.type === 'message' &&
+          i.role === 'assistant' &&
+          i.status === 'completed' &&
+          i.content.some((c) => 'transcript' in c && c.transcript),
+      );
+    sdk.sendMessage('Say hello.');
+    await settled(() => assistantWords().length === 1);
+    expect(sdk.history[0]).toMatchObject({
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: 'Say hello.' }],
+    });
+    // A spoken turn: semantic VAD (the SDK's default) ends it, the SDK retrieves the transcribed item.
+    const speech = join(silence(300), clip('clip02.wav'), silence(1500));
+    sdk.sendAudio(pcm16ToBytes(speech).buffer as ArrayBuffer);
+    await settled(
+      () =>
+        assistantWords().length === 2 &&
+        sdk.history.some(
+          (i) =>
+            i.type === 'message' &&
+            i.role === 'user' &&
+            i.content.some((c) => c.type === 'input_audio' && (c.transcript ?? '').length > 0),
+        ),
+    );
+    const spoken = sdk.history.find(
+      (i) => i.type === 'message' && i.role === 'user' && i.content[0]?.type === 'input_audio',
+    );
+    expect(JSON.stringify(spoken)).toMatch(/duck/i);
+    expect(errors).toEqual([]);
+    expect(socket!.session.session.audio.input.turn_detection).toMatchObject({ type: 'semantic_vad' });
+    sdk.close();
+  }, 90_000);
+
   it('a text-only session answers a typed message in response.output_text.*, with no audio', async () => {
     const { client, session } = realSession({ output_modalities: ['text'], max_output_tokens: 16 });
     session.receive(
@@ -725,3 +787,34 @@ describe('the pipeline on the bundled models, through the handler', () => {
     expect(client.of('response.output_audio_transcript.delta')).toEqual([]);
   }, 60_000);
 });
+
+// ————— an unmodified Agents SDK session on the core —————
+
+/** A WebSocket in memory, as the Agents SDK's `createWebSocket` option takes one: a Lantern session at the far end. */
+/** What the SDK's `createWebSocket` resolves to (the `ws` package's type, in Node). */
+type CreatedSocket = Awaited<
+  ReturnType<NonNullable<NonNullable<ConstructorParameters<typeof OpenAIRealtimeWebSocket>[0]>['createWebSocket']>>
+>;
+
+class MemorySocket extends EventTarget {
+  readonly session: RealtimeSession;
+  constructor(request: RealtimeSessionOptions['request'], model: string) {
+    super();
+    this.session = new RealtimeSession({
+      model,
+      request,
+      send: (e) => queueMicrotask(() => this.dispatchEvent(new MessageEvent('message', { data: JSON.stringify(e) }))),
+    });
+    setTimeout(() => {
+      this.dispatchEvent(new Event('open'));
+      this.session.open();
+    });
+  }
+  send(text: string): void {
+    this.session.receive(text);
+  }
+  close(): void {
+    this.session.close();
+    this.dispatchEvent(new Event('close'));
+  }
+}
