@@ -565,6 +565,35 @@ describe('the protocol, on a fake /v1', () => {
     expect(session.items.some((i) => i.id === 'item_first')).toBe(false);
   });
 
+  it('server VAD’s idle_timeout_ms: quiet audio after a response commits a turn and answers it', async () => {
+    const { client, session } = open(fakeApi());
+    session.receive(
+      event({
+        type: 'session.update',
+        session: {
+          output_modalities: ['text'],
+          audio: { input: { turn_detection: { type: 'server_vad', idle_timeout_ms: 5000 } } },
+        },
+      }),
+    );
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi.' }] },
+      }),
+    );
+    session.receive(event({ type: 'response.create' }));
+    await client.next('response.done');
+    session.appendAudio(silence(4900));
+    expect(client.of('input_audio_buffer.timeout_triggered')).toEqual([]);
+    session.appendAudio(silence(200));
+    const timeout = client.of('input_audio_buffer.timeout_triggered')[0]!;
+    expect(timeout).toMatchObject({ audio_start_ms: 0, audio_end_ms: 5100 });
+    expect(client.of('input_audio_buffer.committed')[0]).toMatchObject({ item_id: timeout.item_id });
+    await client.next('response.done', (e) => e.response !== client.of('response.done')[0]!.response);
+    expect(client.of('response.created')).toHaveLength(2);
+  });
+
   it('limits: 15 minutes of input audio, the conversation’s items', () => {
     const { client, session } = open(fakeApi());
     session.receive(event({ type: 'session.update', session: { audio: { input: { turn_detection: null } } } }));

@@ -198,6 +198,11 @@ export class RealtimeSession {
   /** Voice activity ended a turn while a response ran: answered when it ends. */
   #queuedTurn: Turn | undefined;
   #queued = false;
+  /**
+   * Where on the audio clock the last response's audio ended (its `response.done` plus its audio's length, or the
+   * speaker's `stopped`): server VAD's `idle_timeout_ms` counts from there. Null while a turn or response runs.
+   */
+  #idleFrom: number | null = null;
   /** The item the speaker is playing, between its `started` and `stopped`. */
   #playing: string | null = null;
   readonly #closing = new AbortController();
@@ -226,6 +231,7 @@ export class RealtimeSession {
       },
       stopped: (itemId) => {
         if (this.#playing === itemId) this.#playing = null;
+        if (!this.#active) this.#idleFrom = this.#buffer.end;
         this.#emit({ type: 'output_audio_buffer.stopped', response_id: this.#spoken.get(itemId)?.responseId ?? null });
       },
     });
@@ -417,6 +423,7 @@ export class RealtimeSession {
     const vad = this.#vad;
     if (!vad) return;
     for (const event of vad.push(samples, at)) this.#onVoice(event, vad);
+    this.#checkIdle(vad);
     // Between turns only the prefix padding (and the frames the detector has yet to decide on) is worth keeping.
     if (!vad.speaking) this.#buffer.dropBefore(this.#buffer.end - msToSamples(vad.settings.prefixPaddingMs + 100));
   }
@@ -429,6 +436,7 @@ export class RealtimeSession {
       );
       this.#buffer.dropBefore(msToSamples(startMs));
       this.#turnItemId = realtimeId('item');
+      this.#idleFrom = null;
       this.#emit({
         type: 'input_audio_buffer.speech_started',
         audio_start_ms: Math.round(startMs),
@@ -448,6 +456,29 @@ export class RealtimeSession {
       this.#queued = true;
       this.#queuedTurn = turn;
     } else this.#startResponse(this.#responseParams(undefined), turn);
+  }
+
+  /**
+   * Server VAD's `idle_timeout_ms`: no speech for that long after the last response's audio ended commits the quiet
+   * buffer as a turn and answers it (the model may prompt the user to go on), as OpenAI does.
+   */
+  #checkIdle(vad: VoiceActivity): void {
+    const turn = this.#session.audio.input.turn_detection;
+    const from = this.#idleFrom;
+    if (turn?.type !== 'server_vad' || turn.idle_timeout_ms === null || from === null) return;
+    if (vad.speaking || this.#active || this.#playing !== null) return;
+    const end = this.#buffer.end;
+    if (end - from < msToSamples(turn.idle_timeout_ms)) return;
+    this.#idleFrom = null;
+    const itemId = realtimeId('item');
+    this.#emit({
+      type: 'input_audio_buffer.timeout_triggered',
+      audio_start_ms: Math.round(samplesToMs(from)),
+      audio_end_ms: Math.round(samplesToMs(end)),
+      item_id: itemId,
+    });
+    this.#commit(itemId);
+    this.#startResponse(this.#responseParams(undefined), undefined);
   }
 
   /** Barge-in: the user spoke over the assistant. The response stops, and so does its audio, cut to what was heard. */
@@ -1111,6 +1142,10 @@ export class RealtimeSession {
     };
     // The next response may start as soon as the client hears this one is done.
     if (this.#active === active) this.#active = undefined;
+    const spoken = active.message ? this.#spoken.get(active.message.id) : undefined;
+    if (!this.#options.speaker) this.#idleFrom = this.#buffer.end + (spoken?.samples ?? 0);
+    else if (!spoken || spoken.samples === 0 || this.#playing === null) this.#idleFrom = this.#buffer.end;
+    else this.#idleFrom = null; // from the speaker's `stopped`
     this.#emit({ type: 'response.done', response: structuredClone(response) });
     const turn = active.turn;
     this.#options.onMetrics?.({
