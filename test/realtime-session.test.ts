@@ -26,6 +26,7 @@ import {
   type RealtimeSpeaker,
 } from '../src/realtime/index.ts';
 import type { ChatMessage } from '../src/realtime/client-items.ts';
+import { SentenceCutter } from '../src/realtime/sentence-cutter.ts';
 import { OpenAIRealtimeWebSocket, RealtimeAgent, RealtimeSession as SdkRealtimeSession } from '@openai/agents-realtime';
 import { BUNDLED_MODELS } from './support/lantern.ts';
 import { speechBytes, speechClip } from './support/speech-fixture.ts';
@@ -609,6 +610,35 @@ describe('the protocol, on a fake /v1', () => {
     expect(client.of('error')).toHaveLength(1);
     session.receive(event({ type: 'conversation.item.create', item: text, event_id: 'evt_full' }));
     expect(client.of('error')[1]!.error).toMatchObject({ code: 'conversation_full', event_id: 'evt_full' });
+  });
+
+  it('sentences go to speech as they complete; the first piece may end at a clause', () => {
+    const cutter = new SentenceCutter();
+    const pieces: string[] = [];
+    for (const word of 'Well, the weather in Paris today, as far as I know, is sunny. It is warm. Bye'.split(/(?<= )/))
+      pieces.push(...cutter.push(word));
+    expect(pieces).toEqual(['Well, the weather in Paris today, ', 'as far as I know, is sunny. ', 'It is warm. ']);
+    expect(cutter.flush()).toEqual(['Bye']);
+  });
+
+  it('G.711 µ-law in and out: the detector hears it at 24 kHz, the deltas are 8 kHz bytes', async () => {
+    const { client, session } = open(fakeApi());
+    session.receive(
+      event({
+        type: 'session.update',
+        session: { audio: { input: { format: { type: 'audio/pcmu' } }, output: { format: { type: 'audio/pcmu' } } } },
+      }),
+    );
+    const narrow = join(silence(600), tone(800), silence(900)).filter((_, i) => i % 3 === 0);
+    const bytes = Uint8Array.from(narrow, (sample) => muLawEncode(sample));
+    for (let at = 0; at < bytes.length; at += 800)
+      session.receive(event({ type: 'input_audio_buffer.append', audio: bytesToBase64(bytes.subarray(at, at + 800)) }));
+    await client.next('response.done');
+    expect(client.of('input_audio_buffer.speech_started')[0]!.audio_start_ms).toBeCloseTo(300, -2);
+    // Each sentence's 200 ms of speech is 1600 µ-law bytes.
+    expect(client.of('response.output_audio.delta').map((e) => base64ToBytes(e.delta as string).length)).toEqual([
+      1600, 1600,
+    ]);
   });
 
   it('G.711 µ-law and A-law round-trip within their quantization', () => {
