@@ -27,7 +27,12 @@ import {
 } from '../src/realtime/index.ts';
 import type { ChatMessage } from '../src/realtime/client-items.ts';
 import { SentenceCutter } from '../src/realtime/sentence-cutter.ts';
-import { OpenAIRealtimeWebSocket, RealtimeAgent, RealtimeSession as SdkRealtimeSession } from '@openai/agents-realtime';
+import {
+  OpenAIRealtimeWebSocket,
+  RealtimeAgent,
+  RealtimeSession as SdkRealtimeSession,
+  tool,
+} from '@openai/agents-realtime';
 import { BUNDLED_MODELS } from './support/lantern.ts';
 import { speechBytes, speechClip } from './support/speech-fixture.ts';
 
@@ -826,6 +831,51 @@ describe('the pipeline on the bundled models, through the handler', () => {
     expect(socket!.session.session.audio.input.turn_detection).toMatchObject({ type: 'semantic_vad' });
     sdk.close();
   }, 90_000);
+
+  it('the Agents SDK runs a tool the model called, sends its output, and the next response answers', async () => {
+    const calls: string[] = [];
+    const weather = tool({
+      name: 'get_weather',
+      description: 'The weather in a city',
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
+      strict: true,
+      execute: async (input) => {
+        calls.push(JSON.stringify(input));
+        return 'sunny';
+      },
+    });
+    const agent = new RealtimeAgent({ name: 'Assistant', instructions: 'Answer briefly.', tools: [weather] });
+    const sdk = new SdkRealtimeSession(agent, {
+      model: 'gpt-4o-mini',
+      config: { outputModalities: ['text'], toolChoice: 'none' },
+      transport: new OpenAIRealtimeWebSocket({
+        createWebSocket: async () => new MemorySocket(request, 'gpt-4o-mini') as unknown as CreatedSocket,
+      }),
+    });
+    await sdk.connect({ apiKey: key, url: 'ws://lantern.test/v1/realtime?model=gpt-4o-mini' });
+    const answered = new Promise<void>((resolve) =>
+      sdk.on('history_updated', (history) => {
+        const at = history.findIndex((i) => i.type === 'function_call' && i.output !== null);
+        if (
+          at >= 0 &&
+          history.slice(at + 1).some((i) => i.type === 'message' && i.role === 'assistant' && i.status === 'completed')
+        )
+          resolve();
+      }),
+    );
+    sdk.transport.sendMessage('What is the weather in Paris?', {}, { triggerResponse: false });
+    // The first response must call the tool; the one after the output may not (the session's choice is 'none').
+    sdk.transport.requestResponse!({ tool_choice: { type: 'function', name: 'get_weather' } });
+    await answered;
+    expect(calls).toHaveLength(1);
+    expect(Object.keys(JSON.parse(calls[0]!))).toEqual(['city']);
+    sdk.close();
+  }, 60_000);
 
   it('a text-only session answers a typed message in response.output_text.*, with no audio', async () => {
     const { client, session } = realSession({ output_modalities: ['text'], max_output_tokens: 16 });
