@@ -6,6 +6,7 @@
  * handler's auth, limits and routing apply. Transport-agnostic: no DOM, no socket.
  */
 import { chatMessages, parseClientItem } from './client-items.ts';
+import { responseParams, type ResponseParams } from './response-params.ts';
 import { readChatStream } from './chat-stream.ts';
 import { Conversation } from './conversation.ts';
 import { InputAudioBuffer, MAX_INPUT_BUFFER_MS } from './input-audio-buffer.ts';
@@ -33,20 +34,7 @@ import {
   type ResponseStatus,
   type ServerEventBody,
 } from './realtime-events.ts';
-import {
-  checkFormat,
-  checkMaxOutputTokens,
-  checkModalities,
-  checkToolChoice,
-  checkTools,
-  checkVoice,
-  defaultSession,
-  mergeSession,
-  type AudioFormat,
-  type FunctionTool,
-  type RealtimeSessionConfig,
-  type ToolChoice,
-} from './session-config.ts';
+import { defaultSession, mergeSession, type RealtimeSessionConfig } from './session-config.ts';
 import { SentenceCutter } from './sentence-cutter.ts';
 import { vadSettings, VoiceActivity, type VadEvent } from './voice-activity.ts';
 
@@ -124,20 +112,6 @@ const SPEECH_MODEL = 'tts-1';
 /** The chat model a session's `model` names: realtime model names go to the `gpt-realtime` alias, others as they are. */
 export function chatModelFor(model: string): string {
   return /realtime/i.test(model) ? 'gpt-realtime' : model;
-}
-
-interface ResponseParams {
-  instructions: string;
-  tools: FunctionTool[];
-  toolChoice: ToolChoice;
-  modalities: ['text'] | ['audio'];
-  maxTokens: number | 'inf';
-  inConversation: boolean;
-  /** The items the model reads instead of the conversation (`response.input`). */
-  input: RealtimeItem[] | undefined;
-  metadata: Record<string, string> | null;
-  voice: string;
-  format: AudioFormat;
 }
 
 /** The turn that voice activity ended, which an automatic response answers. */
@@ -360,7 +334,7 @@ export class RealtimeSession {
         return;
       case 'response.create': {
         if (this.#active) throw this.#alreadyActive();
-        this.#startResponse(this.#responseParams(event.response), undefined);
+        this.#startResponse(responseParams(this.#session, event.response, this.#lookup), undefined);
         return;
       }
       case 'response.cancel': {
@@ -455,7 +429,7 @@ export class RealtimeSession {
     if (this.#active) {
       this.#queued = true;
       this.#queuedTurn = turn;
-    } else this.#startResponse(this.#responseParams(undefined), turn);
+    } else this.#startResponse(responseParams(this.#session, undefined, this.#lookup), turn);
   }
 
   /**
@@ -478,7 +452,7 @@ export class RealtimeSession {
       item_id: itemId,
     });
     this.#commit(itemId);
-    this.#startResponse(this.#responseParams(undefined), undefined);
+    this.#startResponse(responseParams(this.#session, undefined, this.#lookup), undefined);
   }
 
   /** Barge-in: the user spoke over the assistant. The response stops, and so does its audio, cut to what was heard. */
@@ -692,98 +666,14 @@ export class RealtimeSession {
 
   // ————— responses —————
 
+  readonly #lookup = (id: string) => this.#conversation.get(id);
+
   #alreadyActive(): RealtimeClientError {
     return new RealtimeClientError(
       `Conversation already has an active response in progress: ${this.#active!.response.id}. Wait until the response is finished before creating a new one.`,
       null,
       'conversation_already_has_active_response',
     );
-  }
-
-  #responseParams(raw: unknown): ResponseParams {
-    const s = this.#session;
-    const params: ResponseParams = {
-      instructions: s.instructions,
-      tools: s.tools,
-      toolChoice: s.tool_choice,
-      modalities: s.output_modalities,
-      maxTokens: s.max_output_tokens,
-      inConversation: true,
-      input: undefined,
-      metadata: null,
-      voice: s.audio.output.voice,
-      format: s.audio.output.format,
-    };
-    if (raw === undefined || raw === null) return params;
-    if (!isRecord(raw))
-      throw new RealtimeClientError("Invalid type for 'response': expected an object.", 'response', 'invalid_type');
-    if (raw.conversation !== undefined) {
-      if (raw.conversation !== 'auto' && raw.conversation !== 'none')
-        throw new RealtimeClientError(
-          "Invalid 'response.conversation': expected 'auto' or 'none'.",
-          'response.conversation',
-        );
-      params.inConversation = raw.conversation === 'auto';
-    }
-    if (raw.instructions !== undefined) {
-      if (typeof raw.instructions !== 'string')
-        throw new RealtimeClientError(
-          "Invalid type for 'response.instructions': expected a string.",
-          'response.instructions',
-        );
-      params.instructions = raw.instructions;
-    }
-    if (raw.tools !== undefined) params.tools = checkTools(raw.tools, 'response.tools');
-    if (raw.tool_choice !== undefined)
-      params.toolChoice = checkToolChoice(raw.tool_choice, 'response.tool_choice', params.tools);
-    if (raw.output_modalities !== undefined)
-      params.modalities = checkModalities(raw.output_modalities, 'response.output_modalities');
-    if (raw.max_output_tokens !== undefined)
-      params.maxTokens = checkMaxOutputTokens(raw.max_output_tokens, 'response.max_output_tokens');
-    if (raw.metadata !== undefined && raw.metadata !== null) {
-      const m = raw.metadata;
-      if (
-        !isRecord(m) ||
-        Object.keys(m).length > 16 ||
-        Object.values(m).some((v) => typeof v !== 'string' || v.length > 512)
-      )
-        throw new RealtimeClientError(
-          "Invalid 'response.metadata': at most 16 string values of 512 characters.",
-          'response.metadata',
-        );
-      params.metadata = m as Record<string, string>;
-    }
-    if (raw.audio !== undefined) {
-      const output = isRecord(raw.audio) ? raw.audio.output : undefined;
-      if (isRecord(output)) {
-        if (output.voice !== undefined) params.voice = checkVoice(output.voice, 'response.audio.output.voice');
-        if (output.format !== undefined) params.format = checkFormat(output.format, 'response.audio.output.format');
-      }
-    }
-    if (raw.input !== undefined) {
-      if (!Array.isArray(raw.input))
-        throw new RealtimeClientError("Invalid type for 'response.input': expected an array.", 'response.input');
-      params.input = raw.input.map((entry, i) => {
-        if (isRecord(entry) && entry.type === 'item_reference') {
-          const found = typeof entry.id === 'string' ? this.#conversation.get(entry.id) : undefined;
-          if (!found)
-            throw new RealtimeClientError(
-              `Item with id '${String(entry.id)}' not found.`,
-              `response.input[${i}].id`,
-              'item_not_found',
-            );
-          return found;
-        }
-        const { item, audio } = parseClientItem(entry, `response.input[${i}]`);
-        if (audio)
-          throw new RealtimeClientError(
-            'Audio in response.input needs a transcript: add it to the conversation first.',
-            `response.input[${i}].content[${audio.contentIndex}]`,
-          );
-        return item;
-      });
-    }
-    return params;
   }
 
   #startResponse(params: ResponseParams, turn: Turn | undefined): void {
@@ -824,7 +714,7 @@ export class RealtimeSession {
         const queuedTurn = this.#queuedTurn;
         this.#queued = false;
         this.#queuedTurn = undefined;
-        this.#startResponse(this.#responseParams(undefined), queuedTurn);
+        this.#startResponse(responseParams(this.#session, undefined, this.#lookup), queuedTurn);
       }
     });
   }
