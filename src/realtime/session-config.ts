@@ -282,6 +282,11 @@ function checkTranscription(value: unknown, param: string): RealtimeSessionConfi
   return out;
 }
 
+/**
+ * `noise_reduction` is checked, kept and echoed, but Lantern filters nothing itself: a WebRTC microphone track comes
+ * through the browser's own noise suppression (getUserMedia's default), and the detector's threshold sets what counts
+ * as speech.
+ */
 function checkNoiseReduction(
   value: unknown,
   param: string,
