@@ -118,6 +118,15 @@ const appendEvents = (session: RealtimeSession, samples: Int16Array) => {
     );
 };
 
+/** The same, at the pace of a microphone: 100 ms of audio every 100 ms (what latency is measured against). */
+const appendInRealTime = async (session: RealtimeSession, samples: Int16Array) => {
+  const start = performance.now();
+  for (let at = 0, n = 1; at < samples.length; at += RATE / 10, n++) {
+    appendEvents(session, samples.subarray(at, at + RATE / 10));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, start + n * 100 - performance.now())));
+  }
+};
+
 // ————— a fake /v1 for the protocol tests —————
 
 interface FakeApi {
@@ -303,10 +312,12 @@ describe('the protocol, on a fake /v1', () => {
         content_index: 0,
         transcript: 'Hello there.',
       });
-      // The turn's audio went to the transcription route as a WAV of the speech with its padding and silence.
-      const form = api.calls.find((c) => c.path === '/v1/audio/transcriptions')!.body as FormData;
-      const wav = new Uint8Array(await (form.get('file') as Blob).arrayBuffer());
-      expect(decodeWav(wav).samples.length).toBe((RATE * 1800) / 1000);
+      // The turn's audio went to the transcription route as a WAV of the speech with its padding, once, at the pause
+      // that became the turn's end (200 ms into the silence).
+      const transcriptions = api.calls.filter((c) => c.path === '/v1/audio/transcriptions');
+      expect(transcriptions).toHaveLength(1);
+      const wav = new Uint8Array(await ((transcriptions[0]!.body as FormData).get('file') as Blob).arrayBuffer());
+      expect(decodeWav(wav).samples.length).toBe((RATE * 1500) / 1000);
       expect(done.response).toMatchObject({
         status: 'completed',
         usage: { input_tokens: 7, output_tokens: 5, total_tokens: 12 },
@@ -324,6 +335,21 @@ describe('the protocol, on a fake /v1', () => {
       expect(history.map((i) => (i.type === 'message' ? i.role : i.type))).toEqual(['user', 'assistant']);
     }
     expect(cuts[0]).toEqual(cuts[1]);
+  });
+
+  it('a pause shorter than the turn’s end starts a transcript that is dropped when speech goes on', async () => {
+    const api = fakeApi();
+    const { client, session } = open(api);
+    appendEvents(session, join(silence(500), tone(600), silence(300), tone(600), silence(700)));
+    await client.next('response.done');
+    const transcriptions = api.calls.filter((c) => c.path === '/v1/audio/transcriptions');
+    expect(transcriptions).toHaveLength(2);
+    expect(transcriptions[0]!.signal!.aborted).toBe(true);
+    expect(transcriptions[1]!.signal!.aborted).toBe(false);
+    const wav = new Uint8Array(await ((transcriptions[1]!.body as FormData).get('file') as Blob).arrayBuffer());
+    expect(decodeWav(wav).samples.length).toBe((RATE * (300 + 600 + 300 + 600 + 200)) / 1000);
+    expect(client.of('input_audio_buffer.speech_started')).toHaveLength(1);
+    expect(client.of('input_audio_buffer.committed')).toHaveLength(1);
   });
 
   it('with turn_detection null the client commits, and a quiet buffer starts nothing', async () => {
@@ -699,7 +725,7 @@ describe('the pipeline on the bundled models, through the handler', () => {
       (m) => metrics.push(m),
     );
     const file = 'clip02.wav';
-    appendEvents(session, join(silence(300), clip(file), silence(1000)));
+    await appendInRealTime(session, join(silence(300), clip(file), silence(1000)));
     const done = await client.next('response.done');
     expect(client.of('input_audio_buffer.speech_started').length).toBe(1);
     expect(client.of('input_audio_buffer.speech_stopped').length).toBe(1);

@@ -54,8 +54,8 @@ export class InputAudioBuffer {
     }
   }
 
-  /** Takes the samples up to session-clock sample `until` (all of them by default), leaving the rest. */
-  take(until = this.end): Int16Array {
+  /** A copy of the samples up to session-clock sample `until`, leaving the buffer as it is. */
+  peek(until: number): Int16Array {
     const count = Math.max(0, Math.min(this.#length, until - this.#start));
     const out = new Int16Array(count);
     let at = 0;
@@ -65,7 +65,13 @@ export class InputAudioBuffer {
       out.set(part, at);
       at += part.length;
     }
-    this.dropBefore(this.#start + count);
+    return out;
+  }
+
+  /** Takes the samples up to session-clock sample `until` (all of them by default), leaving the rest. */
+  take(until = this.end): Int16Array {
+    const out = this.peek(until);
+    this.dropBefore(this.#start + out.length);
     return out;
   }
 

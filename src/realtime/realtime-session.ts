@@ -69,7 +69,10 @@ export interface RealtimeMetrics {
    * the wall time from detecting the turn's end to the first audio chunk. Null unless voice activity started it.
    */
   speechEndToFirstAudioMs: number | null;
-  /** The turn's `POST /v1/audio/transcriptions`. */
+  /**
+   * How long the response waited for the turn's transcript after the commit (less than the transcription takes when it
+   * began at a pause in speech, before the turn's end).
+   */
   transcriptionMs: number | null;
   /** From `response.created` to the first text delta. */
   firstTextMs: number | null;
@@ -145,6 +148,18 @@ interface ActiveResponse {
   firstAudioAt: number | undefined;
 }
 
+interface TranscriptAnswer {
+  text: string;
+  usage?: unknown;
+}
+
+/** A transcript asked for at a pause in speech, of the audio up to `until` (session-clock samples). */
+interface Speculation {
+  until: number;
+  controller: AbortController;
+  answer: Promise<TranscriptAnswer>;
+}
+
 class RequestFailed extends Error {
   constructor(
     message: string,
@@ -163,6 +178,8 @@ export class RealtimeSession {
   readonly #conversation = new Conversation();
   readonly #buffer = new InputAudioBuffer();
   #vad: VoiceActivity | null = null;
+  /** The transcript begun at the current pause in speech, if speech has paused. */
+  #speculation: Speculation | undefined;
   /** The item id a turn in progress will commit as (named by `speech_started`). */
   #turnItemId: string | null = null;
   #lastTurn: Turn | undefined;
@@ -310,6 +327,7 @@ export class RealtimeSession {
         return;
       case 'input_audio_buffer.clear':
         this.#buffer.clear();
+        this.#dropSpeculation();
         this.#vad?.reset(this.#buffer.end);
         this.#turnItemId = null;
         this.#emit({ type: 'input_audio_buffer.cleared' });
@@ -380,6 +398,7 @@ export class RealtimeSession {
 
   #configureVad(): void {
     const turn = this.#session.audio.input.turn_detection;
+    this.#dropSpeculation();
     this.#vad = turn ? new VoiceActivity(vadSettings(turn)) : null;
     this.#vad?.reset(this.#buffer.end);
     this.#turnItemId = null;
@@ -403,6 +422,19 @@ export class RealtimeSession {
   }
 
   #onVoice(event: VadEvent, vad: VoiceActivity): void {
+    if (event.type === 'pause') {
+      this.#dropSpeculation();
+      const controller = new AbortController();
+      const signal = AbortSignal.any([controller.signal, this.#closing.signal]);
+      const answer = this.#requestTranscript(this.#buffer.peek(event.atSample), signal);
+      answer.catch(() => {}); // dropped when speech resumes; its failure is the commit's to report
+      this.#speculation = { until: event.atSample, controller, answer };
+      return;
+    }
+    if (event.type === 'resume') {
+      this.#dropSpeculation();
+      return;
+    }
     if (event.type === 'start') {
       const startMs = Math.max(
         samplesToMs(this.#buffer.end - this.#buffer.length),
@@ -424,7 +456,10 @@ export class RealtimeSession {
     this.#emit({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: event.endMs, item_id: itemId });
     const turn: Turn = { detectedAt: this.#now(), silenceMs: event.endMs - event.lastSpeechMs, transcriptionMs: null };
     this.#lastTurn = turn;
-    this.#commit(itemId, msToSamples(event.endMs));
+    // Nothing loud came after the pause, so its transcript is the turn's (the silence since adds no words).
+    const speculation = this.#speculation;
+    this.#speculation = undefined;
+    this.#commit(itemId, msToSamples(event.endMs), speculation?.answer);
     if (!this.#session.audio.input.turn_detection?.create_response) return;
     if (this.#active) {
       this.#queued = true;
@@ -474,7 +509,13 @@ export class RealtimeSession {
       this.#truncate(heard.itemId, Math.floor(heard.playedMs));
   }
 
-  #commit(itemId: string, until?: number): void {
+  #dropSpeculation(): void {
+    this.#speculation?.controller.abort();
+    this.#speculation = undefined;
+  }
+
+  #commit(itemId: string, until?: number, transcript?: Promise<TranscriptAnswer>): void {
+    if (!transcript) this.#dropSpeculation();
     const samples = this.#buffer.take(until);
     this.#vad?.reset(this.#buffer.end);
     this.#turnItemId = null;
@@ -496,56 +537,60 @@ export class RealtimeSession {
     const previous = this.#conversation.insert(item);
     this.#emit({ type: 'input_audio_buffer.committed', previous_item_id: previous, item_id: item.id });
     this.#emit({ type: 'conversation.item.added', previous_item_id: previous, item: structuredClone(item) });
-    this.#startTranscription(item, 0, samples, this.#lastTurn);
+    this.#startTranscription(item, 0, transcript ?? samples, this.#lastTurn);
   }
 
+  /**
+   * Transcribes a user item's audio part into its transcript, then says so (the transcription events when the session
+   * asks for them) and sends the item's `conversation.item.done`. `source` is the audio, or a transcript already asked
+   * for (the one begun at a pause).
+   */
   #startTranscription(
     item: RealtimeMessageItem,
     contentIndex: number,
-    samples: Int16Array,
+    source: Int16Array | Promise<TranscriptAnswer>,
     turn: Turn | undefined,
   ): void {
-    const job = this.#transcribe(item, contentIndex, samples, turn).finally(() => this.#transcribing.delete(item.id));
+    const answer = source instanceof Int16Array ? this.#requestTranscript(source, this.#closing.signal) : source;
+    const job = this.#transcribe(item, contentIndex, answer, turn).finally(() => this.#transcribing.delete(item.id));
     this.#transcribing.set(item.id, job);
+  }
+
+  /** `POST /v1/audio/transcriptions` of `samples` as a WAV, with the session's transcription settings. */
+  async #requestTranscript(samples: Int16Array, signal: AbortSignal): Promise<TranscriptAnswer> {
+    const settings = this.#session.audio.input.transcription;
+    const form = new FormData();
+    form.append('file', new Blob([pcm16ToWav(samples) as Uint8Array<ArrayBuffer>], { type: 'audio/wav' }), 'input.wav');
+    form.append('model', settings?.model ?? 'whisper-1');
+    if (settings?.language) form.append('language', settings.language);
+    if (settings?.prompt) form.append('prompt', settings.prompt);
+    const response = await this.#options.request('/v1/audio/transcriptions', { method: 'POST', body: form, signal });
+    const body = (await response.json().catch(() => ({}))) as {
+      text?: string;
+      usage?: unknown;
+      error?: { message?: string; code?: string };
+    };
+    if (!response.ok || typeof body.text !== 'string')
+      throw new RequestFailed(
+        body.error?.message ?? `Transcription failed (${response.status}).`,
+        body.error?.code ?? null,
+      );
+    return { text: body.text.trim(), usage: body.usage };
   }
 
   async #transcribe(
     item: RealtimeMessageItem,
     contentIndex: number,
-    samples: Int16Array,
+    answer: Promise<TranscriptAnswer>,
     turn: Turn | undefined,
   ): Promise<void> {
     const part = item.content[contentIndex] as Extract<RealtimeContentPart, { type: 'input_audio' }>;
     const settings = this.#session.audio.input.transcription;
     const started = this.#now();
     try {
-      const form = new FormData();
-      form.append(
-        'file',
-        new Blob([pcm16ToWav(samples) as Uint8Array<ArrayBuffer>], { type: 'audio/wav' }),
-        'input.wav',
-      );
-      form.append('model', settings?.model ?? 'whisper-1');
-      if (settings?.language) form.append('language', settings.language);
-      if (settings?.prompt) form.append('prompt', settings.prompt);
-      const response = await this.#options.request('/v1/audio/transcriptions', {
-        method: 'POST',
-        body: form,
-        signal: this.#closing.signal,
-      });
-      const body = (await response.json().catch(() => ({}))) as {
-        text?: string;
-        usage?: unknown;
-        error?: { message?: string; code?: string };
-      };
-      if (!response.ok || typeof body.text !== 'string')
-        throw new RequestFailed(
-          body.error?.message ?? `Transcription failed (${response.status}).`,
-          body.error?.code ?? null,
-        );
-      const transcript = body.text.trim();
+      const { text: transcript, usage } = await answer;
       part.transcript = transcript;
-      if (turn && turn === this.#lastTurn) turn.transcriptionMs = this.#now() - started;
+      if (turn) turn.transcriptionMs = this.#now() - started;
       if (this.#closed) return;
       if (settings) {
         if (transcript !== '')
@@ -560,7 +605,7 @@ export class RealtimeSession {
           item_id: item.id,
           content_index: contentIndex,
           transcript,
-          ...(body.usage ? { usage: body.usage } : {}),
+          ...(usage ? { usage } : {}),
         });
       }
     } catch (error) {

@@ -37,6 +37,12 @@ export interface VadSettings {
   silenceMs: number;
 }
 
+/**
+ * A pause this long in speech is where the session starts transcribing ahead of the turn's end (a `pause` event):
+ * when the silence goes on to end the turn, the transcript is ready sooner; when speech resumes, it is dropped.
+ */
+export const PAUSE_MS = 200;
+
 /** The detector's settings for a session's `turn_detection` (semantic VAD: server VAD's detector, see session-config). */
 export function vadSettings(turn: TurnDetection): VadSettings {
   if (turn.type === 'server_vad')
@@ -55,6 +61,10 @@ export function vadSettings(turn: TurnDetection): VadSettings {
 export type VadEvent =
   /** Speech began at `speechMs` (the first loud frame; the session subtracts the prefix padding). */
   | { type: 'start'; speechMs: number }
+  /** Speech paused for {@link PAUSE_MS} (shorter than the silence that ends a turn): speech so far ends at `atSample`. */
+  | { type: 'pause'; atSample: number }
+  /** Speech went on after a `pause`. */
+  | { type: 'resume' }
   /** Speech ended: `endMs` is where the silence that ended it ran out (OpenAI's `audio_end_ms` includes it). */
   | { type: 'stop'; endMs: number; lastSpeechMs: number };
 
@@ -69,6 +79,11 @@ export class VoiceActivity {
   #lastLoudEnd = 0;
 
   constructor(public settings: VadSettings) {}
+
+  /** Whether a pause comes well before the turn's end (else transcribing ahead gains nothing). */
+  get #pauses(): boolean {
+    return this.settings.silenceMs >= PAUSE_MS + 2 * FRAME_MS;
+  }
 
   get speaking(): boolean {
     return this.#speaking;
@@ -95,6 +110,7 @@ export class VoiceActivity {
       const frameStart = this.#at + offset;
       const loud = frameLevel(all, offset, offset + FRAME) >= this.settings.level;
       if (loud) {
+        if (this.#speaking && this.#quietRun >= PAUSE_FRAMES && this.#pauses) events.push({ type: 'resume' });
         this.#loudRun++;
         this.#quietRun = 0;
         this.#lastLoudEnd = frameStart + FRAME;
@@ -106,6 +122,8 @@ export class VoiceActivity {
       } else {
         this.#loudRun = 0;
         this.#quietRun++;
+        if (this.#speaking && this.#quietRun === PAUSE_FRAMES && this.#pauses)
+          events.push({ type: 'pause', atSample: frameStart + FRAME });
         if (this.#speaking && this.#quietRun * FRAME_MS >= this.settings.silenceMs) {
           this.#speaking = false;
           events.push({ type: 'stop', endMs: toMs(frameStart + FRAME), lastSpeechMs: toMs(this.#lastLoudEnd) });
@@ -118,4 +136,5 @@ export class VoiceActivity {
   }
 }
 
+const PAUSE_FRAMES = PAUSE_MS / FRAME_MS;
 const toMs = (sample: number) => Math.round((sample * 1000) / SESSION_RATE);
