@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler, type Handler } from '../src/api/index.ts';
 import { decodeWav, resample } from '../src/audio/index.ts';
 import { KeyRing } from '../src/keys/index.ts';
@@ -141,12 +141,21 @@ type ChatScript = { content?: string; tool_calls?: unknown[]; finish_reason?: st
  * when aborted), speech with 200 ms of tone per request.
  */
 function fakeApi(
-  options: { transcript?: string; chat?: (body: Record<string, unknown>) => ChatScript; delayMs?: number } = {},
+  options: {
+    transcript?: string;
+    chat?: (body: Record<string, unknown>) => ChatScript;
+    delayMs?: number;
+    /** Routes answered 429 (the key's limit) the first time they are asked. */
+    busyOnce?: string[];
+  } = {},
 ): FakeApi {
   const calls: FakeApi['calls'] = [];
+  const busy = new Set(options.busyOnce);
   const request: RealtimeSessionOptions['request'] = async (path, init) => {
     const body = typeof init.body === 'string' ? JSON.parse(init.body) : init.body;
     calls.push({ path, body, signal: init.signal });
+    if (busy.delete(path))
+      return Response.json({ error: { message: 'busy' } }, { status: 429, headers: { 'retry-after-ms': '20' } });
     if (path === '/v1/audio/transcriptions') return Response.json({ text: options.transcript ?? 'Hello there.' });
     if (path === '/v1/audio/speech') return new Response(pcm16ToBytes(tone(200)) as Uint8Array<ArrayBuffer>);
     if (path === '/v1/chat/completions') {
@@ -340,7 +349,8 @@ describe('the protocol, on a fake /v1', () => {
   it('a pause shorter than the turn’s end starts a transcript that is dropped when speech goes on', async () => {
     const api = fakeApi();
     const { client, session } = open(api);
-    appendEvents(session, join(silence(500), tone(600), silence(300), tone(600), silence(700)));
+    // At a microphone's pace, so the first transcript ahead is over before the next pause (one runs at a time).
+    await appendInRealTime(session, join(silence(500), tone(600), silence(300), tone(600), silence(700)));
     await client.next('response.done');
     const transcriptions = api.calls.filter((c) => c.path === '/v1/audio/transcriptions');
     expect(transcriptions).toHaveLength(2);
@@ -350,6 +360,27 @@ describe('the protocol, on a fake /v1', () => {
     expect(decodeWav(wav).samples.length).toBe((RATE * (300 + 600 + 300 + 600 + 200)) / 1000);
     expect(client.of('input_audio_buffer.speech_started')).toHaveLength(1);
     expect(client.of('input_audio_buffer.committed')).toHaveLength(1);
+  });
+
+  it('a model call answered 429 (the key’s limit) is tried again after the wait it names', async () => {
+    const api = fakeApi({ busyOnce: ['/v1/chat/completions', '/v1/audio/speech'] });
+    const { client, session } = open(api);
+    session.receive(
+      event({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi.' }] },
+      }),
+    );
+    session.receive(event({ type: 'response.create' }));
+    const done = await client.next('response.done');
+    expect(done.response).toMatchObject({ status: 'completed' });
+    expect(api.calls.map((c) => c.path)).toEqual([
+      '/v1/chat/completions',
+      '/v1/chat/completions',
+      '/v1/audio/speech',
+      '/v1/audio/speech',
+      '/v1/audio/speech',
+    ]);
   });
 
   it('with turn_detection null the client commits, and a quiet buffer starts nothing', async () => {
@@ -686,19 +717,24 @@ describe('the protocol, on a fake /v1', () => {
 
 describe('the pipeline on the bundled models, through the handler', () => {
   const engine = createEngine({ profile: bundledProfile(BUNDLED_MODELS) });
-  let handler: Handler;
+  const keys = new KeyRing();
+  const handler: Handler = createHandler({ engine, keys, onServerError: () => {} });
   let key: string;
+  /** Each call's path and status, to tell in a failure what the handler refused. */
+  let answers: string[] = [];
 
-  beforeAll(async () => {
-    const keys = new KeyRing();
+  // A key per test, as each session is its own client: one test's calls never meet another's rate limits.
+  beforeEach(async () => {
     key = (await keys.issue('realtime')).key;
-    handler = createHandler({ engine, keys, onServerError: () => {} });
+    answers = [];
   });
 
-  const request: RealtimeSessionOptions['request'] = (path, init) => {
+  const request: RealtimeSessionOptions['request'] = async (path, init) => {
     const headers = new Headers(init.headers);
     headers.set('authorization', `Bearer ${key}`);
-    return handler(new Request(`http://lantern.test${path}`, { ...init, headers }));
+    const response = await handler(new Request(`http://lantern.test${path}`, { ...init, headers }));
+    answers.push(`${path} ${response.status}`);
+    return response;
   };
 
   function realSession(update: Record<string, unknown>, onMetrics?: (m: RealtimeMetrics) => void) {
@@ -811,7 +847,10 @@ describe('the pipeline on the bundled models, through the handler', () => {
     await sdk.connect({ apiKey: key, url: 'ws://lantern.test/v1/realtime?model=gpt-4o-mini' });
     const settled = (test: () => boolean) =>
       new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`history: ${JSON.stringify(sdk.history)}`)), 30_000);
+        const timer = setTimeout(
+          () => reject(new Error(`history: ${JSON.stringify(sdk.history)}; calls: ${answers.join(', ')}`)),
+          30_000,
+        );
         const check = () => {
           if (!test()) return;
           clearTimeout(timer);

@@ -109,6 +109,8 @@ export const CONTEXT_ITEMS = 64;
 const MIN_COMMIT_MS = 100;
 /** The largest `response.output_audio.delta`: half a second, so a client starts playing before a sentence is done. */
 const AUDIO_DELTA_SAMPLES = SESSION_RATE / 2;
+/** Tries of a model call answered 429 (see `#request`). */
+const RETRIES_ON_429 = 4;
 /** The speech model a session speaks with (an alias every profile's text-to-speech model answers to). */
 const SPEECH_MODEL = 'tts-1';
 
@@ -180,6 +182,8 @@ export class RealtimeSession {
   #vad: VoiceActivity | null = null;
   /** The transcript begun at the current pause in speech, if speech has paused. */
   #speculation: Speculation | undefined;
+  /** Whether a transcript asked for at a pause is still running (dropped or not). */
+  #speculating = false;
   /** The item id a turn in progress will commit as (named by `speech_started`). */
   #turnItemId: string | null = null;
   #lastTurn: Turn | undefined;
@@ -424,10 +428,14 @@ export class RealtimeSession {
   #onVoice(event: VadEvent, vad: VoiceActivity): void {
     if (event.type === 'pause') {
       this.#dropSpeculation();
+      // One transcript ahead at a time: a dropped one may still hold one of the key's request slots.
+      if (this.#speculating) return;
       const controller = new AbortController();
       const signal = AbortSignal.any([controller.signal, this.#closing.signal]);
       const answer = this.#requestTranscript(this.#buffer.peek(event.atSample), signal);
       answer.catch(() => {}); // dropped when speech resumes; its failure is the commit's to report
+      this.#speculating = true;
+      void answer.catch(() => {}).finally(() => (this.#speculating = false));
       this.#speculation = { until: event.atSample, controller, answer };
       return;
     }
@@ -564,7 +572,7 @@ export class RealtimeSession {
     form.append('model', settings?.model ?? 'whisper-1');
     if (settings?.language) form.append('language', settings.language);
     if (settings?.prompt) form.append('prompt', settings.prompt);
-    const response = await this.#options.request('/v1/audio/transcriptions', { method: 'POST', body: form, signal });
+    const response = await this.#request('/v1/audio/transcriptions', { method: 'POST', body: form, signal });
     const body = (await response.json().catch(() => ({}))) as {
       text?: string;
       usage?: unknown;
@@ -800,7 +808,7 @@ export class RealtimeSession {
             : params.toolChoice;
       }
       if (params.maxTokens !== 'inf') body.max_completion_tokens = params.maxTokens;
-      const answer = await this.#options.request('/v1/chat/completions', {
+      const answer = await this.#request('/v1/chat/completions', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
@@ -948,7 +956,7 @@ export class RealtimeSession {
   async #say(active: ActiveResponse, item: RealtimeMessageItem, sentence: string): Promise<void> {
     const { signal } = active.controller;
     signal.throwIfAborted();
-    const answer = await this.#options.request('/v1/audio/speech', {
+    const answer = await this.#request('/v1/audio/speech', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -1091,6 +1099,22 @@ export class RealtimeSession {
       firstTextMs: active.firstTextAt === undefined ? null : active.firstTextAt - active.createdAt,
       firstAudioMs: active.firstAudioAt === undefined ? null : active.firstAudioAt - active.createdAt,
     });
+  }
+
+  /**
+   * One model call through the transport's `request`. A 429 (the key's or the engine's limit: a session's calls are
+   * its key's) is tried again after the `retry-after-ms` it names, a few times, as the openai SDK would; a body sent
+   * again must be one that can be (a string or FormData, as these are).
+   */
+  async #request(path: string, init: RequestInit): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      const response = await this.#options.request(path, init);
+      if (response.status !== 429 || attempt >= RETRIES_ON_429) return response;
+      const wait = Number(response.headers.get('retry-after-ms') ?? '500');
+      await response.body?.cancel().catch(() => {});
+      await new Promise((resolve) => setTimeout(resolve, Math.min(Number.isFinite(wait) ? wait : 500, 2000)));
+      init.signal?.throwIfAborted();
+    }
   }
 
   // ————— events out —————
