@@ -24,6 +24,7 @@ import {
 import { EngineWorkerClient } from './engine-worker-client.ts';
 import { PageVersions } from './page-versions.ts';
 import { routeFetch, type FetchEventLike } from './route-fetch.ts';
+import { PageAnswerer } from '../src/realtime-webrtc/page-answerer.ts';
 
 /**
  * How often a running request checks that the page which sent it still exists. Browsers do not abort a service
@@ -132,7 +133,10 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     else if (isKeepAwake(event.data)) event.source?.postMessage({ type: 'lantern:busy', busy: busy() } satisfies Busy);
   });
 
+  // WebRTC calls (`/v1/realtime/calls`) are answered by the page that made them: a service worker has no peer connection.
+  const realtime = new PageAnswerer(scope.clients);
   const handler = createHandler({
+    realtime,
     keys: new KeyRing({ storage: indexedDbKeyStorage() }),
     responses: indexedDbResponseStore(),
     conversations: indexedDbRecordStore('conversations'),
@@ -181,7 +185,9 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
       answering.delete(event);
     };
     try {
-      return await handler(new Request(request, { signal: abort.signal }));
+      const forHandler = new Request(request, { signal: abort.signal });
+      realtime.noteClient(forHandler, clientId);
+      return await handler(forHandler);
     } finally {
       done();
     }

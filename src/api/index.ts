@@ -8,6 +8,8 @@ export {
   type HandlerOptions,
   type Limits,
   type RateLimits,
+  type RealtimeCall,
+  type RealtimeCallAnswerer,
 } from './options.ts';
 export { ApiError } from './errors.ts';
 export { RATE_LIMIT_VARIABLES } from './rate-limiter.ts';

@@ -41,6 +41,7 @@ import { EngineHost } from './engine-host.ts';
 import { ModelStorage } from './model-storage.ts';
 import { offlineStatus, pageFiles, type OfflineStatus } from './offline-readiness.ts';
 import { endBrokenStreams } from './stream-breaks.ts';
+import { isCallMessage, isHangupMessage } from '../realtime-webrtc/call-messages.ts';
 
 export interface LocalAPIOptions {
   /** URL of the service worker script that mounts Lantern (default `/service-worker.js`, as the Vite plugin emits). */
@@ -373,6 +374,12 @@ export class LocalAPI extends EventTarget {
         this.#keepAwake(event.source, event.data.busy);
       } else if (isProtocolCheck(event.data) && event.source === container.controller) {
         this.#onServiceWorkerProtocol(event.data.protocol);
+      } else if (isCallMessage(event.data) || isHangupMessage(event.data)) {
+        // A WebRTC call this page made (the Agents SDK's `transport: 'webrtc'`): its peer is answered here, the
+        // session runs here; the code loads the first time a page calls.
+        void import('../realtime-webrtc/page-calls.ts').then((calls) =>
+          calls.onCallMessage(event.data, event.ports[0]),
+        );
       }
     });
     container.startMessages();

@@ -14,6 +14,7 @@ import {
   OpenAIProvider,
   OpenAIResponsesCompactionSession,
 } from '@openai/agents-openai';
+import { OpenAIRealtimeWebRTC, RealtimeAgent, RealtimeSession, tool as realtimeTool } from '@openai/agents-realtime';
 import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
@@ -266,6 +267,8 @@ const harness = {
     z,
     summary: agentRunSummary,
   },
+  /** The Agents SDK's voice agents (agents-realtime), unmodified, for test/e2e/realtime.spec.ts' WebRTC calls. */
+  realtime: { RealtimeSession, RealtimeAgent, OpenAIRealtimeWebRTC, tool: realtimeTool, z },
   runs,
   progress,
   restarts,
