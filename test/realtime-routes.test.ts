@@ -166,4 +166,17 @@ describe('calls', () => {
     expect((await as(credential, '/v1/models')).status).toBe(401);
     await expect(ownClient.realtime.calls.hangup(id)).rejects.toMatchObject({ status: 404 });
   });
+
+  it("lets a call's credential hang up its own call, and no other", async () => {
+    const { key, call, answered, as } = await lantern({ answerer: true });
+    await call(key);
+    await call(key);
+    const [first, second] = answered;
+    const hangup = (credential: string, id: string) =>
+      as(credential, `/v1/realtime/calls/${id}/hangup`, { method: 'POST' });
+    expect((await hangup(first!.credential, second!.id)).status).toBe(404);
+    expect((await as(second!.credential, '/v1/models')).status).toBe(200);
+    expect((await hangup(first!.credential, first!.id)).status).toBe(200);
+    expect((await as(first!.credential, '/v1/models')).status).toBe(401);
+  });
 });

@@ -739,7 +739,7 @@ describe('the pipeline on the bundled models, through the handler', () => {
 
   function realSession(update: Record<string, unknown>, onMetrics?: (m: RealtimeMetrics) => void) {
     const client = new Client();
-    const session = new RealtimeSession({ model: 'gpt-4o-mini', request, send: client.send, onMetrics });
+    const session = new RealtimeSession({ model: 'gpt-realtime', request, send: client.send, onMetrics });
     session.open();
     session.receive(event({ type: 'session.update', session: update }));
     return { client, session };
@@ -836,15 +836,15 @@ describe('the pipeline on the bundled models, through the handler', () => {
   it('an unmodified Agents SDK RealtimeSession: a typed turn and a spoken turn land in its history with transcripts', async () => {
     const agent = new RealtimeAgent({ name: 'Assistant', instructions: 'Answer in one short sentence.' });
     const sdk = new SdkRealtimeSession(agent, {
-      model: 'gpt-4o-mini',
+      model: 'gpt-realtime',
       transport: new OpenAIRealtimeWebSocket({
-        createWebSocket: async () => (socket = new MemorySocket(request, 'gpt-4o-mini')) as unknown as CreatedSocket,
+        createWebSocket: async () => (socket = new MemorySocket(request, 'gpt-realtime')) as unknown as CreatedSocket,
       }),
     });
     let socket: MemorySocket | undefined;
     const errors: unknown[] = [];
     sdk.on('error', (e) => errors.push(e));
-    await sdk.connect({ apiKey: key, url: 'ws://lantern.test/v1/realtime?model=gpt-4o-mini' });
+    await sdk.connect({ apiKey: key, url: 'ws://lantern.test/v1/realtime?model=gpt-realtime' });
     let responsesDone = 0;
     sdk.transport.on('*', (e: { type: string }) => {
       if (e.type === 'response.done') responsesDone++;
@@ -912,13 +912,13 @@ describe('the pipeline on the bundled models, through the handler', () => {
     });
     const agent = new RealtimeAgent({ name: 'Assistant', instructions: 'Answer briefly.', tools: [weather] });
     const sdk = new SdkRealtimeSession(agent, {
-      model: 'gpt-4o-mini',
+      model: 'gpt-realtime',
       config: { outputModalities: ['text'], toolChoice: 'none' },
       transport: new OpenAIRealtimeWebSocket({
-        createWebSocket: async () => new MemorySocket(request, 'gpt-4o-mini') as unknown as CreatedSocket,
+        createWebSocket: async () => new MemorySocket(request, 'gpt-realtime') as unknown as CreatedSocket,
       }),
     });
-    await sdk.connect({ apiKey: key, url: 'ws://lantern.test/v1/realtime?model=gpt-4o-mini' });
+    await sdk.connect({ apiKey: key, url: 'ws://lantern.test/v1/realtime?model=gpt-realtime' });
     const done: { status?: string | null; output?: { type?: string }[] | null }[] = [];
     sdk.transport.on('*', (e: { type: string; response?: (typeof done)[number] }) => {
       if (e.type === 'response.done' && e.response) done.push(e.response);

@@ -85,7 +85,14 @@ export function auth(
 /** What each kind of Realtime secret may call: a client secret opens calls; a call's credential runs its models. */
 const SECRET_ROUTES: Record<'client_secret' | 'call', readonly string[]> = {
   client_secret: ['POST /v1/realtime/calls', 'GET /v1/realtime'],
-  call: ['POST /v1/audio/transcriptions', 'POST /v1/chat/completions', 'POST /v1/audio/speech', 'GET /v1/models'],
+  call: [
+    'POST /v1/audio/transcriptions',
+    'POST /v1/chat/completions',
+    'POST /v1/audio/speech',
+    'GET /v1/models',
+    // Its own call only (the route checks): the answering page ends the call when its peer goes.
+    'POST /v1/realtime/calls/{id}/hangup',
+  ],
 };
 
 /** The key a Realtime secret (`ek_…`) stands for, if the secret is live, allows this route, and its key is unrevoked. */
@@ -100,7 +107,7 @@ async function realtimeSecret(keys: KeyStore, secrets: RealtimeSecrets, value: s
     );
   }
   const routes = SECRET_ROUTES[check.grant.kind];
-  const route = `${method} ${path.replace(/\/+$/, '')}`;
+  const route = `${method} ${path.replace(/\/+$/, '').replace(/^\/v1\/realtime\/calls\/[^/]+\/hangup$/, '/v1/realtime/calls/{id}/hangup')}`;
   if (!routes.includes(route)) {
     const what = check.grant.kind === 'client_secret' ? 'A client secret' : "A call's credential";
     throw unauthorized(

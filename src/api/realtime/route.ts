@@ -92,6 +92,9 @@ export function realtimeRoutes({ secrets, answerer, now }: RealtimeRouteDeps) {
     /** `POST /v1/realtime/calls/{id}/hangup`: ends the call; its page closes the peer. Another key's call is a 404. */
     hangup: async (c: Context<Env>) => {
       const id = c.req.param('id')!;
+      const grant = c.get('realtimeGrant');
+      // A call's credential hangs up its own call; it has never heard of the key's others.
+      if (grant?.kind === 'call' && grant.callId !== id) throw callNotFound(id);
       if (!(await secrets.endCall(keyId(c), id))) throw callNotFound(id);
       await answerer?.hangup?.(id);
       return c.body(null, 200);
