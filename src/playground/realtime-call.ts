@@ -207,9 +207,15 @@ export class RealtimeCall {
     this.#close();
     if (!this.hangUpURL || !this.apiKey) return;
     // Closing the connection ends the call anyway: a failed hang-up request is only logged.
-    await fetch(this.hangUpURL, { method: 'POST', headers: { Authorization: `Bearer ${this.apiKey}` } }).catch(
-      (error: unknown) => console.warn('The hang-up request failed:', error),
-    );
+    try {
+      const response = await fetch(this.hangUpURL, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${this.apiKey}` },
+      });
+      if (!response.ok) console.warn('The hang-up request was refused:', await errorMessageOf(response));
+    } catch (error) {
+      console.warn('The hang-up request failed:', error);
+    }
   }
 
   #end(onEnd: (reason: string) => void, reason: string) {

@@ -85,7 +85,9 @@ test('voice: talk, see both transcripts and the turn’s latency, interrupt, typ
     await expect(log.locator('li.assistant')).toHaveCount(replies + 1, { timeout: 45_000 });
 
     // Hang up: the call ends, and Talk is offered again.
+    const hangup = page.waitForResponse((response) => /\/v1\/realtime\/calls\/rtc_\w+\/hangup$/.test(response.url()));
     await panel.getByRole('button', { name: 'Hang up' }).click();
+    expect((await hangup).status()).toBe(200);
     await expect(log).toContainText('You hung up.');
     await expect(panel.getByRole('status')).toHaveText('Not in a call.');
     await expect(panel.getByRole('button', { name: 'Talk' })).toBeEnabled();
