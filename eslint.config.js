@@ -161,6 +161,24 @@ const boundaries = [
     patterns: [...UPPER, '**/engines/**', '**/models/**', '**/grammar/**', '**/generation/**', '@huggingface/*'],
     why: 'src/file-search keeps and indexes files for the API, and embeds through the engine interface, never an engine.',
   },
+  {
+    files: ['src/realtime/**'],
+    patterns: [
+      ...UPPER,
+      '**/engine-interface/**',
+      '**/engines/**',
+      '**/models/**',
+      '**/generation/**',
+      '**/realtime-webrtc/**',
+      'ws',
+    ],
+    why: "src/realtime is the Realtime API's protocol over Lantern's own /v1 routes (a client of them), carried by any transport: it imports no layer but src/audio, no DOM and no socket.",
+  },
+  {
+    files: ['src/realtime-webrtc/**'],
+    patterns: ['**/engines/**', '**/models/**', '**/worker/**', '**/sw/**', '**/playground/**', '**/client/**'],
+    why: "src/realtime-webrtc is a page's answering peer (and the service worker's hand-off to it): it reaches the models only through /v1, as the session's requests.",
+  },
 ];
 
 export default tseslint.config(
