@@ -238,8 +238,7 @@ function binaryRefused(): RealtimeServerEvent {
     error: {
       type: 'invalid_request_error',
       code: 'binary_message',
-      message:
-        'The Realtime API takes JSON text messages; send audio as base64 in input_audio_buffer.append events.',
+      message: 'The Realtime API takes JSON text messages; send audio as base64 in input_audio_buffer.append events.',
       param: null,
       event_id: null,
     },

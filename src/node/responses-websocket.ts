@@ -131,4 +131,3 @@ function serveSocket(ws: WebSocket, handler: Handler, url: URL, headers: Headers
   ws.on('error', () => {});
   ws.on('close', () => session.close());
 }
-
