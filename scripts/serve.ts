@@ -182,7 +182,7 @@ const server = serve({ fetch: handler, hostname: host, port }, (info) => {
 
   new OpenAI({ baseURL: '${base}', apiKey: '${key}' })
   WebSocket mode (openai/resources/responses/ws):  ws://${host}:${info.port}/v1/responses
-  Realtime API (openai/realtime/ws, the Agents SDK's OpenAIRealtimeWebSocket):  ws://${host}:${info.port}/v1/realtime?model=gpt-realtime
+  Realtime API over WebSocket (the Agents SDK's OpenAIRealtimeWebSocket, its url option):  ws://${host}:${info.port}/v1/realtime?model=gpt-realtime
 
 Press Ctrl+C to stop.`);
 }) as Server;

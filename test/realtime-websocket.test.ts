@@ -216,6 +216,45 @@ describe('the Realtime WebSocket (openai-node OpenAIRealtimeWS, handleRealtimeWe
   });
 
   it(
+    'stops the running response when the socket closes',
+    async () => {
+      const { rt, opened, next, send } = connect();
+      await opened;
+      send({ type: 'session.update', session: { type: 'realtime', output_modalities: ['text'] } });
+      await next('session.updated');
+      send({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Tell me a story.' }] },
+      });
+      send({ type: 'response.create', response: { max_output_tokens: 900 } });
+      await next('response.output_text.delta');
+      const call = lantern.calls.at(-1)!;
+      rt.close();
+      expect(await call.outcome).toMatchObject({ kind: 'aborted' });
+    },
+    TURN_MS,
+  );
+
+  it('closes a socket whose message is over its limit (1009)', async () => {
+    const small = await new Promise<Server>((resolve) => {
+      const s = serve({ fetch: lantern.handler, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server)) as Server;
+    });
+    const ws = handleRealtimeWebSocket(small, lantern.handler, { maxPayloadBytes: 1024 });
+    try {
+      const url = `http://127.0.0.1:${(small.address() as AddressInfo).port}/v1`;
+      const { rt, opened, next } = connect(lantern.key, url);
+      await opened;
+      await next('session.created');
+      const closed = new Promise<number>((resolve) => rt.socket.once('close', (code) => resolve(code)));
+      rt.send({ type: 'input_audio_buffer.append', audio: 'A'.repeat(2048) });
+      expect(await closed).toBe(1009);
+    } finally {
+      ws.close();
+      await new Promise((resolve) => small.close(resolve));
+    }
+  });
+
+  it(
     "keeps one key's session from another's",
     async () => {
       const mine = connect();
