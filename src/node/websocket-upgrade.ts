@@ -21,7 +21,7 @@ const HANDSHAKE_HEADERS = new Set(['connection', 'upgrade', 'host', 'content-len
  * `sockets` on `server`'s `upgrade` requests, each taking its own URL; an upgrade of any other URL is answered 404
  * unless the app listens for `upgrade` itself too. The sockets close with the server.
  */
-export function handleWebSockets<T extends WebSocketUpgrades>(server: Server, sockets: readonly T[]): void {
+export function handleWebSockets(server: Server, sockets: readonly WebSocketUpgrades[]): void {
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (sockets.some((ws) => ws.handleUpgrade(request, socket, head))) return;
     // The app's other listeners answer their own URLs; without any, the upgrade is refused as an unknown URL is.
