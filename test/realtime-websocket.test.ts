@@ -317,7 +317,7 @@ describe('the Agents SDK (OpenAIRealtimeWebSocket under RealtimeSession) in Node
       (item) =>
         item.type === 'message' &&
         item.role === 'assistant' &&
-        item.status === 'completed' &&
+        item.status !== 'in_progress' &&
         item.content.some((part) => (part.type === 'output_text' ? part.text : (part.transcript ?? '')).trim()),
     );
 

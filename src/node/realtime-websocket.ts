@@ -4,6 +4,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Handler } from '../api/create-handler.ts';
 import { ApiError } from '../api/errors.ts';
 import {
+  MAX_CLIENT_EVENT_CHARS,
   RealtimeSession,
   type RealtimeServerEvent,
   type RealtimeSessionOptions,
@@ -29,10 +30,10 @@ const DEFAULT_MODEL = 'gpt-realtime';
 const REALTIME_PROTOCOL = 'realtime';
 const KEY_PROTOCOL_PREFIX = 'openai-insecure-api-key.';
 /**
- * The largest message a socket takes by default: the Realtime API caps an `input_audio_buffer.append` at 15 MiB, and
- * the event's JSON around its base64 audio fits in the last one.
+ * The largest message a socket takes by default: the largest client event the session reads (an
+ * `input_audio_buffer.append` of the Realtime API's 15 MiB, in its JSON; ASCII, so its characters are its bytes).
  */
-const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_PAYLOAD_BYTES = MAX_CLIENT_EVENT_CHARS;
 /**
  * Past this many bytes not yet written to a slow client, the socket stops reading what the client sends (its audio),
  * so that a client that does not read holds no more of the session's work; reading resumes once the bytes are out.
