@@ -70,6 +70,7 @@ import { SCHEMA_CORPUS_PLAN, SCHEMA_CORPUS_SMOKE_PLAN, schemaCorpusBench, schema
 import { STRUCTURED_OUTPUT_PLAN, STRUCTURED_OUTPUT_SMOKE_PLAN, structuredOutputBench } from './structured-output.ts';
 import { TOOL_CALLING_PLAN, TOOL_CALLING_SMOKE_PLAN, toolCallingBench } from './tool-calling.ts';
 import { SPEECH_PLAN, SPEECH_SMOKE_PLAN, speechBrowser, speechNode, speechTable } from './speech.ts';
+import { REALTIME_PLAN, REALTIME_SMOKE_PLAN, realtimeNode, realtimeTable } from './realtime.ts';
 import {
   TRANSCRIPTION_PLAN,
   TRANSCRIPTION_SMOKE_PLAN,
@@ -218,6 +219,7 @@ const REALISTIC_SECTION = SMOKE ? REALISTIC_SMOKE_PLAN : REALISTIC_PLAN;
 const CONSTRAINED = SMOKE ? CONSTRAINED_OUTPUT_SMOKE_PLAN : CONSTRAINED_OUTPUT_PLAN;
 const TRANSCRIPTION = SMOKE ? TRANSCRIPTION_SMOKE_PLAN : TRANSCRIPTION_PLAN;
 const SPEECH = SMOKE ? SPEECH_SMOKE_PLAN : SPEECH_PLAN;
+const REALTIME = SMOKE ? REALTIME_SMOKE_PLAN : REALTIME_PLAN;
 const VISION = SMOKE ? VISION_SMOKE_PLAN : VISION_PLAN;
 const FILE_SEARCH = SMOKE ? FILE_SEARCH_SMOKE_PLAN : FILE_SEARCH_PLAN;
 const ENGINES = SMOKE ? ENGINES_SMOKE_PLAN : ENGINES_PLAN;
@@ -712,6 +714,11 @@ const speech = {
   ),
 };
 
+const realtime = await section(
+  'node: a Realtime voice turn over the WebSocket (end of speech to first audio, and its parts; bench/realtime.ts)',
+  () => realtimeNode(REALTIME, log),
+);
+
 const vision = {
   node: await section('node: images in (first token with one image; the vision encoder apart)', () =>
     visionNode(VISION, log),
@@ -802,6 +809,10 @@ const markdown = [
     `against the engine's \`speak\` called directly; each format's encoder alone; the round trip through ` +
     `\`/v1/audio/transcriptions\`; Chromium without WebGPU):\n\n` +
     speechTable({ Node: speech.node, 'Chromium, wasm': speech.wasm }),
+  `A Realtime voice turn in Node (bench/realtime.ts; \`GET /v1/realtime\`'s WebSocket over the handler in process, a ` +
+    `held-out clip streamed in real time, server VAD; tiny-whisper, tiny-chat, tiny-speech; each milestone as the ` +
+    `client's events arrive, from the end of the speech):\n\n` +
+    realtimeTable(realtime),
   `Images in (bench/vision.ts; \`POST /v1/chat/completions\` with one \`image_url\` part, streamed, against the ` +
     `engine called directly; Chromium without WebGPU):\n\n` +
     visionTable({ Node: vision.node, 'Chromium, wasm': vision.wasm }),
@@ -830,6 +841,7 @@ const results = {
   remote,
   transcription,
   speech,
+  realtime,
   vision,
   fileSearch,
 };

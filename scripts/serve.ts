@@ -1,7 +1,8 @@
 /**
  * `npm run serve:node`: the /v1 handler served from Node on 127.0.0.1 with the bundled models, and a fresh API key.
  * (`npm start` serves the browser app; this is the same handler without a browser.) `/v1/responses` also takes a
- * WebSocket, the Responses API's WebSocket mode (lantern/node, docs/api.md), under the same keys.
+ * WebSocket, the Responses API's WebSocket mode, and `/v1/realtime?model=…` the Realtime API's WebSocket form
+ * (lantern/node, docs/api.md), under the same keys.
  *
  * Environment: `PORT` (default 8787; 0 picks a free one); `LANTERN_KEY_NAMES`, the apps to issue a key for, comma-
  * separated (default: one key); `LANTERN_CORS_ORIGINS`, the browser origins allowed to call
@@ -32,7 +33,7 @@ import {
   type Engine,
 } from '../src/index.ts';
 import { directoryDocumentStorage } from '../src/document-store/directory-document-storage.ts';
-import { handleResponsesWebSocket } from '../src/node/index.ts';
+import { handleWebSockets, realtimeWebSocket, responsesWebSocket } from '../src/node/index.ts';
 import type { EngineThreadMessage } from './engine-thread.ts';
 import { threadTextExtractor } from './text-extraction.ts';
 import { typescriptWorker } from './typescript-worker.ts';
@@ -181,6 +182,7 @@ const server = serve({ fetch: handler, hostname: host, port }, (info) => {
 
   new OpenAI({ baseURL: '${base}', apiKey: '${key}' })
   WebSocket mode (openai/resources/responses/ws):  ws://${host}:${info.port}/v1/responses
+  Realtime API over WebSocket (the Agents SDK's OpenAIRealtimeWebSocket, its url option):  ws://${host}:${info.port}/v1/realtime?model=gpt-realtime
 
 Press Ctrl+C to stop.`);
 }) as Server;
@@ -190,5 +192,6 @@ Press Ctrl+C to stop.`);
 // (`bodyTimeoutMs`), so that the handler's OpenAI-shaped 400 answers first and Node's 408 is only a backstop.
 server.headersTimeout = HEADERS_TIMEOUT_MS;
 server.requestTimeout = DEFAULT_LIMITS.bodyTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS;
-// The Responses API's WebSocket mode on /v1/responses: each message a request to the same handler, under the same key.
-handleResponsesWebSocket(server, handler);
+// The Responses API's WebSocket mode on /v1/responses, and the Realtime API on /v1/realtime: each socket's work is
+// requests to the same handler, under the handshake's key.
+handleWebSockets(server, [responsesWebSocket(handler), realtimeWebSocket(handler)]);

@@ -1,10 +1,17 @@
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { Handler } from '../api/create-handler.ts';
-import { ApiError } from '../api/errors.ts';
 import { DEFAULT_LIMITS } from '../api/options.ts';
 import { RESPONSES_WEBSOCKET_PATH, ResponsesSession } from '../websocket-mode/responses-session.ts';
+import {
+  handleWebSockets,
+  handshakeHeaders,
+  messageText,
+  refuseUpgrade,
+  upgradeURL,
+  type WebSocketUpgrades,
+} from './websocket-upgrade.ts';
 
 export interface ResponsesWebSocketOptions {
   /**
@@ -20,21 +27,14 @@ export interface ResponsesWebSocketOptions {
   maxQueuedResponses?: number;
 }
 
-/** The WebSocket mode of a handler's Responses API, for a Node HTTP server's `upgrade` requests. */
-export interface ResponsesWebSocket {
-  /**
-   * Takes an `upgrade` request: true when its URL is {@link RESPONSES_WEBSOCKET_PATH} (it is then accepted, or refused
-   * with the handler's own error answer), false for any other URL, which is left to the caller.
-   */
-  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
-  /** Closes every open socket (1001, going away), aborting the responses they run. */
-  close(): void;
-}
+/**
+ * The WebSocket mode of a handler's Responses API, for a Node HTTP server's `upgrade` requests: it takes those of
+ * {@link RESPONSES_WEBSOCKET_PATH}.
+ */
+export type ResponsesWebSocket = WebSocketUpgrades;
 
 /** Past this many bytes not yet written to a slow client, a response's events wait for the socket to drain. */
 const HIGH_WATER_BYTES = 1024 * 1024;
-/** Request headers that describe the WebSocket handshake itself: not passed on to the handler's requests. */
-const HANDSHAKE_HEADERS = new Set(['connection', 'upgrade', 'host', 'content-length', 'transfer-encoding']);
 
 /**
  * The Responses API's WebSocket mode (openai-node's `ResponsesWS`, the Agents SDK's websocket transport) over
@@ -67,17 +67,15 @@ export function responsesWebSocket(handler: Handler, options: ResponsesWebSocket
     // The handler decides, as for any request: a bad key is its 401, and a good one its 426 (this URL takes only a
     // WebSocket), on which the socket is opened.
     const answer = await handler(new Request(url, { method: 'GET', headers }));
-    if (answer.status !== 426) return refuse(socket, answer);
+    if (answer.status !== 426) return refuseUpgrade(socket, answer);
     await answer.body?.cancel();
     server.handleUpgrade(request, socket, head, (ws) => serveSocket(ws, handler, url, headers, maxQueued));
   };
 
   return {
     handleUpgrade(request, socket, head) {
-      let url: URL;
-      try {
-        url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
-      } catch {
+      const url = upgradeURL(request);
+      if (!url) {
         // A Host no URL can have: no request this server can answer.
         socket.destroy();
         return true;
@@ -111,38 +109,8 @@ export function handleResponsesWebSocket(
   options: ResponsesWebSocketOptions = {},
 ): ResponsesWebSocket {
   const ws = responsesWebSocket(handler, options);
-  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (ws.handleUpgrade(request, socket, head)) return;
-    // The app's other listeners answer their own URLs; without any, the upgrade is refused as an unknown URL is.
-    if (server.listeners('upgrade').length > 1) return;
-    socket.on('error', () => socket.destroy());
-    const error = new ApiError(404, `Unknown WebSocket URL: ${request.url ?? '/'}.`, { code: 'unknown_url' });
-    refuse(socket, Response.json(error.body(), { status: error.status })).catch(() => socket.destroy());
-  };
-  server.on('upgrade', onUpgrade);
-  server.once('close', () => ws.close());
+  handleWebSockets(server, [ws]);
   return ws;
-}
-
-/** The handshake's headers (the key, origin, user agent…) for the requests made on its behalf. */
-function handshakeHeaders(request: IncomingMessage): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || HANDSHAKE_HEADERS.has(name) || name.startsWith('sec-websocket-')) continue;
-    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  }
-  return headers;
-}
-
-/** Writes the handler's answer as the HTTP answer to an upgrade it refused, and closes the connection. */
-async function refuse(socket: Duplex, answer: Response): Promise<void> {
-  const body = Buffer.from(await answer.arrayBuffer());
-  const lines = [`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}`];
-  answer.headers.forEach((value, name) => {
-    if (name !== 'content-length' && name !== 'connection') lines.push(`${name}: ${value}`);
-  });
-  lines.push(`content-length: ${body.byteLength}`, 'connection: close');
-  socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
 }
 
 /** One open socket's session: its messages as requests to `handler` with the handshake's headers (its key). */
@@ -158,11 +126,8 @@ function serveSocket(ws: WebSocket, handler: Handler, url: URL, headers: Headers
       return new Promise((resolve) => ws.send(data, () => resolve()));
     },
   });
-  ws.on('message', (data, isBinary) => session.receive(isBinary ? null : text(data)));
+  ws.on('message', (data, isBinary) => session.receive(isBinary ? null : messageText(data)));
   // A protocol error (an oversized frame) closes the socket; 'close' follows, where the work is dropped.
   ws.on('error', () => {});
   ws.on('close', () => session.close());
 }
-
-const text = (data: RawData) =>
-  (Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data).toString();
