@@ -216,6 +216,48 @@ describe('the Realtime WebSocket (openai-node OpenAIRealtimeWS, handleRealtimeWe
   });
 
   it(
+    "opens a client secret's session (its instructions, its model), answers it, and ends its call with the socket",
+    async () => {
+      const secret = await lantern.client.realtime.clientSecrets.create({
+        session: { type: 'realtime', model: MODEL, instructions: 'Be brief.', output_modalities: ['text'] },
+      });
+      // A browser's socket: the secret in the subprotocol, the URL naming no model.
+      const raw = new WebSocket(`${baseURL.replace('http', 'ws')}/realtime`, [
+        'realtime',
+        `openai-insecure-api-key.${secret.value}`,
+      ]);
+      const events: Event[] = [];
+      raw.on('message', (data) => events.push(JSON.parse(String(data)) as Event));
+      const until = (type: string) =>
+        expect.poll(() => events.some((event) => event.type === type), { timeout: TURN_MS }).toBe(true);
+      await until('session.created');
+      expect(events[0]).toMatchObject({
+        session: { model: MODEL, instructions: 'Be brief.', output_modalities: ['text'] },
+      });
+      raw.send(
+        JSON.stringify({
+          type: 'conversation.item.create',
+          item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hello!' }] },
+        }),
+      );
+      raw.send(JSON.stringify({ type: 'response.create', response: { max_output_tokens: 8 } }));
+      await until('response.done');
+      expect(events.find((event) => event.type === 'response.done')).toMatchObject({
+        response: { status: expect.stringMatching(/^(completed|incomplete)$/) },
+      });
+      // The secret opened the socket; it runs no model by itself.
+      const chat = await fetch(`${baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret.value}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }] }),
+      });
+      expect(chat.status).toBe(401);
+      raw.close();
+    },
+    TURN_MS,
+  );
+
+  it(
     'stops the running response when the socket closes',
     async () => {
       const { rt, opened, next, send } = connect();

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Handler } from '../api/create-handler.ts';
 import { ApiError } from '../api/errors.ts';
+import type { WebSocketCall } from '../api/realtime/route.ts';
 import {
   MAX_CLIENT_EVENT_CHARS,
   RealtimeSession,
@@ -67,8 +68,9 @@ export type RealtimeWebSocket = WebSocketUpgrades;
  * with one {@link RealtimeSession}: client events in, server events out, one message each; audio both ways as base64
  * PCM16 in `input_audio_buffer.append` and `response.output_audio.delta`.
  *
- * Nothing here is a second API: the handshake is checked by asking the handler for `GET /v1/models` with the
- * handshake's headers (its key, its origin), and refused with the handler's own answer when that is not a 200; the
+ * Nothing here is a second API: the handshake is checked by asking the handler for `GET /v1/realtime` with the
+ * handshake's headers (its key or client secret, its origin), and refused with the handler's own answer when that is
+ * not its 426 (a client secret's names the session it was minted with, which the socket's session starts from); the
  * session's transcriptions, chat completions and speech are requests made to `handler` under the same key, so they
  * are authenticated, rate-limited and bounded exactly as over HTTP, and one key's socket sees nothing of another's.
  * A socket that closes ends its session (its running response is aborted); a session that ends by itself closes its
@@ -96,12 +98,17 @@ export function realtimeWebSocket(handler: Handler, options: RealtimeWebSocketOp
     const key = protocolKey(request);
     if (!headers.has('authorization') && key) headers.set('authorization', `Bearer ${key}`);
     if (url.searchParams.has('call_id')) return refuseUpgrade(socket, callIdRefused());
-    // The handler decides whether the key (and the origin) may use it, as for any request: a cheap one of its own.
-    const check = await handler(new Request(new URL('/v1/models', url), { method: 'GET', headers }));
-    if (check.status !== 200) return refuseUpgrade(socket, check);
-    await check.body?.cancel();
-    const model = url.searchParams.get('model')?.trim() || DEFAULT_MODEL;
-    server.handleUpgrade(request, socket, head, (ws) => serveSocket(ws, handler, url.origin, headers, model, options));
+    // The handler decides whether the key (and the origin) may use this URL, as for any request: a good one is its 426
+    // (this URL takes only a WebSocket), which for a client secret (ek_…) names the call it opened (its session, and
+    // the credential its requests run with).
+    const check = await handler(new Request(url, { method: 'GET', headers }));
+    if (check.status !== 426) return refuseUpgrade(socket, check);
+    const { call } = (await check.json()) as { call?: WebSocketCall };
+    if (call) headers.set('authorization', `Bearer ${call.credential}`);
+    const model = url.searchParams.get('model')?.trim() || call?.model || DEFAULT_MODEL;
+    server.handleUpgrade(request, socket, head, (ws) =>
+      serveSocket(ws, handler, url.origin, headers, { model, call }, options),
+    );
   };
 
   return {
@@ -173,7 +180,7 @@ function serveSocket(
   handler: Handler,
   origin: string,
   headers: Headers,
-  model: string,
+  { model, call }: { model: string; call: WebSocketCall | undefined },
   options: RealtimeWebSocketOptions,
 ): void {
   let paused = false;
@@ -195,6 +202,7 @@ function serveSocket(
   const session = new RealtimeSession({
     ...options.session,
     model,
+    ...(call?.session !== undefined && { session: call.session }),
     send,
     request(path, init) {
       // The caller's headers, the handshake's beside them (origin, user agent), and always the handshake's key.
@@ -219,7 +227,17 @@ function serveSocket(
   });
   // A protocol error (an oversized frame) closes the socket; 'close' follows, where the session ends.
   ws.on('error', () => {});
-  ws.on('close', () => session.close());
+  ws.on('close', () => {
+    session.close();
+    // A client secret's socket ends its call, so that the credential dies with it.
+    if (call) {
+      const hangup = new Request(new URL(`/v1/realtime/calls/${call.id}/hangup`, origin), { method: 'POST', headers });
+      void handler(hangup).then(
+        (answer) => answer.body?.cancel(),
+        () => {},
+      );
+    }
+  });
   session.open();
 }
 

@@ -21,6 +21,14 @@ export interface RealtimeRouteDeps {
   now: () => number;
 }
 
+/** What `GET /v1/realtime`'s answer gives the WebSocket of a client secret: see `websocketOnly`. */
+export interface WebSocketCall {
+  id: string;
+  credential: string;
+  model: string;
+  session: unknown;
+}
+
 const callNotFound = (id: string) =>
   new ApiError(404, `No live call with id '${id}' was found.`, { param: 'call_id', code: 'not_found' });
 
@@ -100,11 +108,23 @@ export function realtimeRoutes({ secrets, answerer, now }: RealtimeRouteDeps) {
       return c.body(null, 200);
     },
 
-    /** `GET /v1/realtime`: the WebSocket URL; a request that is not an upgrade is told so, once its key is accepted. */
-    websocketOnly: () => {
-      throw new ApiError(426, 'The Realtime API takes GET /v1/realtime as a WebSocket only.', {
+    /**
+     * `GET /v1/realtime`: the WebSocket URL (src/node/ upgrades it once this answer says the credential was accepted).
+     * A request that is not an upgrade is told so. Presented a client secret, the answer also carries the socket's
+     * call, as `POST /v1/realtime/calls` makes one: the secret's session and model, and the credential its session's
+     * requests run with (a client secret itself opens calls only).
+     */
+    websocketOnly: async (c: Context<Env>) => {
+      const error = new ApiError(426, 'The Realtime API takes GET /v1/realtime as a WebSocket only.', {
         code: 'websocket_upgrade_required',
       });
+      const grant = c.get('realtimeGrant');
+      if (grant?.kind !== 'client_secret') throw error;
+      const id = 'rtc_' + crypto.randomUUID().replace(/-/g, '');
+      const expiresAt = now() + MAX_CALL_MS;
+      const credential = await secrets.mintCallCredential(keyId(c), id, expiresAt);
+      const call: WebSocketCall = { id, credential, model: sessionModel(grant.session), session: grant.session };
+      return c.json({ ...error.body(), call }, 426);
     },
   };
 }
