@@ -36,3 +36,4 @@ export type { OfflineStatus } from './offline-readiness.ts';
 export { ModelStorage, describeStored, type StoredModelEntry, type StorageReport } from './model-storage.ts';
 export type { StoredModel } from '../engines/model-files.ts';
 export { LocalResponsesSocket } from './responses-socket.ts';
+export { LocalRealtimeSocket, type LocalRealtimeSocketOptions } from './realtime-socket.ts';

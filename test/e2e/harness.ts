@@ -14,7 +14,13 @@ import {
   OpenAIProvider,
   OpenAIResponsesCompactionSession,
 } from '@openai/agents-openai';
-import { OpenAIRealtimeWebRTC, RealtimeAgent, RealtimeSession, tool as realtimeTool } from '@openai/agents-realtime';
+import {
+  OpenAIRealtimeWebRTC,
+  OpenAIRealtimeWebSocket,
+  RealtimeAgent,
+  RealtimeSession,
+  tool as realtimeTool,
+} from '@openai/agents-realtime';
 import { generateObject, generateText, stepCountIs, streamObject, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { zodFunction, zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
@@ -23,6 +29,7 @@ import * as z from 'zod';
 import {
   bundledProfile,
   DEFAULT_PROFILE,
+  LocalRealtimeSocket,
   LocalResponsesSocket,
   startLocalAPI,
   type DevicePreference,
@@ -267,8 +274,19 @@ const harness = {
     z,
     summary: agentRunSummary,
   },
-  /** The Agents SDK's voice agents (agents-realtime), unmodified, for test/e2e/realtime.spec.ts' WebRTC calls. */
-  realtime: { RealtimeSession, RealtimeAgent, OpenAIRealtimeWebRTC, tool: realtimeTool, z },
+  /**
+   * The Agents SDK's voice agents (agents-realtime), unmodified, for test/e2e/realtime.spec.ts' WebRTC calls and
+   * openai-surface.spec.ts' session on LocalRealtimeSocket.
+   */
+  realtime: {
+    RealtimeSession,
+    RealtimeAgent,
+    OpenAIRealtimeWebRTC,
+    OpenAIRealtimeWebSocket,
+    LocalRealtimeSocket,
+    tool: realtimeTool,
+    z,
+  },
   runs,
   progress,
   restarts,

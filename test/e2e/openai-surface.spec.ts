@@ -356,3 +356,44 @@ test(
     expect(result.second).toMatch(/^response\.(completed|incomplete)$/);
   },
 );
+
+test(
+  'Agents SDK: a Realtime session on LocalRealtimeSocket (no WebRTC), with a client secret, through the service worker',
+  { tag: PORTABLE },
+  async ({ tab }) => {
+    const result = await tab.evaluate(async (k) => {
+      const { RealtimeSession, RealtimeAgent, OpenAIRealtimeWebSocket, LocalRealtimeSocket } = window.harness.realtime;
+      const client = window.harness.client(k);
+      const transport = new OpenAIRealtimeWebSocket({
+        createWebSocket: async ({ url, apiKey }) => new LocalRealtimeSocket(url, apiKey!) as never,
+      });
+      const agent = new RealtimeAgent({ name: 'Assistant', instructions: 'Answer briefly.' });
+      const session = new RealtimeSession(agent, { transport, model: 'gpt-realtime' });
+      let audioBytes = 0;
+      session.on('audio', (event) => (audioBytes += event.data.byteLength));
+      const errors: string[] = [];
+      session.on('error', (event) => errors.push(JSON.stringify(event.error).slice(0, 300)));
+      await session.connect({
+        // In a browser the SDK takes a client secret only, as with OpenAI.
+        apiKey: async () => (await client.realtime.clientSecrets.create({ session: { type: 'realtime' } })).value,
+        url: `${location.origin}/v1/realtime?model=gpt-realtime`,
+      });
+      const answered = () =>
+        session.history.some(
+          (item) => item.type === 'message' && item.role === 'assistant' && item.status === 'completed',
+        );
+      session.sendMessage('Say hello.');
+      for (let waited = 0; !answered() && waited < 120_000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const roles = session.history.flatMap((item) => (item.type === 'message' ? [item.role] : []));
+      session.close();
+      return { answered: answered(), roles, audioBytes, errors };
+    }, key);
+    expect(result.errors).toEqual([]);
+    expect(result.answered).toBe(true);
+    expect(result.roles).toEqual(['user', 'assistant']);
+    // The reply was spoken too (PCM16 at 24 kHz, as response.output_audio.delta events): at least a tenth of a second.
+    expect(result.audioBytes).toBeGreaterThan(4800);
+  },
+);
