@@ -41,7 +41,6 @@ import { EngineHost } from './engine-host.ts';
 import { ModelStorage } from './model-storage.ts';
 import { offlineStatus, pageFiles, type OfflineStatus } from './offline-readiness.ts';
 import { endBrokenStreams } from './stream-breaks.ts';
-import { isCallMessage, isHangupMessage } from '../realtime-webrtc/call-messages.ts';
 
 export interface LocalAPIOptions {
   /** URL of the service worker script that mounts Lantern (default `/service-worker.js`, as the Vite plugin emits). */
@@ -374,9 +373,10 @@ export class LocalAPI extends EventTarget {
         this.#keepAwake(event.source, event.data.busy);
       } else if (isProtocolCheck(event.data) && event.source === container.controller) {
         this.#onServiceWorkerProtocol(event.data.protocol);
-      } else if (isCallMessage(event.data) || isHangupMessage(event.data)) {
+      } else if (isRealtimeMessage(event.data)) {
         // A WebRTC call this page made (the Agents SDK's `transport: 'webrtc'`): its peer is answered here, the
-        // session runs here; the code loads the first time a page calls.
+        // session runs here; the code (and its reading of the message) loads the first time a page calls, so that an
+        // app's own bundle carries none of it.
         void import('../realtime-webrtc/page-calls.ts').then((calls) =>
           calls.onCallMessage(event.data, event.ports[0]),
         );
@@ -660,3 +660,10 @@ export async function startLocalAPI(options: LocalAPIOptions = {}): Promise<Loca
   await api._start(options);
   return api;
 }
+
+/** A message about a WebRTC call (src/realtime-webrtc/call-messages.ts), told apart by its type alone. */
+const isRealtimeMessage = (data: unknown) =>
+  typeof data === 'object' &&
+  data !== null &&
+  typeof (data as { type?: unknown }).type === 'string' &&
+  (data as { type: string }).type.startsWith('lantern:realtime-');
