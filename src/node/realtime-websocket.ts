@@ -15,7 +15,7 @@ import {
   handshakeHeaders,
   messageText,
   refuseUpgrade,
-  upgradeURL,
+  webSocketUpgrades,
   type WebSocketUpgrades,
 } from './websocket-upgrade.ts';
 
@@ -111,26 +111,7 @@ export function realtimeWebSocket(handler: Handler, options: RealtimeWebSocketOp
     );
   };
 
-  return {
-    handleUpgrade(request, socket, head) {
-      const url = upgradeURL(request);
-      if (!url) {
-        // A Host no URL can have: no request this server can answer.
-        socket.destroy();
-        return true;
-      }
-      if (url.pathname.replace(/\/$/, '') !== REALTIME_WEBSOCKET_PATH) return false;
-      // Node leaves an upgraded socket without an error listener: a client gone while the key is checked must not
-      // throw here.
-      socket.on('error', () => socket.destroy());
-      accept(request, socket, head, url).catch(() => socket.destroy());
-      return true;
-    },
-    close() {
-      for (const ws of server.clients) ws.close(1001, 'server closing');
-      server.close();
-    },
-  };
+  return webSocketUpgrades(server, REALTIME_WEBSOCKET_PATH, accept);
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   handshakeHeaders,
   messageText,
   refuseUpgrade,
-  upgradeURL,
+  webSocketUpgrades,
   type WebSocketUpgrades,
 } from './websocket-upgrade.ts';
 
@@ -72,26 +72,7 @@ export function responsesWebSocket(handler: Handler, options: ResponsesWebSocket
     server.handleUpgrade(request, socket, head, (ws) => serveSocket(ws, handler, url, headers, maxQueued));
   };
 
-  return {
-    handleUpgrade(request, socket, head) {
-      const url = upgradeURL(request);
-      if (!url) {
-        // A Host no URL can have: no request this server can answer.
-        socket.destroy();
-        return true;
-      }
-      if (url.pathname.replace(/\/$/, '') !== RESPONSES_WEBSOCKET_PATH) return false;
-      // Node leaves an upgraded socket without an error listener: a client gone while the key is checked must not
-      // throw here.
-      socket.on('error', () => socket.destroy());
-      accept(request, socket, head, url).catch(() => socket.destroy());
-      return true;
-    },
-    close() {
-      for (const ws of server.clients) ws.close(1001, 'server closing');
-      server.close();
-    },
-  };
+  return webSocketUpgrades(server, RESPONSES_WEBSOCKET_PATH, accept);
 }
 
 /**

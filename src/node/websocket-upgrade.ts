@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { RawData } from 'ws';
+import type { RawData, WebSocketServer } from 'ws';
 import { ApiError } from '../api/errors.ts';
 
 /** One of Lantern's WebSocket URLs, for a Node HTTP server's `upgrade` requests. */
@@ -12,6 +12,37 @@ export interface WebSocketUpgrades {
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** Closes every open socket (1001, going away), aborting the work they run. */
   close(): void;
+}
+
+/**
+ * The upgrades of one URL (`path`) served by `server` (a `ws` server without its own HTTP server): `accept` checks each
+ * upgrade of that URL and opens or refuses it; a socket is never left without an error listener while it waits.
+ */
+export function webSocketUpgrades(
+  server: WebSocketServer,
+  path: string,
+  accept: (request: IncomingMessage, socket: Duplex, head: Buffer, url: URL) => Promise<void>,
+): WebSocketUpgrades {
+  return {
+    handleUpgrade(request, socket, head) {
+      const url = upgradeURL(request);
+      if (!url) {
+        // A Host no URL can have: no request this server can answer.
+        socket.destroy();
+        return true;
+      }
+      if (url.pathname.replace(/\/$/, '') !== path) return false;
+      // Node leaves an upgraded socket without an error listener: a client gone while the key is checked must not
+      // throw here.
+      socket.on('error', () => socket.destroy());
+      accept(request, socket, head, url).catch(() => socket.destroy());
+      return true;
+    },
+    close() {
+      for (const ws of server.clients) ws.close(1001, 'server closing');
+      server.close();
+    },
+  };
 }
 
 /** Request headers that describe the WebSocket handshake itself: not passed on to the handler's requests. */

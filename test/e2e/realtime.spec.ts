@@ -1,11 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { OpenAIRealtimeWebRTC, RealtimeSession } from '@openai/agents-realtime';
-import { decodeWav } from '../../src/audio/decode-wav.ts';
-import { encodeWav } from '../../src/audio/encode-wav.ts';
-import { resample } from '../../src/audio/resample.ts';
 import { speechBytes, speechClip } from '../support/speech-fixture.ts';
 import { expect, PORTABLE, test, type Tab } from './browsers.ts';
+import { launchWithMicrophone, MICROPHONE_CLIP } from './fake-microphone.ts';
 import { firefoxTab, startFirefox } from './firefox-driver.ts';
 import { issueKey, openHarness } from './harness-page.ts';
 import { startServer, workerPort } from './servers.ts';
@@ -18,10 +14,7 @@ import { startServer, workerPort } from './servers.ts';
  * measured on the audio element the SDK plays it in. All of it offline, after the first visit.
  */
 
-const CLIP = 'clip02.wav';
-/** Seconds of silence before the clip (the call is still being set up) and after it (the VAD's end of speech). */
-const SILENCE_BEFORE = 0.5;
-const SILENCE_AFTER = 3;
+const CLIP = MICROPHONE_CLIP;
 /** Above this RMS the assistant is heard; below QUIET it has stopped (speech measures 0.05 to 0.2). */
 const HEARD = 0.005;
 const QUIET = 0.002;
@@ -31,16 +24,6 @@ const QUIET = 0.002;
  * machine (the longer with the other test worker busy), then fades.
  */
 const QUIET_WITHIN_MS = 1500;
-
-/** Writes the fake microphone's file: the clip, padded with silence, as 16-bit PCM at 48 kHz (Chromium's capture rate). */
-function microphoneFile(path: string): void {
-  const clip = decodeWav(speechBytes(CLIP));
-  const speech = resample(clip.samples, clip.sampleRate, 48_000);
-  const samples = new Float32Array(Math.round((SILENCE_BEFORE + SILENCE_AFTER) * 48_000) + speech.length);
-  samples.set(speech, Math.round(SILENCE_BEFORE * 48_000));
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, encodeWav(samples, 48_000));
-}
 
 /** What the page keeps of its call. */
 interface Rtc {
@@ -234,17 +217,7 @@ test('a WebRTC call from the Agents SDK, answered by the page offline: voice in,
     'Chromium on WebAssembly only: a fake microphone needs Chromium’s flags (the portable layer has none), and the device does not change the call',
   );
   test.setTimeout(300_000);
-  const microphone = info.outputPath('microphone.wav');
-  microphoneFile(microphone);
-  const browser = await playwright.chromium.launch({
-    ...launchOptions,
-    args: [
-      ...(launchOptions.args ?? []),
-      '--use-fake-ui-for-media-stream',
-      '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${microphone}%noloop`,
-    ],
-  });
+  const browser = await launchWithMicrophone(playwright.chromium, launchOptions, info.outputPath('microphone.wav'));
   // A server of this test's own, closed once the first visit is done: offline. Not `context.setOffline`, whose
   // emulation also fails the peer connection's ICE (seen in Chromium 156), though it never leaves the machine.
   const server = await startServer(workerPort(4188));

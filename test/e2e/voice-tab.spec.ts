@@ -1,10 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { decodeWav } from '../../src/audio/decode-wav.ts';
-import { encodeWav } from '../../src/audio/encode-wav.ts';
-import { resample } from '../../src/audio/resample.ts';
-import { speechBytes } from '../support/speech-fixture.ts';
 import { expect, test } from './browsers.ts';
+import { launchWithMicrophone } from './fake-microphone.ts';
 
 /**
  * The playground's Voice tab, driven as a person would: Talk, speak (Chromium's fake microphone plays a clip of the
@@ -13,19 +9,6 @@ import { expect, test } from './browsers.ts';
  * voice activity, transcription, chat and speech on the bundled tiny models.
  */
 
-/** Silence around the spoken clip: before it, while the call connects; after it, for voice activity to end the turn. */
-const SILENCE_BEFORE_S = 0.5;
-const SILENCE_AFTER_S = 3;
-
-/** The clip as the fake microphone's file: padded with silence, 16-bit PCM at 48 kHz (Chromium's capture rate). */
-async function microphoneFile(clip: string, path: string): Promise<void> {
-  const { samples, sampleRate } = decodeWav(speechBytes(clip));
-  const speech = resample(samples, sampleRate, 48_000);
-  const padded = new Float32Array(Math.round((SILENCE_BEFORE_S + SILENCE_AFTER_S) * 48_000) + speech.length);
-  padded.set(speech, Math.round(SILENCE_BEFORE_S * 48_000));
-  await writeFile(path, encodeWav(padded, 48_000));
-}
-
 test('voice: talk, see both transcripts and the turn’s latency, interrupt, type, hang up', async ({
   playwright,
   launchOptions,
@@ -33,20 +16,10 @@ test('voice: talk, see both transcripts and the turn’s latency, interrupt, typ
 }, info) => {
   test.skip(info.project.name !== 'wasm', 'one run of the call: Chromium’s fake microphone, on the wasm path');
   test.setTimeout(90_000);
-  const wav = info.outputPath('microphone.wav');
-  await mkdir(info.outputDir, { recursive: true });
-  await microphoneFile('clip02.wav', wav);
-  // A browser of its own: the fake microphone is a launch flag, and it plays its file once (%noloop).
-  const browser = await playwright.chromium.launch({
-    ...launchOptions,
-    args: [
-      ...(launchOptions.args ?? []),
-      '--use-fake-ui-for-media-stream',
-      '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${wav}%noloop`,
-      '--autoplay-policy=no-user-gesture-required',
-    ],
-  });
+  // A browser of its own: the fake microphone is a launch flag, and it plays its file once.
+  const browser = await launchWithMicrophone(playwright.chromium, launchOptions, info.outputPath('microphone.wav'), [
+    '--autoplay-policy=no-user-gesture-required',
+  ]);
   try {
     const context = await browser.newContext({ baseURL, serviceWorkers: 'allow' });
     const page = await context.newPage();
