@@ -215,7 +215,7 @@ export function createHandler(options: HandlerOptions): Handler {
   app.delete('/v1/conversations/:id/items/:item_id', conversations.deleteItem);
   // The Realtime API: its sessions are clients of the routes above (src/realtime/); these mint their credentials and
   // answer WebRTC offers. No model runs here, so no rate limit holds them.
-  const realtime = realtimeRoutes({ secrets: realtimeSecrets, answerer: options.realtime, now });
+  const realtime = realtimeRoutes({ secrets: realtimeSecrets, answerer: options.realtime });
   app.post('/v1/realtime/client_secrets', manage, realtime.createClientSecret);
   app.post('/v1/realtime/calls', manage, realtime.createCall);
   app.post('/v1/realtime/calls/:id/hangup', realtime.hangup);

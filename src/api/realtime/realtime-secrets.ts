@@ -88,13 +88,15 @@ export class RealtimeSecrets {
     return { value, expiresAt };
   }
 
-  /** Mints the credential of call `callId` of `keyId`, living until `expiresAt`. */
-  async mintCallCredential(keyId: string, callId: string, expiresAt: number): Promise<string> {
-    const value = newSecret(keyId);
-    const credentialHash = await hashKey(value);
-    await this.#keep(keyId, 'call:' + credentialHash, { kind: 'call', callId, expiresAt });
-    await this.#keep(keyId, callId, { kind: 'call_index', credentialHash, expiresAt });
-    return value;
+  /** Opens a call of `keyId` (`rtc_…`, living {@link MAX_CALL_MS}): its id, its credential, and when it ends. */
+  async openCall(keyId: string): Promise<{ id: string; credential: string; expiresAt: number }> {
+    const id = 'rtc_' + crypto.randomUUID().replace(/-/g, '');
+    const expiresAt = this.#now() + MAX_CALL_MS;
+    const credential = newSecret(keyId);
+    const credentialHash = await hashKey(credential);
+    await this.#keep(keyId, 'call:' + credentialHash, { kind: 'call', callId: id, expiresAt });
+    await this.#keep(keyId, id, { kind: 'call_index', credentialHash, expiresAt });
+    return { id, credential, expiresAt };
   }
 
   /** What `value` grants, if it is a live secret of this store. */

@@ -4,7 +4,7 @@ import { formText, readForm } from '../multipart.ts';
 import { parseJsonObject } from '../request-body.ts';
 import type { Env } from '../route-deps.ts';
 import type { RealtimeCallAnswerer } from '../options.ts';
-import { CLIENT_SECRET_SECONDS, MAX_CALL_MS, type RealtimeSecrets } from './realtime-secrets.ts';
+import { CLIENT_SECRET_SECONDS, type RealtimeSecrets } from './realtime-secrets.ts';
 
 /** The model a session names when it names none: OpenAI's current Realtime model name (an alias of a chat model). */
 export const DEFAULT_REALTIME_MODEL = 'gpt-realtime';
@@ -18,7 +18,6 @@ export interface RealtimeRouteDeps {
   secrets: RealtimeSecrets;
   /** Answers WebRTC offers (the service worker's page peer); absent in Node, where calls are WebSockets. */
   answerer: RealtimeCallAnswerer | undefined;
-  now: () => number;
 }
 
 /** What `GET /v1/realtime`'s answer gives the WebSocket of a client secret: see `websocketOnly`. */
@@ -37,7 +36,7 @@ const callNotFound = (id: string) =>
  * the calling page, and hangup. The session itself (its events, audio and models) is src/realtime/'s; a call is only
  * its credentials and the page that answers it, so these routes run no model.
  */
-export function realtimeRoutes({ secrets, answerer, now }: RealtimeRouteDeps) {
+export function realtimeRoutes({ secrets, answerer }: RealtimeRouteDeps) {
   const keyId = (c: Context<Env>) => c.get('key').id;
 
   return {
@@ -78,9 +77,7 @@ export function realtimeRoutes({ secrets, answerer, now }: RealtimeRouteDeps) {
       const { offer, session: given } = await readOffer(c);
       // A client secret's session is the call's unless the form gives one; an API key's calls start from the defaults.
       const session = given ?? (grant?.kind === 'client_secret' ? grant.session : undefined);
-      const id = 'rtc_' + crypto.randomUUID().replace(/-/g, '');
-      const expiresAt = now() + MAX_CALL_MS;
-      const credential = await secrets.mintCallCredential(keyId(c), id, expiresAt);
+      const { id, credential, expiresAt } = await secrets.openCall(keyId(c));
       let sdp: string;
       try {
         sdp = await answerer.answer(
@@ -120,9 +117,7 @@ export function realtimeRoutes({ secrets, answerer, now }: RealtimeRouteDeps) {
       });
       const grant = c.get('realtimeGrant');
       if (grant?.kind !== 'client_secret') throw error;
-      const id = 'rtc_' + crypto.randomUUID().replace(/-/g, '');
-      const expiresAt = now() + MAX_CALL_MS;
-      const credential = await secrets.mintCallCredential(keyId(c), id, expiresAt);
+      const { id, credential } = await secrets.openCall(keyId(c));
       const call: WebSocketCall = { id, credential, model: sessionModel(grant.session), session: grant.session };
       return c.json({ ...error.body(), call }, 426);
     },
