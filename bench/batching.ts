@@ -4,8 +4,8 @@ import { endlessRequest, endlessStream } from './requests.ts';
 import { median, round } from './stats.ts';
 
 /**
- * What concurrent requests for one model cost together (issue 26: one decode loop whose forward passes the requests
- * running on a model share, `n` choices as rows of one batch), measured the same way in Node and in a browser page:
+ * What concurrent requests for one model cost together (one decode loop whose forward passes the requests running
+ * on a model share, `n` choices as rows of one batch), measured the same way in Node and in a browser page:
  * aggregate tokens/s at several concurrent streams and its ratio to one stream; a new request's time to first token
  * while others decode, against the same request on an idle model; and `n` choices in one request against as many
  * requests one after another. Each figure goes through the whole /v1 path (the openai SDK, SSE, the handler).

@@ -1,5 +1,5 @@
 /**
- * Cold start in Chromium on WebAssembly (issue 26, item 5): how long a page takes, from its navigation, until
+ * Cold start in Chromium on WebAssembly: how long a page takes, from its navigation, until
  * `/v1/models` answers and until the first token of a chat completion on the bundled model arrives; on a first visit
  * (a fresh profile: no service worker, empty caches) and on the visit after it (a reload: everything cached). Each run
  * gets a fresh browser context, so every first visit is a real one. Also what the first visit left in Cache Storage
@@ -15,7 +15,7 @@ import { startServer } from '../test/e2e/servers.ts';
 import { CHAT } from './models.ts';
 import { median, round } from './stats.ts';
 
-/** The targets of issue 26 for a cached visit on WebAssembly, in ms from the page's navigation. */
+/** The targets for a cached visit on WebAssembly, in ms from the page's navigation. */
 export const COLD_START_TARGETS = { modelsMs: 300, firstTokenMs: 1500 } as const;
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Constrained output against free output, on schemas whose keys are all fixed (every property required, no others: an
- * enum, a const, a nested object), where most of a reply is structure the grammar leaves one way to write. Issue 26's
+ * enum, a const, a nested object), where most of a reply is structure the grammar leaves one way to write. Lantern's
  * jump-forward appends such forced tokens in one forward pass instead of one pass each, so constrained output can
  * decode as fast as free output or faster. In Node, on the bundled tiny-chat (trained to write short JSON) and the
  * realistic model (random weights: what it writes under the grammar is valid all the same):
@@ -133,7 +133,7 @@ interface DirectSide {
   /** Output tokens per second of the whole request (median over requests). */
   tokensPerSecond: number;
   outputTokens: number;
-  /** Forward passes over those requests (issue 26's counter on the model), per output token, and tokens forced. */
+  /** Forward passes over those requests (the model's own counter), per output token, and tokens forced. */
   forwardPasses: number;
   passesPerToken: number;
   forcedTokens: number;

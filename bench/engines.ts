@@ -18,7 +18,7 @@
  * And for llama.cpp, a comparator: node-llama-cpp called directly, without Lantern, on the same GGUF with the same
  * threads and context, decoding greedily (its own sampler, `sequence.evaluateWithMetadata`) as many tokens from the
  * same prompt. Lantern's rate ÷ that one is what Lantern's generation core costs over the runtime, whose sampler draws
- * each token for Lantern's llama.cpp too (src/engines/llama-cpp/node-llama-runtime.ts). Paired so, as issue 64 asks:
+ * each token for Lantern's llama.cpp too (src/engines/llama-cpp/node-llama-runtime.ts). Paired so:
  *
  * - the decode above (greedy, end tokens banned by `logit_bias`) and a plain greedy decode;
  * - a `json_schema` request (a book's record) against node-llama-cpp under the GBNF Lantern's llama.cpp runs for it

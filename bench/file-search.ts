@@ -75,7 +75,7 @@ const LATENCY_RESULTS = 10;
 const RECALL_AT = 5;
 /** nDCG's depth: with one answering paragraph a question, 1 / log2(rank + 1) for an answer ranked within it. */
 const NDCG_AT = 10;
-/** Questions about nothing the set's seven articles hold: their best hits' scores should be low (issue 63). */
+/** Questions about nothing the set's seven articles hold: their best hits' scores should be low. */
 const OFF_TOPIC = [
   'How do I reset my wifi router to factory settings?',
   'recipe for chocolate chip cookies',

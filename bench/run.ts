@@ -103,7 +103,7 @@ interface Plan {
   roundTrips: number;
 }
 
-/** The stream counts of every plan: the issue's 1, 2, 4 and 8 (issue 26). */
+/** The stream counts of every plan: 1, 2, 4 and 8 concurrent streams. */
 const STREAMS = [1, 2, 4, 8];
 
 const FULL_PLANS: Record<'node' | 'wasm' | 'webgpu', Plan> = {
@@ -782,10 +782,12 @@ const markdown = [
     `choice a schema; refusal reasons count the schemas naming each):\n\n${schemaCorpusTable(schemaCorpus)}`,
   `Tool calling:\n\n${toolTable}`,
   `The Responses API:\n\n${responsesTable}`,
-  ...(HAS_STORIES_260K ? [`Chat on stories260K (../shared/models), a real trained model:\n\n${table(stories)}`] : []),
+  ...(HAS_STORIES_260K
+    ? [`Chat on stories260K, a real trained model (optional: see test/support/lantern.ts):\n\n${table(stories)}`]
+    : []),
   `Prefix reuse, and a model at the scale of real ones (Node${realisticNote}):\n\n` +
     realisticTable(realistic, { bundled: bundled[NODE]!, stories: stories[NODE] }, realisticPlan.batching),
-  `Constrained against free output (issue 26's jump-forward: forced tokens appended in one forward pass), in Node; ` +
+  `Constrained against free output (jump-forward: the tokens a grammar forces appended in one forward pass), in Node; ` +
     `each free reply, its end tokens banned, as long as the constrained one to the same prompt:\n\n` +
     constrainedOutputTable(constrained),
   `llama.cpp against transformers.js in Node (bench/engines.ts): the same weights (each model's ONNX export and its ` +
@@ -801,7 +803,7 @@ const markdown = [
     `the same weights, each engine alone in a fresh profile through /v1 and the openai SDK; wllama called directly ` +
     `in the same page on the same GGUF, greedy, paired with the plain /v1 runs:\n\n` +
     browserEnginesTable(browserEngines),
-  `Cold start (issue 26, item 5; Chromium without WebGPU, each run a fresh profile):\n\n${coldStartTable(coldStarts)}`,
+  `Cold start (Chromium without WebGPU, each run a fresh profile):\n\n${coldStartTable(coldStarts)}`,
   `Speech to text (bench/transcription.ts; \`POST /v1/audio/transcriptions\`, the openai SDK sending a WAV file, ` +
     `against the engine's \`transcribe\` called directly; Chromium without WebGPU):\n\n` +
     transcriptionTable({ Node: transcription.node, 'Chromium, wasm': transcription.wasm }),

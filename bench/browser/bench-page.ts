@@ -227,7 +227,7 @@ const bench = {
 
   /** ms to the first token of a second turn about the same image, through /v1; the prompt tokens found cached. */
   async imageNextTurn(model: string, url: string, question: string) {
-    // Both turns from one key, as an app's conversation is: a key reuses only its own cached prefixes (issue 41).
+    // Both turns from one key, as an app's conversation is: a key reuses only its own cached prefixes.
     const app = client();
     const first = await firstImageToken(model, imageMessages(url, question), app);
     const { ms, usage } = await firstImageToken(
