@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { OPENAI_ALIASES, PUBLIC_MODELS } from '../src/models/model-profile.ts';
 
 /**
  * The README and docs/ name files, sections and commands of this repository; a rename that forgets them leaves a reader
@@ -117,5 +118,11 @@ describe('the README and docs/', () => {
       [...read(file).matchAll(/DESIGN\.md|\.\.\/shared\b/g)].map((match) => `${file}: ${match[0]}`),
     );
     expect(outside).toEqual([]);
+  });
+
+  it('say what every model ID and OpenAI name is (docs/models.md)', () => {
+    const models = read('docs/models.md');
+    const names = [...Object.keys(PUBLIC_MODELS), ...Object.values(OPENAI_ALIASES).flat()];
+    expect(names.filter((name) => !models.includes(`\`${name}\``))).toEqual([]);
   });
 });
