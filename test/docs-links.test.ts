@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { OPENAI_ALIASES, PUBLIC_MODELS } from '../src/models/model-profile.ts';
+import { bundledProfile, OPENAI_ALIASES, PUBLIC_MODELS } from '../src/models/model-profile.ts';
 
 /**
  * The README and docs/ name files, sections and commands of this repository; a rename that forgets them leaves a reader
@@ -124,5 +124,13 @@ describe('the README and docs/', () => {
     const models = read('docs/models.md');
     const names = [...Object.keys(PUBLIC_MODELS), ...Object.values(OPENAI_ALIASES).flat()];
     expect(names.filter((name) => !models.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it("list in the README's quick start every model its page shows", () => {
+    const readme = read('README.md');
+    const start = readme.indexOf('\n## Quick start\n');
+    const quickStart = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    const shown = Object.keys(bundledProfile('/models'));
+    expect(shown.filter((id) => !quickStart.includes(`\`${id}\``))).toEqual([]);
   });
 });
