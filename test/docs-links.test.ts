@@ -7,7 +7,8 @@ import { bundledProfile, OPENAI_ALIASES, PUBLIC_MODELS } from '../src/models/mod
 /**
  * The README and docs/ name files, sections and commands of this repository; a rename that forgets them leaves a reader
  * following a link to nothing. This reads every one and checks it against the repository as it is: relative links (and
- * their `#section`), backticked repository paths, `npm run` commands, and nothing pointing outside the repository.
+ * their `#section`), backticked repository paths, `npm run` commands, and nothing pointing outside the repository;
+ * and the models the code serves against the docs that name them (docs/models.md, the README's quick start).
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
