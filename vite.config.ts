@@ -59,6 +59,10 @@ export default defineConfig(({ mode }) => ({
   build: {
     target: 'es2022',
     outDir: mode === 'e2e' ? 'dist-e2e' : 'dist-app',
+    // The page's largest chunks are libraries it imports only when it needs them, knowingly: WebLLM's catalogue of
+    // models (`prebuiltAppConfig`: WebLLM's whole build, 5.9 MB) for a web-llm model's files, and transformers.js'
+    // ModelRegistry (540 kB). A chunk above this is new, and worth a look.
+    chunkSizeWarningLimit: 6_000,
     rollupOptions: {
       input: {
         main: 'index.html',
@@ -69,6 +73,10 @@ export default defineConfig(({ mode }) => ({
           engines: 'bench/browser/engines.html',
         }),
       },
+      // Rolldown times the plugins of every build and reports those that took most of it: here that is always
+      // Lantern's own plugin, which builds the engine worker, the service worker and the optional encoders (some 20 s
+      // of a 30 s build), as it must.
+      checks: { pluginTimings: false },
     },
   },
   // The benchmark page's own worker (bench/browser/direct-worker.ts), in a folder of its own: it carries its own copy of
