@@ -84,7 +84,7 @@ export async function bundle(entry: string, format: 'es' | 'iife', options: Bund
  *   Emscripten glue makes them only under `ENVIRONMENT_IS_NODE`.
  * Anything else, and every error, is reported as Vite would.
  */
-function expectedWarning(log: Rollup.RollupLog, format: 'es' | 'iife'): boolean {
+export function expectedWarning(log: Rollup.RollupLog, format: 'es' | 'iife'): boolean {
   if (log.code === 'EMPTY_IMPORT_META') return format === 'iife';
   return (
     log.plugin === 'rolldown:vite-resolve' &&
