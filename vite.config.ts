@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { Plugin } from 'vite';
+import type { Plugin, Rollup } from 'vite';
 import { defineConfig } from 'vitest/config';
+import { expectedWarning } from './src/vite/bundle.ts';
 import { lantern } from './src/vite/index.ts';
 
 /**
@@ -49,6 +50,12 @@ const LLAMA_CPP_SHARED_TESTS = [
   'test/structured-output/large-schemas.test.ts',
 ];
 
+/** Vite's handling of the pages' and the benchmark worker's logs, without the warnings that need no one (bundle.ts). */
+const onLog: NonNullable<Rollup.InputOptions['onLog']> = (level, log, handler) => {
+  if (level === 'warn' && expectedWarning(log, 'es')) return;
+  handler(level, log);
+};
+
 /**
  * One build for the browser: the playground page (index.html); and, through Lantern's own Vite plugin as any app
  * uses it, the service worker (sw/service-worker.ts, precaching the build for offline use) and the engine worker,
@@ -59,6 +66,10 @@ export default defineConfig(({ mode }) => ({
   build: {
     target: 'es2022',
     outDir: mode === 'e2e' ? 'dist-e2e' : 'dist-app',
+    // The page's largest chunks are libraries it imports only when it needs them, knowingly: WebLLM's catalogue of
+    // models (`prebuiltAppConfig`: WebLLM's whole build, 5.9 MB) for a web-llm model's files, and transformers.js'
+    // ModelRegistry (540 kB). A chunk above this is new, and worth a look.
+    chunkSizeWarningLimit: 6_000,
     rollupOptions: {
       input: {
         main: 'index.html',
@@ -69,6 +80,11 @@ export default defineConfig(({ mode }) => ({
           engines: 'bench/browser/engines.html',
         }),
       },
+      // Rolldown times the plugins of every build and reports those that took most of it: here that is always
+      // Lantern's own plugin, which builds the engine worker, the service worker and the optional encoders (some 20 s
+      // of a 30 s build), as it must.
+      checks: { pluginTimings: false },
+      onLog,
     },
   },
   // The benchmark page's own worker (bench/browser/direct-worker.ts), in a folder of its own: it carries its own copy of
@@ -76,6 +92,7 @@ export default defineConfig(({ mode }) => ({
   worker: {
     format: 'es',
     rollupOptions: {
+      onLog,
       output: {
         entryFileNames: 'bench-worker/[name]-[hash].js',
         chunkFileNames: 'bench-worker/[name]-[hash].js',

@@ -1,6 +1,7 @@
 /**
  * Lantern's package is MIT and ships no copyleft code (issue 46, plan §8): LAME (mp3) and FFmpeg's AAC encoder are
- * LGPL, eSpeak NG GPL, and each stays an optional package that the app installs and Lantern loads at run time. This
+ * LGPL, eSpeak NG GPL, and each stays a package of its own that Lantern loads at run time (LAME's
+ * `wasm-media-encoders` is Lantern's dependency, the others the app installs), never code in Lantern's files. This
  * builds what `npm run build:lib` puts in dist/static (the engine worker with its engines, the service workers) in
  * memory, as that script does, and fails if any of their markers is in it: a static import of one of them would pull
  * it into the package. The markers are checked against the packages themselves first, so they cannot go stale.

@@ -36,7 +36,7 @@ beforeAll(async () => {
 
 const FOUR_SENTENCES = 'The red fox runs. Open the door please. Seven one three. The black cat sleeps on Monday.';
 
-/** ffprobe's codec name for each format (mp3 and aac need their optional encoders: installed for Lantern's tests). */
+/** ffprobe's codec name for each format (aac needs its optional encoder: installed for Lantern's tests). */
 const CODECS: Record<SpeechFormat, string> = {
   mp3: 'mp3',
   opus: 'opus',
@@ -72,6 +72,12 @@ describe.skipIf(!hasFfmpeg)('POST /v1/audio/speech on tiny-speech, every format'
     // Lossy codecs add their encoder's delay and pad to a whole frame: tens of milliseconds.
     expect(Math.abs(decoded - seconds)).toBeLessThan(0.15);
     expect(seconds).toBeGreaterThan(3); // four sentences of speech, not a click
+  });
+
+  it("OpenAI's defaults, no response_format: mp3, as audio/mpeg (wasm-media-encoders is Lantern's dependency)", async () => {
+    const response = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'The red fox runs.' });
+    expect(response.headers.get('content-type')).toBe('audio/mpeg');
+    expect(ffprobe(new Uint8Array(await response.arrayBuffer())).codec).toBe('mp3');
   });
 
   it('the same audio as server-sent events: the deltas are the bytes, then the usage', async () => {

@@ -76,8 +76,9 @@ export interface LocalEngineOptions {
    */
   imageAccess?: ImageAccess | undefined;
   /**
-   * How an optional package is imported here (an encoder under a copyleft licence, which the app installs and Lantern
-   * never bundles: `wasm-media-encoders` for mp3). Absent: a dynamic `import()` by its name, which Node resolves.
+   * How an encoder package under a copyleft licence is imported here, which Lantern never bundles with its own code
+   * (`wasm-media-encoders` for mp3, `@mediabunny/aac-encoder` for aac). Absent: a dynamic `import()` by its name,
+   * which Node resolves.
    */
   loadOptional?: LoadOptional | undefined;
 }

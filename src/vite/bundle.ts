@@ -46,6 +46,10 @@ export async function bundle(entry: string, format: 'es' | 'iife', options: Bund
       rollupOptions: {
         input: entry,
         ...(options.external ? { external: options.external } : {}),
+        onLog(level, log, handler) {
+          if (level === 'warn' && expectedWarning(log, format)) return;
+          handler(level, log);
+        },
         // An app's build drops its entries' exports; a module that others import (an optional encoder) keeps them.
         preserveEntrySignatures: 'exports-only',
         output:
@@ -68,4 +72,23 @@ export async function bundle(entry: string, format: 'es' | 'iife', options: Bund
     files.set(item.fileName, item.type === 'chunk' ? item.code : item.source);
   }
   return files;
+}
+
+/**
+ * The warnings of these builds that need no one's attention, each for a reason that holds in every build:
+ * - `EMPTY_IMPORT_META` in a service worker (a classic script, `iife`, has no `import.meta`: it becomes `{}`): the code
+ *   that reads it there never runs in a service worker. unpdf's is on its Node path (`createRequire(import.meta.url)`
+ *   for Node's canvas and streams), and Vite's preload helper's (wrapping `import('unpdf')`, a base for preloads) is
+ *   for chunks, which a one-file script does not have.
+ * - `@mlc-ai/web-xgrammar`'s imports of Node's `module` and `url`, which Vite leaves out of a browser build: its
+ *   Emscripten glue makes them only under `ENVIRONMENT_IS_NODE`.
+ * Anything else, and every error, is reported as Vite would.
+ */
+export function expectedWarning(log: Rollup.RollupLog, format: 'es' | 'iife'): boolean {
+  if (log.code === 'EMPTY_IMPORT_META') return format === 'iife';
+  return (
+    log.plugin === 'rolldown:vite-resolve' &&
+    /Module "(module|url)" has been externalized for browser compatibility/.test(log.message) &&
+    log.message.includes('@mlc-ai/web-xgrammar')
+  );
 }

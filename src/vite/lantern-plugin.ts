@@ -44,8 +44,8 @@ const CONTENT_TYPES: Record<string, string> = {
 /**
  * Lantern's Vite plugin: one line in `vite.config.ts` (`plugins: [lantern()]`) makes a Vite app serve Lantern. A build
  * emits the service worker (`/service-worker.js`, precaching the whole build for offline use), the engine worker and
- * onnxruntime-web's files (`/lantern/`), the optional LGPL encoders the app installed (`wasm-media-encoders` for mp3,
- * `@mediabunny/aac-encoder` for aac: `/lantern/optional/`, built from the app's node_modules), and with
+ * onnxruntime-web's files (`/lantern/`), the LGPL encoders (`/lantern/optional/`: `wasm-media-encoders` for mp3,
+ * Lantern's dependency; `@mediabunny/aac-encoder` for aac where the app installed it), and with
  * `models: true` the bundled models (`/models/`); `vite dev` serves the same files, with nothing precached.
  *
  * @example
@@ -71,13 +71,13 @@ export function lantern(options: LanternPluginOptions = {}): Plugin {
           (files) => files.get(SERVICE_WORKER_FILE) as string,
         )
       : Promise.resolve(readFileSync(PACKAGE_FILES.serviceWorkerTemplate, 'utf8')));
-  // The LGPL encoders (mp3, aac) that the app installed, built from its node_modules for the engine worker: Lantern's
-  // package holds none of them.
+  // The LGPL encoders for the engine worker: mp3's (Lantern's dependency) and aac's where the app installed it, built
+  // from the node_modules that holds each. Lantern's own files hold none of them.
   const optionalEncoders = () =>
     (optionalFiles ??= bundleOptionalEncoders(config.root, config.mode).then(({ files, built, failed }) => {
       // Said, as the app ships LGPL code with them (which is the app's to honour, as for any dependency it installs).
       if (built.length > 0) {
-        config.logger.info(`[lantern] optional encoders built for the engine worker: ${built.join(', ')}`);
+        config.logger.info(`[lantern] LGPL encoders built for the engine worker: ${built.join(', ')}`);
       }
       for (const { name, error } of failed) {
         config.logger.warn(`[lantern] ${name} is installed but could not be built for the engine worker: ${error}`);

@@ -1,7 +1,7 @@
 /**
- * The optional LGPL encoders in an app's build (issue 46): Lantern's Vite plugin bundles `wasm-media-encoders` (mp3)
- * and `@mediabunny/aac-encoder` (aac) from the app's node_modules for the engine worker, and nothing where the app has
- * not installed them. This repository has both (devDependencies), so it serves as the app here.
+ * The LGPL encoders in an app's build (issue 46): Lantern's Vite plugin bundles `wasm-media-encoders` (mp3, Lantern's
+ * dependency) and `@mediabunny/aac-encoder` (aac, where the app installed it) for the engine worker, each from the
+ * node_modules that holds it. This repository has both, so it serves as the app here.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -111,15 +111,22 @@ describe('optional encoders, bundled for the engine worker from the app', () => 
     }
   });
 
-  it('builds nothing for an app that has not installed them', async () => {
+  it("builds mp3's for an app that installed neither, from beside Lantern, and no aac", async () => {
     const bare = mkdtempSync(join(tmpdir(), 'lantern-no-encoders-'));
     try {
-      const none = await bundleOptionalEncoders(bare, 'production');
+      // Lantern is this repository here, whose node_modules has both: only its dependency is taken from there.
+      const mp3Only = await bundleOptionalEncoders(bare, 'production', root);
+      expect(mp3Only.failed).toEqual([]);
+      expect(mp3Only.built).toEqual(['wasm-media-encoders']);
+      expect(text(mp3Only.files.get('wasm-media-encoders.js'))).toContain(LAME[0]);
+      expect([...mp3Only.files.keys()].filter((name) => /aac|mediabunny/.test(name))).toEqual([]);
+      // Where Lantern itself has no copy either (an install that left it out), nothing is built.
+      const none = await bundleOptionalEncoders(bare, 'production', bare);
       expect(none).toEqual({ files: new Map(), built: [], failed: [] });
     } finally {
       rmSync(bare, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 
   it('`vite dev` serves them beside the engine worker, under lantern/optional/', async () => {
     const plugin: Plugin = lantern();

@@ -1,13 +1,15 @@
 /**
- * The optional encoder packages that an app installed (LGPL: `wasm-media-encoders` holds LAME for mp3,
- * `@mediabunny/aac-encoder` FFmpeg's AAC encoder), bundled in the app's own build for its engine worker, which
- * imports them at run time (src/worker/optional-modules.ts). Lantern's package never holds them (it is MIT): they are
- * built here, from the app's node_modules, only where the app has them.
+ * The LGPL encoders, bundled in the app's own build for its engine worker, which imports them at run time
+ * (src/worker/optional-modules.ts): `wasm-media-encoders` holds LAME for mp3, OpenAI's default format, and is one of
+ * Lantern's dependencies, so every app has it; `@mediabunny/aac-encoder` (FFmpeg's AAC encoder) only where the app
+ * installed it. Lantern's own files never hold them (it is MIT, test/licence-guard.test.ts): they are built here, each
+ * as a module of its own beside the engine worker, from the node_modules that has them.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { bundle, type BuiltFiles } from './bundle.ts';
+import { packageRoot } from './package-files.ts';
 
 /*
  * The names below are where the engine worker looks (src/worker/optional-modules.ts, which this build tooling, run in
@@ -46,6 +48,12 @@ const ENTRIES = {
 export type OptionalEncoderPackage = keyof typeof ENTRIES;
 
 /**
+ * The packages among them that Lantern's package.json lists in `dependencies`: where the app has no copy of its own,
+ * they are found beside Lantern (`node_modules/lantern/node_modules` where npm did not hoist them to the app's).
+ */
+const LANTERN_DEPENDENCIES: ReadonlySet<OptionalEncoderPackage> = new Set(['wasm-media-encoders']);
+
+/**
  * The `node_modules` folder that holds package `name` for an app at `root`: the first above `root` that has
  * `name/package.json` (as Node resolves it; a package need not export its package.json, so it is looked for, not
  * resolved).
@@ -68,19 +76,24 @@ export interface OptionalEncoderBundles {
 }
 
 /**
- * Bundles each optional encoder package installed for the app at `root`: `<file>.js` per package (see
- * optionalModuleFile), with its chunks and assets, and, where one imports mediabunny, the shim that gives it the
- * engine worker's own. A package that fails to build is reported, not thrown: the app still builds, and the engine
- * refuses that format as if it were not installed.
+ * Bundles each encoder package installed for the app at `root`, or beside Lantern for Lantern's own dependencies
+ * (`lanternRoot`: Lantern's package folder): `<file>.js` per package (see optionalModuleFile), with its chunks and
+ * assets, and, where one imports mediabunny, the shim that gives it the engine worker's own. A package that fails to
+ * build is reported, not thrown: the app still builds, and the engine refuses that format as if it were not installed.
  *
  * @example
  * const { files } = await bundleOptionalEncoders(config.root, config.mode);
  * for (const [name, source] of files) emit(`lantern/optional/${name}`, source);
  */
-export async function bundleOptionalEncoders(root: string, mode: string): Promise<OptionalEncoderBundles> {
+export async function bundleOptionalEncoders(
+  root: string,
+  mode: string,
+  lanternRoot = packageRoot(),
+): Promise<OptionalEncoderBundles> {
   const names = Object.keys(ENTRIES) as OptionalEncoderPackage[];
   const found = names.flatMap((name) => {
-    const modules = installedIn(name, root);
+    const modules =
+      installedIn(name, root) ?? (LANTERN_DEPENDENCIES.has(name) ? installedIn(name, lanternRoot) : undefined);
     return modules ? [{ name, modules }] : [];
   });
   const results = await Promise.allSettled(found.map(({ name, modules }) => bundlePackage(name, modules, root, mode)));

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
  * The folder of Lantern's package: the first with a package.json above this file, which lies in `src/vite/` of the
  * repository and in `dist/src/vite/` of the published package.
  */
-function packageRoot(): string {
+export function packageRoot(): string {
   let folder = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(folder, 'package.json'))) {
     const parent = dirname(folder);

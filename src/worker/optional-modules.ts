@@ -1,8 +1,9 @@
 /**
- * The optional encoder packages (LGPL: LAME for mp3, FFmpeg's AAC encoder) in a browser's engine worker. Lantern's
- * package never holds them: the app installs them, and Lantern's Vite plugin bundles each into the app's build as
- * `lantern/optional/<file>.js`, beside the engine worker (src/vite/optional-encoder-bundles.ts, which names the
- * files and the global below alike: that build tooling and this worker share no module).
+ * The LGPL encoder packages (LAME for mp3, FFmpeg's AAC encoder) in a browser's engine worker. Lantern's own files
+ * never hold them: Lantern's Vite plugin bundles each into the app's build as `lantern/optional/<file>.js`, beside the
+ * engine worker (src/vite/optional-encoder-bundles.ts, which names the files and the global below alike: that build
+ * tooling and this worker share no module): LAME always (`wasm-media-encoders` is Lantern's dependency), FFmpeg's
+ * where the app installed `@mediabunny/aac-encoder`.
  */
 import type { LoadOptional } from '../audio/encode/optional-encoders.ts';
 
@@ -21,9 +22,9 @@ declare global {
 const optionalModulePath = (name: string) => `optional/${name.replace(/^@/, '').replace(/[^\w.-]+/g, '-')}.js`;
 
 /**
- * The engine worker's loader of optional packages: the module the Vite plugin built for `name` beside the engine
- * worker's own file (and precached with it). Where the app has not installed the package there is no such file: the
- * import fails, and the encoder answers that the package is missing.
+ * The engine worker's loader of those packages: the module the Vite plugin built for `name` beside the engine
+ * worker's own file (and precached with it). Where the plugin built none (the app has not installed the package, or
+ * was built without the plugin) there is no such file: the import fails, and the encoder answers that it is missing.
  *
  * @example
  * createLocalEngine({ loadOptional: loadOptionalModule });

@@ -4,6 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, join, resolve } from 'node:path';
+import OpenAI from 'openai';
 import { workerPort } from './servers.ts';
 import { launchWebKitDriver, webkitTab } from './webkit-driver.ts';
 
@@ -12,8 +13,8 @@ import { launchWebKitDriver, webkitTab } from './webkit-driver.ts';
  * cannot drift) and run as written, starting in a fresh copy of this repository, which stands for the newcomer's clone:
  * `npm install` there (its `prepare` builds dist/), `npm pack`, then a new Vite app beside it that installs the tarball.
  * The app builds with its own default tsconfig, then in Chromium it lists the models, streams a chat, embeds, and
- * still does all three after a reload with its server gone, with the one key it kept; then the same in WebKit
- * (Safari's engine). It needs the
+ * still does all three after a reload with its server gone, with the one key it kept, and answers OpenAI's default
+ * `audio.speech.create` with mp3; then the same in WebKit (Safari's engine). It needs the
  * npm registry (Lantern's own dependencies, create-vite, vite, typescript, openai).
  */
 
@@ -189,6 +190,46 @@ function expectedLines(): string[] {
   ];
 }
 
+/**
+ * `audio.speech.create` with OpenAI's defaults (no `response_format`: OpenAI answers mp3), as the openai SDK makes it,
+ * sent by the page with the app's key, so through its service worker: the request as sent, the answer's type, and how
+ * long its audio is as the browser's own decoder reads it.
+ */
+async function defaultSpeech(page: Page): Promise<{ sent: unknown; type: string | null; seconds: number }> {
+  const key = await page.evaluate(() => Object.values(localStorage).find((value) => value.startsWith('lt_')));
+  expect(key).toBeDefined();
+  let sent: unknown;
+  const client = new OpenAI({
+    baseURL: `${ORIGIN}/v1`,
+    apiKey: key!,
+    maxRetries: 0,
+    // The SDK's request, sent by the page (a browser drops what it may not send, as content-length).
+    fetch: async (url, init) => {
+      const body = typeof init?.body === 'string' ? init.body : undefined;
+      if (body !== undefined) sent = JSON.parse(body);
+      const request = {
+        url: String(url),
+        method: init?.method ?? 'GET',
+        headers: [...new Headers(init?.headers).entries()],
+        body,
+      };
+      const answer = await page.evaluate(async ({ url, ...init }) => {
+        const response = await fetch(url, init);
+        const bytes = Array.from(new Uint8Array(await response.arrayBuffer()));
+        return { status: response.status, headers: [...response.headers.entries()], bytes };
+      }, request);
+      return new Response(new Uint8Array(answer.bytes), { status: answer.status, headers: answer.headers });
+    },
+  });
+  const response = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'The red fox runs.' });
+  const bytes = Array.from(new Uint8Array(await response.arrayBuffer()));
+  const seconds = await page.evaluate(async (bytes) => {
+    const audio = await new OfflineAudioContext(1, 1, 24_000).decodeAudioData(new Uint8Array(bytes).buffer);
+    return audio.duration;
+  }, bytes);
+  return { sent, type: response.headers.get('content-type'), seconds };
+}
+
 test('the README quick start: a fresh Vite app lists the models, streams a chat and embeds, online and offline', async ({
   page,
 }) => {
@@ -220,6 +261,13 @@ test('the README quick start: a fresh Vite app lists the models, streams a chat 
   expect(chatTypes).toEqual(['text/event-stream', 'text/event-stream']);
   // Two loads, one key: the second load found the key the first one kept, rather than issuing another.
   expect(await storedKeys(page)).toEqual([{ name: 'my app', revoked: false }]);
+
+  // Speech as OpenAI's SDK asks for it by default, still offline: mp3, whose encoder (LAME, from Lantern's dependency
+  // wasm-media-encoders) the Vite plugin built beside the engine worker and the service worker precached.
+  const speech = await defaultSpeech(page);
+  expect(speech.sent).toEqual({ model: 'tts-1', voice: 'alloy', input: 'The red fox runs.' });
+  expect(speech.type).toBe('audio/mpeg');
+  expect(speech.seconds).toBeGreaterThan(0.3); // a short sentence of speech, not an empty file
 });
 
 test('`npm run dev` serves the same app, with Lantern working', async ({ page }) => {

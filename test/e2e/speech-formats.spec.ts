@@ -2,10 +2,10 @@ import { expect, PORTABLE, test, type Tab } from './browsers.ts';
 import { issueKey, openHarness } from './harness-page.ts';
 
 /**
- * mp3 and aac from `/v1/audio/speech` in every browser: their encoders are optional LGPL packages
- * (`wasm-media-encoders`: LAME; `@mediabunny/aac-encoder`: FFmpeg's AAC) that the app installs and Lantern's Vite
+ * mp3 and aac from `/v1/audio/speech` in every browser: their encoders are LGPL packages (`wasm-media-encoders`:
+ * LAME, Lantern's dependency; `@mediabunny/aac-encoder`: FFmpeg's AAC, which the app installs) that Lantern's Vite
  * plugin builds into the app's build beside the engine worker (`lantern/optional/`), which imports them at run time.
- * This repository installs both (devDependencies), as such an app. aac takes WebCodecs where the browser encodes it
+ * This repository has both, as such an app. aac takes WebCodecs where the browser encodes it
  * (WebKit with GStreamer's encoders) and FFmpeg's where it does not (Chromium, Firefox); mp3 always takes LAME.
  * Lengths are measured by the page's `decodeAudioData`: an `<audio>`'s duration of raw mp3 and ADTS is an estimate
  * (Firefox) or 0 at loadedmetadata (WebKit).

@@ -1,7 +1,7 @@
 /**
  * Which encoder each format takes in this realm, decided without loading any encoder: WebCodecs where the realm has it
  * and accepts the configuration (browsers' dedicated workers; never Node, never a service worker), else a WebAssembly
- * build that Lantern depends on, else an optional one the app installs.
+ * build that Lantern bundles, else an LGPL one loaded by name (LAME, Lantern's dependency; FFmpeg's AAC, the app's).
  */
 import { loadOptionalEncoder, type EncoderOptions } from './optional-encoders.ts';
 import type { SpeechFormat } from './speech-formats.ts';
@@ -11,8 +11,9 @@ import { UnsupportedFormatError } from './unsupported-format-error.ts';
  * - `container`: Lantern writes the samples itself (`pcm`, `wav`: no codec);
  * - `webcodecs`: the platform's `AudioEncoder`;
  * - `wasm`: a WebAssembly encoder among Lantern's dependencies (libFLAC, libopus);
- * - `optional-wasm`: a WebAssembly encoder from an optional package the app installed (LAME, FFmpeg's AAC);
- * - `optional-missing`: that package is absent, so the format is refused.
+ * - `optional-wasm`: a WebAssembly encoder under the LGPL, loaded by name, never bundled with Lantern's code (LAME,
+ *   FFmpeg's AAC);
+ * - `optional-missing`: that package could not be loaded here, so the format is refused.
  */
 export type EncoderPath = 'container' | 'webcodecs' | 'wasm' | 'optional-wasm' | 'optional-missing';
 

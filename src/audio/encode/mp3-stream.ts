@@ -1,13 +1,14 @@
 /**
- * `mp3`: LAME from the optional `wasm-media-encoders` (LGPL, installed by the app; see optional-encoders.ts), in this
- * thread. At 24 kHz LAME writes MPEG-2 Layer III frames (`FF F3`) from the first byte: no ID3 tag and no Xing/Info
- * frame, which would have to be patched at the end (the AI SDK and browsers sniff mp3 from those first bytes).
+ * `mp3`: LAME from `wasm-media-encoders` (LGPL: a dependency, kept out of Lantern's files; see optional-encoders.ts),
+ * in this thread. At 24 kHz LAME writes MPEG-2 Layer III frames (`FF F3`) from the first byte: no ID3 tag and no
+ * Xing/Info frame, which would have to be patched at the end (the AI SDK and browsers sniff mp3 from those first
+ * bytes).
  */
 import type { AudioStreamEncoder } from './audio-stream-encoder.ts';
 import { BITRATES, formatsWithoutOptional } from './encoder-paths.ts';
 import { loadOptionalEncoder, type EncoderOptions } from './optional-encoders.ts';
 
-/** The parts of `wasm-media-encoders` used here (typed locally: Lantern's types must not name an optional package). */
+/** The parts of `wasm-media-encoders` used here (typed locally: Lantern's code reaches it only through the loader). */
 interface Mp3Encoder {
   configure(params: { channels: 1; sampleRate: number; bitrate: number }): void;
   /** The bytes ready so far, in the encoder's own memory (valid until its next call). */

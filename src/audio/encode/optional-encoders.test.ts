@@ -3,21 +3,28 @@ import { createAudioEncoder, encoderAvailable, UnsupportedFormatError } from './
 import { encoderPath } from './encoder-paths.ts';
 import { probeEncoders } from './probe-encoders.ts';
 
-/** A loader as an app without the LGPL packages has: every import fails as a missing package does. */
+/** A loader that has no LGPL package (an engine worker built without Lantern's Vite plugin): every import fails. */
 const nothingInstalled = async (name: string): Promise<unknown> => {
   throw new Error(`Cannot find package '${name}'`);
 };
 
 describe('optional encoders', () => {
-  it('answers mp3 and aac with what to install, and which formats work without it', async () => {
+  it('answers mp3 and aac, where their package cannot be loaded, with why, and which formats work without it', async () => {
     const mp3 = await encoderAvailable('mp3', { loadOptional: nothingInstalled });
     expect(mp3).toMatch(/wasm-media-encoders/);
     expect(mp3).toMatch(/LGPL/);
-    expect(mp3).toMatch(/npm install wasm-media-encoders/);
+    // Lantern's own dependency: nothing for the app to install, but the Vite plugin that builds it for the browser.
+    expect(mp3).not.toMatch(/npm install/);
+    expect(mp3).toMatch(/Vite plugin/);
     expect(mp3).toMatch(/opus, flac, wav, pcm/);
     const aac = await encoderAvailable('aac', { loadOptional: nothingInstalled });
     expect(aac).toMatch(/@mediabunny\/aac-encoder/);
     expect(aac).toMatch(/FFmpeg/);
+    expect(aac).toMatch(/npm install @mediabunny\/aac-encoder/);
+  });
+
+  it('loads mp3 by default in Node, where wasm-media-encoders is a dependency of Lantern', async () => {
+    expect(await encoderAvailable('mp3')).toBe(true);
   });
 
   it('needs nothing optional for opus, flac, wav and pcm, and imports nothing for them', async () => {

@@ -1,7 +1,8 @@
 /**
- * The encoders Lantern does not ship: LAME (mp3) and FFmpeg's AAC encoder are LGPL, and Lantern's package (MIT) holds
- * no copyleft code. The app installs them; the engine reaches them only through a loader, so no bundler follows them
- * into Lantern's own files.
+ * The encoders under the LGPL, which Lantern's own files (MIT) never hold: LAME (mp3) from `wasm-media-encoders`, one
+ * of Lantern's dependencies (mp3 is OpenAI's default format), and FFmpeg's AAC encoder from `@mediabunny/aac-encoder`,
+ * which the app installs. The engine reaches them only through a loader, so no bundler follows them into Lantern's own
+ * files: Node imports them by name, a browser's engine worker the modules Lantern's Vite plugin built for them.
  */
 import type { SpeechFormat } from './speech-formats.ts';
 import { UnsupportedFormatError } from './unsupported-format-error.ts';
@@ -14,11 +15,18 @@ export interface EncoderOptions {
   loadOptional?: LoadOptional;
 }
 
-/** Each optional package: what it encodes and under which licence, for the message that asks for it. */
+/**
+ * Each package: what it encodes, under which licence, and whether Lantern's package.json depends on it (else the app
+ * installs it), for the message that asks for it.
+ */
 export const OPTIONAL_ENCODERS = {
-  'wasm-media-encoders': { format: 'mp3', licence: 'LGPL: it contains LAME' },
-  '@mediabunny/aac-encoder': { format: 'aac', licence: "LGPL: it contains FFmpeg's AAC encoder" },
-} as const satisfies Record<string, { format: SpeechFormat; licence: string }>;
+  'wasm-media-encoders': { format: 'mp3', licence: 'LGPL: it contains LAME', lanternDependency: true },
+  '@mediabunny/aac-encoder': {
+    format: 'aac',
+    licence: "LGPL: it contains FFmpeg's AAC encoder",
+    lanternDependency: false,
+  },
+} as const satisfies Record<string, { format: SpeechFormat; licence: string; lanternDependency: boolean }>;
 
 export type OptionalEncoderPackage = keyof typeof OPTIONAL_ENCODERS;
 
@@ -57,18 +65,24 @@ export async function loadOptionalEncoder(
   }
 }
 
-/** The refusal for a format whose optional package could not be imported. */
+/** The refusal for a format whose package could not be imported. */
 export function missingEncoder(
   name: OptionalEncoderPackage,
   worksWithout: readonly SpeechFormat[],
   cause?: unknown,
 ): UnsupportedFormatError {
-  const { format, licence } = OPTIONAL_ENCODERS[name];
+  const { format, licence, lanternDependency } = OPTIONAL_ENCODERS[name];
+  const instead = `ask for one of ${worksWithout.join(', ')}, which need nothing more.`;
   return new UnsupportedFormatError(
     format,
-    `response_format '${format}' needs the optional package ${name}, which this app has not installed. ` +
-      `Lantern does not ship it (${licence}); install it in the app (npm install ${name}) to answer ${format}, ` +
-      `or ask for one of ${worksWithout.join(', ')}, which need nothing more.`,
+    lanternDependency
+      ? `response_format '${format}' needs ${name} (${licence}), which this engine could not import. Lantern ` +
+          `depends on it but keeps it out of its own files: Node imports it by name, and in a browser Lantern's ` +
+          `Vite plugin builds it beside the engine worker (lantern/optional/${name}.js), where an app without the ` +
+          `plugin puts a build of its own. Or ${instead}`
+      : `response_format '${format}' needs the optional package ${name}, which this app has not installed. ` +
+          `Lantern does not ship it (${licence}); install it in the app (npm install ${name}) to answer ` +
+          `${format}, or ${instead}`,
     name,
     cause === undefined ? undefined : { cause },
   );

@@ -39,8 +39,8 @@ const FRAMES_PER_SECOND = 40;
 export const PASS_TOKENS = 50;
 
 /**
- * Refuses a format this realm cannot encode (an optional encoder the app did not install), before any model loads: 400
- * `response_format`, saying what to install.
+ * Refuses a format this realm cannot encode (an LGPL encoder it cannot load), before any model loads: 400
+ * `response_format`, saying why and which formats it can encode.
  */
 export async function checkSpeechFormat(format: SpeechFormat, loadOptional?: LoadOptional): Promise<void> {
   const available = await encoderAvailable(format, { loadOptional });
