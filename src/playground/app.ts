@@ -71,11 +71,12 @@ export class LanternPlayground extends LitElement {
       border-radius: 6px;
       padding: 0.3rem 0.6rem;
     }
+    /* The tabs wrap onto a second line on a narrow screen: every one in sight, none behind a sideways scroll. */
     [role='tablist'] {
       display: flex;
-      gap: 0.25rem;
+      flex-wrap: wrap;
+      gap: 0 0.25rem;
       border-bottom: 1px solid var(--border);
-      overflow-x: auto;
       margin-bottom: 1rem;
     }
     [role='tab'] {

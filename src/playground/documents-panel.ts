@@ -70,6 +70,10 @@ export class DocumentsPanel extends LitElement {
       .files td {
         vertical-align: middle;
       }
+      /* A long file name breaks rather than widening a narrow screen. */
+      .files td:first-child {
+        overflow-wrap: anywhere;
+      }
       .files progress {
         width: 8rem;
         margin-left: 0.5rem;
