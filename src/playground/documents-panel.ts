@@ -242,7 +242,9 @@ export class DocumentsPanel extends LitElement {
           </div>
         </div>
         <label for="question">Question</label>
-        <input id="question" placeholder="e.g. How much is a hotel night in Paris?" />
+        <!-- In the words of the one sentence that answers it ("Hotel nights are reimbursed up to 180 euros in Paris…"):
+          the bundled tiny model answers by quoting the sentence that shares the question's words. -->
+        <input id="question" placeholder="e.g. How much are hotel nights reimbursed in Paris?" />
         <div class="row" style="margin-top:0.5rem">
           <button type="submit" ?disabled=${this.asking || !ready || !this.models.length}>Ask</button>
         </div>

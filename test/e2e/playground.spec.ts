@@ -82,6 +82,12 @@ test('chat opens on the conversation and the message box, with the parameters an
     await expect(page.getByLabel(label, { exact: true })).toBeHidden();
   }
   await shot(page, 'chat-first-screen', info.project.name);
+  // The bundled models say what they are, before anyone takes them for real ones.
+  const tiny = page.getByRole('region', { name: 'Tiny test models' });
+  await expect(tiny).toBeInViewport();
+  await expect(tiny).toContainText('under 1M parameters');
+  await expect(tiny).toContainText('choose Real models under Models');
+  await expect(page.getByLabel('Model profile')).toHaveValue('bundled');
 
   // An empty conversation suggests first prompts; one click sends it, and the model answers.
   const suggestions = page.getByRole('group', { name: 'Suggested prompts' });
@@ -90,6 +96,8 @@ test('chat opens on the conversation and the message box, with the parameters an
     'Tell me a story.',
     'What is the capital of France?',
     'Count to 10.',
+    'Name three fruits.',
+    'What is 3 + 4?',
   ]);
   await chooseGreedy(page);
   await suggestions.getByRole('button', { name: 'What is the capital of France?' }).click();
@@ -755,6 +763,16 @@ test.describe('with a profile of its own', () => {
     } finally {
       await server.close();
     }
+  });
+
+  test('the real models: no word of tiny test models', async ({ page }, info) => {
+    test.skip(info.project.name !== 'wasm', 'nothing here depends on the device: the wasm run covers it');
+    // Nothing is asked of a model, so nothing downloads: the page only lists the real profile's IDs.
+    await page.goto('/?profile=real');
+    await expect(page.getByRole('heading', { name: 'Lantern playground' })).toBeVisible({ timeout: 60_000 });
+    await expect(page.getByLabel('Model profile')).toHaveValue('real');
+    await expect(page.locator('lantern-playground header .status')).toContainText('answered by models in this browser');
+    await expect(page.getByRole('region', { name: 'Tiny test models' })).toHaveCount(0);
   });
 
   test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
