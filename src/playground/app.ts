@@ -280,7 +280,7 @@ export class LanternPlayground extends LitElement {
       case 'keys':
         return html`<keys-panel .keys=${this.lantern?.keys}></keys-panel>`;
       case 'api':
-        return html`<api-panel .exchange=${this.exchange}></api-panel>`;
+        return html`<api-panel .exchange=${this.exchange} .profile=${this.profile}></api-panel>`;
       case 'capabilities':
         return html`<capabilities-panel .lantern=${this.lantern}></capabilities-panel>`;
     }
