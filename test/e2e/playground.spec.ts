@@ -587,22 +587,18 @@ test.describe('with a profile of its own', () => {
     await openPlayground(page);
     await page.getByRole('tab', { name: 'Documents' }).click();
     const panel = page.locator('documents-panel');
+    const files = panel.getByRole('table', { name: 'Documents in the store' });
+    // The tab's example document (travel-policy.md), then a file of one's own.
+    await panel.getByRole('button', { name: 'Add an example document' }).click();
+    await expect(files.locator('.file-status')).toHaveText(['completed']);
+    await expect(panel.getByRole('button', { name: 'Add an example document' })).toBeDisabled();
     await panel.getByLabel('Files to add (or drop them here)').setInputFiles([
-      {
-        name: 'travel-policy.md',
-        mimeType: 'text/markdown',
-        buffer: Buffer.from(
-          '# Travel policy\n\nEconomy class is the rule for trips under six hours. Hotel nights are reimbursed up to ' +
-            '180 euros in Paris and 140 euros elsewhere. Receipts are filed within 30 days.',
-        ),
-      },
       {
         name: 'garden.txt',
         mimeType: 'text/plain',
         buffer: Buffer.from('Tomatoes need six to eight hours of sun. Basil planted beside them keeps aphids away.'),
       },
     ]);
-    const files = panel.getByRole('table', { name: 'Documents in the store' });
     await expect(files.locator('tbody tr')).toHaveCount(2);
     await expect(files.locator('.file-status')).toHaveText(['completed', 'completed']);
 
