@@ -9,14 +9,17 @@ import { sdkClient, type SdkClient } from './support/lantern.ts';
  */
 const CHAT_MODELS = ['crimson-falcon-4', 'indigo-owl-4', 'amber-phoenix-4'];
 
-/** Prose: words, digits and sentence punctuation; no JSON, markup or tool call. */
-const FLUENT = /^[\p{L}\p{N}][\p{L}\p{N}\p{Zs}\n,.;:!?'’"()-]*$/u;
+/** Prose: words, digits, sentence punctuation and a sum's signs; no JSON, markup or tool call. */
+const FLUENT = /^[\p{L}\p{N}][\p{L}\p{N}\p{Zs}\n,.;:!?'’"()+=-]*$/u;
 
 const WELL: Record<(typeof SUGGESTED_PROMPTS)[number], (text: string) => boolean> = {
   Hello: (text) => /\b(hello|hi|hey)\b/i.test(text),
   'Tell me a story.': (text) => (text.match(/[.!?](\s|$)/g) ?? []).length >= 2,
   'What is the capital of France?': (text) => /\bParis\b/.test(text),
   'Count to 10.': (text) => text.replace(/\D+/g, ' ').trim() === '1 2 3 4 5 6 7 8 9 10',
+  'Name three fruits.': (text) =>
+    (text.match(/\b(apple|banana|cherry|orange|pear|grape|mango|plum|lemon)s?\b/gi) ?? []).length >= 3,
+  'What is 3 + 4?': (text) => /\b7\b|\bseven\b/i.test(text),
 };
 
 let client: SdkClient['client'];

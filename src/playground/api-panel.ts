@@ -1,5 +1,5 @@
 import { html, LitElement, nothing } from 'lit';
-import { fetchSnippet, ROUTES, sdkSnippet } from './code-snippets.ts';
+import { fetchSnippet, ROUTES, sdkSnippet, type SnippetProfile } from './code-snippets.ts';
 import type { Exchange } from './recording-fetch.ts';
 import { panelStyles } from './styles.ts';
 
@@ -40,9 +40,16 @@ const routeList = html`<details>
 /** The last request the playground made: the code that makes it, and the raw request and response, events included. */
 export class ApiPanel extends LitElement {
   static override styles = [panelStyles];
-  static override properties = { exchange: { attribute: false } };
+  static override properties = { exchange: { attribute: false }, profile: { attribute: false } };
 
   declare exchange: Exchange | undefined;
+  /** The models the page runs: the code starts Lantern on the same ones. */
+  declare profile: SnippetProfile;
+
+  constructor() {
+    super();
+    this.profile = 'bundled';
+  }
 
   override render() {
     const x = this.exchange;
@@ -55,10 +62,14 @@ export class ApiPanel extends LitElement {
     const request = { method: x.method, path: x.path, body: x.body };
     return html`
       <h2>API: <code>${x.method} ${x.path}</code></h2>
+      <p class="hint">
+        Each is a whole <code>src/main.ts</code> of the README's quick start app: paste it there and it runs, on the
+        same models as this page.
+      </p>
       <h3>With the openai SDK</h3>
-      <pre tabindex="0" aria-label="openai SDK code"><code>${sdkSnippet(request)}</code></pre>
+      <pre tabindex="0" aria-label="openai SDK code"><code>${sdkSnippet(request, this.profile)}</code></pre>
       <h3>With fetch</h3>
-      <pre tabindex="0" aria-label="fetch code"><code>${fetchSnippet(request)}</code></pre>
+      <pre tabindex="0" aria-label="fetch code"><code>${fetchSnippet(request, this.profile)}</code></pre>
       <h3>Request</h3>
       <pre tabindex="0" aria-label="Raw request"><code>${x.method} ${x.path}
 ${Object.entries(x.headers)

@@ -1,4 +1,4 @@
-import { css, html, LitElement } from 'lit';
+import { css, html, LitElement, nothing } from 'lit';
 import type OpenAI from 'openai';
 import type { LocalAPI, OfflineStatus } from '../client/index.ts';
 import './api-panel.ts';
@@ -71,11 +71,12 @@ export class LanternPlayground extends LitElement {
       border-radius: 6px;
       padding: 0.3rem 0.6rem;
     }
+    /* The tabs wrap onto a second line on a narrow screen: every one in sight, none behind a sideways scroll. */
     [role='tablist'] {
       display: flex;
-      gap: 0.25rem;
+      flex-wrap: wrap;
+      gap: 0 0.25rem;
       border-bottom: 1px solid var(--border);
-      overflow-x: auto;
       margin-bottom: 1rem;
     }
     [role='tab'] {
@@ -86,6 +87,19 @@ export class LanternPlayground extends LitElement {
       padding: 0.5rem 0.8rem;
       cursor: pointer;
       white-space: nowrap;
+    }
+    /* A phone's first screen reaches the message box: the controls on one line, the tabs closer together (the tiny models' note is short for it). */
+    @media (max-width: 40rem) {
+      [role='tab'] {
+        padding: 0.35rem 0.6rem;
+      }
+      .controls {
+        gap: 0.5rem;
+      }
+      .controls select,
+      .controls button {
+        padding-inline: 0.35rem;
+      }
     }
     [role='tab'][aria-selected='true'] {
       border-bottom-color: var(--accent);
@@ -99,6 +113,26 @@ export class LanternPlayground extends LitElement {
       color: var(--muted);
       font-size: 0.85rem;
       margin: 0;
+    }
+    .tiny-models {
+      border: 1px solid var(--border);
+      border-left: 4px solid var(--accent);
+      border-radius: 6px;
+      background: var(--surface);
+      padding: 0.4rem 0.75rem;
+      margin-bottom: 0.5rem;
+      font-size: 0.85rem;
+    }
+    .tiny-models p {
+      margin: 0;
+    }
+    .tiny-models summary {
+      cursor: pointer;
+      color: var(--accent-text);
+    }
+    .tiny-models ul {
+      margin: 0.25rem 0;
+      padding-left: 1.25rem;
     }
   `;
   static override properties = {
@@ -174,9 +208,9 @@ export class LanternPlayground extends LitElement {
           <label>
             Models
             <select @change=${this.#switchProfile} aria-label="Model profile">
-              <option value="bundled" ?selected=${this.profile === 'bundled'}>Bundled (offline)</option>
+              <option value="bundled" ?selected=${this.profile === 'bundled'}>Tiny test models</option>
               <option value="real" ?selected=${this.profile === 'real'} ?disabled=${!navigator.onLine}>
-                Real models (download)
+                Real models
               </option>
             </select>
           </label>
@@ -189,6 +223,7 @@ export class LanternPlayground extends LitElement {
           </button>
         </div>
       </header>
+      ${this.#tinyModels()}
       <server-prompt .server=${this.pendingServer}></server-prompt>
       <nav role="tablist" aria-label="Playground sections" @keydown=${this.#onTabKey}>
         ${TABS.map(
@@ -245,7 +280,7 @@ export class LanternPlayground extends LitElement {
       case 'keys':
         return html`<keys-panel .keys=${this.lantern?.keys}></keys-panel>`;
       case 'api':
-        return html`<api-panel .exchange=${this.exchange}></api-panel>`;
+        return html`<api-panel .exchange=${this.exchange} .profile=${this.profile}></api-panel>`;
       case 'capabilities':
         return html`<capabilities-panel .lantern=${this.lantern}></capabilities-panel>`;
     }
@@ -269,6 +304,37 @@ export class LanternPlayground extends LitElement {
       // Without the list, the speech tab still offers OpenAI's model and voice names.
       console.warn('Could not list the speech models:', error);
     }
+  }
+
+  /**
+   * What the bundled models are, said where a newcomer looks first, while they run (never over the real ones): tiny
+   * test models that answer what they were taught, what that is, and how to run the real models instead.
+   */
+  #tinyModels() {
+    if (this.profile !== 'bundled') return nothing;
+    return html`<section class="tiny-models" aria-labelledby="tiny-models-title">
+      <p>
+        <strong id="tiny-models-title">Tiny test models</strong> run here: under 1M parameters, they answer only what
+        they were taught. For real answers, choose <em>Real models</em> under Models (a download on first use).
+      </p>
+      <details>
+        <summary>What they answer; real models in an app</summary>
+        <p>Taught a few hundred phrasings of each of these, they answer:</p>
+        <ul>
+          <li>the suggested prompts, counting, sums, a short story, a poem, a few turns of small talk;</li>
+          <li>
+            a question about a passage or your documents (the Documents tab), by quoting the sentence that shares your
+            question's words;
+          </li>
+          <li>tool calls for the weather and the time, and short JSON (structured output).</li>
+        </ul>
+        <p>
+          In your own app, <code>startLocalAPI()</code> without <code>profile</code> runs the real models (a download on
+          first use); <code>bundledProfile('/models')</code> runs these. The README's Models section and
+          <code>docs/models.md</code> list them.
+        </p>
+      </details>
+    </section>`;
   }
 
   /** One line on whether a reload works without the network. */

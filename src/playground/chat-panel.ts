@@ -138,6 +138,11 @@ export class ChatPanel extends LitElement {
         gap: 0.4rem;
         margin-left: 0.3rem;
       }
+      /* Small enough that a phone's first screen still reaches the message box below them. */
+      .suggestions button {
+        padding: 0.2rem 0.6rem;
+        font-size: 0.9rem;
+      }
       .conversation li.user {
         background: var(--user-bubble);
       }

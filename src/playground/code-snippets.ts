@@ -1,15 +1,96 @@
-/** The code that makes a request the playground just made: with `fetch`, and with the openai SDK. */
+/**
+ * The code that makes a request the playground just made: with `fetch`, and with the openai SDK. Each snippet is a whole
+ * `src/main.ts` of the README's quick start app: it starts Lantern on the models the page runs (the bundled tiny ones
+ * unless the page runs the real ones, so that pasting it downloads nothing new), gets the app's key, makes the request
+ * and shows what came back. `code-snippets.test.ts` type-checks every one as that app's tsconfig would.
+ */
 export interface ExchangeRequest {
   method: string;
   path: string; // e.g. /v1/chat/completions
   body?: unknown;
 }
 
+/** The models the page runs, which the snippets start Lantern on: the bundled tiny ones, or the real ones. */
+export type SnippetProfile = 'bundled' | 'real';
+
 const indent = (text: string, spaces: number) => text.replace(/\n/g, `\n${' '.repeat(spaces)}`);
 
 /** The routes that take a file and string fields, as multipart form data, not JSON: audio, and uploads. */
 const isMultipart = (path: string) =>
   path === '/v1/audio/transcriptions' || path === '/v1/audio/translations' || path === '/v1/files';
+
+/** A request's path under Lantern's base URL (`lantern.baseURL` ends in /v1). */
+const underBase = (path: string) => path.replace(/^\/v1/, '');
+
+/**
+ * Lantern started on the page's models, and the app's key; then, for the SDK, the client. `lantern` and `key` are
+ * what every snippet after it uses.
+ */
+function setup(profile: SnippetProfile, sdk: boolean): string[] {
+  const bundled = profile === 'bundled';
+  return [
+    ...(sdk ? [`import OpenAI from 'openai';`] : []),
+    `import { ${bundled ? 'bundledProfile, ' : ''}startLocalAPI } from 'lantern/client';`,
+    ``,
+    bundled
+      ? `// The bundled tiny test models, as the playground runs them: leave out \`profile\` to run the real ones.`
+      : `// The real models, downloaded on first use and kept for offline use.`,
+    `const lantern = await startLocalAPI(${bundled ? `{ profile: bundledProfile('/models') }` : ''});`,
+    `// This app's key: issued on the first load, kept in localStorage and reused on every later one.`,
+    `const { key } = await lantern.keys.forApp('my app');`,
+    ...(sdk
+      ? [
+          `const client = new OpenAI({ baseURL: lantern.baseURL, apiKey: key, fetch: lantern.fetch, dangerouslyAllowBrowser: true });`,
+        ]
+      : []),
+    ``,
+  ];
+}
+
+/**
+ * A file the person picks, for the routes that take one: a file input added to the page, and its first file once
+ * chosen.
+ */
+const PICK_FILE = [
+  `// The file: picked in a file input added to the page (or a File made from a recording's Blob).`,
+  `const input = document.body.appendChild(Object.assign(document.createElement('input'), { type: 'file' }));`,
+  `const file = await new Promise<File>((picked) => input.addEventListener('change', () => picked(input.files![0]), { once: true }));`,
+];
+
+/**
+ * Raw pcm played as it arrives: 24 kHz 16-bit little-endian mono has no header, so only Web Audio plays it, each chunk
+ * queued after the last (a sample split between two chunks carried over).
+ */
+const PLAY_PCM = [
+  `// pcm: 24 kHz 16-bit little-endian mono, no header: Web Audio plays each chunk after the last.`,
+  `const audio = new AudioContext({ sampleRate: 24_000 });`,
+  `let playAt = 0;`,
+  `let carried = new Uint8Array(0); // half a sample, from the chunk before`,
+  `function play(chunk: Uint8Array) {`,
+  `  const bytes = new Uint8Array(carried.length + chunk.length);`,
+  `  bytes.set(carried);`,
+  `  bytes.set(chunk, carried.length);`,
+  `  const count = Math.floor(bytes.length / 2);`,
+  `  carried = bytes.slice(count * 2);`,
+  `  if (count === 0) return;`,
+  `  const buffer = audio.createBuffer(1, count, 24_000);`,
+  `  const samples = buffer.getChannelData(0);`,
+  `  const view = new DataView(bytes.buffer, 0, count * 2);`,
+  `  for (let i = 0; i < count; i++) samples[i] = view.getInt16(i * 2, true) / 32_768;`,
+  `  const source = audio.createBufferSource();`,
+  `  source.buffer = buffer;`,
+  `  source.connect(audio.destination);`,
+  `  playAt = Math.max(playAt, audio.currentTime);`,
+  `  source.start(playAt);`,
+  `  playAt += buffer.duration;`,
+  `}`,
+];
+
+/** Reads a stream of server-sent events as text, each piece shown as it arrives. */
+const READ_EVENTS = [
+  `const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();`,
+  `for (let read = await reader.read(); !read.done; read = await reader.read()) console.log(read.value);`,
+];
 
 interface SpeechBody {
   response_format?: string;
@@ -18,36 +99,37 @@ interface SpeechBody {
 
 /**
  * What to do with a speech answer (`response`, a fetch Response, which the SDK's `audio.speech.create` returns too):
- * play the file; read pcm as it arrives (it has no header, so only Web Audio plays it); or gather the audio of the
- * server-sent events.
+ * play the file; play pcm as it arrives (it has no header, so only Web Audio plays it); or gather the audio of the
+ * server-sent events. A browser plays sound only once the person has clicked or typed on the page.
  */
 function speechReading(body: unknown): string {
   const { response_format: format = 'mp3', stream_format: stream } = (body ?? {}) as SpeechBody;
   const type = format === 'opus' ? 'audio/ogg' : format === 'mp3' ? 'audio/mpeg' : `audio/${format}`;
+  const pcm = format === 'pcm';
   if (stream === 'sse') {
     return [
+      ...(pcm ? PLAY_PCM : []),
       `// Server-sent events: each speech.audio.delta carries base64 audio; speech.audio.done the usage.`,
-      `const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();`,
-      `const parts = [];`,
+      `const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();`,
+      ...(pcm ? [] : [`const parts: BlobPart[] = [];`]),
       `let buffer = '';`,
       `for (let read = await reader.read(); !read.done; read = await reader.read()) {`,
-      `  const frames = (buffer += read.value).split('\n\n');`,
-      `  buffer = frames.pop();`,
+      `  const frames = (buffer += read.value).split('\\n\\n');`,
+      `  buffer = frames.pop() ?? '';`,
       `  for (const frame of frames) {`,
       `    const event = JSON.parse(frame.slice('data: '.length));`,
-      `    if (event.type === 'speech.audio.delta') parts.push(Uint8Array.from(atob(event.audio), (c) => c.charCodeAt(0)));`,
+      `    if (event.type === 'speech.audio.delta')`,
+      `      ${pcm ? 'play' : 'parts.push'}(Uint8Array.from(atob(event.audio), (c) => c.charCodeAt(0)));`,
       `  }`,
       `}`,
-      format === 'pcm'
-        ? `// pcm: 24 kHz 16-bit little-endian mono, no header: play it through Web Audio (an AudioBuffer at 24 000 Hz).`
-        : `new Audio(URL.createObjectURL(new Blob(parts, { type: '${type}' }))).play();`,
+      ...(pcm ? [] : [`new Audio(URL.createObjectURL(new Blob(parts, { type: '${type}' }))).play();`]),
     ].join('\n');
   }
-  if (format === 'pcm') {
+  if (pcm) {
     return [
-      `// pcm: 24 kHz 16-bit little-endian mono, no header: play each chunk through Web Audio as it arrives.`,
-      `const reader = response.body.getReader();`,
-      `for (let read = await reader.read(); !read.done; read = await reader.read()) play(read.value); // an AudioBuffer at 24 000 Hz`,
+      ...PLAY_PCM,
+      `const reader = response.body!.getReader();`,
+      `for (let read = await reader.read(); !read.done; read = await reader.read()) play(read.value);`,
     ].join('\n');
   }
   return `const blob = await response.blob();\nnew Audio(URL.createObjectURL(blob)).play();`;
@@ -71,7 +153,7 @@ function realtimeCall(params: string): string {
     `const answer = await fetch(\`\${lantern.baseURL}/realtime/calls\`, {`,
     `  method: 'POST',`,
     `  headers: { 'Content-Type': 'application/sdp', Authorization: \`Bearer \${secret.value}\` },`,
-    `  body: peer.localDescription.sdp,`,
+    `  body: peer.localDescription!.sdp,`,
     `});`,
     `await peer.setRemoteDescription({ type: 'answer', sdp: await answer.text() });`,
     `// Then send client events: events.send(JSON.stringify({ type: 'response.create' }))`,
@@ -82,7 +164,7 @@ function realtimeCall(params: string): string {
 const formFields = (body: unknown) =>
   Object.entries((body ?? {}) as Record<string, string | string[]>).filter(([name]) => name !== 'file');
 
-function multipartFetchSnippet(request: ExchangeRequest): string {
+function multipartFetchSnippet(request: ExchangeRequest, profile: SnippetProfile): string {
   const appends = formFields(request.body).flatMap(([name, value]) =>
     (Array.isArray(value) ? value : [value]).map((v) => `form.append(${JSON.stringify(name)}, ${JSON.stringify(v)});`),
   );
@@ -90,19 +172,22 @@ function multipartFetchSnippet(request: ExchangeRequest): string {
   const format = formFields(request.body).find(([name]) => name === 'response_format')?.[1];
   const text = format === 'text' || format === 'srt' || format === 'vtt';
   return [
+    ...setup(profile, false),
+    ...PICK_FILE,
     `const form = new FormData();`,
-    `form.append('file', file); // a File or Blob: a recording, or what an <input type="file"> picked`,
+    `form.append('file', file);`,
     ...appends,
-    `const response = await fetch(\`\${location.origin}${request.path}\`, {`,
+    `const response = await fetch(\`\${lantern.baseURL}${underBase(request.path)}\`, {`,
     `  method: '${request.method}',`,
-    `  headers: { Authorization: \`Bearer \${apiKey}\` }, // FormData sets the multipart Content-Type itself`,
+    `  headers: { Authorization: \`Bearer \${key}\` }, // FormData sets the multipart Content-Type itself`,
     `  body: form,`,
     `});`,
-    stream
-      ? `// Server-sent events: each "data: {...}" is a transcript.text.delta, then one transcript.text.done.`
-      : text
-        ? `const transcript = await response.text();`
-        : `const data = await response.json();`,
+    ...(stream
+      ? [
+          `// Server-sent events: each "data: {...}" is a transcript.text.delta, then one transcript.text.done.`,
+          ...READ_EVENTS,
+        ]
+      : [text ? `console.log(await response.text());` : `console.log(await response.json());`]),
   ].join('\n');
 }
 
@@ -123,22 +208,26 @@ function audioParams(body: unknown): string {
   return ['{', '  file,', ...lines.slice(1, -1), '}'].join('\n');
 }
 
-export function fetchSnippet(request: ExchangeRequest): string {
-  if (isMultipart(request.path)) return multipartFetchSnippet(request);
+/** The `fetch` code for a request, with `profile` the models the page runs. */
+export function fetchSnippet(request: ExchangeRequest, profile: SnippetProfile): string {
+  if (isMultipart(request.path)) return multipartFetchSnippet(request, profile);
   const body =
     request.body === undefined ? '' : `,\n  body: JSON.stringify(${indent(JSON.stringify(request.body, null, 2), 2)})`;
   const stream = (request.body as { stream?: boolean } | undefined)?.stream === true;
   const speech = request.path === '/v1/audio/speech';
   return [
-    `const response = await fetch(\`\${location.origin}${request.path}\`, {`,
+    ...setup(profile, false),
+    `const response = await fetch(\`\${lantern.baseURL}${underBase(request.path)}\`, {`,
     `  method: '${request.method}',`,
-    `  headers: { Authorization: \`Bearer \${apiKey}\`${request.body === undefined ? '' : ", 'Content-Type': 'application/json'"} }${body},`,
+    `  headers: { Authorization: \`Bearer \${key}\`${request.body === undefined ? '' : ", 'Content-Type': 'application/json'"} }${body},`,
     `});`,
     speech
       ? speechReading(request.body)
       : stream
-        ? `// Server-sent events: read response.body line by line; each "data: {...}" is a chunk, "data: [DONE]" ends it.`
-        : `const data = await response.json();`,
+        ? [`// Server-sent events: each "data: {...}" is a chunk, and "data: [DONE]" ends them.`, ...READ_EVENTS].join(
+            '\n',
+          )
+        : `console.log(await response.json());`,
   ].join('\n');
 }
 
@@ -151,30 +240,31 @@ function documentsCall(request: ExchangeRequest, params: string): string | undef
   if (files !== undefined || request.path === '/v1/files') {
     if (request.method === 'POST' && !file) {
       return [
-        `const file = document.querySelector('input[type=file]').files[0]; // or a File dropped on the page`,
+        ...PICK_FILE,
         `const uploaded = await client.files.create(${audioParams(request.body)});`,
+        `console.log(uploaded.id);`,
       ].join('\n');
     }
-    if (file && request.method === 'DELETE') return `await client.files.delete('${file}');`;
-    if (file) return `const file = await client.files.retrieve('${file}');`;
-    return `const files = await client.files.list();`;
+    if (file && request.method === 'DELETE') return `console.log(await client.files.delete('${file}'));`;
+    if (file) return `console.log(await client.files.retrieve('${file}'));`;
+    return `for await (const file of client.files.list()) console.log(file.filename, file.id);`;
   }
   const [, store, , storeFile] = /^\/v1\/vector_stores\/([^/]+)\/files(\/([^/]+))?$/.exec(request.path) ?? [];
   if (store && storeFile) {
     const ids = `'${storeFile}', { vector_store_id: '${store}' }`;
-    if (request.method === 'DELETE') return `await client.vectorStores.files.delete(${ids});`;
-    return `const file = await client.vectorStores.files.retrieve(${ids}); // its status: in_progress, then completed`;
+    if (request.method === 'DELETE') return `console.log(await client.vectorStores.files.delete(${ids}));`;
+    return `const file = await client.vectorStores.files.retrieve(${ids});\nconsole.log(file.status); // in_progress, then completed`;
   }
   if (store) {
     return request.method === 'POST'
-      ? `const file = await client.vectorStores.files.create('${store}', ${params});\n// Indexed in the background: poll until it is completed.\nawait client.vectorStores.files.poll('${store}', file.id);`
-      : `const files = await client.vectorStores.files.list('${store}');`;
+      ? `const file = await client.vectorStores.files.create('${store}', ${params});\n// Indexed in the background: poll until it is completed.\nconsole.log((await client.vectorStores.files.poll('${store}', file.id)).status);`
+      : `for await (const file of client.vectorStores.files.list('${store}')) console.log(file.id, file.status);`;
   }
   if (request.path === '/v1/vector_stores' && request.method === 'POST')
-    return `const store = await client.vectorStores.create(${params});`;
+    return `const store = await client.vectorStores.create(${params});\nconsole.log(store.id);`;
   const [, id] = /^\/v1\/vector_stores\/([^/]+)$/.exec(request.path) ?? [];
-  if (id && request.method === 'DELETE') return `await client.vectorStores.delete('${id}');`;
-  if (id) return `const store = await client.vectorStores.retrieve('${id}');`;
+  if (id && request.method === 'DELETE') return `console.log(await client.vectorStores.delete('${id}'));`;
+  if (id) return `console.log(await client.vectorStores.retrieve('${id}'));`;
   return undefined;
 }
 
@@ -191,66 +281,68 @@ function responsesCall(params: string, stream: boolean): string {
     `const stream = await client.responses.create(${params});`,
     `for await (const event of stream) {`,
     `  if (event.type === 'response.output_text.delta') console.log(event.delta);`,
-    `  if (event.type === 'response.output_text.annotation.added') console.log('cites', event.annotation.filename);`,
+    `  if (event.type === 'response.output_text.annotation.added') console.log('cites', event.annotation);`,
     `  if (event.type === 'response.output_item.done' && event.item.type === 'file_search_call')`,
     `    console.log('passages', event.item.results);`,
     `}`,
   ].join('\n');
 }
 
-/** The openai SDK call for an endpoint of the API, with the request's own parameters. */
-export function sdkSnippet(request: ExchangeRequest): string {
-  const setup = [
-    `import OpenAI from 'openai';`,
-    `import { startLocalAPI } from 'lantern/client';`,
-    ``,
-    `const lantern = await startLocalAPI();`,
-    `const client = new OpenAI({ baseURL: lantern.baseURL, apiKey, fetch: lantern.fetch, dangerouslyAllowBrowser: true });`,
-    ``,
-  ];
+/** The openai SDK call for an endpoint of the API, with the request's own parameters; `profile` the page's models. */
+export function sdkSnippet(request: ExchangeRequest, profile: SnippetProfile): string {
+  const start = setup(profile, true);
   const params = indent(JSON.stringify(request.body ?? {}, null, 2), 0);
   const body = request.body as { stream?: boolean } | undefined;
   const documents = documentsCall(request, params);
-  if (documents) return [...setup, documents].join('\n');
+  if (documents) return [...start, documents].join('\n');
   switch (request.path) {
     case '/v1/responses':
-      return [...setup, responsesCall(params, body?.stream === true)].join('\n');
+      return [...start, responsesCall(params, body?.stream === true)].join('\n');
     case '/v1/chat/completions':
       return [
-        ...setup,
+        ...start,
         body?.stream
           ? `const stream = await client.chat.completions.create(${params});\nfor await (const chunk of stream) console.log(chunk.choices[0]?.delta.content ?? '');`
-          : `const completion = await client.chat.completions.create(${params});`,
+          : `const completion = await client.chat.completions.create(${params});\nconsole.log(completion.choices[0]?.message.content);`,
       ].join('\n');
     case '/v1/embeddings':
-      return [...setup, `const embeddings = await client.embeddings.create(${params});`].join('\n');
+      return [
+        ...start,
+        `const embeddings = await client.embeddings.create(${params});`,
+        `console.log(embeddings.data.map((item) => item.embedding.length));`,
+      ].join('\n');
     case '/v1/audio/transcriptions': {
       const call = `client.audio.transcriptions.create(${audioParams(request.body)})`;
       return [
-        ...setup,
-        `const file = document.querySelector('input[type=file]').files[0]; // or a recording's Blob in a File`,
+        ...start,
+        ...PICK_FILE,
         (request.body as Record<string, string> | undefined)?.stream === 'true'
           ? `const stream = await ${call};\nfor await (const event of stream)\n  if (event.type === 'transcript.text.delta') console.log(event.delta);`
-          : `const transcription = await ${call};`,
+          : `const transcription = await ${call};\nconsole.log(transcription);`,
       ].join('\n');
     }
     case '/v1/audio/speech':
       return [
-        ...setup,
+        ...start,
         `// A fetch Response: its body streams the audio as it is made.`,
         `const response = await client.audio.speech.create(${params});`,
         speechReading(request.body),
       ].join('\n');
     case '/v1/realtime/client_secrets':
-      return [...setup, realtimeCall(params)].join('\n');
+      return [...start, realtimeCall(params)].join('\n');
     case '/v1/audio/translations':
       return [
-        ...setup,
-        `const file = document.querySelector('input[type=file]').files[0]; // or a recording's Blob in a File`,
+        ...start,
+        ...PICK_FILE,
         `const translation = await client.audio.translations.create(${audioParams(request.body)});`,
+        `console.log(translation);`,
       ].join('\n');
     default:
-      return [...setup, `const models = await client.models.list();`].join('\n');
+      return [
+        ...start,
+        `const models = await client.models.list();`,
+        `console.log(models.data.map((model) => model.id));`,
+      ].join('\n');
   }
 }
 

@@ -16,6 +16,17 @@ const ACCEPT = [
   ...['.c', '.cpp', '.h', '.cs', '.css', '.go', '.java', '.js', '.mjs', '.ts', '.py', '.rb', '.php', '.sh'],
 ].join(',');
 
+/**
+ * A document to try the tab with, for one who has none at hand. The question the tab suggests is worded as the one
+ * sentence that answers it, as the bundled tiny model answers by quoting the sentence that shares the question's words.
+ */
+const EXAMPLE = {
+  name: 'travel-policy.md',
+  text:
+    '# Travel policy\n\nEconomy class is the rule for trips under six hours. Hotel nights are reimbursed up to 180 ' +
+    'euros in Paris and 140 euros elsewhere. Receipts are filed within 30 days.\n',
+};
+
 /** How often the files' statuses are asked for while one is being indexed. */
 const POLL_MS = 1000;
 
@@ -69,6 +80,10 @@ export class DocumentsPanel extends LitElement {
       }
       .files td {
         vertical-align: middle;
+      }
+      /* A long file name breaks rather than widening a narrow screen. */
+      .files td:first-child {
+        overflow-wrap: anywhere;
       }
       .files progress {
         width: 8rem;
@@ -226,6 +241,18 @@ export class DocumentsPanel extends LitElement {
           @change=${this.#onChoose}
         />
         <p class="note" id="documents-types">Text, Markdown, HTML, JSON, PDF and code files.</p>
+        <p class="note">
+          No file at hand?
+          <button
+            type="button"
+            class="secondary"
+            ?disabled=${!this.client || this.uploading || this.rows.some((r) => r.filename === EXAMPLE.name)}
+            @click=${() => this.#add([new File([EXAMPLE.text], EXAMPLE.name, { type: 'text/markdown' })])}
+          >
+            Add an example document
+          </button>
+          (${EXAMPLE.name}), then ask the question below.
+        </p>
       </div>
       ${this.#renderFiles()}
       <form @submit=${this.#ask}>
@@ -238,7 +265,8 @@ export class DocumentsPanel extends LitElement {
           </div>
         </div>
         <label for="question">Question</label>
-        <input id="question" placeholder="e.g. How much is a hotel night in Paris?" />
+        <!-- The example document's, in the words of the one sentence that answers it (see EXAMPLE). -->
+        <input id="question" placeholder="e.g. How much are hotel nights reimbursed in Paris?" />
         <div class="row" style="margin-top:0.5rem">
           <button type="submit" ?disabled=${this.asking || !ready || !this.models.length}>Ask</button>
         </div>

@@ -83,44 +83,46 @@ export class KeysPanel extends LitElement {
       ${
         this.list.length === 0
           ? html`<p class="hint">No keys yet.</p>`
-          : html`<table aria-label="Issued keys">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Status</th>
-                    <th scope="col"><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${this.list.map(
-                    (k) =>
-                      html`<tr class=${k.revokedAt ? 'revoked' : ''}>
-                        <td>${k.name}</td>
-                        <td><code>${k.prefix}</code></td>
-                        <td>${new Date(k.createdAt * 1000).toLocaleString()}</td>
-                        <td>${k.lastUsedAt ? new Date(k.lastUsedAt * 1000).toLocaleString() : 'never'}</td>
-                        <td>${k.revokedAt ? 'revoked' : 'active'}</td>
-                        <td class="actions">
-                          ${
-                            k.revokedAt
-                              ? nothing
-                              : html`<button
-                                  type="button"
-                                  class="secondary"
-                                  aria-label=${`Revoke ${k.name}`}
-                                  @click=${() => this.#revoke(k.id)}
-                                >
-                                  Revoke
-                                </button>`
-                          }
-                        </td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
+          : html`<div class="scroll-x">
+                <table aria-label="Issued keys">
+                  <thead>
+                    <tr>
+                      <th scope="col">Name</th>
+                      <th scope="col">Key</th>
+                      <th scope="col">Created</th>
+                      <th scope="col">Last used</th>
+                      <th scope="col">Status</th>
+                      <th scope="col"><span class="visually-hidden">Actions</span></th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${this.list.map(
+                      (k) =>
+                        html`<tr class=${k.revokedAt ? 'revoked' : ''}>
+                          <td>${k.name}</td>
+                          <td><code>${k.prefix}</code></td>
+                          <td>${new Date(k.createdAt * 1000).toLocaleString()}</td>
+                          <td>${k.lastUsedAt ? new Date(k.lastUsedAt * 1000).toLocaleString() : 'never'}</td>
+                          <td>${k.revokedAt ? 'revoked' : 'active'}</td>
+                          <td class="actions">
+                            ${
+                              k.revokedAt
+                                ? nothing
+                                : html`<button
+                                    type="button"
+                                    class="secondary"
+                                    aria-label=${`Revoke ${k.name}`}
+                                    @click=${() => this.#revoke(k.id)}
+                                  >
+                                    Revoke
+                                  </button>`
+                            }
+                          </td>
+                        </tr>`,
+                    )}
+                  </tbody>
+                </table>
+              </div>
               <form class="row" style="margin-top:0.75rem" @submit=${this.#revokeStale}>
                 <div>
                   <label for="stale-days">Unused for</label>

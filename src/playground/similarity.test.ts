@@ -51,18 +51,18 @@ describe('heatColour', () => {
 describe('code snippets', () => {
   const request = { method: 'POST', path: '/v1/chat/completions', body: { model: 'crimson-falcon-4', stream: true } };
   it('writes the fetch call with the request body', () => {
-    const code = fetchSnippet(request);
-    expect(code).toContain('/v1/chat/completions');
+    const code = fetchSnippet(request, 'bundled');
+    expect(code).toContain('`${lantern.baseURL}/chat/completions`');
     expect(code).toContain('"model": "crimson-falcon-4"');
     expect(code).toContain('Server-sent events');
   });
 
   it('writes the SDK call that makes the same request', () => {
-    const code = sdkSnippet(request);
+    const code = sdkSnippet(request, 'bundled');
     expect(code).toContain('client.chat.completions.create({');
     expect(code).toContain('for await (const chunk of stream)');
     expect(
-      sdkSnippet({ method: 'POST', path: '/v1/embeddings', body: { model: 'jade-mole-4', input: ['a'] } }),
+      sdkSnippet({ method: 'POST', path: '/v1/embeddings', body: { model: 'jade-mole-4', input: ['a'] } }, 'bundled'),
     ).toContain('client.embeddings.create(');
   });
 
@@ -78,20 +78,22 @@ describe('code snippets', () => {
         'timestamp_granularities[]': ['segment', 'word'],
       },
     };
-    const fetchCode = fetchSnippet(audio);
+    const fetchCode = fetchSnippet(audio, 'bundled');
     expect(fetchCode).toContain("form.append('file', file);");
     expect(fetchCode).toContain('form.append("timestamp_granularities[]", "word");');
     expect(fetchCode).toContain('body: form,');
     expect(fetchCode).not.toContain("'Content-Type'");
     expect(fetchCode).toContain('await response.text()');
-    const sdkCode = sdkSnippet(audio);
+    const sdkCode = sdkSnippet(audio, 'bundled');
     expect(sdkCode).toContain('client.audio.transcriptions.create({\n  file,\n  "model": "whisper-1",');
     expect(sdkCode).toContain('"temperature": 0.2');
     expect(sdkCode).toContain('"timestamp_granularities": [\n    "segment",\n    "word"\n  ]');
     expect(sdkCode).not.toContain('recording.webm');
-    const streamed = sdkSnippet({ ...audio, body: { model: 'whisper-1', stream: 'true' } });
+    const streamed = sdkSnippet({ ...audio, body: { model: 'whisper-1', stream: 'true' } }, 'bundled');
     expect(streamed).toContain('"stream": true');
     expect(streamed).toContain("event.type === 'transcript.text.delta'");
-    expect(sdkSnippet({ ...audio, path: '/v1/audio/translations' })).toContain('client.audio.translations.create({');
+    expect(sdkSnippet({ ...audio, path: '/v1/audio/translations' }, 'bundled')).toContain(
+      'client.audio.translations.create({',
+    );
   });
 });

@@ -102,6 +102,15 @@ export const panelStyles = css`
   table {
     border-collapse: collapse;
   }
+  /*
+   * A table wider than a narrow screen scrolls inside its own box, rather than widening the page; positioned, so that
+   * the box also clips what is positioned inside it (a visually hidden header).
+   */
+  .scroll-x {
+    position: relative;
+    max-width: 100%;
+    overflow-x: auto;
+  }
   /* The route list scrolls within the panel rather than widening a narrow screen. */
   table.routes {
     display: block;

@@ -82,6 +82,12 @@ test('chat opens on the conversation and the message box, with the parameters an
     await expect(page.getByLabel(label, { exact: true })).toBeHidden();
   }
   await shot(page, 'chat-first-screen', info.project.name);
+  // The bundled models say what they are, before anyone takes them for real ones.
+  const tiny = page.getByRole('region', { name: 'Tiny test models' });
+  await expect(tiny).toBeInViewport();
+  await expect(tiny).toContainText('under 1M parameters');
+  await expect(tiny).toContainText('choose Real models under Models');
+  await expect(page.getByLabel('Model profile')).toHaveValue('bundled');
 
   // An empty conversation suggests first prompts; one click sends it, and the model answers.
   const suggestions = page.getByRole('group', { name: 'Suggested prompts' });
@@ -90,6 +96,8 @@ test('chat opens on the conversation and the message box, with the parameters an
     'Tell me a story.',
     'What is the capital of France?',
     'Count to 10.',
+    'Name three fruits.',
+    'What is 3 + 4?',
   ]);
   await chooseGreedy(page);
   await suggestions.getByRole('button', { name: 'What is the capital of France?' }).click();
@@ -579,22 +587,18 @@ test.describe('with a profile of its own', () => {
     await openPlayground(page);
     await page.getByRole('tab', { name: 'Documents' }).click();
     const panel = page.locator('documents-panel');
+    const files = panel.getByRole('table', { name: 'Documents in the store' });
+    // The tab's example document (travel-policy.md), then a file of one's own.
+    await panel.getByRole('button', { name: 'Add an example document' }).click();
+    await expect(files.locator('.file-status')).toHaveText(['completed']);
+    await expect(panel.getByRole('button', { name: 'Add an example document' })).toBeDisabled();
     await panel.getByLabel('Files to add (or drop them here)').setInputFiles([
-      {
-        name: 'travel-policy.md',
-        mimeType: 'text/markdown',
-        buffer: Buffer.from(
-          '# Travel policy\n\nEconomy class is the rule for trips under six hours. Hotel nights are reimbursed up to ' +
-            '180 euros in Paris and 140 euros elsewhere. Receipts are filed within 30 days.',
-        ),
-      },
       {
         name: 'garden.txt',
         mimeType: 'text/plain',
         buffer: Buffer.from('Tomatoes need six to eight hours of sun. Basil planted beside them keeps aphids away.'),
       },
     ]);
-    const files = panel.getByRole('table', { name: 'Documents in the store' });
     await expect(files.locator('tbody tr')).toHaveCount(2);
     await expect(files.locator('.file-status')).toHaveText(['completed', 'completed']);
 
@@ -755,6 +759,16 @@ test.describe('with a profile of its own', () => {
     } finally {
       await server.close();
     }
+  });
+
+  test('the real models: no word of tiny test models', async ({ page }, info) => {
+    test.skip(info.project.name !== 'wasm', 'nothing here depends on the device: the wasm run covers it');
+    // Nothing is asked of a model, so nothing downloads: the page only lists the real profile's IDs.
+    await page.goto('/?profile=real');
+    await expect(page.getByRole('heading', { name: 'Lantern playground' })).toBeVisible({ timeout: 60_000 });
+    await expect(page.getByLabel('Model profile')).toHaveValue('real');
+    await expect(page.locator('lantern-playground header .status')).toContainText('answered by models in this browser');
+    await expect(page.getByRole('region', { name: 'Tiny test models' })).toHaveCount(0);
   });
 
   test('keyboard, dark theme and a narrow screen', async ({ page }, info) => {
