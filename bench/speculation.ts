@@ -10,8 +10,9 @@
  *   proposal right: the bound of what speculation saves on this hardware) and of the reply with every 8th token
  *   changed; and on llama.cpp in Node (node-llama-cpp, its own greedy draws) the same predictions against the request
  *   without one (which proposes nothing on this model, so it runs as without speculation).
- * - a draft model: the bundled tiny-chat with its draft (test/fixtures/tiny-chat-draft), on transformers.js and on
- *   llama.cpp in Node, against tiny-chat alone (see draftRows).
+ * - draft models: the bundled tiny-chat with its draft (test/fixtures/tiny-chat-draft), and tiny-chat as the draft of a
+ *   target four times its cost (test/fixtures/tiny-chat-target), on transformers.js and on llama.cpp in Node, against
+ *   the target alone (see draftRows).
  *
  * Each row: tokens/s off and on (after the first token, greedy), the ratio, the share of proposed tokens the model
  * accepted, and tokens per forward pass. Part of `npm run bench`; also alone: `npx tsx bench/speculation.ts [--smoke]`.
@@ -60,6 +61,7 @@ export interface SpeculationResults {
 
 const TINY_CHAT = `${BUNDLED_MODELS}/tiny-chat`;
 const TINY_CHAT_DRAFT = fileURLToPath(new URL('../test/fixtures/tiny-chat-draft', import.meta.url));
+const TINY_CHAT_TARGET = fileURLToPath(new URL('../test/fixtures/tiny-chat-target', import.meta.url));
 
 /**
  * What a task's runs with speculation did, summed (each run's tokens after its first, and its passes after the
@@ -229,55 +231,75 @@ export async function speculationBench(
   return { rows, skipped };
 }
 
+/** A target model and its draft, each a transformers.js folder with its GGUF for llama.cpp. */
+interface DraftPair {
+  name: string;
+  target: { folder: string; gguf: string };
+  draft: { folder: string; gguf: string };
+}
+
+const DRAFT_PAIRS: DraftPair[] = [
+  {
+    name: 'tiny-chat + its draft',
+    target: { folder: TINY_CHAT, gguf: 'gguf/tiny-chat-f32.gguf' },
+    draft: { folder: TINY_CHAT_DRAFT, gguf: 'gguf/tiny-chat-draft-f32.gguf' },
+  },
+  {
+    name: 'tiny-chat-target + tiny-chat as draft',
+    target: { folder: TINY_CHAT_TARGET, gguf: 'gguf/tiny-chat-target-f32.gguf' },
+    draft: { folder: TINY_CHAT, gguf: 'gguf/tiny-chat-f32.gguf' },
+  },
+];
+
 /**
- * A draft model: the bundled tiny-chat with its draft (test/fixtures/tiny-chat-draft, two of its four layers distilled
- * from its replies), both with prompt lookup off, against tiny-chat alone; on prompts the draft never saw in its
- * distillation, greedy, whole replies. On transformers.js and on llama.cpp in Node (node-llama-cpp), each with its own
- * copy of the pair. Models this small cost about the same per pass whatever their size (the call, not the arithmetic):
- * these rows show what the draft's acceptance is and what its passes cost, not what a 0.6B draft saves a 4B model.
+ * Draft models, both with prompt lookup off, against their target alone; on prompts neither distillation saw, greedy,
+ * whole replies. On transformers.js and on llama.cpp in Node (node-llama-cpp), each with its own copy of the pair.
+ *
+ * - the bundled tiny-chat with its draft (test/fixtures/tiny-chat-draft, two of its four layers distilled from its
+ *   replies): models this small cost about the same per pass whatever their size (the call, not the arithmetic), so
+ *   this row shows what the draft's acceptance is and what its passes cost, not what a 0.6B draft saves a 4B model;
+ * - tiny-chat as the draft of test/fixtures/tiny-chat-target (tiny-chat grown to 16 layers and distilled from it,
+ *   scripts/fixtures/target_fixture.py): a target pass costs about four of its draft's, as a 4B model's costs several
+ *   of a 0.6B draft's, so this row shows what speculation with a draft gains when the draft is cheaper.
  */
 async function draftRows(log: (message: string) => void, plan: SpeculationPlan): Promise<SpeculationRow[]> {
   const rows: SpeculationRow[] = [];
   const requests = DRAFT_PROMPTS.map((content) =>
     chatRequest({ messages: [{ role: 'user', content }], maxTokens: plan.tokens }),
   );
-  const transformers = {
-    off: await TransformersChatModel.load(TINY_CHAT, {
-      id: 'bench',
-      device: 'cpu',
-      dtype: 'fp32',
-      promptLookup: false,
-    }),
-    on: await TransformersChatModel.load(TINY_CHAT, {
-      id: 'bench',
-      device: 'cpu',
-      dtype: 'fp32',
-      promptLookup: false,
-      draft: TINY_CHAT_DRAFT,
-    }),
-  };
-  const llama = async (draft: boolean) =>
-    (await loadLlama(
-      {
-        engine: 'llama.cpp',
-        model: TINY_CHAT,
-        file: 'gguf/tiny-chat-f32.gguf',
-        ...(draft && { draft: { model: TINY_CHAT_DRAFT, file: 'gguf/tiny-chat-draft-f32.gguf' } }),
-      },
-      { id: 'bench', queue: new TaskQueue() },
-    )) as unknown as Model & { dispose(): Promise<void> };
-  const llamas = { off: await llama(false), on: await llama(true) };
-  for (const [name, models] of [
-    ['tiny-chat + its draft, transformers.js', transformers],
-    ['tiny-chat + its draft, llama.cpp (Node)', llamas],
-  ] as const) {
-    rows.push(await measureReplies(log, models, name, 'held-out prompts, whole replies', requests, plan));
+  const task = 'held-out prompts, whole replies';
+  for (const { name, target, draft } of DRAFT_PAIRS) {
+    const transformers = async (drafted: boolean) =>
+      TransformersChatModel.load(target.folder, {
+        id: 'bench',
+        device: 'cpu',
+        dtype: 'fp32',
+        promptLookup: false,
+        ...(drafted && { draft: draft.folder }),
+      });
+    const llama = async (drafted: boolean) =>
+      (await loadLlama(
+        {
+          engine: 'llama.cpp',
+          model: target.folder,
+          file: target.gguf,
+          ...(drafted && { draft: { model: draft.folder, file: draft.gguf } }),
+        },
+        { id: 'bench', queue: new TaskQueue() },
+      )) as unknown as Model & { dispose(): Promise<void> };
+    const models = { off: await transformers(false), on: await transformers(true) };
+    rows.push(await measureReplies(log, models, `${name}, transformers.js`, task, requests, plan));
+    const llamas = { off: await llama(false), on: await llama(true) };
+    try {
+      rows.push(await measureReplies(log, llamas, `${name}, llama.cpp (Node)`, task, requests, plan));
+    } finally {
+      await Promise.all([llamas.off.dispose(), llamas.on.dispose()]);
+    }
   }
-  await Promise.all([llamas.off.dispose(), llamas.on.dispose()]);
   return rows;
 }
 
-/** Prompts the draft's distillation never saw (not the fixture's own held-out set either). */
+/** Prompts the drafts' distillations never saw (not the fixtures' own held-out set either). */
 const DRAFT_PROMPTS = [
   'Tell me a story about a cat and a boat.',
   'What is 6 plus 3?',
@@ -287,7 +309,10 @@ const DRAFT_PROMPTS = [
   'What colour are bananas?',
 ];
 
-/** As measureTask, over several requests: each pair runs every request once; rates are of all tokens over all time. */
+/**
+ * As measureTask, over several requests: each pair runs every request once, both sides giving the same text; rates are
+ * of all tokens over all time.
+ */
 async function measureReplies(
   log: (message: string) => void,
   models: { off: Model; on: Model },
@@ -301,11 +326,13 @@ async function measureReplies(
   const tally = new SpeculationTally();
   for (let i = 0; i < plan.pairs; i++) {
     const order = i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+    const texts = { off: [] as string[], on: [] as string[] };
     for (const side of order) {
       let generated = 0;
       let seconds = 0;
       for (const request of requests) {
         const run = await timed(models[side], request);
+        texts[side].push(run.text);
         if (!Number.isFinite(run.rate)) continue;
         generated += run.tokens - 1;
         seconds += (run.tokens - 1) / run.rate;
@@ -313,6 +340,9 @@ async function measureReplies(
       }
       totals[side].push(generated / seconds);
     }
+    // Greedy: speculation changes nothing of the text.
+    const differs = texts.on.findIndex((text, j) => text !== texts.off[j]);
+    if (differs >= 0) throw new Error(`${name}, ${task}: the text of request ${differs} differs with speculation`);
   }
   return tally.row(name, task, median(totals.off), median(totals.on));
 }

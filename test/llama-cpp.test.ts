@@ -210,6 +210,33 @@ describe('the sequences', () => {
     await expect(load({ ...tinyChat, draft: think })).rejects.toThrow(/another tokenizer/);
   });
 
+  it("speculates with tiny-chat as the draft of a costlier target (Node): the target's own greedy replies in fewer passes", async () => {
+    // test/fixtures/tiny-chat-target: tiny-chat grown to 16 layers and distilled from it (target_fixture.py).
+    const target = {
+      engine: 'llama.cpp',
+      model: fileURLToPath(new URL('./fixtures/tiny-chat-target', import.meta.url)),
+      file: 'gguf/tiny-chat-target-f32.gguf',
+    } as const;
+    const [off, drafted] = [
+      await load(target),
+      await load({ ...target, draft: { model: tinyChat.model, file: tinyChat.file } }),
+    ];
+    try {
+      const passes = { off: 0, on: 0 };
+      for (const ref of refs) {
+        const request = chatRequest({ messages: ref.messages, maxTokens: 64 });
+        const before = [off.stats.forwardPasses, drafted.stats.forwardPasses];
+        const [plain, speculated] = [await off.generate(request), await drafted.generate(request)];
+        passes.off += off.stats.forwardPasses - before[0]!;
+        passes.on += drafted.stats.forwardPasses - before[1]!;
+        expect(text(speculated)).toEqual(text(plain));
+      }
+      expect(passes.on).toBeLessThan(passes.off / 2);
+    } finally {
+      await Promise.all([off.dispose(), drafted.dispose()]);
+    }
+  });
+
   it('gives each sequence of a batch its own distribution, batches of mixed lengths in any order included', async () => {
     // llama.cpp reorders a batch's outputs on their first read, and node-llama-cpp reads them from a thread per
     // sequence at once: unguarded, about one check in a hundred here got another sequence's distribution.

@@ -166,3 +166,29 @@ describe('a draft model', () => {
     await expect(load({ draft: `${BUNDLED_MODELS}/tiny-think` })).rejects.toThrow(/another tokenizer/);
   });
 });
+
+/**
+ * tiny-chat as the draft of a costlier target (test/fixtures/tiny-chat-target: tiny-chat grown to 16 layers and
+ * distilled from it, scripts/fixtures/target_fixture.py), the pair the bench measures a gain on: the target's own
+ * greedy replies, token for token, in fewer of its passes.
+ */
+describe('tiny-chat as a draft', () => {
+  const TARGET = fileURLToPath(new URL('./fixtures/tiny-chat-target', import.meta.url));
+  const loadTarget = (options: Partial<ChatModelOptions> = {}) =>
+    TransformersChatModel.load(TARGET, { id: 'target', device: 'cpu', dtype: 'fp32', promptLookup: false, ...options });
+
+  it("gives the target's own greedy replies in fewer of its passes", async () => {
+    const [off, drafted] = [await loadTarget(), await loadTarget({ draft: FOLDER })];
+    const passes = { off: 0, on: 0 };
+    for (const request of REQUESTS) {
+      const before = [off.stats.forwardPasses, drafted.stats.forwardPasses];
+      const [plain, speculated] = [await off.generate(request), await drafted.generate(request)];
+      passes.off += off.stats.forwardPasses - before[0]!;
+      passes.on += drafted.stats.forwardPasses - before[1]!;
+      expect(text(speculated)).toEqual(text(plain));
+      expect(speculated.usage.completionTokens).toBe(plain.usage.completionTokens);
+    }
+    expect(drafted.stats.acceptedTokens).toBeGreaterThan(0);
+    expect(passes.on).toBeLessThan(passes.off / 2);
+  });
+});
