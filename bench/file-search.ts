@@ -855,7 +855,7 @@ export function fileSearchTable(columns: Record<string, FileSearchResults>): str
   ];
   const paragraphs = any((r) => r.recall.paragraphs);
   return [
-    `| Measure (bundled tiny-embed, \`${EMBED}\`: random weights; ${paragraphs} paragraphs, chance@${RECALL_AT} ` +
+    `| Measure (bundled tiny-embed, \`${EMBED}\`: trained on everyday paraphrases; ${paragraphs} paragraphs, chance@${RECALL_AT} ` +
       `${paragraphs ? round(RECALL_AT / paragraphs, 3) : '–'}) | ${names.join(' | ')} |`,
     `| --- | ${names.map(() => '---').join(' | ')} |`,
     ...rows,

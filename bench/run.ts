@@ -819,7 +819,7 @@ const markdown = [
     `engine called directly; Chromium without WebGPU):\n\n` +
     visionTable({ Node: vision.node, 'Chromium, wasm': vision.wasm }),
   `Files, vector stores and retrieval (bench/file-search.ts; the openai SDK through /v1, on the bundled tiny-embed, ` +
-    `whose random weights give vectors of shared letters, not meaning; pages of 3,000 characters; Node on a ` +
+    `trained on synthetic paraphrases of everyday sentences (not on such text as SQuAD's); pages of 3,000 characters; Node on a ` +
     `directory storage, Chromium without WebGPU through the service worker on IndexedDB; recall@5 (@1) and nDCG@10 ` +
     `of the paragraph that answers each SQuAD question of bench/data/squad-retrieval.json):\n\n` +
     fileSearchTable({ Node: fileSearch.node, 'Chromium, wasm': fileSearch.wasm }),

@@ -19,8 +19,9 @@ import { agentRunItems } from './support/agent-run-items.ts';
 
 /**
  * Files, vector stores and `file_search` through the official openai SDK (and the OpenAI Agents SDK) on the bundled
- * models: tiny-embed embeds (random weights: its vectors carry word overlap, not meaning) and tiny-chat answers. The
- * questions are worded unlike their documents, and each is answered from, and cites, the one document that holds it.
+ * models: tiny-embed embeds (trained on everyday paraphrases only: on documents like these its vectors carry little
+ * meaning) and tiny-chat answers. The questions are worded unlike their documents, and each is answered from, and
+ * cites, the one document that holds it.
  */
 const DOCUMENTS: Record<string, string> = {
   'travel-policy.md':

@@ -8,9 +8,10 @@ import { startServer, workerPort } from './servers.ts';
  * Files, vector stores and `file_search` in the browser: the openai SDK in the page uploads browser `File`s, the
  * service worker extracts their text (pdf.js for a PDF, in its own bundle), the engine worker embeds the chunks, and
  * IndexedDB keeps the files, chunks and index, so that they outlive a reload, the service worker and the network. The
- * OpenAI Agents SDK runs on it in the page as an app bundles it. The bundled tiny-embed has random weights (its vectors
- * carry word overlap, not meaning) and tiny-chat answers nonsense: the checks are the files found and cited, not the
- * prose. The routes run in the service worker as on both devices: the WebAssembly project is enough.
+ * OpenAI Agents SDK runs on it in the page as an app bundles it. The bundled tiny-embed was trained on everyday
+ * paraphrases only (on these documents its vectors carry little meaning) and tiny-chat answers nonsense: the checks are
+ * the files found and cited, not the prose. The routes run in the service worker as on both devices: the WebAssembly
+ * project is enough.
  */
 // Nothing here depends on a fresh profile: these tests share one (its service worker, stored app and models).
 test.use({ profileScope: 'shared' });
