@@ -42,6 +42,7 @@ const LLAMA_CPP_SHARED_TESTS = [
   'test/responses.test.ts',
   'test/responses-tools.test.ts',
   'test/embeddings.test.ts',
+  'test/embedding-paraphrases.test.ts',
   'test/sdk-errors.test.ts',
   'test/hostile-input.test.ts',
   'test/prefix-cache-isolation.test.ts',
