@@ -234,6 +234,9 @@ test('embeddings: compare texts on a cosine-similarity heatmap', async ({ page }
   const heatmap = page.getByRole('table', { name: 'Cosine similarity of every pair of texts' });
   await expect(heatmap.locator('tbody td')).toHaveCount(9);
   await expect(heatmap.locator('tbody tr').first().locator('td').first()).toHaveText('1.00');
+  // The demo demonstrates something: the paraphrase (the kitten) scores above the unrelated text against the cat.
+  const [, kitten, hello] = (await heatmap.locator('tbody tr').first().locator('td').allTextContents()).map(Number);
+  expect(kitten).toBeGreaterThan(hello!);
   await shot(page, 'embeddings', info.project.name);
   await expectAccessible(page);
 });
