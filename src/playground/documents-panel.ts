@@ -17,8 +17,9 @@ const ACCEPT = [
 ].join(',');
 
 /**
- * A document to try the tab with, for one who has none at hand. The question the tab suggests is worded as the one
- * sentence that answers it, as the bundled tiny model answers by quoting the sentence that shares the question's words.
+ * A document to try the tab with, for one who has none at hand. The question the tab suggests shares its words with the
+ * one sentence that answers it, so that the search finds that passage first (the bundled tiny model does not read it:
+ * its answer is not the passage's, which the page's notice says; a real model answers from it).
  */
 const EXAMPLE = {
   name: 'travel-policy.md',
