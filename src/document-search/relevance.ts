@@ -4,10 +4,10 @@
  * `ranking_options.hybrid_search`), so that a `score_threshold` cuts what is unrelated and a query about something
  * else scores low.
  *
- * This replaced reciprocal rank fusion (issue 63). RRF fused ranks, so tenth place in both rankings scored 0.87 however
+ * This replaced reciprocal rank fusion. RRF fused ranks, so tenth place in both rankings scored 0.87 however
  * poor a match it was, an off-topic query's best hit scored near 1, and a threshold cut by rank. It also let a noisy
- * ranking outvote a decisive one: on the bench's SQuAD set, where the bundled embedding model's random weights make
- * the vector ranking noise, RRF found the answer in the top 5 for 36% of the questions against full text's 97%; mixing
+ * ranking outvote a decisive one: on the bench's SQuAD set, where the bundled embedding model (then of random weights)
+ * made the vector ranking noise, RRF found the answer in the top 5 for 36% of the questions against full text's 97%; mixing
  * scores, a ranking of noise moves each score by little, as its similarities differ by little.
  */
 
