@@ -210,7 +210,9 @@ test(
 
     // file_search in the Responses API: the search item first, its best result the right file, the answer citing it.
     const answered = await answerWithSearch(tab, key, storeId, QUESTIONS[0]![0]);
-    expect(answered.status).toBe('completed');
+    // Answered, whole or cut at max_output_tokens: tiny-chat's answer beside sources may run to the cap (it does not
+    // read them: scripts/fixtures/README.md); what is tested here is the search, its item and the citation.
+    expect(['completed', 'incomplete']).toContain(answered.status);
     expect(answered.types).toEqual(['file_search_call', 'message']);
     expect(answered.search).toMatchObject({ status: 'completed', queries: [QUESTIONS[0]![0]] });
     expect(answered.search!.files![0]).toBe('espresso-machine.html');
@@ -237,7 +239,8 @@ test(
         for await (const event of stream) {
           types.push(event.type);
           if (event.type === 'response.output_text.annotation.added') annotation ??= event.annotation;
-          if (event.type === 'response.completed') output = event.response.output;
+          if (event.type === 'response.completed' || event.type === 'response.incomplete')
+            output = event.response.output;
         }
         return { types, annotation, output };
       },
@@ -249,7 +252,7 @@ test(
       'response.file_search_call.searching',
       'response.file_search_call.completed',
       'response.output_text.annotation.added',
-      'response.completed',
+      streamed.types.includes('response.incomplete') ? 'response.incomplete' : 'response.completed',
     ].map((type) => streamed.types.indexOf(type));
     expect(
       order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!)),
