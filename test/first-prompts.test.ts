@@ -47,7 +47,7 @@ describe.each(CHAT_MODELS)('%s answers the suggested prompts', (model) => {
 /*
  * Everyday first prompts worded as the bundled default chat model (crimson-falcon-4, tiny-chat) never learned them: 60
  * seeded draws of everyday_prompts.py's held-out wordings (with its typos and politeness), written by generate.py with
- * each intent's answer. The figures are PyTorch's (scripts/fixtures/README.md: the answer 34, prose 57, ended 57);
+ * each intent's answer. The figures are PyTorch's (scripts/fixtures/README.md: the answer 40, prose 56, ended 57);
  * Lantern must reach them within a few of float rounding's flips, and must answer the issue's own examples in prose.
  */
 const EVERYDAY: { intent: string; prompt: string; answer: string }[] = JSON.parse(
