@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { Plugin, Rollup } from 'vite';
+import type { Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
-import { expectedWarning } from './src/vite/bundle.ts';
+import { withoutExpectedWarnings } from './src/vite/bundle.ts';
 import { lantern } from './src/vite/index.ts';
 
 /**
@@ -52,10 +52,7 @@ const LLAMA_CPP_SHARED_TESTS = [
 ];
 
 /** Vite's handling of the pages' and the benchmark worker's logs, without the warnings that need no one (bundle.ts). */
-const onLog: NonNullable<Rollup.InputOptions['onLog']> = (level, log, handler) => {
-  if (level === 'warn' && expectedWarning(log, 'es')) return;
-  handler(level, log);
-};
+const onLog = withoutExpectedWarnings('es');
 
 /**
  * One build for the browser: the playground page (index.html); and, through Lantern's own Vite plugin as any app

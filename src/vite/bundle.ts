@@ -46,10 +46,7 @@ export async function bundle(entry: string, format: 'es' | 'iife', options: Bund
       rollupOptions: {
         input: entry,
         ...(options.external ? { external: options.external } : {}),
-        onLog(level, log, handler) {
-          if (level === 'warn' && expectedWarning(log, format)) return;
-          handler(level, log);
-        },
+        onLog: withoutExpectedWarnings(format),
         // An app's build drops its entries' exports; a module that others import (an optional encoder) keeps them.
         preserveEntrySignatures: 'exports-only',
         output:
@@ -84,11 +81,19 @@ export async function bundle(entry: string, format: 'es' | 'iife', options: Bund
  *   Emscripten glue makes them only under `ENVIRONMENT_IS_NODE`.
  * Anything else, and every error, is reported as Vite would.
  */
-export function expectedWarning(log: Rollup.RollupLog, format: 'es' | 'iife'): boolean {
+function expectedWarning(log: Rollup.RollupLog, format: 'es' | 'iife'): boolean {
   if (log.code === 'EMPTY_IMPORT_META') return format === 'iife';
   return (
     log.plugin === 'rolldown:vite-resolve' &&
     /Module "(module|url)" has been externalized for browser compatibility/.test(log.message) &&
     log.message.includes('@mlc-ai/web-xgrammar')
   );
+}
+
+/** A build's `onLog`: Vite's own handling, without the warnings {@link expectedWarning} lets pass. */
+export function withoutExpectedWarnings(format: 'es' | 'iife'): NonNullable<Rollup.InputOptions['onLog']> {
+  return (level, log, handler) => {
+    if (level === 'warn' && expectedWarning(log, format)) return;
+    handler(level, log);
+  };
 }
