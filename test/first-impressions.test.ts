@@ -6,10 +6,11 @@ import { sdkClient, type SdkClient } from './support/lantern.ts';
 
 /*
  * What a first visit tries after its first prompt, on the bundled default chat model (crimson-falcon-4, tiny-chat;
- * its conversations also on the thinking model, amber-phoenix-4, tiny-think), through Lantern as an app calls it: held-out cases that scripts/fixtures/conversation_corpus.py writes
- * (test/fixtures/first-impressions.json) in wordings, names, facts and phrasings its training never saw. The bars are
- * the figures a newcomer must see (scripts/fixtures/README.md gives the model's own): a conversation's second and third
- * turns fluent, a passage's answer holding the span that answers, file_search's cited, json_object replies that parse.
+ * its conversations also on the thinking model, amber-phoenix-4, tiny-think), through Lantern as an app calls it:
+ * held-out cases that scripts/fixtures/conversation_corpus.py writes (test/fixtures/first-impressions.json) in
+ * wordings, names, facts and phrasings its training never saw. The bars are the figures a newcomer must see
+ * (scripts/fixtures/README.md gives the model's own): a conversation's second and third turns fluent, a passage's
+ * answer holding the span that answers, file_search's cited, json_object replies that parse.
  */
 interface Cases {
   conversations: { user: string; answer: string }[][];
