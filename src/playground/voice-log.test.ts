@@ -93,6 +93,25 @@ describe('the voice tab’s log', () => {
     ]);
   });
 
+  it('notes a cancel that crossed the reply’s end, which is no error', () => {
+    const log = new VoiceLog();
+    log.apply(event('response.output_audio_transcript.done', { item_id: 'item_2', transcript: 'Hi.' }), 0);
+    log.apply(
+      event('error', {
+        error: {
+          type: 'invalid_request_error',
+          code: 'response_cancel_not_active',
+          message: 'Cancellation failed: no active response found.',
+        },
+      }),
+      0,
+    );
+    expect(log.entries).toEqual([
+      { kind: 'assistant', itemId: 'item_2', text: 'Hi.', done: true },
+      { kind: 'note', text: 'The reply had already ended.' },
+    ]);
+  });
+
   it('keeps typed messages in order with the rest', () => {
     const log = new VoiceLog();
     log.noteTyped('What time is it?');

@@ -79,6 +79,11 @@ export class VoiceLog {
         return true;
       }
       case 'error':
+        // Interrupt pressed as the reply ended: the page's cancel crossed the server's `response.done`. Nothing failed.
+        if (event.error.code === 'response_cancel_not_active') {
+          this.note('The reply had already ended.');
+          return true;
+        }
         this.entries = [...this.entries, { kind: 'error', message: event.error.message }];
         return true;
       default:

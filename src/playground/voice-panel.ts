@@ -218,7 +218,10 @@ export class VoicePanel extends LitElement {
           Turn ${entry.turn}: <span class="ms">${entry.ms} ms</span> from the end of your speech to the first audio
         </li>`;
       case 'error':
-        return html`<li class="error" role="alert"><span class="who">Error:</span> ${entry.message}</li>`;
+        // The alert is inside the item: a `role` on the `<li>` itself would take it out of the list.
+        return html`<li class="error">
+          <span role="alert"><span class="who">Error:</span> ${entry.message}</span>
+        </li>`;
       case 'note':
         return html`<li class="note">${entry.text}</li>`;
     }
