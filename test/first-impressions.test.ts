@@ -66,10 +66,9 @@ describe(`${MODEL}: a first visit's next prompts, held out`, () => {
   it('keeps a conversation going on the thinking model too (amber-phoenix-4, tiny-think)', () =>
     holdsConversations('amber-phoenix-4', new Set([...CASES.answers, ...CASES.think_answers])));
 
-  // Not reached yet: tiny-chat writes a fact-shaped sentence but does not copy the one that answers (0 of 12 in
-  // PyTorch and here; scripts/fixtures/README.md, "What the third stage did not teach"). `it.fails` keeps the measure
-  // running: it turns red the day a model reaches the bar, to be made a plain `it` then.
-  it.fails('answers a question about a given passage with the span that answers, in at least 9 of 12', async () => {
+  // The twelve are few: on 48 more questions of the held-out forms tiny-chat holds the span in 22 (the generator prints
+  // them; scripts/fixtures/README.md).
+  it('answers a question about a given passage with the span that answers, in at least 9 of 12', async () => {
     const missed: string[] = [];
     for (const { messages, spans } of CASES.grounded) {
       const reply = await lantern.client.chat.completions.create({
@@ -81,10 +80,15 @@ describe(`${MODEL}: a first visit's next prompts, held out`, () => {
       const text = reply.choices[0]!.message.content!;
       if (!spans.every((span) => text.includes(span))) missed.push(`${messages.at(-1)!.content.slice(-80)} → ${text}`);
     }
+    console.log(`[first impressions] ${MODEL}, passage questions: the span in ${12 - missed.length} of 12`);
     expect(CASES.grounded).toHaveLength(12);
     expect(12 - missed.length, missed.join('\n')).toBeGreaterThanOrEqual(9);
   });
 
+  // Not reached yet: over a store of six files (each a source, as Lantern gives every file the search ranks) tiny-chat
+  // starts the sentence that answers and loses it (0 of 6 in PyTorch and here; scripts/fixtures/README.md, "What it
+  // still does not do"). `it.fails` keeps the measure running: it turns red the day a model reaches the bar, to be made
+  // a plain `it` then.
   it.fails(
     'answers from file_search with the span and a citation of the file that holds it, in at least 4 of 6',
     async () => {

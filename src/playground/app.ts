@@ -322,11 +322,12 @@ export class LanternPlayground extends LitElement {
         <p>Taught a few hundred phrasings of each of these, they answer:</p>
         <ul>
           <li>the suggested prompts, counting, sums, a short story, a poem, a few turns of small talk;</li>
-          <li>tool calls for the weather and the time, and short JSON (structured output).</li>
+          <li>tool calls for the weather and the time, and short JSON (structured output);</li>
+          <li>a question about a short passage pasted with it, about half the time.</li>
         </ul>
         <p>
-          They do not read: in the Documents tab the search and its citations are real, but the tiny model's answer
-          beside them is not taken from your documents. A real model answers from the passages found.
+          They do not read your documents: in the Documents tab the search and its citations are real, but the tiny
+          model's answer beside them is not taken from them. A real model answers from the passages found.
         </p>
         <p>
           In your own app, <code>startLocalAPI()</code> without <code>profile</code> runs the real models (a download on
