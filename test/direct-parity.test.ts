@@ -118,8 +118,14 @@ describe.each(cases)('greedy parity with direct transformers.js on $name', ({ fo
         seed,
         max_tokens: 40,
       });
-    const [a, b, c] = await Promise.all([sample(2026), sample(2026), sample(7)]);
-    expect(a.choices[0]!.message.content).toBe(b.choices[0]!.message.content);
-    expect(a.choices[0]!.message.content).not.toBe(c.choices[0]!.message.content);
+    const [a, b, ...others] = await Promise.all([2026, 2026, 7, 8, 9, 10].map(sample));
+    expect(a!.choices[0]!.message.content).toBe(b!.choices[0]!.message.content);
+    // Several other seeds: a confident model may draw the same reply for one of them (tiny-chat answers this prompt
+    // "You are welcome!" most of the time), seldom for all four; always, were the seed ignored.
+    const texts = others.map((other) => other.choices[0]!.message.content);
+    expect(
+      texts.some((text) => text !== a!.choices[0]!.message.content),
+      texts.join('\n'),
+    ).toBe(true);
   });
 });
