@@ -323,7 +323,7 @@ export class LanternPlayground extends LitElement {
         <ul>
           <li>the suggested prompts, counting, sums, a short story, a poem, a few turns of small talk;</li>
           <li>tool calls for the weather and the time, and short JSON (structured output);</li>
-          <li>a question about a short passage pasted with it, about half the time.</li>
+          <li>now and then, a question about a short passage pasted with it, by copying the sentence that answers.</li>
         </ul>
         <p>
           They do not read your documents: in the Documents tab the search and its citations are real, but the tiny
