@@ -68,7 +68,10 @@ test('closing a tab stops the generation it asked for', { tag: PORTABLE }, async
   }, key);
   await reader.close();
   await expect.poll(() => host.evaluate(() => window.harness.runs.map((r) => r.outcome))).toEqual(['aborted']);
-  expect(await host.evaluate(() => window.harness.runs[0]!.events)).toBeLessThan(100);
+  // Stopped before the 500 it would have generated. How many came first depends on how fast this machine decodes
+  // while the browser notices the closed tab (104 and 114 in Firefox beside a training run; under 100 alone), so the
+  // bound is the request's own, not a speed.
+  expect(await host.evaluate(() => window.harness.runs[0]!.events)).toBeLessThan(500);
 });
 
 test('tabs share one engine, and the next tab takes over when the host closes', { tag: PORTABLE }, async ({ tabs }) => {
