@@ -113,17 +113,23 @@ class FakeScope {
   }
 }
 
-/** An engine whose chat runs until it is aborted; `stopped` settles when the abort reached it. */
+/**
+ * An engine whose chat runs until it is aborted; `started` settles when a chat reached it, `stopped` when the abort
+ * did.
+ */
 function engineThatWaitsForAbort() {
   const engine = new FakeEngine();
+  let start!: () => void;
+  const started = new Promise<void>((resolve) => (start = resolve));
   const stopped = new Promise<void>((resolve) => {
     engine.onChat = async (_request, { signal }) => {
+      start();
       await aborted(signal);
       resolve();
       throw new EngineError('aborted', 'cancelled');
     };
   });
-  return { engine, stopped };
+  return { engine, started, stopped };
 }
 
 async function mounted(options: Partial<MountOptions> = {}) {
@@ -165,14 +171,41 @@ describe('mountLantern', () => {
 
   it('aborts a request when its page says it aborted it', async () => {
     const { scope, post, chat } = await mounted();
-    const { engine, stopped } = engineThatWaitsForAbort();
+    const { engine, started, stopped } = engineThatWaitsForAbort();
     scope.offer(engine);
     scope.windows.set('page-1', { postMessage: () => {} });
     const pending = scope.fetch(post('/v1/chat/completions', chat, { [REQUEST_ID_HEADER]: 'req-42' }))!;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Generating (a wait of 20 ms was not always enough on a loaded machine: aborted before the engine had the
+    // request, the handler rightly never called it, and `stopped` never came).
+    await started;
     scope.dispatch('message', { data: { type: 'lantern:abort', id: 'req-42' }, ports: [] });
     await stopped;
     await pending;
+  });
+
+  it('an abort that comes before the engine has the request: the engine is never asked, and the next is answered', async () => {
+    const { scope, post, chat } = await mounted();
+    const engine = new FakeEngine();
+    scope.offer(engine);
+    const pending = scope.fetch(post('/v1/chat/completions', chat, { [REQUEST_ID_HEADER]: 'req-43' }))!;
+    scope.dispatch('message', { data: { type: 'lantern:abort', id: 'req-43' }, ports: [] });
+    await pending;
+    expect(engine.chats).toEqual([]);
+    expect((await scope.fetch(post('/v1/chat/completions', chat))!).status).toBe(200);
+    expect(engine.chats).toHaveLength(1);
+  });
+
+  it('an abort heard before its request: the request is aborted when it comes, and the next is answered', async () => {
+    const { scope, post, chat } = await mounted();
+    const engine = new FakeEngine();
+    scope.offer(engine);
+    scope.dispatch('message', { data: { type: 'lantern:abort', id: 'req-44' }, ports: [] });
+    await scope.fetch(post('/v1/chat/completions', chat, { [REQUEST_ID_HEADER]: 'req-44' }))!;
+    expect(engine.chats).toEqual([]);
+    expect((await scope.fetch(post('/v1/chat/completions', chat, { [REQUEST_ID_HEADER]: 'req-45' }))!).status).toBe(
+      200,
+    );
+    expect(engine.chats).toHaveLength(1);
   });
 
   it('tells its windows it is busy while a request is in flight, and answers each keep-awake with whether it still is', async () => {

@@ -33,6 +33,9 @@ import { PageAnswerer } from '../src/realtime-webrtc/page-answerer.ts';
  */
 const CLIENT_CHECK_MS = 1000;
 
+/** How many aborts that came before their request are kept (each an ID): far more than a page starts at once. */
+const ABORTED_EARLY_KEPT = 256;
+
 export interface MountOptions extends Partial<Omit<HandlerOptions, 'engine'>> {
   /** How long a request waits for a host tab to hand over a port to the engine worker. */
   portWaitMs?: number;
@@ -85,6 +88,12 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
   });
   const running = new Map<string, AbortController>();
   /**
+   * Aborts that came before their request: a page's message and its fetch reach this worker by different ways, so a
+   * request aborted at once (React's StrictMode aborts its first effect's request straight away) may be heard of
+   * second. Its ID waits here, the last ABORTED_EARLY_KEPT of them, and the request is aborted when it arrives.
+   */
+  const abortedEarly = new Set<string>();
+  /**
    * The fetch events being answered. Work that a request starts and that outlasts its answer (a file's indexing, a
    * background response's run: the handler's `keepAlive`) would end when the browser next stops this worker, which it
    * does to an idle one within seconds (Chromium: 30): each such event is asked to wait for it (`waitUntil`, while its
@@ -129,8 +138,15 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
       }
     } else if (isProtocolCheck(event.data)) told(event.source, event.data.protocol);
     else if (isHostGone(event.data)) worker.disconnect(event.data.host);
-    else if (isAbortRequest(event.data)) running.get(event.data.id)?.abort();
-    else if (isKeepAwake(event.data)) event.source?.postMessage({ type: 'lantern:busy', busy: busy() } satisfies Busy);
+    else if (isAbortRequest(event.data)) {
+      const request = running.get(event.data.id);
+      if (request) request.abort();
+      else {
+        abortedEarly.add(event.data.id);
+        if (abortedEarly.size > ABORTED_EARLY_KEPT) abortedEarly.delete(abortedEarly.values().next().value!);
+      }
+    } else if (isKeepAwake(event.data))
+      event.source?.postMessage({ type: 'lantern:busy', busy: busy() } satisfies Busy);
   });
 
   // WebRTC calls (`/v1/realtime/calls`) are answered by the page that made them: a service worker has no peer connection.
@@ -174,6 +190,7 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
     const abort = new AbortController();
     const id = request.headers.get(REQUEST_ID_HEADER);
     if (id) running.set(id, abort);
+    if (id && abortedEarly.delete(id)) abort.abort();
     const timer = clientId
       ? setInterval(async () => {
           if (!(await scope.clients.get(clientId))) abort.abort();
