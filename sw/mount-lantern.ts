@@ -93,6 +93,13 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
    * second. Its ID waits here, the last ABORTED_EARLY_KEPT of them, and the request is aborted when it arrives.
    */
   const abortedEarly = new Set<string>();
+  /** A page's `lantern:abort`: the request it names stops, or, not heard of yet, is aborted when it arrives. */
+  const abortRequest = (id: string) => {
+    const request = running.get(id);
+    if (request) return request.abort();
+    abortedEarly.add(id);
+    if (abortedEarly.size > ABORTED_EARLY_KEPT) abortedEarly.delete(abortedEarly.values().next().value!);
+  };
   /**
    * The fetch events being answered. Work that a request starts and that outlasts its answer (a file's indexing, a
    * background response's run: the handler's `keepAlive`) would end when the browser next stops this worker, which it
@@ -138,15 +145,8 @@ export function mountLantern(scope: ServiceWorkerGlobalScope, options: MountOpti
       }
     } else if (isProtocolCheck(event.data)) told(event.source, event.data.protocol);
     else if (isHostGone(event.data)) worker.disconnect(event.data.host);
-    else if (isAbortRequest(event.data)) {
-      const request = running.get(event.data.id);
-      if (request) request.abort();
-      else {
-        abortedEarly.add(event.data.id);
-        if (abortedEarly.size > ABORTED_EARLY_KEPT) abortedEarly.delete(abortedEarly.values().next().value!);
-      }
-    } else if (isKeepAwake(event.data))
-      event.source?.postMessage({ type: 'lantern:busy', busy: busy() } satisfies Busy);
+    else if (isAbortRequest(event.data)) abortRequest(event.data.id);
+    else if (isKeepAwake(event.data)) event.source?.postMessage({ type: 'lantern:busy', busy: busy() } satisfies Busy);
   });
 
   // WebRTC calls (`/v1/realtime/calls`) are answered by the page that made them: a service worker has no peer connection.
