@@ -74,6 +74,37 @@ test('closing a tab stops the generation it asked for', { tag: PORTABLE }, async
   expect(await host.evaluate(() => window.harness.runs[0]!.events)).toBeLessThan(500);
 });
 
+test(
+  'an abort heard before its request (a page that aborts at once): nothing is generated for it',
+  { tag: PORTABLE },
+  async ({ tabs }) => {
+    const tab = await openPage(tabs);
+    const key = await issueKey(tab);
+    const status = await tab.evaluate(async (k) => {
+      // What lantern.fetch sends, in the order a request aborted straight away may reach the service worker: the abort
+      // message first, then the request it names.
+      const id = crypto.randomUUID();
+      navigator.serviceWorker.controller!.postMessage({ type: 'lantern:abort', id });
+      const response = await fetch('/v1/chat/completions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json', 'x-lantern-request': id },
+        body: JSON.stringify({
+          model: 'crimson-falcon-4',
+          messages: [{ role: 'user', content: 'Tell me a story.' }],
+          max_tokens: 500,
+          logit_bias: { 0: -100, 2: -100 }, // the model cannot end by itself: unaborted, it would say all 500
+        }),
+      });
+      await response.text();
+      return response.status;
+    }, key);
+    expect(status).not.toBe(200);
+    // Not a token generated for nobody: no run, or one aborted (the request was heard first after all).
+    expect(await tab.evaluate(() => window.harness.runs.filter((r) => r.outcome === 'completed').length)).toBe(0);
+    expect(await sayHello(tab, key)).toBe(HELLO_REPLY);
+  },
+);
+
 test('tabs share one engine, and the next tab takes over when the host closes', { tag: PORTABLE }, async ({ tabs }) => {
   const first = await openPage(tabs);
   await expect.poll(() => first.evaluate(() => window.harness.lantern.isHost)).toBe(true);
